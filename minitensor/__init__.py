@@ -1,0 +1,30 @@
+"""minitensor: a small, readable autograd tensor library with PyTorch's names.
+
+NumPy runs it on the CPU; on NVIDIA GPUs, CuPy and our kernels (``device("cuda")``, loaded on first use:
+importing minitensor imports neither cupy nor numba).
+"""
+from __future__ import annotations
+
+from . import autograd, cuda, dtypes, testing
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .device import device
+from .dtypes import (bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int,
+                     int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short,
+                     uint8)
+from .functional import *  # noqa: F401,F403  (add, exp, sum, cat, where, ... as minitensor.<op>)
+from .functional import abs, all, any, max, min, round, sum  # noqa: F401
+from .random import manual_seed, seed
+from .tensor import (Tensor, arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
+                     ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
+                     tensor, zeros, zeros_like)
+from . import nn  # noqa: E402  (after Tensor: nn builds on it)
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj: object) -> "builtins.bool":
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()

@@ -1,0 +1,87 @@
+"""Reverse-mode autodiff: ``backward``, ``grad``, ``Function``, grad modes and anomaly detection."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .engine import run_backward
+from .function import Function
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+
+
+def _seed_grads(tensors: Sequence[Any], grads: Sequence[Any] | None) -> list[Any]:
+    """Arrays to start backward from: ones for scalars, else the given gradients (shape-checked)."""
+    from ..tensor import Tensor, as_tensor
+
+    out = []
+    for i, t in enumerate(tensors):
+        g = None if grads is None else grads[i]
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError(f"grad can be implicitly created only for scalar outputs; this output has "
+                                   f"shape {tuple(t.shape)}: pass gradient= (a tensor of that shape)")
+            out.append(t._device.backend.ones(t.shape, t.array.dtype))
+            continue
+        g = g if isinstance(g, Tensor) else as_tensor(g, dtype=t.dtype, device=t.device)
+        if g.shape != t.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
+                               f"output[{i}] has a shape of {tuple(t.shape)}.")
+        if g._device is not t._device:
+            raise RuntimeError(f"grad_output[{i}] is on {g.device} but output[{i}] is on {t.device}")
+        out.append(g.array.astype(t.array.dtype, copy=False))
+    return out
+
+
+def _as_list(x: Any) -> list[Any]:
+    from ..tensor import Tensor
+    return [x] if isinstance(x, Tensor) else list(x)
+
+
+def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs: Any = None) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves of their graph."""
+    if create_graph:
+        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by minitensor: "
+                                  "backward passes run on raw arrays")
+    tensors = _as_list(tensors)
+    grads = None if grad_tensors is None else _as_list(grad_tensors)
+    seeds = _seed_grads(tensors, grads)
+    if inputs is None:
+        run_backward(tensors, seeds, retain_graph=bool(retain_graph))
+        return
+    # backward(inputs=...) accumulates only into the listed tensors.
+    inputs = _as_list(inputs)
+    for t, g in zip(inputs, run_backward(tensors, seeds, bool(retain_graph), inputs=inputs,
+                                         allow_unused=True)):
+        if g is not None:
+            from .engine import _accumulate_leaf_grad
+            _accumulate_leaf_grad(t, g)
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool | None = None,
+         materialize_grads: bool = False) -> tuple[Any, ...]:
+    """d(outputs)/d(inputs) as a tuple of tensors; no ``.grad`` is written."""
+    from ..tensor import _wrap, zeros_like
+
+    if create_graph:
+        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by minitensor")
+    outputs, inputs = _as_list(outputs), _as_list(inputs)
+    for i, t in enumerate(inputs):
+        if not t.requires_grad:
+            raise RuntimeError(f"autograd.grad: input {i} does not require grad")
+    seeds = _seed_grads(outputs, None if grad_outputs is None else _as_list(grad_outputs))
+    arrays = run_backward(outputs, seeds, bool(retain_graph), inputs=inputs,
+                          allow_unused=bool(allow_unused) or materialize_grads)
+    result = []
+    for t, g in zip(inputs, arrays):
+        if g is None:
+            result.append(zeros_like(t) if materialize_grads else None)
+        else:
+            result.append(_wrap(g if g.shape == t.shape else t._device.backend.sum_to_shape(g, t.shape),
+                                t._device))
+    return tuple(result)
+
+
+__all__ = ["Function", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+           "inference_mode", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]

@@ -1,0 +1,138 @@
+"""The backward pass: an iterative topological walk (no recursion limit) from the outputs.
+
+Each node runs once, after every node that feeds it a gradient has run; gradients that fan in are added.
+Leaf tensors (``grad_fn is None``, ``requires_grad``) accumulate into ``.grad``; ``autograd.grad`` instead
+collects the gradients of the tensors asked for and writes no ``.grad``.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import minitensor.tensor as _tensor_mod
+
+from .function import Function, _check_finite
+from .grad_mode import no_grad, state
+
+
+def _topological_order(roots: Sequence[Function]) -> tuple[list[Function], dict[Function, int]]:
+    """Nodes reachable from ``roots`` and, per node, how many edges from reachable nodes point at it."""
+    dependencies: dict[Function, int] = {}
+    seen = set(roots)
+    stack = list(roots)
+    order = []
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for edge in node._edges:
+            if isinstance(edge, Function):
+                dependencies[edge] = dependencies.get(edge, 0) + 1
+                if edge not in seen:
+                    seen.add(edge)
+                    stack.append(edge)
+    return order, dependencies
+
+
+def _accumulate(store: dict, key: Any, g: Any) -> None:
+    prev = store.get(key)
+    if prev is None:
+        store[key] = g
+    else:
+        # A gradient the engine owns may be added into in place; one an op returned may alias an
+        # input (identity-like backwards), so the first sum makes a new array.
+        store[key] = prev + g
+
+
+def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bool,
+                 inputs: Sequence[Any] | None = None, allow_unused: bool = False) -> list[Any] | None:
+    """Propagate ``grads`` (arrays) from ``tensors``; with ``inputs`` return their gradients instead of
+    accumulating into leaves' ``.grad``."""
+    Tensor = _tensor_mod.Tensor
+    node_grads: dict[Function, Any] = {}
+    leaf_grads: dict[int, Any] = {}  # id(leaf tensor) -> array; leaves kept alive by the graph
+    leaves: dict[int, Any] = {}
+    roots = []
+    for t, g in zip(tensors, grads):
+        if not t.requires_grad:
+            raise RuntimeError("element of the tensors does not require grad and does not have a grad_fn")
+        if t.grad_fn is None:
+            _accumulate(leaf_grads, id(t), g)
+            leaves[id(t)] = t
+        else:
+            if t.grad_fn not in node_grads:
+                roots.append(t.grad_fn)
+            _accumulate(node_grads, t.grad_fn, g)
+
+    wanted_nodes = {}
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            if t.grad_fn is not None:
+                wanted_nodes[t.grad_fn] = i
+
+    order, dependencies = _topological_order(roots)
+    ready = [n for n in roots if dependencies.get(n, 0) == 0]
+    captured: dict[int, Any] = {}
+    anomaly = state.anomaly
+    with no_grad():
+        while ready:
+            node = ready.pop()
+            gy = node_grads.pop(node, None)
+            if node in wanted_nodes:
+                captured[wanted_nodes[node]] = gy
+            if gy is not None:
+                retained = node._retained() if node._retained is not None else None
+                if retained is not None and inputs is None:
+                    _accumulate_leaf_grad(retained, gy)
+                B = node._device.backend
+                result = type(node).backward(node, B, gy)
+                if not isinstance(result, tuple):
+                    result = (result,)
+                if not retain_graph:
+                    node._free()
+                for edge, meta, g in zip(node._edges, node._meta, result):
+                    if edge is None or g is None:
+                        continue
+                    shape, dtype = meta
+                    if g.shape != shape:
+                        g = B.sum_to_shape(g, shape)
+                    if g.dtype != dtype:
+                        g = g.astype(dtype)
+                    if anomaly:
+                        _check_finite(B, g, f"Function '{node.name()}' returned nan or inf values in its "
+                                            f"gradient; its forward was called at:\n"
+                                            + "".join(node._stack or ["(traceback not recorded)\n"]))
+                    if isinstance(edge, Function):
+                        _accumulate(node_grads, edge, g)
+                    else:
+                        _accumulate(leaf_grads, id(edge), g)
+                        leaves[id(edge)] = edge
+            elif not retain_graph:
+                node._free()
+            for edge in node._edges:
+                if isinstance(edge, Function):
+                    left = dependencies[edge] - 1
+                    dependencies[edge] = left
+                    if left == 0:
+                        ready.append(edge)
+
+    if inputs is None:
+        for key, g in leaf_grads.items():
+            _accumulate_leaf_grad(leaves[key], g)
+        return None
+    out = []
+    for i, t in enumerate(inputs):
+        g = captured.get(i) if t.grad_fn is not None else leaf_grads.get(id(t))
+        if g is None and not allow_unused:
+            raise RuntimeError(f"input {i} of autograd.grad was not used in the graph; pass allow_unused=True "
+                               "to get None for it")
+        out.append(g)
+    return out
+
+
+def _accumulate_leaf_grad(t: Any, g: Any) -> None:
+    """``t.grad += g``, in place when ``t.grad`` exists (no new array per step), else a fresh copy."""
+    if t.grad is None:
+        # Copy unless the engine made g for this leaf alone: a gradient may alias an array that is
+        # still in use (an identity backward returns its input), and .grad must own its memory.
+        t.grad = _tensor_mod._wrap(g.copy(), t._device)
+    else:
+        t.grad.array += g

@@ -1,0 +1,133 @@
+"""``Function``: one differentiable op, written on raw backend arrays, and its node in the graph.
+
+Subclasses define two static methods::
+
+    class Exp(Function):
+        @staticmethod
+        def forward(ctx, B, x):          # B: the backend; x: a backend array
+            y = B.exp(x)
+            ctx.save_for_backward(y)     # arrays only through save_for_backward (freed after backward)
+            return y                     # or (y, extra, ...): extras come back as tensors without grad
+        @staticmethod
+        def backward(ctx, B, gy):
+            y, = ctx.saved_tensors
+            return gy * y                # one gradient per positional forward argument (None: no gradient)
+
+``Exp.apply(t)`` unwraps tensor arguments to arrays (other positional arguments and keywords pass as they
+are), checks that all tensors share a device, runs ``forward`` on that device's backend and, when grad
+mode is on and an input requires grad, records the call instance as ``grad_fn`` of the output. The
+engine sums each returned gradient back to its input's shape and casts it to its input's dtype, so an op
+never handles broadcasting in backward.
+"""
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+import minitensor.tensor as _tensor_mod
+
+from .grad_mode import state
+
+_FREED = ("Trying to backward through the graph a second time (or to read saved tensors after they were "
+          "freed). Saved arrays are freed after backward; pass retain_graph=True to the first "
+          "backward() or autograd.grad() call if you need to backward through the graph again.")
+
+
+class Function:
+    """The ctx of one call and its graph node (like a PyTorch ``ctx`` and ``grad_fn`` in one object)."""
+
+    # Set per call by ``apply``: which positional inputs need a gradient, the edges to the inputs'
+    # nodes (a Function, a leaf Tensor, or None), and the inputs' (shape, dtype) for the engine.
+    needs_input_grad: tuple[bool, ...]
+    _edges: tuple[Any, ...]
+    _meta: tuple[Any, ...]
+    _saved: tuple[Any, ...] | None = ()
+    _device: Any = None  # where backward runs: the inputs' device
+    out_device: Any = None  # set by forward only when the output lives elsewhere (device copies)
+    _retained: Any = None  # weakref to the output tensor when it called retain_grad()
+    _stack: list[str] | None = None  # creation traceback, kept in anomaly mode
+
+    @staticmethod
+    def forward(ctx: "Function", B: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx: "Function", B: Any, grad: Any) -> Any:
+        raise NotImplementedError(f"{type(ctx).__name__} is not differentiable")
+
+    def save_for_backward(self, *arrays: Any) -> None:
+        self._saved = arrays
+
+    @property
+    def saved_tensors(self) -> tuple[Any, ...]:
+        if self._saved is None:
+            raise RuntimeError(_FREED)
+        return self._saved
+
+    def _free(self) -> None:
+        if self._saved:
+            self._saved = None
+
+    def name(self) -> str:
+        return type(self).__name__ + "Backward"
+
+    @property
+    def next_functions(self) -> tuple[Any, ...]:
+        return tuple(e for e in self._edges if e is not None)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()}>"
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        Tensor = _tensor_mod.Tensor
+        device = None
+        requires_grad = False
+        arrays = list(args)
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                if device is None:
+                    device = a._device
+                elif a._device is not device:
+                    raise RuntimeError(
+                        f"{cls.__name__}: expected all tensors on one device, got {device} and "
+                        f"{a._device}; move one with .to({str(device)!r}) or .to({str(a._device)!r})")
+                arrays[i] = a.array
+                if a._requires_grad:
+                    requires_grad = True
+        if device is None:
+            raise TypeError(f"{cls.__name__}.apply needs at least one tensor argument")
+        B = device.backend
+        ctx = cls()
+        track = requires_grad and state.grad_enabled
+        if track:
+            ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        else:
+            ctx.needs_input_grad = (False,) * len(args)
+        out = cls.forward(ctx, B, *arrays, **kwargs)
+        extras: tuple = ()
+        if type(out) is tuple:
+            out, *extras = out
+        if type(out) is not B.array_type:  # NumPy reductions return scalars; tensors hold arrays
+            out = B.xp.asarray(out)
+        if state.anomaly:
+            _check_finite(B, out, f"Function '{cls.__name__}' returned nan or inf values in its forward output")
+            ctx._stack = traceback.format_stack()[:-1]
+        wrap = _tensor_mod._wrap
+        result = wrap(out, ctx.out_device or device)
+        if track:
+            ctx._device = device
+            ctx._edges = tuple(
+                (a.grad_fn or a) if isinstance(a, Tensor) and a._requires_grad else None for a in args)
+            ctx._meta = tuple((a.array.shape, a.array.dtype) if e is not None else None
+                              for a, e in zip(args, ctx._edges))
+            result._requires_grad = True
+            result.grad_fn = ctx
+        if extras:
+            return (result, *(wrap(e, device) for e in extras))
+        return result
+
+
+def _check_finite(B: Any, a: Any, message: str) -> None:
+    if a is not None and a.dtype.kind in "fc" and not B.isfinite_all(a):
+        raise RuntimeError(message)

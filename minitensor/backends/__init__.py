@@ -1,0 +1,52 @@
+"""Backends by device type, imported lazily: ``import minitensor`` never imports cupy or numba.
+
+``register_backend("cuda", "minitensor.backends.cuda:CudaBackend")`` names a backend by module path; it is
+imported the first time a tensor asks for that device type, and one instance is kept per device index.
+"""
+from __future__ import annotations
+
+import importlib
+
+from .base import Backend
+
+_REGISTRY: dict[str, str] = {
+    "cpu": "minitensor.backends.numpy_backend:NumpyBackend",
+    "cuda": "minitensor.backends.cuda:CudaBackend",
+}
+_INSTANCES: dict[tuple[str, int], Backend] = {}
+
+
+def register_backend(device_type: str, path: str) -> None:
+    """Make ``device(device_type)`` use the Backend subclass at ``"module:Class"``."""
+    _REGISTRY[device_type] = path
+
+
+def backend_class(device_type: str) -> type[Backend]:
+    """The Backend subclass for a device type; ImportError (with an install hint) when it cannot load."""
+    try:
+        path = _REGISTRY[device_type]
+    except KeyError:
+        raise RuntimeError(f"unknown device type {device_type!r}; known: {sorted(_REGISTRY)}") from None
+    module_name, _, class_name = path.partition(":")
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def get_backend(device_type: str, index: int = 0) -> Backend:
+    """The one backend instance for (device_type, index), created on first use."""
+    key = (device_type, index)
+    backend = _INSTANCES.get(key)
+    if backend is None:
+        cls = backend_class(device_type)
+        if not cls.is_available():
+            raise RuntimeError(cls.unavailable_reason() if hasattr(cls, "unavailable_reason")
+                               else f"device type {device_type!r} is not available")
+        backend = _INSTANCES[key] = cls(index)
+    return backend
+
+
+def loaded_backends() -> list[Backend]:
+    """Backends created so far (``manual_seed`` seeds each of them)."""
+    return list(_INSTANCES.values())
+
+
+__all__ = ["Backend", "register_backend", "backend_class", "get_backend", "loaded_backends"]

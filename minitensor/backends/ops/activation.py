@@ -1,0 +1,201 @@
+"""Activations, each a forward and a backward that takes the minimum saved state.
+
+A backward takes the output ``y`` where the derivative is a function of it (relu, sigmoid, tanh, elu,
+leaky_relu, hardtanh, softmax, log_softmax) and the input ``x`` otherwise (gelu, silu, softplus).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+Array = Any
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
+_GELU_CUBIC = 0.044715
+
+# W. J. Cody's rational approximations (Math. Comp. 23, 1969; netlib SPECFUN CALERF), highest power first.
+# erf(x) = x P(x^2) / Q(x^2) for |x| <= 0.46875.
+_ERF_P = (1.85777706184603153e-1, 3.16112374387056560e00, 1.13864154151050156e02,
+          3.77485237685302021e02, 3.20937758913846947e03)
+_ERF_Q = (1.0, 2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
+          2.84423683343917062e03)
+# erfc(y) = exp(-y^2) P(y) / Q(y) for 0.46875 < y <= 4.
+_ERFC_MID_P = (2.15311535474403846e-8, 5.64188496988670089e-1, 8.88314979438837594e00,
+               6.61191906371416295e01, 2.98635138197400131e02, 8.81952221241769090e02,
+               1.71204761263407058e03, 2.05107837782607147e03, 1.23033935479799725e03)
+_ERFC_MID_Q = (1.0, 1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02,
+               1.62138957456669019e03, 3.29079923573345963e03, 4.36261909014324716e03,
+               3.43936767414372164e03, 1.23033935480374942e03)
+# erfc(y) = exp(-y^2) / y (1/sqrt(pi) - z P(z) / Q(z)), z = 1/y^2, for y > 4.
+_ERFC_TAIL_P = (1.63153871373020978e-2, 3.05326634961232344e-1, 3.60344899949804439e-1,
+                1.25781726111229246e-1, 1.60837851487422766e-2, 6.58749161529837803e-4)
+_ERFC_TAIL_Q = (1.0, 2.56852019228982242e00, 1.87295284992346047e00, 5.27905102951428412e-1,
+                6.05183413124413191e-2, 2.33520497626869185e-3)
+
+
+def _horner(z: Array, coefficients: tuple[float, ...]) -> Array:
+    """c[0] z^n + c[1] z^(n-1) + ... + c[n], in z's dtype (Python floats stay weak scalars)."""
+    acc = z * coefficients[0] + coefficients[1]
+    for c in coefficients[2:]:
+        acc *= z
+        acc += c
+    return acc
+
+
+def _rational(z: Array, p: tuple[float, ...], q: tuple[float, ...]) -> Array:
+    return _horner(z, p) / _horner(z, q)
+
+
+class ActivationOps:
+    xp: Any
+
+    def relu(self, x: Array) -> Array:
+        return self.xp.maximum(x, 0)
+
+    def relu_backward(self, gy: Array, y: Array) -> Array:
+        """dx = gy * (y > 0); saving y, not x."""
+        return gy * (y > 0)
+
+    def sigmoid(self, x: Array) -> Array:
+        """1 / (1 + exp(-x)), written through tanh so it cannot overflow: (1 + tanh(x/2)) / 2."""
+        xp = self.xp
+        y = xp.tanh(x * 0.5)
+        y += 1
+        y *= 0.5
+        return y
+
+    def sigmoid_backward(self, gy: Array, y: Array) -> Array:
+        return gy * y * (1 - y)
+
+    def tanh(self, x: Array) -> Array:
+        return self.xp.tanh(x)
+
+    def tanh_backward(self, gy: Array, y: Array) -> Array:
+        return gy * (1 - y * y)
+
+    def leaky_relu(self, x: Array, negative_slope: float) -> Array:
+        """x where x > 0, negative_slope * x elsewhere."""
+        return self.xp.where(x > 0, x, x * negative_slope)
+
+    def leaky_relu_backward(self, gy: Array, y_or_x: Array, negative_slope: float) -> Array:
+        """gy where the input was > 0, negative_slope * gy elsewhere (at 0 too, as PyTorch).
+
+        ``y`` has the input's sign when negative_slope > 0, so callers save y then and x otherwise."""
+        return self.xp.where(y_or_x > 0, gy, gy * negative_slope)
+
+    def elu(self, x: Array, alpha: float) -> Array:
+        """x where x > 0, alpha * (exp(x) - 1) elsewhere."""
+        xp = self.xp
+        return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0)) * alpha)
+
+    def elu_backward(self, gy: Array, y: Array, alpha: float) -> Array:
+        """dy/dx = 1 where x > 0 and alpha * exp(x) = y + alpha elsewhere; y has x's sign for alpha > 0."""
+        return self.xp.where(y > 0, gy, gy * (y + alpha))
+
+    def hardtanh(self, x: Array, min_val: float, max_val: float) -> Array:
+        return self.xp.clip(x, min_val, max_val)
+
+    def hardtanh_backward(self, gy: Array, y: Array, min_val: float, max_val: float) -> Array:
+        """gy strictly inside (min_val, max_val), 0 at and beyond the ends (PyTorch's convention)."""
+        return gy * ((y > min_val) & (y < max_val))
+
+    def erf(self, x: Array) -> Array:
+        """The error function by Cody's rational approximations (relative error ~1e-16 in float64).
+
+        Three ranges of |x|, each evaluated only where it applies (masks, not ``where`` over all three,
+        so no branch divides by zero): x P(x^2)/Q(x^2) near 0, 1 - erfc(|x|) beyond, sign restored."""
+        xp = self.xp
+        a = xp.abs(x)
+        out = xp.empty_like(x)
+        near = a <= 0.46875
+        xs = x[near]
+        out[near] = xs * _rational(xs * xs, _ERF_P, _ERF_Q)
+        mid = ~near & (a <= 4.0)
+        out[mid] = 1 - xp.exp(-a[mid] ** 2) * _rational(a[mid], _ERFC_MID_P, _ERFC_MID_Q)
+        tail = ~(near | mid)  # also takes nan, which gives nan
+        at = a[tail]
+        z = 1 / (at * at)
+        erfc_tail = xp.exp(-at * at) / at * (_INV_SQRT_PI - z * _rational(z, _ERFC_TAIL_P, _ERFC_TAIL_Q))
+        out[tail] = 1 - erfc_tail
+        far = ~near
+        out[far] = xp.copysign(out[far], x[far])
+        return out
+
+    def gelu(self, x: Array, approximate: str) -> Array:
+        """x Phi(x) with Phi the normal CDF: 0.5 x (1 + erf(x / sqrt 2)) for approximate='none',
+        0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) for approximate='tanh'."""
+        if approximate == "tanh":
+            cdf = self.xp.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
+        else:
+            cdf = self.erf(x * _INV_SQRT_2)
+        cdf += 1
+        cdf *= x
+        cdf *= 0.5
+        return cdf
+
+    def gelu_backward(self, gy: Array, x: Array, approximate: str) -> Array:
+        """d/dx [x Phi(x)] = Phi(x) + x phi(x) (or the derivative of the tanh form)."""
+        xp = self.xp
+        if approximate == "tanh":
+            x2 = x * x
+            t = xp.tanh(_SQRT_2_OVER_PI * x * (1 + _GELU_CUBIC * x2))
+            dt = (1 - t * t) * (_SQRT_2_OVER_PI * (1 + 3 * _GELU_CUBIC * x2))
+            return gy * (0.5 * (1 + t) + 0.5 * x * dt)
+        cdf = 0.5 * (1 + self.erf(x * _INV_SQRT_2))
+        pdf = xp.exp(-0.5 * x * x) * _INV_SQRT_2PI
+        return gy * (cdf + x * pdf)
+
+    def silu(self, x: Array) -> Array:
+        """x * sigmoid(x)."""
+        return x * self.sigmoid(x)
+
+    def silu_backward(self, gy: Array, x: Array) -> Array:
+        """d/dx [x s(x)] = s (1 + x (1 - s)); s recomputed from x rather than saved."""
+        s = self.sigmoid(x)
+        return gy * s * (1 + x * (1 - s))
+
+    def softplus(self, x: Array, beta: float, threshold: float) -> Array:
+        """log(1 + exp(beta x)) / beta, or x where beta x > threshold (PyTorch's linear switch).
+
+        Written as max(bx, 0) + log1p(exp(-|bx|)) so that no exp overflows, whatever the threshold."""
+        xp = self.xp
+        bx = x * beta
+        soft = xp.log1p(xp.exp(-xp.abs(bx)))
+        soft += xp.maximum(bx, 0)
+        if beta != 1:
+            soft /= beta
+        return xp.where(bx > threshold, x, soft)
+
+    def softplus_backward(self, gy: Array, x: Array, beta: float, threshold: float) -> Array:
+        """sigmoid(beta x), or 1 on the linear part."""
+        bx = x * beta
+        return gy * self.xp.where(bx > threshold, 1, self.sigmoid(bx))
+
+    def softmax(self, x: Array, axis: int) -> Array:
+        """exp(x - max) / sum(exp(x - max)) along ``axis``."""
+        xp = self.xp
+        y = x - xp.amax(x, axis=axis, keepdims=True)
+        xp.exp(y, out=y)
+        y /= xp.sum(y, axis=axis, keepdims=True)
+        return y
+
+    def softmax_backward(self, gy: Array, y: Array, axis: int) -> Array:
+        """y * (gy - sum(gy * y)) along ``axis``."""
+        gx = gy * y
+        gx -= y * self.xp.sum(gx, axis=axis, keepdims=True)
+        return gx
+
+    def log_softmax(self, x: Array, axis: int) -> Array:
+        """x - logsumexp(x) along ``axis`` (max subtracted first, so nothing overflows)."""
+        xp = self.xp
+        y = x - xp.amax(x, axis=axis, keepdims=True)
+        y -= xp.log(xp.sum(xp.exp(y), axis=axis, keepdims=True))
+        return y
+
+    def log_softmax_backward(self, gy: Array, y: Array, axis: int) -> Array:
+        """gy - exp(y) * sum(gy) along ``axis``."""
+        xp = self.xp
+        return gy - xp.exp(y) * xp.sum(gy, axis=axis, keepdims=True)

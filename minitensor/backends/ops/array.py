@@ -1,0 +1,57 @@
+"""Array creation, conversion and copies."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+Array = Any
+
+
+class ArrayOps:
+    xp: Any
+
+    def asarray(self, obj: Any, dtype: np.dtype | None = None) -> Array:
+        return self.xp.asarray(obj, dtype=dtype)
+
+    def to_numpy(self, a: Array) -> np.ndarray:
+        return np.asarray(a)
+
+    def empty(self, shape: Sequence[int], dtype: np.dtype) -> Array:
+        return self.xp.empty(shape, dtype=dtype)
+
+    def zeros(self, shape: Sequence[int], dtype: np.dtype) -> Array:
+        return self.xp.zeros(shape, dtype=dtype)
+
+    def ones(self, shape: Sequence[int], dtype: np.dtype) -> Array:
+        return self.xp.ones(shape, dtype=dtype)
+
+    def full(self, shape: Sequence[int], value: Any, dtype: np.dtype) -> Array:
+        return self.xp.full(shape, value, dtype=dtype)
+
+    def arange(self, start: Any, end: Any, step: Any, dtype: np.dtype) -> Array:
+        return self.xp.arange(start, end, step, dtype=dtype)
+
+    def linspace(self, start: float, end: float, steps: int, dtype: np.dtype) -> Array:
+        return self.xp.linspace(start, end, steps, dtype=dtype)
+
+    def eye(self, n: int, m: int, dtype: np.dtype) -> Array:
+        return self.xp.eye(n, m, dtype=dtype)
+
+    def astype(self, a: Array, dtype: np.dtype) -> Array:
+        """A copy in ``dtype``; the same array when it already has it."""
+        return a.astype(dtype, copy=False)
+
+    def copy(self, a: Array) -> Array:
+        return self.xp.array(a, copy=True)
+
+    def ascontiguous(self, a: Array) -> Array:
+        return self.xp.ascontiguousarray(a)
+
+    def copy_into(self, dst: Array, src: Array) -> None:
+        """dst[...] = src, broadcasting and casting src."""
+        dst[...] = src
+
+    def isfinite_all(self, a: Array) -> bool:
+        """True when every element is finite (one host sync on a GPU: used by anomaly mode only)."""
+        return bool(self.xp.isfinite(a).all())

@@ -1,0 +1,52 @@
+"""Elementwise math: thin ``xp`` wrappers, each a place where a backend may put a fused kernel."""
+from __future__ import annotations
+
+from typing import Any
+
+Array = Any
+
+
+class ElementwiseOps:
+    xp: Any
+
+    def exp(self, x: Array) -> Array:
+        return self.xp.exp(x)
+
+    def log(self, x: Array) -> Array:
+        return self.xp.log(x)
+
+    def log1p(self, x: Array) -> Array:
+        return self.xp.log1p(x)
+
+    def expm1(self, x: Array) -> Array:
+        return self.xp.expm1(x)
+
+    def sqrt(self, x: Array) -> Array:
+        return self.xp.sqrt(x)
+
+    def abs(self, x: Array) -> Array:
+        return self.xp.abs(x)
+
+    def sign(self, x: Array) -> Array:
+        return self.xp.sign(x)
+
+    def sin(self, x: Array) -> Array:
+        return self.xp.sin(x)
+
+    def cos(self, x: Array) -> Array:
+        return self.xp.cos(x)
+
+    def power(self, x: Array, p: Any) -> Array:
+        return self.xp.power(x, p)
+
+    def maximum(self, a: Array, b: Array) -> Array:
+        return self.xp.maximum(a, b)
+
+    def minimum(self, a: Array, b: Array) -> Array:
+        return self.xp.minimum(a, b)
+
+    def clip(self, x: Array, lo: Any, hi: Any) -> Array:
+        return self.xp.clip(x, lo, hi)
+
+    def where(self, cond: Array, a: Array, b: Array) -> Array:
+        return self.xp.where(cond, a, b)

@@ -1,0 +1,48 @@
+"""Reductions over an axis tuple (None means all axes)."""
+from __future__ import annotations
+
+from typing import Any
+
+Array = Any
+
+
+class ReduceOps:
+    xp: Any
+
+    def sum(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
+        return self.xp.sum(x, axis=axis, keepdims=keepdims)
+
+    def mean(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
+        return self.xp.mean(x, axis=axis, keepdims=keepdims)
+
+    def var(self, x: Array, axis: tuple[int, ...] | None, correction: float, keepdims: bool) -> Array:
+        return self.xp.var(x, axis=axis, ddof=correction, keepdims=keepdims)
+
+    def prod(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
+        return self.xp.prod(x, axis=axis, keepdims=keepdims)
+
+    def amax(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
+        return self.xp.amax(x, axis=axis, keepdims=keepdims)
+
+    def amin(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
+        return self.xp.amin(x, axis=axis, keepdims=keepdims)
+
+    def argmax(self, x: Array, axis: int | None, keepdims: bool) -> Array:
+        return self.xp.argmax(x, axis=axis, keepdims=keepdims)
+
+    def argmin(self, x: Array, axis: int | None, keepdims: bool) -> Array:
+        return self.xp.argmin(x, axis=axis, keepdims=keepdims)
+
+    def all(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
+        return self.xp.all(x, axis=axis, keepdims=keepdims)
+
+    def any(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
+        return self.xp.any(x, axis=axis, keepdims=keepdims)
+
+    def logsumexp(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
+        """log(sum(exp(x))) computed as m + log(sum(exp(x - m))) with m the max, so it cannot overflow."""
+        xp = self.xp
+        m = xp.amax(x, axis=axis, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, 0)  # all -inf rows give -inf, not nan
+        out = xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True)) + m
+        return out if keepdims else xp.squeeze(out, axis=axis)

@@ -1,0 +1,75 @@
+"""``device("cpu")``, ``device("cuda:1")``: a device type and index, owning its backend (made on first use)."""
+from __future__ import annotations
+
+from typing import Any
+
+from .backends import Backend, get_backend
+
+
+class device:
+    """Interned: ``device("cuda:0") is device("cuda", 0)``, so tensors compare devices by identity."""
+
+    __slots__ = ("type", "index", "_backend")
+    _cache: dict[tuple[str, int | None], "device"] = {}
+
+    def __new__(cls, type_or_spec: "str | device", index: int | None = None) -> "device":
+        if isinstance(type_or_spec, device):
+            return type_or_spec
+        if not isinstance(type_or_spec, str):
+            raise TypeError(f"device() takes a string like 'cpu' or 'cuda:0', got {type_or_spec!r}")
+        dtype_, _, idx = type_or_spec.strip().partition(":")
+        if idx:
+            if index is not None:
+                raise ValueError(f"device {type_or_spec!r} already has an index; got index={index} too")
+            if not idx.isdigit():
+                raise ValueError(f"invalid device string {type_or_spec!r}: the index must be a number")
+            index = int(idx)
+        if dtype_ not in ("cpu", "cuda"):
+            raise RuntimeError(f"unknown device type {dtype_!r} in {type_or_spec!r}; use 'cpu' or 'cuda[:N]'")
+        if dtype_ == "cuda" and index is None:
+            index = 0  # minitensor has no "current device" state; bare cuda means cuda:0
+        if dtype_ == "cpu":
+            index = None
+        key = (dtype_, index)
+        dev = cls._cache.get(key)
+        if dev is None:
+            dev = object.__new__(cls)
+            dev.type, dev.index, dev._backend = dtype_, index, None
+            cls._cache[key] = dev
+        return dev
+
+    @property
+    def backend(self) -> Backend:
+        """The backend that runs this device's ops; raises an explanatory error when it cannot load."""
+        b = self._backend
+        if b is None:
+            b = self._backend = get_backend(self.type, self.index or 0)
+        return b
+
+    def __repr__(self) -> str:
+        return f"device(type='{self.type}')" if self.index is None else \
+            f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, str):
+            try:
+                other = device(other)
+            except (RuntimeError, ValueError):
+                return False
+        return self is other
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+    def __reduce__(self) -> tuple:
+        return (device, (str(self),))
+
+
+cpu = device("cpu")
+
+
+def as_device(d: "str | device | None") -> device:
+    return cpu if d is None else device(d)

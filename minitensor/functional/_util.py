@@ -1,0 +1,101 @@
+"""Helpers shared by the op families: operand promotion and dim normalisation."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..tensor import Tensor, _wrap, as_tensor
+
+SCALARS = (int, float, bool)
+
+
+def as_operand(x: Any, like: Tensor) -> Any:
+    """A Python scalar stays a (weak) scalar; NumPy scalars become Python ones (NumPy would treat them as
+    strong and upcast float32); anything else array-like becomes a tensor on ``like``'s device."""
+    if isinstance(x, (Tensor,) + SCALARS):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    return as_tensor(x, device=like._device)
+
+
+def promote(a: Any, b: Any, floating: bool = False) -> tuple[Any, Any]:
+    """Operands cast to PyTorch's result dtype (``floating``: at least the default float dtype)."""
+    if not isinstance(a, Tensor):
+        a = as_operand(a, b)
+    elif not isinstance(b, Tensor):
+        b = as_operand(b, a)
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.array.dtype == b.array.dtype and \
+            (not floating or a.array.dtype.kind == "f"):
+        return a, b
+    dt = _dt.result_type(a, b)
+    if floating and not dt.is_floating_point:
+        dt = _dt.get_default_dtype()
+    return cast(a, dt), cast(b, dt)
+
+
+def cast(x: Any, dt: _dt.dtype) -> Any:
+    """``x`` in dtype ``dt``: tensors through a differentiable cast, Python scalars as they are."""
+    if isinstance(x, Tensor) and x.array.dtype != dt.np:
+        from .cast import to_dtype
+        return to_dtype(x, dt)
+    return x
+
+
+def to_float(x: Tensor) -> Tensor:
+    """Integer and bool tensors become the default float dtype (exp, log, mean... do this in PyTorch)."""
+    return x if x.array.dtype.kind == "f" else cast(x, _dt.get_default_dtype())
+
+
+def arrays_of(*xs: Any) -> tuple[Any, ...]:
+    """Raw arrays (or Python scalars) of tensors that share one device, for ops without gradient; the
+    device comes last."""
+    dev = next((x._device for x in xs if isinstance(x, Tensor)), None)
+    if dev is None:
+        raise TypeError("expected at least one tensor argument")
+    out = []
+    for x in xs:
+        if isinstance(x, Tensor):
+            if x._device is not dev:
+                raise RuntimeError(f"expected all tensors on one device, got {dev} and {x._device}; move "
+                                   f"one with .to()")
+            out.append(x.array)
+        elif isinstance(x, np.generic):
+            out.append(x.item())
+        elif isinstance(x, SCALARS) or x is None:
+            out.append(x)
+        else:
+            out.append(as_tensor(x, device=dev).array)
+    return (*out, dev)
+
+
+def wrap_nondiff(array: Any, dev: Any) -> Tensor:
+    return _wrap(array, dev)
+
+
+def norm_dim(dim: int, ndim: int) -> int:
+    """A dim in [-ndim, ndim) made non-negative, with PyTorch's error otherwise (0-d tensors take 0, -1)."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def norm_dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
+    """``dim`` (None, int, or a sequence of ints, negative allowed) as a sorted tuple, None for all."""
+    if dim is None:
+        return None
+    if isinstance(dim, (int, np.integer)):
+        dims: Sequence[int] = (int(dim),)
+    else:
+        dims = tuple(dim)
+        if not dims:
+            return None
+    axes = tuple(sorted({norm_dim(d, ndim) for d in dims}))
+    if len(axes) != len(dims):
+        raise RuntimeError(f"dim {dim} appears multiple times in the list of dims")
+    if ndim == 0:
+        return None
+    return axes

@@ -1,0 +1,269 @@
+"""Arithmetic with broadcasting and PyTorch's type promotion, comparisons and logical ops.
+
+The engine sums each gradient back to its operand's shape, so these backward passes ignore broadcasting.
+An operand may be a Python scalar; it then gets no gradient.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import arrays_of, promote, wrap_nondiff
+
+__all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow", "neg",
+           "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
+           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite"]
+
+
+class Add(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, a: Any, b: Any, alpha: Any = 1) -> Any:
+        ctx.alpha = alpha
+        return a + b if alpha == 1 else a + b * alpha
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        return gy, (gy if ctx.alpha == 1 else gy * ctx.alpha)
+
+
+class Sub(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, a: Any, b: Any, alpha: Any = 1) -> Any:
+        ctx.alpha = alpha
+        return a - b if alpha == 1 else a - b * alpha
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        return gy, (-gy if ctx.alpha == 1 else gy * -ctx.alpha) if ctx.needs_input_grad[1] else None
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        return a * b
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        return (gy * b if need_a else None), (gy * a if need_b else None)
+
+
+class Div(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
+        y = a / b
+        ctx.save_for_backward(b, y if ctx.needs_input_grad[1] else None)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        b, y = ctx.saved_tensors
+        ga = gy / b
+        return ga, (-ga * y if ctx.needs_input_grad[1] else None)
+
+
+class FloorDivide(Function):
+    """floor(a / b): piecewise constant, so no gradient flows (PyTorch's is zero)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
+        return a // b
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        return None, None
+
+
+class Remainder(Function):
+    """a - floor(a / b) * b (the sign of b, like Python's %); da = 1, db = -floor(a / b)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+        return B.xp.remainder(a, b)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        a, b = ctx.saved_tensors
+        return gy, (-gy * B.xp.floor(a / b) if ctx.needs_input_grad[1] else None)
+
+
+class Pow(Function):
+    """a ** b; da = b a^(b-1), db = a^b log(a) (0 where a = 0, as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
+        y = B.power(a, b)
+        ctx.save_for_backward(a, b, y)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        a, b, y = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        ga = gy * b * B.power(a, b - 1) if need_a else None
+        if need_b:
+            xp = B.xp
+            gb = gy * xp.where(a == 0, 0, y * xp.log(xp.where(a == 0, 1, a)))
+        else:
+            gb = None
+        return ga, gb
+
+
+class Neg(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, a: Any) -> Any:
+        return -a
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        return -gy
+
+
+def _apply(fn: type[Function], a: Any, b: Any, **kwargs: Any) -> Tensor:
+    try:
+        return fn.apply(a, b, **kwargs)
+    except ValueError as e:
+        if "broadcast" not in str(e):
+            raise
+        raise RuntimeError(f"{fn.__name__.lower()}: shapes {tuple(getattr(a, 'shape', ()))} and "
+                           f"{tuple(getattr(b, 'shape', ()))} cannot be broadcast together") from None
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """input + alpha * other, broadcasting."""
+    a, b = promote(input, other)
+    return _apply(Add, a, b, alpha=alpha)
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """input - alpha * other, broadcasting."""
+    a, b = promote(input, other)
+    return _apply(Sub, a, b, alpha=alpha)
+
+
+def mul(input: Any, other: Any) -> Tensor:
+    a, b = promote(input, other)
+    return _apply(Mul, a, b)
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """True division (integers give the default float dtype); ``rounding_mode`` "floor" or "trunc"."""
+    if rounding_mode is None:
+        a, b = promote(input, other, floating=True)
+        return _apply(Div, a, b)
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode == "trunc":
+        a, b = promote(input, other)
+        x, y, dev = arrays_of(a, b)
+        xp = dev.backend.xp
+        q = xp.trunc(xp.true_divide(x, y))
+        return wrap_nondiff(q.astype(a.array.dtype if isinstance(a, Tensor) else b.array.dtype,
+                                     copy=False), dev)
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                     f"'{rounding_mode}'")
+
+
+true_divide = div
+
+
+def floor_divide(input: Any, other: Any) -> Tensor:
+    a, b = promote(input, other)
+    return _apply(FloorDivide, a, b)
+
+
+def remainder(input: Any, other: Any) -> Tensor:
+    a, b = promote(input, other)
+    return _apply(Remainder, a, b)
+
+
+def pow(input: Any, exponent: Any) -> Tensor:
+    a, b = promote(input, exponent)
+    return _apply(Pow, a, b)
+
+
+def neg(input: Tensor) -> Tensor:
+    return Neg.apply(input)
+
+
+def eq(input: Any, other: Any) -> Tensor:
+    return _ufunc("equal", input, other)
+
+
+def ne(input: Any, other: Any) -> Tensor:
+    return _ufunc("not_equal", input, other)
+
+
+def lt(input: Any, other: Any) -> Tensor:
+    return _ufunc("less", input, other)
+
+
+def le(input: Any, other: Any) -> Tensor:
+    return _ufunc("less_equal", input, other)
+
+
+def gt(input: Any, other: Any) -> Tensor:
+    return _ufunc("greater", input, other)
+
+
+def ge(input: Any, other: Any) -> Tensor:
+    return _ufunc("greater_equal", input, other)
+
+
+def _ufunc(name: str, *xs: Any) -> Tensor:
+    """A ufunc without gradient (comparisons, logical and bitwise ops)."""
+    *arrays, dev = arrays_of(*xs)
+    try:
+        return wrap_nondiff(getattr(dev.backend.xp, name)(*arrays), dev)
+    except ValueError:
+        shapes = " and ".join(str(tuple(getattr(x, "shape", ()))) for x in xs)
+        raise RuntimeError(f"{name}: shapes {shapes} cannot be broadcast together") from None
+
+
+def logical_and(input: Any, other: Any) -> Tensor:
+    return _ufunc("logical_and", input, other)
+
+
+def logical_or(input: Any, other: Any) -> Tensor:
+    return _ufunc("logical_or", input, other)
+
+
+def logical_xor(input: Any, other: Any) -> Tensor:
+    return _ufunc("logical_xor", input, other)
+
+
+def logical_not(input: Tensor) -> Tensor:
+    return _ufunc("logical_not", input)
+
+
+def bitwise_and(input: Any, other: Any) -> Tensor:
+    return _ufunc("bitwise_and", input, other)
+
+
+def bitwise_or(input: Any, other: Any) -> Tensor:
+    return _ufunc("bitwise_or", input, other)
+
+
+def bitwise_xor(input: Any, other: Any) -> Tensor:
+    return _ufunc("bitwise_xor", input, other)
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    return _ufunc("invert", input)
+
+
+def isnan(input: Tensor) -> Tensor:
+    return _ufunc("isnan", input)
+
+
+def isinf(input: Tensor) -> Tensor:
+    return _ufunc("isinf", input)
+
+
+def isfinite(input: Tensor) -> Tensor:
+    return _ufunc("isfinite", input)

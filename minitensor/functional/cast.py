@@ -1,0 +1,67 @@
+"""Copies across dtypes and devices, differentiable as in PyTorch."""
+from __future__ import annotations
+
+from typing import Any
+
+from .. import dtypes as _dt
+from ..autograd.function import Function
+from ..device import device
+from ..tensor import Tensor, _wrap
+
+__all__ = ["to_dtype", "to_device", "clone"]
+
+
+class ToDtype(Function):
+    """A cast; the gradient is cast back (the engine casts to the input's dtype)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, np_dtype: Any) -> Any:
+        return B.astype(x, np_dtype)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        return gy, None
+
+
+class ToDevice(Function):
+    """A copy to another device through host memory; the gradient makes the way back."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, target: device) -> Any:
+        ctx.out_device, ctx.source = target, B
+        return target.backend.asarray(B.to_numpy(x))
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        return B.asarray(ctx.out_device.backend.to_numpy(gy)), None
+
+
+class Clone(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any) -> Any:
+        return B.copy(x)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        return gy
+
+
+def to_dtype(input: Tensor, dtype: Any) -> Tensor:
+    dt = _dt.as_dtype(dtype)
+    if dt.np == input.array.dtype:
+        return input
+    if input._requires_grad and not dt.is_floating_point:
+        return _wrap(input._device.backend.astype(input.array, dt.np), input._device)
+    return ToDtype.apply(input, dt.np)
+
+
+def to_device(input: Tensor, target: Any) -> Tensor:
+    target = device(target)
+    if target is input._device:
+        return input
+    target.backend  # raises the backend's own "why unavailable" error before any copy
+    return ToDevice.apply(input, target)
+
+
+def clone(input: Tensor) -> Tensor:
+    return Clone.apply(input)

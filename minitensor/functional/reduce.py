@@ -1,0 +1,329 @@
+"""Reductions over ``dim`` (None, an int or a tuple; negative allowed) with ``keepdim``."""
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import norm_dim, norm_dims, to_float, wrap_nondiff
+
+__all__ = ["sum", "mean", "var", "std", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
+           "logsumexp", "all", "any", "norm"]
+
+# What max(dim=...) and min(dim=...) return, like torch.return_types.max.
+values_indices = namedtuple("values_indices", ["values", "indices"])
+
+
+def _keep(B: Any, g: Any, axes: tuple[int, ...] | None, keepdims: bool, ndim: int) -> Any:
+    """A reduced gradient with the reduced axes put back as size 1, so it broadcasts against x."""
+    if keepdims or ndim == 0:
+        return g
+    return B.xp.expand_dims(g, tuple(range(ndim)) if axes is None else axes)
+
+
+def _count(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> int:
+    return int(np.prod(shape if axes is None else [shape[a] for a in axes]))
+
+
+class Sum(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, axes: Any, keepdims: bool) -> Any:
+        ctx.shape, ctx.axes, ctx.keepdims = x.shape, axes, keepdims
+        return B.sum(x, axes, keepdims)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        g = _keep(B, gy, ctx.axes, ctx.keepdims, len(ctx.shape))
+        return B.broadcast_to(g, ctx.shape), None, None
+
+
+class Mean(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, axes: Any, keepdims: bool) -> Any:
+        ctx.shape, ctx.axes, ctx.keepdims = x.shape, axes, keepdims
+        return B.mean(x, axes, keepdims)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        g = _keep(B, gy, ctx.axes, ctx.keepdims, len(ctx.shape)) / _count(ctx.shape, ctx.axes)
+        return B.broadcast_to(g, ctx.shape), None, None
+
+
+class Var(Function):
+    """sum((x - mean)^2) / (N - correction); dx = 2 (x - mean) gy / (N - correction)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, axes: Any, correction: float, keepdims: bool) -> Any:
+        ctx.axes, ctx.keepdims, ctx.correction = axes, keepdims, correction
+        ctx.save_for_backward(x)
+        return B.var(x, axes, correction, keepdims)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        x, = ctx.saved_tensors
+        centered = x - B.mean(x, ctx.axes, True)
+        scale = 2 / builtins.max(_count(x.shape, ctx.axes) - ctx.correction, 0)
+        return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * centered * x.dtype.type(scale), None, None, None
+
+
+class Prod(Function):
+    """prod(x); dx_i = prod_{j != i} x_j, from exclusive prefix and suffix products (exact with zeros)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+        ctx.axis, ctx.keepdims = axis, keepdims
+        ctx.save_for_backward(x)
+        return B.prod(x, None if axis is None else (axis,), keepdims)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        x, = ctx.saved_tensors
+        xp = B.xp
+        flat = x.reshape(-1) if ctx.axis is None else xp.moveaxis(x, ctx.axis, -1)
+        ones = xp.ones(flat.shape[:-1] + (1,), dtype=x.dtype)
+        before = xp.cumprod(xp.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+        after = xp.flip(xp.cumprod(xp.flip(xp.concatenate([flat[..., 1:], ones], axis=-1), -1), axis=-1), -1)
+        others = before * after
+        others = others.reshape(x.shape) if ctx.axis is None else xp.moveaxis(others, -1, ctx.axis)
+        axes = None if ctx.axis is None else (ctx.axis,)
+        return _keep(B, gy, axes, ctx.keepdims, x.ndim) * others, None, None
+
+
+class _Extreme(Function):
+    """amax/amin: the gradient is shared evenly between tied extremes (PyTorch's rule)."""
+    op: str
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, axes: Any, keepdims: bool) -> Any:
+        ctx.axes, ctx.keepdims = axes, keepdims
+        y = getattr(B, ctx.op)(x, axes, True)
+        ctx.save_for_backward(x, y)
+        return y if keepdims or x.ndim == 0 else B.xp.squeeze(y, axis=axes)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        x, y = ctx.saved_tensors
+        hit = x == y
+        share = hit / B.sum(hit, ctx.axes, True).astype(x.dtype)
+        return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * share, None, None
+
+
+class Amax(_Extreme):
+    op = "amax"
+
+
+class Amin(_Extreme):
+    op = "amin"
+
+
+class ExtremeAlongDim(Function):
+    """max/min along one dim -> (values, indices); the gradient goes to the index taken only."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, axis: int, keepdims: bool, op: str) -> Any:
+        idx = getattr(B, op)(x, axis, True)
+        y = B.take_along_axis(x, idx, axis)
+        ctx.save_for_backward(idx)
+        ctx.shape, ctx.axis, ctx.keepdims = x.shape, axis, keepdims
+        if not keepdims:
+            y, idx = B.xp.squeeze(y, axis=axis), B.xp.squeeze(idx, axis=axis)
+        return y, idx.astype(np.int64, copy=False)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        idx, = ctx.saved_tensors
+        g = _keep(B, gy, (ctx.axis,), ctx.keepdims, len(ctx.shape))
+        out = B.zeros(ctx.shape, gy.dtype)
+        return B.scatter_add_along_axis(out, idx, g, ctx.axis), None, None, None
+
+
+class LogSumExp(Function):
+    """log(sum(exp(x))); dx = gy * exp(x - y) = gy * softmax(x)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, axes: Any, keepdims: bool) -> Any:
+        y = B.logsumexp(x, axes, True)
+        ctx.save_for_backward(x, y)
+        ctx.axes, ctx.keepdims = axes, keepdims
+        return y if keepdims or x.ndim == 0 else B.xp.squeeze(y, axis=axes)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        x, y = ctx.saved_tensors
+        return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * B.exp(x - y), None, None
+
+
+class Norm2(Function):
+    """sqrt(sum(x^2)); dx = gy x / y, taken as 0 where y = 0 (PyTorch's subgradient)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, axes: Any, keepdims: bool) -> Any:
+        y = B.sqrt(B.sum(x * x, axes, True))
+        ctx.save_for_backward(x, y)
+        ctx.axes, ctx.keepdims = axes, keepdims
+        return y if keepdims or x.ndim == 0 else B.xp.squeeze(y, axis=tuple(range(x.ndim)) if axes is None
+                                                              else axes)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        x, y = ctx.saved_tensors
+        safe = B.xp.where(y == 0, 1, y)
+        return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * x / safe * (y != 0), None, None
+
+
+def _float_reduction(name: str, input: Tensor, dtype: Any) -> Tensor:
+    if dtype is not None:
+        return input.to(_dt.as_dtype(dtype))
+    if input.array.dtype.kind != "f":
+        raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be a floating point "
+                           f"dtype, got {input.dtype}; pass dtype= or convert with .float()")
+    return input
+
+
+def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Sum over ``dim``; integer and bool inputs sum to int64 (as PyTorch)."""
+    if dtype is not None:
+        input = input.to(_dt.as_dtype(dtype))
+    elif input.array.dtype.kind in "biu":
+        input = input.to(_dt.int64)
+    axes = norm_dims(dim, input.ndim)
+    if input.array.dtype.kind != "f":
+        return wrap_nondiff(input._device.backend.sum(input.array, axes, keepdim), input._device)
+    return Sum.apply(input, axes, keepdim)
+
+
+def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    return Mean.apply(_float_reduction("mean", input, dtype), norm_dims(dim, input.ndim), keepdim)
+
+
+def _correction(correction: float, unbiased: bool | None) -> float:
+    return correction if unbiased is None else float(builtins.bool(unbiased))
+
+
+def var(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
+        unbiased: bool | None = None) -> Tensor:
+    """sum((x - mean)^2) / (N - correction) over ``dim`` (correction=1: the unbiased estimate)."""
+    x = _float_reduction("var", input, None)
+    return Var.apply(x, norm_dims(dim, x.ndim), _correction(correction, unbiased), keepdim)
+
+
+def std(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
+        unbiased: bool | None = None) -> Tensor:
+    return var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased).sqrt()
+
+
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    axis = None if dim is None else norm_dim(dim, input.ndim)
+    if input.array.dtype.kind != "f":
+        a = input._device.backend.prod(input.array.astype(np.int64), None if axis is None else (axis,), keepdim)
+        return wrap_nondiff(a, input._device)
+    return Prod.apply(input, axis if input.ndim else None, keepdim)
+
+
+def _extreme(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    axes = norm_dims(dim, input.ndim)
+    if input.numel() == 0:
+        raise RuntimeError(f"{op}(): expected a non-empty tensor (reduction has no identity)")
+    if input.array.dtype.kind != "f":
+        return wrap_nondiff(getattr(input._device.backend, op)(input.array, axes, keepdim), input._device)
+    return (Amax if op == "amax" else Amin).apply(input, axes, keepdim)
+
+
+def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    return _extreme("amax", input, dim, keepdim)
+
+
+def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    return _extreme("amin", input, dim, keepdim)
+
+
+def _along(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:
+    """max/min: the whole tensor's extreme without ``dim``, else (values, indices) along ``dim``;
+    ``max(a, b)`` with a tensor ``b`` is the elementwise maximum, as PyTorch."""
+    if isinstance(dim, Tensor):
+        from .math import maximum, minimum
+        return (maximum if op == "amax" else minimum)(input, dim)
+    if dim is None:
+        return _extreme(op, input, None, False)
+    axis = norm_dim(dim, input.ndim)
+    arg = "argmax" if op == "amax" else "argmin"
+    if input.ndim == 0:
+        return values_indices(input, wrap_nondiff(input._device.backend.zeros((), np.int64), input._device))
+    if input.array.dtype.kind != "f":
+        B = input._device.backend
+        idx = getattr(B, arg)(input.array, axis, True)
+        vals = B.take_along_axis(input.array, idx, axis)
+        if not keepdim:
+            vals, idx = B.xp.squeeze(vals, axis=axis), B.xp.squeeze(idx, axis=axis)
+        return values_indices(wrap_nondiff(vals, input._device),
+                              wrap_nondiff(idx.astype(np.int64, copy=False), input._device))
+    return values_indices(*ExtremeAlongDim.apply(input, axis, keepdim, arg))
+
+
+def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    return _along("amax", input, dim, keepdim)
+
+
+def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    return _along("amin", input, dim, keepdim)
+
+
+def _arg(op: str, input: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    B = input._device.backend
+    if dim is None:
+        a = getattr(B, op)(input.array.reshape(-1), 0, False)
+        if keepdim:
+            a = a.reshape((1,) * input.ndim)
+    else:
+        a = getattr(B, op)(input.array, norm_dim(dim, input.ndim) if input.ndim else None, keepdim)
+    return wrap_nondiff(B.asarray(a).astype(np.int64, copy=False), input._device)
+
+
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the first maximum (of the flattened tensor when ``dim`` is None)."""
+    return _arg("argmax", input, dim, keepdim)
+
+
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    return _arg("argmin", input, dim, keepdim)
+
+
+def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))) over ``dim``, stable for large x (shifted by the max)."""
+    x = to_float(input)
+    return LogSumExp.apply(x, norm_dims(dim, x.ndim), keepdim)
+
+
+def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return wrap_nondiff(input._device.backend.all(input.array, norm_dims(dim, input.ndim), keepdim),
+                        input._device)
+
+
+def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return wrap_nondiff(input._device.backend.any(input.array, norm_dims(dim, input.ndim), keepdim),
+                        input._device)
+
+
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The vector p-norm over ``dim`` (all elements when None): p in "fro", 2, 1, inf, -inf, 0, or any
+    number, as ``torch.norm``."""
+    x = to_float(input)
+    axes = norm_dims(dim, x.ndim)
+    if p in ("fro", 2, 2.0):
+        return Norm2.apply(x, axes, keepdim)
+    if p == 1:
+        return sum(x.abs(), axes, keepdim)
+    if p == float("inf"):
+        return amax(x.abs(), axes, keepdim)
+    if p == float("-inf"):
+        return amin(x.abs(), axes, keepdim)
+    if p == 0:
+        return sum((x != 0).to(x.dtype), axes, keepdim)
+    if isinstance(p, (int, float)):
+        return sum(x.abs() ** p, axes, keepdim) ** (1.0 / p)
+    raise ValueError(f"norm: unsupported p={p!r}; use 'fro', a number, inf or -inf")

@@ -1,0 +1,433 @@
+"""Shape ops: views where the array library gives them; each backward undoes the forward's movement."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor, as_tensor
+from ._util import norm_dim, promote
+
+__all__ = ["reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose", "swapaxes", "permute",
+           "movedim", "expand", "broadcast_to", "repeat", "cat", "concat", "concatenate", "stack", "split",
+           "chunk", "unbind", "narrow", "flip", "pad", "where", "masked_fill", "gather", "index_select"]
+
+
+class Reshape(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, shape: tuple[int, ...]) -> Any:
+        ctx.in_shape = x.shape
+        return B.reshape(x, shape)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        return B.reshape(gy, ctx.in_shape), None
+
+
+class Permute(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, axes: tuple[int, ...]) -> Any:
+        ctx.inverse = tuple(np.argsort(axes))
+        return B.transpose(x, axes)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        return B.transpose(gy, ctx.inverse), None
+
+
+class Expand(Function):
+    """A broadcast view; the engine sums the gradient back to the input's shape."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, shape: tuple[int, ...]) -> Any:
+        return B.broadcast_to(x, shape)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        return gy, None
+
+
+class Repeat(Function):
+    """Tile by ``reps``; the gradient sums the copies: gy viewed as (r0, s0, r1, s1, ...) summed over r."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, reps: tuple[int, ...]) -> Any:
+        ctx.shape = (1,) * (len(reps) - x.ndim) + x.shape
+        return B.tile(x, reps)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        split = []
+        for r, s in zip(gy.shape, ctx.shape):
+            split += [r // s if s else 0, s]
+        g = gy.reshape(split).sum(axis=tuple(range(0, len(split), 2)))
+        return g, None
+
+
+class Cat(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, *arrays: Any, axis: int) -> Any:
+        ctx.axis = axis
+        ctx.bounds = np.cumsum([a.shape[axis] for a in arrays])[:-1]
+        return B.concatenate(arrays, axis)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        return tuple(B.xp.split(gy, ctx.bounds, axis=ctx.axis))
+
+
+class Stack(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, *arrays: Any, axis: int) -> Any:
+        ctx.axis = axis
+        return B.stack(arrays, axis)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        return tuple(B.xp.moveaxis(gy, ctx.axis, 0))
+
+
+class ConstantPad(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, widths: tuple[tuple[int, int], ...], value: float) -> Any:
+        ctx.crop = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))
+        return B.pad(x, widths, "constant", value)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        return gy[ctx.crop], None, None
+
+
+class IndexSelect(Function):
+    """x.take(index, axis); the gradient scatter-adds back (repeated indices accumulate)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, index: Any, axis: int) -> Any:
+        ctx.shape, ctx.axis = x.shape, axis
+        ctx.save_for_backward(index)
+        return B.xp.take(x, index, axis=axis)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        index, = ctx.saved_tensors
+        out = B.zeros(ctx.shape, gy.dtype)
+        where = (slice(None),) * ctx.axis + (index,)
+        return B.index_add(out, where, gy), None, None
+
+
+class Where(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, cond: Any, a: Any, b: Any) -> Any:
+        ctx.save_for_backward(cond)
+        return B.where(cond, a, b)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        cond, = ctx.saved_tensors
+        _, need_a, need_b = ctx.needs_input_grad
+        return (None, B.where(cond, gy, 0) if need_a else None, B.where(cond, 0, gy) if need_b else None)
+
+
+class Gather(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, index: Any, axis: int) -> Any:
+        ctx.shape, ctx.axis = x.shape, axis
+        ctx.save_for_backward(index)
+        return B.take_along_axis(x, index, axis)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        index, = ctx.saved_tensors
+        return B.scatter_add_along_axis(B.zeros(ctx.shape, gy.dtype), index, gy, ctx.axis), None, None
+
+
+def _infer_shape(shape: Sequence[int], numel: int, src: tuple[int, ...]) -> tuple[int, ...]:
+    shape = tuple(int(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = int(np.prod([s for s in shape if s != -1]))
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel} (shape {src})")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel} (shape {src})")
+    return shape
+
+
+def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
+    """Same elements, new shape (one -1 inferred); a view when the layout allows, else a copy."""
+    shape = _infer_shape(shape, input.numel(), tuple(input.shape))
+    if shape == input.shape:
+        return input
+    return Reshape.apply(input, shape)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    if input.ndim == 0:
+        return reshape(input, (1,))
+    s, e = norm_dim(start_dim, input.ndim), norm_dim(end_dim, input.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = input.shape
+    return reshape(input, shape[:s] + (int(np.prod(shape[s:e + 1])),) + shape[e + 1:])
+
+
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    d = norm_dim(dim, input.ndim)
+    sizes = _infer_shape(sizes, input.shape[d], (input.shape[d],))
+    return reshape(input, input.shape[:d] + tuple(sizes) + input.shape[d + 1:])
+
+
+def squeeze(input: Tensor, dim: Any = None) -> Tensor:
+    """Drop size-1 dims (all of them, or those in ``dim`` that have size 1, as PyTorch)."""
+    if dim is None:
+        dims = {i for i, s in enumerate(input.shape) if s == 1}
+    else:
+        dims = {norm_dim(d, input.ndim) for d in ((dim,) if isinstance(dim, int) else dim)}
+        dims = {d for d in dims if input.ndim and input.shape[d] == 1}
+    return reshape(input, tuple(s for i, s in enumerate(input.shape) if i not in dims))
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    d = norm_dim(dim, input.ndim + 1)
+    return reshape(input, input.shape[:d] + (1,) + input.shape[d:])
+
+
+def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
+    axes = tuple(norm_dim(d, input.ndim) for d in dims)
+    if sorted(axes) != list(range(input.ndim)):
+        raise RuntimeError(f"permute: dims {tuple(dims)} are not a permutation of the {input.ndim} dims of a "
+                           f"tensor of shape {tuple(input.shape)}")
+    if axes == tuple(range(input.ndim)):
+        return input
+    return Permute.apply(input, axes)
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    axes = list(range(input.ndim))
+    if input.ndim < 2:
+        norm_dim(dim0, input.ndim), norm_dim(dim1, input.ndim)
+        return input
+    a, b = norm_dim(dim0, input.ndim), norm_dim(dim1, input.ndim)
+    axes[a], axes[b] = axes[b], axes[a]
+    return permute(input, axes)
+
+
+swapaxes = transpose
+
+
+def movedim(input: Tensor, source: int, destination: int) -> Tensor:
+    axes = list(range(input.ndim))
+    axes.insert(norm_dim(destination, input.ndim), axes.pop(norm_dim(source, input.ndim)))
+    return permute(input, axes)
+
+
+def expand(input: Tensor, sizes: Sequence[int]) -> Tensor:
+    """A broadcast view to ``sizes`` (-1 keeps a dim; new dims go in front)."""
+    sizes = tuple(int(s) for s in sizes)
+    lead = len(sizes) - input.ndim
+    if lead < 0:
+        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal "
+                           f"to the number of dimensions in the tensor ({input.ndim})")
+    shape = []
+    for i, s in enumerate(sizes):
+        have = input.shape[i - lead] if i >= lead else None
+        if s == -1:
+            if have is None:
+                raise RuntimeError(f"expand: -1 is not allowed in a new leading dimension ({i})")
+            s = have
+        elif have is not None and have != 1 and have != s:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({have}) at "
+                               f"non-singleton dimension {i}. Target sizes: {list(sizes)}. "
+                               f"Tensor sizes: {list(input.shape)}")
+        shape.append(s)
+    if tuple(shape) == input.shape:
+        return input
+    return Expand.apply(input, tuple(shape))
+
+
+def broadcast_to(input: Tensor, shape: Sequence[int]) -> Tensor:
+    return expand(input, shape)
+
+
+def repeat(input: Tensor, sizes: Sequence[int]) -> Tensor:
+    sizes = tuple(int(s) for s in sizes)
+    if len(sizes) < input.ndim:
+        raise RuntimeError(f"repeat: number of repeat dims ({len(sizes)}) can not be smaller than the number "
+                           f"of dimensions of the tensor ({input.ndim})")
+    return Repeat.apply(input, sizes)
+
+
+def _same_dtype(tensors: Sequence[Tensor], name: str) -> list[Tensor]:
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{name}() expects a non-empty list of tensors")
+    dt = tensors[0]
+    for t in tensors[1:]:
+        dt, _ = promote(dt, t)  # only the dtype is used: PyTorch promotes cat's inputs to one dtype
+    target = dt.dtype
+    return [t if t.dtype is target else t.to(target) for t in tensors]
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join along an existing dim; shapes must agree elsewhere."""
+    tensors = _same_dtype(tensors, "cat")
+    axis = norm_dim(dim, tensors[0].ndim)
+    ref = tensors[0].shape
+    for i, t in enumerate(tensors):
+        if t.ndim != len(ref) or any(a != b for k, (a, b) in enumerate(zip(t.shape, ref)) if k != axis):
+            raise RuntimeError(f"cat: sizes of tensors must match except in dimension {axis}; tensor 0 has "
+                               f"shape {tuple(ref)} and tensor {i} has shape {tuple(t.shape)}")
+    return Cat.apply(*tensors, axis=axis)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join along a new dim; all shapes must be equal."""
+    tensors = _same_dtype(tensors, "stack")
+    for i, t in enumerate(tensors):
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {tuple(tensors[0].shape)} "
+                               f"at entry 0 and {tuple(t.shape)} at entry {i}")
+    return Stack.apply(*tensors, axis=norm_dim(dim, tensors[0].ndim + 1))
+
+
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    d = norm_dim(dim, input.ndim)
+    return input[(slice(None),) * d + (slice(start, start + length),)]
+
+
+def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller) or of the listed sizes."""
+    d = norm_dim(dim, tensor.ndim)
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and n:
+            raise RuntimeError(f"split expects split_size be positive, got {step}")
+        sizes = [min(step, n - i) for i in range(0, n, step)] if n else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
+                               f"size at dimension {d}), but got split_sizes={sizes}")
+    starts = np.cumsum([0] + sizes[:-1])
+    return tuple(narrow(tensor, d, int(s), int(k)) for s, k in zip(starts, sizes))
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = input.shape[norm_dim(dim, input.ndim)]
+    return split(input, max(-(-n // chunks), 1), dim)
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    d = norm_dim(dim, input.ndim)
+    return tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
+
+
+def flip(input: Tensor, dims: Any) -> Tensor:
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    index = [slice(None)] * input.ndim
+    for d in dims:
+        index[norm_dim(d, input.ndim)] = slice(None, None, -1)
+    return input[tuple(index)]
+
+
+def _pad_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
+    """For each output position along one dim, the input position it copies (reflect/replicate/circular)."""
+    pos = np.arange(-lo, n + hi)
+    if mode == "reflect":
+        if lo >= n or hi >= n:
+            raise RuntimeError(f"pad: reflect padding ({lo}, {hi}) must be smaller than the dim size {n}")
+        period = 2 * (n - 1)
+        pos = np.abs(pos) % period if period else np.zeros_like(pos)
+        return np.where(pos >= n, period - pos, pos)
+    if mode == "replicate":
+        return np.clip(pos, 0, n - 1)
+    if mode == "circular":
+        if lo > n or hi > n:
+            raise RuntimeError(f"pad: circular padding ({lo}, {hi}) may be at most the dim size {n}")
+        return pos % n
+    raise NotImplementedError(f"pad: unknown mode {mode!r}; use 'constant', 'reflect', 'replicate' or "
+                              "'circular'")
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad the last len(pad)/2 dims: ``pad = (left_last, right_last, left_prev, right_prev, ...)`` as in
+    PyTorch; negative amounts crop. Modes: constant, reflect, replicate, circular."""
+    pad = [int(p) for p in pad]
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise RuntimeError(f"pad: padding length must be even and at most 2 * ndim ({2 * input.ndim}), got "
+                           f"{len(pad)}")
+    k = len(pad) // 2
+    widths = [(0, 0)] * (input.ndim - k) + [(pad[2 * i], pad[2 * i + 1]) for i in reversed(range(k))]
+    if any(lo < 0 or hi < 0 for lo, hi in widths):  # crop first, then pad what is positive
+        crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(widths, input.shape))
+        input = input[crop]
+        widths = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
+    if mode == "constant":
+        if not any(lo or hi for lo, hi in widths):
+            return input
+        return ConstantPad.apply(input, tuple(widths), 0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f"pad: padding mode '{mode}' doesn't take in value argument")
+    out = input
+    for axis, (lo, hi) in enumerate(widths):
+        if lo or hi:
+            index = as_tensor(_pad_index(input.shape[axis], lo, hi, mode), device=input.device)
+            out = IndexSelect.apply(out, index, axis)
+    return out
+
+
+def where(condition: Tensor, input: Any, other: Any) -> Tensor:
+    """input where condition else other, broadcasting all three; scalars allowed."""
+    a, b = promote(input, other)
+    if not isinstance(condition, Tensor):
+        condition = as_tensor(condition, device=(a if isinstance(a, Tensor) else b).device)
+    if condition.array.dtype != np.bool_:
+        condition = condition != 0
+    return Where.apply(condition, a, b)
+
+
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """``value`` where ``mask`` is True (mask broadcasts to input's shape)."""
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s)")
+        value = value.to(input.dtype)
+    elif input.array.dtype.kind != "f" and isinstance(value, float):
+        raise RuntimeError(f"masked_fill: value {value} cannot be converted to {input.dtype} without overflow")
+    out = where(mask, value, input)
+    return out if out.shape == input.shape else expand(out, input.shape)
+
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """out[i][j] = input[index[i][j]][j] for dim 0 (and so on): ``take_along_axis``. ``index`` may be smaller
+    than ``input`` in the other dims, as PyTorch allows."""
+    d = norm_dim(dim, input.ndim)
+    if index.ndim != input.ndim:
+        raise RuntimeError(f"gather: index tensor must have the same number of dimensions as input tensor "
+                           f"({index.ndim} vs {input.ndim})")
+    if index.array.dtype.kind not in "iu":
+        raise RuntimeError(f"gather(): expected an integer index tensor, got {index.dtype}")
+    for k, (i, n) in enumerate(zip(index.shape, input.shape)):
+        if k != d and i > n:
+            raise RuntimeError(f"gather: size of index {tuple(index.shape)} exceeds input {tuple(input.shape)} at "
+                               f"dim {k}")
+    if any(i != n for k, (i, n) in enumerate(zip(index.shape, input.shape)) if k != d):
+        input = input[tuple(slice(0, i) if k != d else slice(None) for k, i in enumerate(index.shape))]
+    return Gather.apply(input, index, d)
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    if index.ndim > 1 or index.array.dtype.kind not in "iu":
+        raise RuntimeError(f"index_select(): index must be a 1-D integer tensor, got shape "
+                           f"{tuple(index.shape)} and {index.dtype}")
+    return IndexSelect.apply(input, index, norm_dim(dim, input.ndim))

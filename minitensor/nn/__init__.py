@@ -1,0 +1,4 @@
+"""``minitensor.nn``: modules, layers and ``nn.functional`` (layers arrive with issue #3)."""
+from __future__ import annotations
+
+from . import functional

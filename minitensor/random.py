@@ -1,0 +1,21 @@
+"""Seeding: one generator per device, as in PyTorch."""
+from __future__ import annotations
+
+from .backends import get_backend, loaded_backends
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the CPU generator and that of every device in use (NumPy and CuPy draw different streams for
+    one seed: tests comparing devices make data on the host and move it)."""
+    seed = int(seed)
+    get_backend("cpu").seed(seed)
+    for b in loaded_backends():
+        b.seed(seed)
+
+
+def seed() -> int:
+    """Seed every generator from fresh entropy and return the seed used."""
+    import secrets
+    s = secrets.randbits(63)
+    manual_seed(s)
+    return s

@@ -1,0 +1,904 @@
+"""``Tensor``: a backend array (``.array``), the device it lives on, and its place in the autograd graph.
+
+Every operator and method is a thin call into ``minitensor.functional``, where the differentiable ops
+live. ``.array`` is the raw NumPy or CuPy array; ``.data`` is PyTorch's: a Tensor sharing that array,
+detached from the graph.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from . import dtypes as _dt
+from .autograd.grad_mode import state as _grad_state
+from .device import as_device, cpu, device
+
+_new = object.__new__
+
+
+def _wrap(array: Any, dev: device, requires_grad: bool = False) -> "Tensor":
+    """A Tensor around ``array`` without copies or checks (the hot path of every op)."""
+    t = _new(Tensor)
+    t.array = array
+    t._device = dev
+    t._requires_grad = requires_grad
+    t.grad = None
+    t.grad_fn = None
+    return t
+
+
+class Tensor:
+    """An n-dimensional array with autograd, on one device.
+
+    ``Tensor(data)`` makes a float32 tensor from nested sequences or arrays, as ``torch.Tensor`` does;
+    prefer ``minitensor.tensor`` (which infers the dtype) and the other creation functions.
+    """
+
+    __slots__ = ("array", "_device", "_requires_grad", "grad", "grad_fn", "__weakref__")
+    # NumPy defers to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
+    __array_ufunc__ = None
+
+    def __init__(self, data: Any = (), *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> None:
+        src = tensor(data, dtype=dtype or _dt.get_default_dtype(), device=device,
+                     requires_grad=requires_grad)
+        self.array, self._device = src.array, src._device
+        self._requires_grad, self.grad, self.grad_fn = src._requires_grad, None, None
+
+    # ----------------------------------------------------------------------------------- attributes
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.array.shape
+
+    def size(self, dim: int | None = None) -> Any:
+        return self.array.shape if dim is None else self.array.shape[dim]
+
+    @property
+    def ndim(self) -> int:
+        return self.array.ndim
+
+    def dim(self) -> int:
+        return self.array.ndim
+
+    def numel(self) -> int:
+        return int(self.array.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self.array.itemsize
+
+    @property
+    def dtype(self) -> _dt.dtype:
+        return _dt.from_numpy_dtype(self.array.dtype)
+
+    @property
+    def device(self) -> device:
+        return self._device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    def is_floating_point(self) -> bool:
+        return self.array.dtype.kind == "f"
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if value and self.grad_fn is None and self.array.dtype.kind != "f":
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
+                               f"(this one is {self.dtype})")
+        if not value and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables; use "
+                               "detach() to get a tensor outside the graph")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def data(self) -> "Tensor":
+        """This tensor's array as a new tensor outside the graph (PyTorch's ``.data``)."""
+        return _wrap(self.array, self._device)
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be set to a Tensor, got {type(value).__name__}")
+        self.array, self._device = value.array, value._device
+
+    @property
+    def T(self) -> "Tensor":
+        return _F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> "Tensor":
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.mT needs at least 2 dimensions, got {self.ndim}")
+        return _F.transpose(self, -2, -1)
+
+    # ----------------------------------------------------------------------------------- conversion
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The CPU array itself (shared memory), like ``torch.Tensor.numpy``."""
+        if force:
+            return self._device.backend.to_numpy(self.array) if self._device is not cpu \
+                else self.array
+        if self._device is not cpu:
+            raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() "
+                            "to copy the tensor to host memory first.")
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self.array
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def item(self) -> Any:
+        if self.array.size != 1:
+            raise RuntimeError(f"a Tensor with {self.array.size} elements cannot be converted to Scalar")
+        return self.array.item()
+
+    def tolist(self) -> Any:
+        return self._device.backend.to_numpy(self.array).tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.array.dtype.kind not in "iub" or self.array.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.array.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self.array.size} values is ambiguous")
+        return bool(self.item())
+
+    def __len__(self) -> int:
+        if self.array.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.array.shape[0]
+
+    def __iter__(self) -> Iterator["Tensor"]:
+        if self.array.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.array.shape[0]))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._device.backend.to_numpy(self.array), separator=", ", precision=4,
+                               prefix="tensor(", threshold=1000, edgeitems=3)
+        extras = []
+        if self._device is not cpu:
+            extras.append(f"device='{self._device}'")
+        if self.array.dtype not in (_dt.get_default_dtype().np, np.int64, np.bool_) or self.array.size == 0:
+            extras.append(f"dtype={self.dtype}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn={self.grad_fn!r}")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + ", ".join([body] + extras) + ")"
+
+    # ------------------------------------------------------------------------------ device, dtype
+    def to(self, *args: Any, **kwargs: Any) -> "Tensor":
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``; returns self when nothing
+        changes, as PyTorch does. Differentiable."""
+        dev, dt = self._device, None
+        for a in args:
+            if isinstance(a, Tensor):
+                dev, dt = a._device, a.dtype
+            elif isinstance(a, (str, device)):
+                dev = as_device(a)
+            elif a is not None:
+                dt = _dt.as_dtype(a)
+        if kwargs.get("device") is not None:
+            dev = as_device(kwargs["device"])
+        if kwargs.get("dtype") is not None:
+            dt = _dt.as_dtype(kwargs["dtype"])
+        out = self
+        if dt is not None and dt.np != self.array.dtype:
+            out = _F.to_dtype(out, dt)
+        if dev is not out._device:
+            out = _F.to_device(out, dev)
+        if kwargs.get("copy") and out is self:
+            out = self.clone()
+        return out
+
+    def cpu(self) -> "Tensor":
+        return self.to(cpu)
+
+    def cuda(self, device: Any = None) -> "Tensor":
+        return self.to(as_device("cuda" if device is None else
+                                 f"cuda:{device}" if isinstance(device, int) else device))
+
+    def float(self) -> "Tensor":
+        return self.to(_dt.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(_dt.float64)
+
+    def half(self) -> "Tensor":
+        return self.to(_dt.float16)
+
+    def long(self) -> "Tensor":
+        return self.to(_dt.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(_dt.int32)
+
+    def bool(self) -> "Tensor":
+        return self.to(_dt.bool)
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        return self.to(other.dtype)
+
+    # ---------------------------------------------------------------------------------- autograd
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Sequence["Tensor"] | None = None) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (``gradient`` weights a non-scalar)."""
+        from .autograd import backward
+        backward([self], None if gradient is None else [gradient], retain_graph=retain_graph,
+                 create_graph=create_graph, inputs=inputs)
+
+    def detach(self) -> "Tensor":
+        return _wrap(self.array, self._device)
+
+    def detach_(self) -> "Tensor":
+        self.grad_fn, self._requires_grad = None, False
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` on this non-leaf tensor after backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is not None:
+            self.grad_fn._retained = weakref.ref(self)
+
+    def clone(self) -> "Tensor":
+        return _F.clone(self)
+
+    def contiguous(self) -> "Tensor":
+        return self if self.array.flags.c_contiguous else _F.clone(self)
+
+    def is_contiguous(self) -> bool:
+        return bool(self.array.flags.c_contiguous)
+
+    # ------------------------------------------------------------------------------ new tensors
+    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
+        return tensor(data, dtype=dtype or self.dtype, device=self._device, requires_grad=requires_grad)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
+        return zeros(*size, dtype=dtype or self.dtype, device=self._device, requires_grad=requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
+        return ones(*size, dtype=dtype or self.dtype, device=self._device, requires_grad=requires_grad)
+
+    def new_full(self, size: Sequence[int], fill_value: Any, dtype: Any = None,
+                 requires_grad: bool = False) -> "Tensor":
+        return full(size, fill_value, dtype=dtype or self.dtype, device=self._device,
+                    requires_grad=requires_grad)
+
+    def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
+        return empty(*size, dtype=dtype or self.dtype, device=self._device, requires_grad=requires_grad)
+
+    # ------------------------------------------------------------------------------- arithmetic
+    def __add__(self, other: Any) -> "Tensor":
+        return _F.add(self, other)
+
+    def __radd__(self, other: Any) -> "Tensor":
+        return _F.add(other, self)
+
+    def __sub__(self, other: Any) -> "Tensor":
+        return _F.sub(self, other)
+
+    def __rsub__(self, other: Any) -> "Tensor":
+        return _F.sub(other, self)
+
+    def __mul__(self, other: Any) -> "Tensor":
+        return _F.mul(self, other)
+
+    def __rmul__(self, other: Any) -> "Tensor":
+        return _F.mul(other, self)
+
+    def __truediv__(self, other: Any) -> "Tensor":
+        return _F.div(self, other)
+
+    def __rtruediv__(self, other: Any) -> "Tensor":
+        return _F.div(other, self)
+
+    def __floordiv__(self, other: Any) -> "Tensor":
+        return _F.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> "Tensor":
+        return _F.floor_divide(other, self)
+
+    def __mod__(self, other: Any) -> "Tensor":
+        return _F.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> "Tensor":
+        return _F.remainder(other, self)
+
+    def __pow__(self, other: Any) -> "Tensor":
+        return _F.pow(self, other)
+
+    def __rpow__(self, other: Any) -> "Tensor":
+        return _F.pow(other, self)
+
+    def __matmul__(self, other: Any) -> "Tensor":
+        return _F.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> "Tensor":
+        return _F.matmul(other, self)
+
+    def __neg__(self) -> "Tensor":
+        return _F.neg(self)
+
+    def __pos__(self) -> "Tensor":
+        return self
+
+    def __abs__(self) -> "Tensor":
+        return _F.abs(self)
+
+    def __eq__(self, other: Any) -> "Tensor":  # type: ignore[override]
+        return _F.eq(self, other)
+
+    def __ne__(self, other: Any) -> "Tensor":  # type: ignore[override]
+        return _F.ne(self, other)
+
+    def __lt__(self, other: Any) -> "Tensor":
+        return _F.lt(self, other)
+
+    def __le__(self, other: Any) -> "Tensor":
+        return _F.le(self, other)
+
+    def __gt__(self, other: Any) -> "Tensor":
+        return _F.gt(self, other)
+
+    def __ge__(self, other: Any) -> "Tensor":
+        return _F.ge(self, other)
+
+    def __and__(self, other: Any) -> "Tensor":
+        return _F.logical_and(self, other) if self.array.dtype == np.bool_ else _F.bitwise_and(self, other)
+
+    def __or__(self, other: Any) -> "Tensor":
+        return _F.logical_or(self, other) if self.array.dtype == np.bool_ else _F.bitwise_or(self, other)
+
+    def __xor__(self, other: Any) -> "Tensor":
+        return _F.logical_xor(self, other) if self.array.dtype == np.bool_ else _F.bitwise_xor(self, other)
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
+
+    def __invert__(self) -> "Tensor":
+        return _F.logical_not(self) if self.array.dtype == np.bool_ else _F.bitwise_not(self)
+
+    # ----------------------------------------------------------------------------------- in place
+    def __iadd__(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.add, other)
+
+    def __isub__(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.sub, other)
+
+    def __imul__(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.mul, other)
+
+    def __itruediv__(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.div, other)
+
+    def add_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        return _F.inplace(self, _F.add, other, alpha=alpha)
+
+    def sub_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        return _F.inplace(self, _F.sub, other, alpha=alpha)
+
+    def mul_(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.mul, other)
+
+    def div_(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.div, other)
+
+    def pow_(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.pow, other)
+
+    def clamp_(self, min: Any = None, max: Any = None) -> "Tensor":
+        return _F.inplace(self, _F.clamp, min, max)
+
+    def masked_fill_(self, mask: "Tensor", value: Any) -> "Tensor":
+        return _F.inplace(self, _F.masked_fill, mask, value)
+
+    def copy_(self, src: Any) -> "Tensor":
+        """Copy ``src`` (broadcast, cast, from any device) into this tensor's memory."""
+        return _F.copy_(self, src)
+
+    def fill_(self, value: Any) -> "Tensor":
+        return _F.copy_(self, value)
+
+    def zero_(self) -> "Tensor":
+        return _F.copy_(self, 0)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0) -> "Tensor":
+        return _F.copy_(self, rand(*self.shape, dtype=self.dtype, device=self._device) * (b - a) + a)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
+        return _F.copy_(self, randn(*self.shape, dtype=self.dtype, device=self._device) * std + mean)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        _F.setitem(self, index, value)
+
+    def __getitem__(self, index: Any) -> "Tensor":
+        return _F.getitem(self, index)
+
+    # ---------------------------------------------------------------------------- math methods
+    def add(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        return _F.add(self, other, alpha=alpha)
+
+    def sub(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        return _F.sub(self, other, alpha=alpha)
+
+    def mul(self, other: Any) -> "Tensor":
+        return _F.mul(self, other)
+
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> "Tensor":
+        return _F.div(self, other, rounding_mode=rounding_mode)
+
+    def pow(self, exponent: Any) -> "Tensor":
+        return _F.pow(self, exponent)
+
+    def matmul(self, other: "Tensor") -> "Tensor":
+        return _F.matmul(self, other)
+
+    def exp(self) -> "Tensor":
+        return _F.exp(self)
+
+    def log(self) -> "Tensor":
+        return _F.log(self)
+
+    def log1p(self) -> "Tensor":
+        return _F.log1p(self)
+
+    def expm1(self) -> "Tensor":
+        return _F.expm1(self)
+
+    def sqrt(self) -> "Tensor":
+        return _F.sqrt(self)
+
+    def rsqrt(self) -> "Tensor":
+        return _F.rsqrt(self)
+
+    def abs(self) -> "Tensor":
+        return _F.abs(self)
+
+    def sign(self) -> "Tensor":
+        return _F.sign(self)
+
+    def neg(self) -> "Tensor":
+        return _F.neg(self)
+
+    def reciprocal(self) -> "Tensor":
+        return _F.reciprocal(self)
+
+    def square(self) -> "Tensor":
+        return _F.mul(self, self)
+
+    def sin(self) -> "Tensor":
+        return _F.sin(self)
+
+    def cos(self) -> "Tensor":
+        return _F.cos(self)
+
+    def tanh(self) -> "Tensor":
+        return _F.tanh(self)
+
+    def sigmoid(self) -> "Tensor":
+        return _F.sigmoid(self)
+
+    def relu(self) -> "Tensor":
+        return _F.relu(self)
+
+    def clamp(self, min: Any = None, max: Any = None) -> "Tensor":
+        return _F.clamp(self, min, max)
+
+    clip = clamp
+
+    def maximum(self, other: "Tensor") -> "Tensor":
+        return _F.maximum(self, other)
+
+    def minimum(self, other: "Tensor") -> "Tensor":
+        return _F.minimum(self, other)
+
+    def eq(self, other: Any) -> "Tensor":
+        return _F.eq(self, other)
+
+    def ne(self, other: Any) -> "Tensor":
+        return _F.ne(self, other)
+
+    def lt(self, other: Any) -> "Tensor":
+        return _F.lt(self, other)
+
+    def le(self, other: Any) -> "Tensor":
+        return _F.le(self, other)
+
+    def gt(self, other: Any) -> "Tensor":
+        return _F.gt(self, other)
+
+    def ge(self, other: Any) -> "Tensor":
+        return _F.ge(self, other)
+
+    def logical_not(self) -> "Tensor":
+        return _F.logical_not(self)
+
+    def isnan(self) -> "Tensor":
+        return _F.isnan(self)
+
+    def isinf(self) -> "Tensor":
+        return _F.isinf(self)
+
+    def isfinite(self) -> "Tensor":
+        return _F.isfinite(self)
+
+    def where(self, condition: "Tensor", other: Any) -> "Tensor":
+        return _F.where(condition, self, other)
+
+    def masked_fill(self, mask: "Tensor", value: Any) -> "Tensor":
+        return _F.masked_fill(self, mask, value)
+
+    def gather(self, dim: int, index: "Tensor") -> "Tensor":
+        return _F.gather(self, dim, index)
+
+    def index_select(self, dim: int, index: "Tensor") -> "Tensor":
+        return _F.index_select(self, dim, index)
+
+    # ------------------------------------------------------------------------------ reductions
+    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
+        return _F.sum(self, dim, keepdim, dtype=dtype)
+
+    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
+        return _F.mean(self, dim, keepdim, dtype=dtype)
+
+    def var(self, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
+            unbiased: bool | None = None) -> "Tensor":
+        return _F.var(self, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+
+    def std(self, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
+            unbiased: bool | None = None) -> "Tensor":
+        return _F.std(self, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+
+    def prod(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
+        return _F.prod(self, dim, keepdim)
+
+    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
+        return _F.max(self, dim, keepdim)
+
+    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
+        return _F.min(self, dim, keepdim)
+
+    def amax(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
+        return _F.amax(self, dim, keepdim)
+
+    def amin(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
+        return _F.amin(self, dim, keepdim)
+
+    def argmax(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
+        return _F.argmax(self, dim, keepdim)
+
+    def argmin(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
+        return _F.argmin(self, dim, keepdim)
+
+    def logsumexp(self, dim: Any, keepdim: bool = False) -> "Tensor":
+        return _F.logsumexp(self, dim, keepdim)
+
+    def all(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
+        return _F.all(self, dim, keepdim)
+
+    def any(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
+        return _F.any(self, dim, keepdim)
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> "Tensor":
+        return _F.norm(self, p, dim, keepdim)
+
+    # ----------------------------------------------------------------------------------- shape
+    def reshape(self, *shape: Any) -> "Tensor":
+        return _F.reshape(self, _sizes(shape))
+
+    def view(self, *shape: Any) -> "Tensor":
+        if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
+            return self.to(shape[0])  # view(dtype) reinterprets in PyTorch; we convert (documented)
+        return _F.reshape(self, _sizes(shape))
+
+    def view_as(self, other: "Tensor") -> "Tensor":
+        return _F.reshape(self, other.shape)
+
+    reshape_as = view_as
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
+        return _F.flatten(self, start_dim, end_dim)
+
+    def unflatten(self, dim: int, sizes: Sequence[int]) -> "Tensor":
+        return _F.unflatten(self, dim, sizes)
+
+    def squeeze(self, dim: Any = None) -> "Tensor":
+        return _F.squeeze(self, dim)
+
+    def unsqueeze(self, dim: int) -> "Tensor":
+        return _F.unsqueeze(self, dim)
+
+    def transpose(self, dim0: int, dim1: int) -> "Tensor":
+        return _F.transpose(self, dim0, dim1)
+
+    def t(self) -> "Tensor":
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return self.T
+
+    def permute(self, *dims: Any) -> "Tensor":
+        return _F.permute(self, _sizes(dims))
+
+    def expand(self, *sizes: Any) -> "Tensor":
+        return _F.expand(self, _sizes(sizes))
+
+    def expand_as(self, other: "Tensor") -> "Tensor":
+        return _F.expand(self, other.shape)
+
+    def broadcast_to(self, shape: Sequence[int]) -> "Tensor":
+        return _F.broadcast_to(self, shape)
+
+    def repeat(self, *sizes: Any) -> "Tensor":
+        return _F.repeat(self, _sizes(sizes))
+
+    def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple["Tensor", ...]:
+        return _F.split(self, split_size_or_sections, dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple["Tensor", ...]:
+        return _F.chunk(self, chunks, dim)
+
+    def unbind(self, dim: int = 0) -> tuple["Tensor", ...]:
+        return _F.unbind(self, dim)
+
+    def flip(self, dims: Any) -> "Tensor":
+        return _F.flip(self, dims)
+
+
+def _sizes(args: tuple) -> tuple[int, ...]:
+    """``f(2, 3)`` and ``f((2, 3))`` both give (2, 3), as PyTorch's size arguments do."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+# ----------------------------------------------------------------------------------------- creation
+def _infer_numpy(data: Any) -> np.ndarray:
+    """An ndarray for ``data`` with PyTorch's inference: Python floats give the default float dtype."""
+    if isinstance(data, Tensor):
+        return data._device.backend.to_numpy(data.array)
+    if isinstance(data, (np.ndarray, np.generic)):
+        return np.asarray(data)
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        data = [_infer_numpy(x) for x in data]
+    arr = np.asarray(data)
+    if arr.dtype == np.float64:
+        arr = arr.astype(_dt.get_default_dtype().np)
+    elif arr.dtype.kind in "iu" and arr.dtype != np.int64 and not isinstance(data, np.ndarray):
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind == "O":
+        raise TypeError(f"could not make a tensor from {type(data).__name__}: ragged or non-numeric data")
+    return arr
+
+
+def _finish(host_or_array: Any, dtype: Any, dev: device, requires_grad: bool, copy: bool) -> Tensor:
+    backend = dev.backend
+    np_dtype = None if dtype is None else _dt.as_dtype(dtype).np
+    a = host_or_array
+    if np_dtype is not None and a.dtype != np_dtype:
+        a = a.astype(np_dtype)
+        copy = False
+    _dt.from_numpy_dtype(a.dtype)  # refuses unsupported dtypes with a clear message
+    if isinstance(a, np.ndarray) and dev is not cpu:
+        a = backend.asarray(a)
+        copy = False
+    if copy:
+        a = backend.copy(a)
+    t = _wrap(a, dev)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested sequences, scalars, arrays or tensors)."""
+    dev = as_device(device) if device is not None else (
+        data._device if isinstance(data, Tensor) else cpu)
+    src = data.array if isinstance(data, Tensor) and data._device is dev else _infer_numpy(data)
+    return _finish(src, dtype, dev, requires_grad, copy=True)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """Like ``tensor`` but shares memory where dtype and device allow."""
+    if isinstance(data, Tensor) and (dtype is None or _dt.as_dtype(dtype).np == data.array.dtype) and \
+            (device is None or as_device(device) is data._device):
+        return data
+    dev = as_device(device) if device is not None else (
+        data._device if isinstance(data, Tensor) else cpu)
+    src = data.array if isinstance(data, Tensor) and data._device is dev else _infer_numpy(data)
+    return _finish(src, dtype, dev, False, copy=False)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A CPU tensor sharing ``array``'s memory and dtype."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    _dt.from_numpy_dtype(array.dtype)
+    return _wrap(array, cpu)
+
+
+def _factory(fill: str, size: tuple, dtype: Any, device: Any, requires_grad: bool,
+             value: Any = None) -> Tensor:
+    dev = as_device(device)
+    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+    shape = _sizes(size)
+    b = dev.backend
+    if fill == "full":
+        a = b.full(shape, value, dt.np)
+    else:
+        a = getattr(b, fill)(shape, dt.np)
+    t = _wrap(a, dev)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _factory("zeros", size, dtype, device, requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _factory("ones", size, dtype, device, requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _factory("empty", size, dtype, device, requires_grad)
+
+
+def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """Filled with ``fill_value``; the dtype follows the value (bool, int64, default float) when not given."""
+    if dtype is None:
+        dtype = _dt._DEFAULT_BY_CATEGORY[_dt.scalar_category(fill_value)]
+    return _factory("full", (tuple(size),), dtype, device, requires_grad, fill_value)
+
+
+def _like(t: Tensor, dtype: Any, device: Any) -> tuple[Any, Any]:
+    return (dtype or t.dtype), (device or t._device)
+
+
+def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return zeros(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return ones(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return empty(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return full(input.shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    """[start, end) in steps; int64 when every bound is an integer, else the default float dtype."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        category = max(_dt.scalar_category(v) for v in (start, end, step))
+        dtype = _dt._DEFAULT_BY_CATEGORY[max(category, 1)]
+    dt = _dt.as_dtype(dtype)
+    dev = as_device(device)
+    t = _wrap(dev.backend.arange(start, end, step, dt.np), dev)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+    dev = as_device(device)
+    t = _wrap(dev.backend.linspace(start, end, steps, dt.np), dev)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:
+    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+    dev = as_device(device)
+    t = _wrap(dev.backend.eye(n, n if m is None else m, dt.np), dev)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """U[0, 1) from the device's generator (``manual_seed`` seeds it)."""
+    dev = as_device(device)
+    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+    t = _wrap(dev.backend.uniform(_sizes(size), 0.0, 1.0, dt.np), dev)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """N(0, 1) from the device's generator."""
+    dev = as_device(device)
+    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+    t = _wrap(dev.backend.normal(_sizes(size), 0.0, 1.0, dt.np), dev)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, dtype: Any = None,
+            device: Any = None) -> Tensor:
+    """Integers in [low, high) (``randint(high, size)`` also works, as in PyTorch)."""
+    if high is None or isinstance(high, (tuple, list)):
+        if high is not None:
+            size = high
+        low, high = 0, low
+    dev = as_device(device)
+    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.int64
+    return _wrap(dev.backend.randint(low, high, tuple(size), dt.np), dev)
+
+
+def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return rand(input.shape, dtype=dt, device=dev)
+
+
+def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return randn(input.shape, dtype=dt, device=dev)
+
+
+def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None,
+                 device: Any = None) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return randint(low, high, input.shape, dtype=dt, device=dev)
+
+
+def randperm(n: int, *, dtype: Any = None, device: Any = None) -> Tensor:
+    dev = as_device(device)
+    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.int64
+    return _wrap(dev.backend.permutation(n).astype(dt.np, copy=False), dev)
+
+
+from . import functional as _F  # noqa: E402  (the ops need Tensor defined first)

@@ -1,0 +1,98 @@
+"""``gradcheck``: compare autograd's gradients with central finite differences, in float64.
+
+The check projects the output onto a random vector v (seeded), so one backward pass gives the
+vector-Jacobian product g = v^T J for every input, and compares g with finite differences of v . f(x):
+element by element for small inputs, along random directions for large ones (``fast_mode``). A wrong
+Jacobian is caught with probability 1 over v.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .autograd import grad, no_grad
+from .tensor import Tensor, _wrap
+
+
+class GradcheckError(AssertionError):
+    """Raised when analytical and numerical gradients disagree."""
+
+
+def _projection(fn: Callable[..., Any], inputs: Sequence[Any], v: list[np.ndarray]) -> float:
+    out = fn(*inputs)
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    total = 0.0
+    for o, w in zip(outs, v):
+        total += float(np.sum(o.detach().cpu().array.astype(np.float64) * w))
+    return total
+
+
+def gradcheck(fn: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,
+              rtol: float = 1e-3, raise_exception: bool = True, fast_mode: bool | None = None,
+              directions: int = 8, seed: int = 0) -> bool:
+    """True when ``fn``'s gradients w.r.t. every float64 input with ``requires_grad`` match finite
+    differences within ``atol + rtol * |numerical|``; otherwise raise GradcheckError (or return False)."""
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    if not diff:
+        raise ValueError("gradcheck: no input requires grad")
+    for i in diff:
+        if inputs[i].array.dtype != np.float64:
+            raise ValueError(f"gradcheck: input {i} is {inputs[i].dtype}; use float64 inputs (finite "
+                             "differences are too coarse in lower precision)")
+    rng = np.random.default_rng(seed)
+    out = fn(*inputs)
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    v = [rng.standard_normal(o.shape) for o in outs]
+    with_grad = [(o, w) for o, w in zip(outs, v) if o.requires_grad]
+    if not with_grad:
+        raise GradcheckError("gradcheck: the output does not require grad (no graph was recorded)")
+    loss = sum((o * _wrap(o._device.backend.asarray(w.astype(o.array.dtype)), o._device)).sum()
+               for o, w in with_grad)
+    analytic = grad(loss, [inputs[i] for i in diff], allow_unused=True)
+    if fast_mode is None:
+        fast_mode = sum(inputs[i].numel() for i in diff) > 400
+
+    def loss_at(i: int, x_new: np.ndarray) -> float:
+        args = list(inputs)
+        args[i] = _wrap(inputs[i]._device.backend.asarray(x_new), inputs[i]._device)
+        with no_grad():
+            return _projection(fn, args, v)
+
+    for k, i in enumerate(diff):
+        x0 = inputs[i].detach().cpu().array.astype(np.float64)
+        g = np.zeros_like(x0) if analytic[k] is None else analytic[k].detach().cpu().array
+        if fast_mode:
+            for _ in range(directions):
+                u = rng.standard_normal(x0.shape)
+                num = (loss_at(i, x0 + eps * u) - loss_at(i, x0 - eps * u)) / (2 * eps)
+                ana = float(np.sum(g * u))
+                if abs(ana - num) > atol + rtol * abs(num):
+                    return _fail(raise_exception, f"gradcheck: input {i} (shape {x0.shape}): directional "
+                                                  f"derivative {ana:.8g} (autograd) vs {num:.8g} (numerical)")
+            continue
+        num = np.zeros_like(x0)
+        flat = x0.reshape(-1)
+        for j in range(flat.size):
+            plus, minus = flat.copy(), flat.copy()
+            plus[j] += eps
+            minus[j] -= eps
+            num.reshape(-1)[j] = (loss_at(i, plus.reshape(x0.shape)) - loss_at(i, minus.reshape(x0.shape))) \
+                / (2 * eps)
+        bad = np.abs(g - num) > atol + rtol * np.abs(num)
+        if bad.any():
+            j = np.unravel_index(np.argmax(bad), x0.shape)
+            return _fail(raise_exception, f"gradcheck: input {i} (shape {x0.shape}): {int(bad.sum())} of "
+                                          f"{bad.size} entries differ; at {tuple(int(a) for a in j)}: "
+                                          f"autograd {g[j]:.8g} vs numerical {num[j]:.8g}")
+    return True
+
+
+def _fail(raise_exception: bool, message: str) -> bool:
+    if raise_exception:
+        raise GradcheckError(message)
+    return False
+
+
+__all__ = ["gradcheck", "GradcheckError"]

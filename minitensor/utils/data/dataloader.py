@@ -1,0 +1,191 @@
+"""``DataLoader``: batches from a dataset, optionally loaded ahead by background threads.
+
+Loading runs in the main thread with ``num_workers=0`` (the default). With ``num_workers=k > 0``, k
+threads load batches ahead of the consumer: up to ``k * prefetch_factor`` batches are in flight at once,
+and they come back in sampler order. Threads, not processes: NumPy releases the GIL while it copies and
+indexes arrays, which is most of a batch's cost here, and threads need no pickling. An exception raised
+while loading a batch is re-raised in the consumer's thread with its original traceback; dropping the
+iterator, exhausting it or an exception stops the threads without waiting for queued batches.
+
+``device=`` moves every tensor in each batch there with ``Tensor.to``, in the loading thread when there
+is one. ``pin_memory`` is accepted for PyTorch compatibility and does nothing (CPU arrays need no pinning).
+"""
+from __future__ import annotations
+
+import collections
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
+
+import numpy as np
+
+from ...device import as_device, device as Device
+from ...tensor import Tensor
+from ._rng import GeneratorLike
+from .collate import default_collate
+from .dataset import BatchFetcher, Dataset, Subset
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+T_co = TypeVar("T_co", covariant=True)
+
+
+class DataLoader(Generic[T_co]):
+    """Iterate over ``dataset`` in batches of ``batch_size`` samples merged by ``collate_fn``.
+
+    ``shuffle=True`` draws a new order each epoch from ``generator`` (None: minitensor's global CPU
+    generator, so ``manual_seed`` reproduces it; an int seed; or a ``np.random.Generator``). ``sampler``
+    (indices) and ``batch_sampler`` (lists of indices) replace the built-in ones, with PyTorch's rules on
+    which options may be combined. When ``collate_fn`` is the default and the dataset (or the dataset at
+    the bottom of a chain of ``Subset``) offers ``batch_fetcher()`` - ``TensorDataset``, the image
+    datasets without transforms - each batch is one fancy index per stored array.
+    """
+
+    def __init__(self, dataset: Dataset[T_co], batch_size: int = 1, shuffle: bool = False,
+                 sampler: Sampler | None = None, batch_sampler: Sampler[Sequence[int]] | None = None,
+                 num_workers: int = 0, collate_fn: Callable[[list], Any] | None = None,
+                 pin_memory: bool = False, drop_last: bool = False, generator: GeneratorLike = None,
+                 prefetch_factor: int = 2, device: str | Device | None = None) -> None:
+        if not isinstance(num_workers, int) or num_workers < 0:
+            raise ValueError(f"num_workers option should be a non-negative integer, got {num_workers!r}")
+        if not isinstance(prefetch_factor, int) or prefetch_factor < 1:
+            raise ValueError(f"prefetch_factor option should be a positive integer, got {prefetch_factor!r}")
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, "
+                                 "sampler, and drop_last")
+        elif batch_size is None:
+            raise ValueError("batch_size=None (no automatic batching) is not supported; use batch_size=1 "
+                             "or a batch_sampler")
+        if sampler is None:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        if batch_sampler is None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+            batch_size_seen: int | None = batch_size
+        else:
+            batch_size_seen, drop_last = None, False
+        self.dataset = dataset
+        self.batch_size = batch_size_seen
+        self.drop_last = drop_last
+        self.sampler = sampler
+        self.batch_sampler = batch_sampler
+        self.num_workers = num_workers
+        self.prefetch_factor = prefetch_factor
+        self.collate_fn = default_collate if collate_fn is None else collate_fn
+        self.pin_memory = pin_memory
+        self.generator = generator
+        self.device = None if device is None else as_device(device)
+
+    def __len__(self) -> int:
+        return len(self.batch_sampler)  # type: ignore[arg-type]
+
+    def __iter__(self) -> "_DataLoaderIter":
+        return _DataLoaderIter(iter(self.batch_sampler), self._batch_loader(), self.num_workers,
+                               self.num_workers * self.prefetch_factor, len(self))
+
+    def _batch_loader(self) -> Callable[[Sequence[int]], Any]:
+        """The function that turns one list of indices into a finished batch (collated, moved)."""
+        fetch = _fast_batch_fetcher(self.dataset) if self.collate_fn is default_collate else None
+        dataset, collate, dev = self.dataset, self.collate_fn, self.device
+
+        def load(indices: Sequence[int]) -> Any:
+            if fetch is not None:
+                batch = fetch(np.asarray(indices, dtype=np.int64))
+            else:
+                batch = collate([dataset[i] for i in indices])
+            return batch if dev is None else move_to_device(batch, dev)
+        return load
+
+
+class _DataLoaderIter:
+    """One pass over a DataLoader: loads in the caller's thread, or ahead in a thread pool."""
+
+    def __init__(self, batches: Iterator[Sequence[int]], load: Callable[[Sequence[int]], Any],
+                 num_workers: int, depth: int, length: int) -> None:
+        self._batches: Iterator[Sequence[int]] | None = batches
+        self._load = load
+        self._length = length
+        self._depth = depth
+        self._pending: collections.deque[tuple[Sequence[int], Future]] = collections.deque()
+        self._pool = ThreadPoolExecutor(num_workers, thread_name_prefix="minitensor-DataLoader") \
+            if num_workers > 0 else None
+
+    def __iter__(self) -> "_DataLoaderIter":
+        return self
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __next__(self) -> Any:
+        try:
+            if self._pool is None:
+                if self._batches is None:
+                    raise StopIteration
+                return self._load(next(self._batches))
+            self._submit_ahead()
+            if not self._pending:
+                raise StopIteration
+            indices, future = self._pending.popleft()
+            self._submit_ahead()  # keep `depth` batches loading while this one is awaited
+            return _result_of(future, indices)
+        except BaseException:
+            self.close()
+            raise
+
+    def _submit_ahead(self) -> None:
+        while self._batches is not None and len(self._pending) < self._depth:
+            indices = next(self._batches, None)
+            if indices is None:
+                self._batches = None
+                break
+            self._pending.append((indices, self._pool.submit(self._load, indices)))  # type: ignore[union-attr]
+
+    def close(self) -> None:
+        """Stop loading: queued batches are cancelled and the threads end after their current batch."""
+        self._batches = None
+        self._pending.clear()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def _result_of(future: Future, indices: Sequence[int]) -> Any:
+    """The batch, or the loader thread's exception (original traceback, plus a note saying where)."""
+    error = future.exception()
+    if error is None:
+        return future.result()
+    if hasattr(error, "add_note"):
+        shown = list(indices[:8]) + (["..."] if len(indices) > 8 else [])
+        error.add_note(f"(raised in a DataLoader loading thread, for the batch of indices {shown})")
+    raise error
+
+
+def _fast_batch_fetcher(dataset: Any) -> BatchFetcher | None:
+    """The dataset's batch fetcher, reached through any chain of Subsets (their indices composed)."""
+    index_map: np.ndarray | None = None
+    while isinstance(dataset, Subset):
+        outer = np.asarray(dataset.indices, dtype=np.int64)
+        index_map = outer if index_map is None else outer[index_map]
+        dataset = dataset.dataset
+    make_fetcher = getattr(dataset, "batch_fetcher", None)
+    fetch = make_fetcher() if callable(make_fetcher) else None
+    if fetch is None or index_map is None:
+        return fetch
+    outer_to_base = index_map
+    return lambda indices: fetch(outer_to_base[indices])
+
+
+def move_to_device(batch: Any, dev: Device) -> Any:
+    """Every Tensor inside ``batch`` (nested in lists, tuples, dicts) moved to ``dev``."""
+    if isinstance(batch, Tensor):
+        return batch.to(dev)
+    if isinstance(batch, dict):
+        return type(batch)((k, move_to_device(v, dev)) for k, v in batch.items())
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):
+        return type(batch)(*(move_to_device(v, dev) for v in batch))
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(move_to_device(v, dev) for v in batch)
+    return batch

@@ -1,0 +1,117 @@
+"""Samplers: iterables of dataset indices (``SequentialSampler``, ``RandomSampler``), and ``BatchSampler``,
+which groups them into lists of batch indices.
+
+Sequential and random samplers also give a whole epoch's order as one int64 array (``index_array``), so
+``BatchSampler`` cuts batches with slices instead of one Python step per sample.
+"""
+from __future__ import annotations
+
+from typing import Any, Generic, Iterable, Iterator, Sized, TypeVar
+
+import numpy as np
+
+from ._rng import GeneratorLike, active_generator, resolve_generator
+
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Sampler(Generic[T_co]):
+    """Base class: subclasses define ``__iter__`` (indices or batches of them) and usually ``__len__``."""
+
+    def __init__(self, data_source: Sized | None = None) -> None:
+        pass
+
+    def __iter__(self) -> Iterator[T_co]:
+        raise NotImplementedError(f"{type(self).__name__} (a Sampler subclass) must implement __iter__")
+
+
+class _ArraySampler(Sampler[int]):
+    """A sampler whose epoch is one index array: iterating yields its elements as Python ints."""
+
+    def index_array(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.index_array().tolist())
+
+
+class SequentialSampler(_ArraySampler):
+    """0, 1, ..., len(data_source) - 1."""
+
+    def __init__(self, data_source: Sized) -> None:
+        self.data_source = data_source
+
+    def index_array(self) -> np.ndarray:
+        return np.arange(len(self.data_source), dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+class RandomSampler(_ArraySampler):
+    """A random order of the indices: a permutation per pass over the data (``replacement=False``; with
+    ``num_samples > n``, whole permutations one after another, the last one cut), or ``num_samples``
+    independent uniform draws (``replacement=True``). A new order every epoch; see ``_rng`` for the
+    accepted ``generator`` values."""
+
+    def __init__(self, data_source: Sized, replacement: bool = False, num_samples: int | None = None,
+                 generator: GeneratorLike = None) -> None:
+        self.data_source = data_source
+        self.replacement = bool(replacement)
+        self._num_samples = num_samples
+        self.generator = generator
+        self._rng = resolve_generator(generator)
+        if not isinstance(self.num_samples, int) or isinstance(self.num_samples, bool) or self.num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, got num_samples={num_samples}")
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def index_array(self) -> np.ndarray:
+        n, rng = len(self.data_source), active_generator(self._rng)
+        if self.replacement:
+            return rng.integers(0, n, size=self.num_samples, dtype=np.int64)
+        passes = -(-self.num_samples // n)
+        order = np.concatenate([rng.permutation(n) for _ in range(passes)])
+        return order[:self.num_samples].astype(np.int64, copy=False)
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class BatchSampler(Sampler[list[int]]):
+    """Lists of ``batch_size`` indices from ``sampler``; the last, shorter one is dropped with ``drop_last``."""
+
+    def __init__(self, sampler: Sampler[int] | Iterable[int], batch_size: int, drop_last: bool) -> None:
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self) -> Iterator[list[int]]:
+        if isinstance(self.sampler, _ArraySampler):
+            return self._slices(self.sampler.index_array())
+        return self._groups(iter(self.sampler))
+
+    def _slices(self, order: np.ndarray) -> Iterator[list[int]]:
+        stop = len(order) - len(order) % self.batch_size if self.drop_last else len(order)
+        for start in range(0, stop, self.batch_size):
+            yield order[start:start + self.batch_size].tolist()
+
+    def _groups(self, indices: Iterator[Any]) -> Iterator[list[int]]:
+        batch: list[int] = []
+        for i in indices:
+            batch.append(i)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self) -> int:
+        n = len(self.sampler)  # type: ignore[arg-type]
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
