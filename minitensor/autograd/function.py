@@ -38,9 +38,9 @@ class Function:
 
     # Set per call by ``apply``: which positional inputs need a gradient, the edges to the inputs'
     # nodes (a Function, a leaf Tensor, or None), and the inputs' (shape, dtype) for the engine.
-    needs_input_grad: tuple[bool, ...]
-    _edges: tuple[Any, ...]
-    _meta: tuple[Any, ...]
+    needs_input_grad: list[bool]
+    _edges: list[Any]
+    _meta: list[Any]
     _saved: tuple[Any, ...] | None = ()
     _device: Any = None  # where backward runs: the inputs' device
     out_device: Any = None  # set by forward only when the output lives elsewhere (device copies)
@@ -101,9 +101,10 @@ class Function:
         ctx = cls()
         track = requires_grad and state.grad_enabled
         if track:
-            ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+            needs = [isinstance(a, Tensor) and a._requires_grad for a in args]
+            ctx.needs_input_grad = needs
         else:
-            ctx.needs_input_grad = (False,) * len(args)
+            ctx.needs_input_grad = [False] * len(args)
         out = cls.forward(ctx, B, *arrays, **kwargs)
         extras: tuple = ()
         if type(out) is tuple:
@@ -117,10 +118,8 @@ class Function:
         result = wrap(out, ctx.out_device or device)
         if track:
             ctx._device = device
-            ctx._edges = tuple(
-                (a.grad_fn or a) if isinstance(a, Tensor) and a._requires_grad else None for a in args)
-            ctx._meta = tuple((a.array.shape, a.array.dtype) if e is not None else None
-                              for a, e in zip(args, ctx._edges))
+            ctx._edges = [(a.grad_fn or a) if n else None for a, n in zip(args, needs)]
+            ctx._meta = [(a.array.shape, a.array.dtype) if n else None for a, n in zip(args, needs)]
             result._requires_grad = True
             result.grad_fn = ctx
         if extras:

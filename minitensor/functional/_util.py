@@ -24,8 +24,12 @@ def as_operand(x: Any, like: Tensor) -> Any:
 def promote(a: Any, b: Any, floating: bool = False) -> tuple[Any, Any]:
     """Operands cast to PyTorch's result dtype (``floating``: at least the default float dtype)."""
     if not isinstance(a, Tensor):
+        if type(a) is float and b.array.dtype.kind == "f":  # fast path: a weak float scalar
+            return a, b
         a = as_operand(a, b)
     elif not isinstance(b, Tensor):
+        if type(b) is float and a.array.dtype.kind == "f":
+            return a, b
         b = as_operand(b, a)
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.array.dtype == b.array.dtype and \
             (not floating or a.array.dtype.kind == "f"):
