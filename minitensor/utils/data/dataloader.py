@@ -37,6 +37,10 @@ class DataLoader(Generic[T_co]):
     which options may be combined. When ``collate_fn`` is the default and the dataset (or the dataset at
     the bottom of a chain of ``Subset``) offers ``batch_fetcher()`` - ``TensorDataset``, the image
     datasets without transforms - each batch is one fancy index per stored array.
+
+    ``num_workers``: how many threads load batches ahead (0: load in the calling thread), with
+    ``prefetch_factor`` batches in flight per thread; ``device``: where each batch's tensors are moved;
+    ``pin_memory``: accepted, no effect (see the module docstring).
     """
 
     def __init__(self, dataset: Dataset[T_co], batch_size: int = 1, shuffle: bool = False,
@@ -165,17 +169,17 @@ def _result_of(future: Future, indices: Sequence[int]) -> Any:
 
 def _fast_batch_fetcher(dataset: Any) -> BatchFetcher | None:
     """The dataset's batch fetcher, reached through any chain of Subsets (their indices composed)."""
-    index_map: np.ndarray | None = None
+    index_map: np.ndarray | None = None  # outermost positions -> positions in `dataset`
     while isinstance(dataset, Subset):
-        outer = np.asarray(dataset.indices, dtype=np.int64)
-        index_map = outer if index_map is None else outer[index_map]
+        level = np.asarray(dataset.indices, dtype=np.int64)
+        index_map = level if index_map is None else level[index_map]
         dataset = dataset.dataset
     make_fetcher = getattr(dataset, "batch_fetcher", None)
     fetch = make_fetcher() if callable(make_fetcher) else None
     if fetch is None or index_map is None:
         return fetch
-    outer_to_base = index_map
-    return lambda indices: fetch(outer_to_base[indices])
+    to_base = index_map
+    return lambda indices: fetch(to_base[indices])
 
 
 def move_to_device(batch: Any, dev: Device) -> Any:

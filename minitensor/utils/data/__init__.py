@@ -1,0 +1,8 @@
+"""``minitensor.utils.data``: PyTorch's data pipeline names - datasets, samplers, collation, DataLoader."""
+from .collate import default_collate
+from .dataloader import DataLoader
+from .dataset import ConcatDataset, Dataset, Subset, TensorDataset, random_split
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "random_split", "Sampler",
+           "SequentialSampler", "RandomSampler", "BatchSampler", "default_collate", "DataLoader"]
