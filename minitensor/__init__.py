@@ -17,7 +17,7 @@ from .random import manual_seed, seed
 from .tensor import (Tensor, arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
                      ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
                      tensor, zeros, zeros_like)
-from . import datasets, nn, utils  # noqa: E402  (after Tensor: these build on it)
+from . import datasets, nn, optim, utils  # noqa: E402  (after Tensor: these build on it)
 from .serialization import load, save  # noqa: E402
 
 __version__ = "0.1.0"

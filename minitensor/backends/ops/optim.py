@@ -1,9 +1,153 @@
-"""In-place optimizer updates: one call per parameter tensor, no new arrays per step."""
+"""In-place optimizer updates: one call per parameter tensor, no new arrays per step.
+
+Each method updates ``param`` and its preallocated state arrays in place with PyTorch's formulas (the
+single-tensor code paths of ``torch.optim``) and never writes to ``grad``, which belongs to the tensor's
+``.grad``. Hyper-parameters arrive as plain Python scalars, so NumPy 2's weak scalars keep a float32
+parameter float32; every ufunc writes through ``out=`` into an existing array.
+
+Temporaries left (the CUDA backend replaces each method with one fused kernel): one scratch array the size
+of ``param`` per call, plus one for the effective gradient ``(-grad if maximize else grad) + wd * param``
+when ``maximize`` or (coupled) weight decay changes it.
+"""
 from __future__ import annotations
 
+import math
 from typing import Any
+
+Array = Any
+
+
+def _effective_grad(xp: Any, param: Array, grad: Array, weight_decay: float, maximize: bool) -> Array:
+    """g = (-grad if maximize else grad) + weight_decay * param (L2 penalty folded into the gradient).
+
+    Returns ``grad`` itself (to be read only) when neither applies, else a new temporary."""
+    if weight_decay == 0:
+        return xp.negative(grad) if maximize else grad
+    g = xp.multiply(param, weight_decay)
+    if maximize:
+        xp.subtract(g, grad, out=g)
+    else:
+        xp.add(g, grad, out=g)
+    return g
+
+
+def _scaled_add(xp: Any, acc: Array, decay: float, x: Array, scale: float, scratch: Array) -> None:
+    """acc <- decay * acc + scale * x, in place (``x`` may be ``scratch`` itself)."""
+    xp.multiply(x, scale, out=scratch)
+    acc *= decay
+    acc += scratch
+
+
+def _descend(xp: Any, param: Array, numerator: Array, denom: Array, step_size: float) -> None:
+    """param -= step_size * numerator / denom, overwriting ``denom``."""
+    xp.divide(numerator, denom, out=denom)
+    denom *= step_size
+    param -= denom
 
 
 class OptimOps:
     xp: Any
-    # sgd_update, adam_update, rmsprop_update and adagrad_update arrive with the layers issue (#3).
+
+    def sgd_update(self, param: Array, grad: Array, momentum_buf: Array | None, lr: float, momentum: float,
+                   dampening: float, nesterov: bool, weight_decay: float, maximize: bool,
+                   first_step: bool) -> None:
+        """SGD with optional momentum, dampening, Nesterov and L2 weight decay (PyTorch's update):
+
+            g = ±grad + wd * param
+            b = g on the first step, else momentum * b + (1 - dampening) * g      (momentum != 0)
+            g = g + momentum * b if nesterov else b                               (momentum != 0)
+            param -= lr * g
+
+        ``momentum_buf`` (param's shape) is overwritten on ``first_step``; None when momentum == 0."""
+        xp = self.xp
+        g = _effective_grad(xp, param, grad, weight_decay, maximize)
+        scratch = xp.empty_like(param)
+        if momentum != 0:
+            if first_step:
+                momentum_buf[...] = g
+            else:
+                _scaled_add(xp, momentum_buf, momentum, g, 1 - dampening, scratch)
+            if nesterov:
+                xp.multiply(momentum_buf, momentum, out=scratch)
+                scratch += g
+                g = scratch
+            else:
+                g = momentum_buf
+        xp.multiply(g, lr, out=scratch)
+        param -= scratch
+
+    def adam_update(self, param: Array, grad: Array, exp_avg: Array, exp_avg_sq: Array,
+                    max_exp_avg_sq: Array | None, step: int, lr: float, beta1: float, beta2: float,
+                    eps: float, weight_decay: float, amsgrad: bool, decoupled_weight_decay: bool,
+                    maximize: bool) -> None:
+        """Adam (decoupled_weight_decay=False) or AdamW (True), ``step`` counting from 1:
+
+            param *= 1 - lr * wd                          (AdamW; Adam instead adds wd * param to g)
+            m = beta1 m + (1 - beta1) g ;  v = beta2 v + (1 - beta2) g^2
+            v_max = max(v_max, v) and v_max replaces v below                       (amsgrad)
+            param -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+
+        ``max_exp_avg_sq`` is None without amsgrad."""
+        xp = self.xp
+        if decoupled_weight_decay and weight_decay != 0:
+            param *= 1 - lr * weight_decay
+        g = _effective_grad(xp, param, grad, 0 if decoupled_weight_decay else weight_decay, maximize)
+        scratch = xp.empty_like(param)
+        _scaled_add(xp, exp_avg, beta1, g, 1 - beta1, scratch)
+        xp.multiply(g, g, out=scratch)
+        _scaled_add(xp, exp_avg_sq, beta2, scratch, 1 - beta2, scratch)
+        second_moment = exp_avg_sq
+        if amsgrad:
+            xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+            second_moment = max_exp_avg_sq
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
+        denom = xp.sqrt(second_moment, out=scratch)
+        denom /= bias_correction2_sqrt
+        denom += eps
+        _descend(xp, param, exp_avg, denom, lr / bias_correction1)
+
+    def rmsprop_update(self, param: Array, grad: Array, square_avg: Array, momentum_buf: Array | None,
+                       grad_avg: Array | None, lr: float, alpha: float, eps: float, weight_decay: float,
+                       momentum: float, centered: bool, maximize: bool) -> None:
+        """RMSprop (PyTorch's form: eps added after the square root):
+
+            v = alpha v + (1 - alpha) g^2
+            gbar = alpha gbar + (1 - alpha) g ; v~ = v - gbar^2                   (centered)
+            d = g / (sqrt(v~ or v) + eps)
+            b = momentum b + d ; param -= lr b           (momentum > 0; else param -= lr d)
+
+        ``momentum_buf`` is None when momentum == 0, ``grad_avg`` None unless centered."""
+        xp = self.xp
+        g = _effective_grad(xp, param, grad, weight_decay, maximize)
+        scratch = xp.multiply(g, g)
+        _scaled_add(xp, square_avg, alpha, scratch, 1 - alpha, scratch)
+        if centered:
+            _scaled_add(xp, grad_avg, alpha, g, 1 - alpha, scratch)
+            xp.multiply(grad_avg, grad_avg, out=scratch)
+            xp.subtract(square_avg, scratch, out=scratch)
+            xp.sqrt(scratch, out=scratch)
+        else:
+            xp.sqrt(square_avg, out=scratch)
+        scratch += eps
+        if momentum > 0:
+            xp.divide(g, scratch, out=scratch)
+            momentum_buf *= momentum
+            momentum_buf += scratch
+            xp.multiply(momentum_buf, lr, out=scratch)
+            param -= scratch
+        else:
+            _descend(xp, param, g, scratch, lr)
+
+    def adagrad_update(self, param: Array, grad: Array, state_sum: Array, step: int, lr: float,
+                       lr_decay: float, weight_decay: float, eps: float, maximize: bool) -> None:
+        """Adagrad, ``step`` counting from 1:
+
+            s += g^2 ;  param -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(s) + eps)"""
+        xp = self.xp
+        g = _effective_grad(xp, param, grad, weight_decay, maximize)
+        scratch = xp.multiply(g, g)
+        state_sum += scratch
+        xp.sqrt(state_sum, out=scratch)
+        scratch += eps
+        _descend(xp, param, g, scratch, lr / (1 + (step - 1) * lr_decay))
