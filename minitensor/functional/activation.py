@@ -1,65 +1,176 @@
-"""Activations: each a Function on the backend's forward/backward pair, and its public function."""
+"""Activations: each a Function on the backend's forward/backward pair, and its public function.
+
+Most are one ``_Pointwise`` row: the backend op's name and whether its backward needs the output ``y``
+(saved when the derivative is a function of it, as for relu or sigmoid) or the input ``x``.
+"""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ..autograd.function import Function
 from ..tensor import Tensor
+from ._util import norm_dim, to_float
+from .inplace import inplace as _inplace
 
-__all__ = ["relu", "sigmoid", "tanh"]
+__all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu", "silu",
+           "softplus", "sigmoid", "tanh", "hardtanh", "hardtanh_", "softmax", "log_softmax"]
 
 
-class Relu(Function):
+class _Pointwise(Function):
+    """y = B.<op>(x, **params); backward is B.<op>_backward(gy, y or x, **params, **backward_params)."""
+    op: str
+    save_output = True
+    backward_params: dict[str, Any] = {}
+
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any) -> Any:
-        y = B.relu(x)
-        ctx.save_for_backward(y)
+    def forward(ctx: Any, B: Any, x: Any, **params: Any) -> Any:
+        y = getattr(B, ctx.op)(x, **params)
+        ctx.params = params
+        ctx.save_for_backward(y if ctx.save_output else x)
         return y
 
     @staticmethod
     def backward(ctx: Any, B: Any, gy: Any) -> Any:
-        y, = ctx.saved_tensors
-        return B.relu_backward(gy, y)
+        saved, = ctx.saved_tensors
+        return getattr(B, ctx.op + "_backward")(gy, saved, **ctx.params, **ctx.backward_params)
 
 
-class Sigmoid(Function):
-    @staticmethod
-    def forward(ctx: Any, B: Any, x: Any) -> Any:
-        y = B.sigmoid(x)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
-        y, = ctx.saved_tensors
-        return B.sigmoid_backward(gy, y)
+def _pointwise(name: str, op: str, save_output: bool = True, **backward_params: Any) -> type[Function]:
+    return type(name, (_Pointwise,), {"op": op, "save_output": save_output,
+                                      "backward_params": backward_params, "__module__": __name__})
 
 
-class Tanh(Function):
-    @staticmethod
-    def forward(ctx: Any, B: Any, x: Any) -> Any:
-        y = B.tanh(x)
-        ctx.save_for_backward(y)
-        return y
+Relu = _pointwise("Relu", "relu")
+Sigmoid = _pointwise("Sigmoid", "sigmoid")
+Tanh = _pointwise("Tanh", "tanh")
+Hardtanh = _pointwise("Hardtanh", "hardtanh")
+LeakyRelu = _pointwise("LeakyRelu", "leaky_relu")  # y has x's sign for a slope > 0
+LeakyReluFromInput = _pointwise("LeakyReluFromInput", "leaky_relu", save_output=False)  # slope < 0
+Elu = _pointwise("Elu", "elu", is_result=True)  # alpha >= 0: y has x's sign, dy/dx = y + alpha below 0
+EluFromInput = _pointwise("EluFromInput", "elu", save_output=False, is_result=False)  # alpha < 0
+Gelu = _pointwise("Gelu", "gelu", save_output=False)
+Silu = _pointwise("Silu", "silu", save_output=False)
+Softplus = _pointwise("Softplus", "softplus", save_output=False)
+Softmax = _pointwise("Softmax", "softmax")
+LogSoftmax = _pointwise("LogSoftmax", "log_softmax")
 
-    @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
-        y, = ctx.saved_tensors
-        return B.tanh_backward(gy, y)
+
+def _maybe_inplace(input: Tensor, inplace: bool, fn: Callable[..., Tensor], *args: Any,
+                   saves_input: bool = False) -> Tensor:
+    """``fn(input, *args)``, written into ``input`` when ``inplace`` (PyTorch's ``inplace=True``)."""
+    if not inplace:
+        return fn(input, *args)
+    if saves_input and input.requires_grad:
+        # The op keeps x for its backward and x's memory is about to take y: differentiate a copy.
+        return _inplace(input, lambda t, *a: fn(t.clone(), *a), *args)
+    return _inplace(input, fn, *args)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(x, 0); ``inplace=True`` writes the result into ``input``."""
-    if inplace:
-        from .inplace import inplace as _inplace
-        return _inplace(input, relu)
-    return Relu.apply(input)
+    return _maybe_inplace(input, inplace, Relu.apply)
+
+
+def relu_(input: Tensor) -> Tensor:
+    return relu(input, inplace=True)
 
 
 def sigmoid(input: Tensor) -> Tensor:
-    """1 / (1 + exp(-x))."""
-    return Sigmoid.apply(input)
+    """1 / (1 + exp(-x)); integer inputs give the default float dtype."""
+    return Sigmoid.apply(to_float(input))
 
 
 def tanh(input: Tensor) -> Tensor:
-    return Tanh.apply(input)
+    return Tanh.apply(to_float(input))
+
+
+def _hardtanh(input: Tensor, min_val: float, max_val: float) -> Tensor:
+    return Hardtanh.apply(input, min_val=min_val, max_val=max_val)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """clamp(x, min_val, max_val); the gradient is 0 at the ends and beyond (as PyTorch)."""
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
+    return _maybe_inplace(input, inplace, _hardtanh, float(min_val), float(max_val))
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """min(max(x, 0), 6)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def _leaky_relu(input: Tensor, negative_slope: float) -> Tensor:
+    fn = LeakyRelu if negative_slope >= 0 else LeakyReluFromInput
+    return fn.apply(input, negative_slope=negative_slope)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x where x > 0, negative_slope * x elsewhere."""
+    return _maybe_inplace(input, inplace, _leaky_relu, float(negative_slope),
+                          saves_input=negative_slope < 0)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def _elu(input: Tensor, alpha: float) -> Tensor:
+    return (Elu if alpha >= 0 else EluFromInput).apply(to_float(input), alpha=alpha)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, alpha * (exp(x) - 1) elsewhere."""
+    return _maybe_inplace(input, inplace, _elu, float(alpha), saves_input=alpha < 0)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, inplace=True)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x), Phi the standard normal CDF: 0.5 x (1 + erf(x / sqrt(2))) with approximate='none',
+    0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) with approximate='tanh'."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return Gelu.apply(to_float(input), approximate=approximate)
+
+
+def _silu(input: Tensor) -> Tensor:
+    return Silu.apply(to_float(input))
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x) (also called swish)."""
+    return _maybe_inplace(input, inplace, _silu, saves_input=True)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
+    return Softplus.apply(to_float(input), beta=float(beta), threshold=float(threshold))
+
+
+def _softmax_input(name: str, input: Tensor, dim: int | None, dtype: Any) -> tuple[Tensor, int]:
+    if dim is None:
+        raise TypeError(f"{name}() needs dim: the implicit choice of dim is deprecated in PyTorch and "
+                        f"not supported here; pass e.g. {name}(x, dim=-1)")
+    if dtype is not None:
+        input = input.to(dtype)
+    return to_float(input), norm_dim(dim, input.ndim)
+
+
+def softmax(input: Tensor, dim: int | None = None, *, dtype: Any = None) -> Tensor:
+    """exp(x_i) / sum_j exp(x_j) along ``dim`` (the max is subtracted first, so nothing overflows);
+    ``dtype`` casts the input first."""
+    x, axis = _softmax_input("softmax", input, dim, dtype)
+    return Softmax.apply(x, axis=axis)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, *, dtype: Any = None) -> Tensor:
+    """x_i - log(sum_j exp(x_j)) along ``dim``, stable for any finite x."""
+    x, axis = _softmax_input("log_softmax", input, dim, dtype)
+    return LogSoftmax.apply(x, axis=axis)

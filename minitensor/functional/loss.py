@@ -1,4 +1,355 @@
-"""(filled by the layers issue, #3)"""
+"""Losses: each one Function (one graph node) on a fused backend pair, with PyTorch's reductions.
+
+A loss Function computes the unreduced loss on the backend, reduces it ('mean' | 'sum' | 'none'), and in
+backward turns the reduced gradient back into one per element before the backend's fused backward.
+``size_average`` and ``reduce`` are PyTorch's deprecated spellings of ``reduction``, accepted as there.
+"""
 from __future__ import annotations
 
-__all__: list[str] = []
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor, as_tensor
+from ._util import promote
+
+__all__ = ["mse_loss", "l1_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits"]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+# ---------------------------------------------------------------------------------------- reductions
+def _reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """The reduction, from PyTorch's legacy flags when either is given (they override ``reduction``)."""
+    if size_average is not None or reduce is not None:
+        if reduce is False:
+            return "none"
+        return "sum" if size_average is False else "mean"
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction!r} is not a valid value for reduction; expected one of {_REDUCTIONS}")
+    return reduction
+
+
+def _reduce(B: Any, losses: Any, reduction: str, divisor: Any = None) -> Any:
+    """sum, mean (sum / divisor; divisor defaults to the element count) or the losses themselves."""
+    if reduction == "none":
+        return losses
+    total = B.sum(losses, None, False)
+    if reduction == "sum":
+        return total
+    return total / (losses.size if divisor is None else divisor)
+
+
+def _unreduce(B: Any, g: Any, shape: tuple[int, ...], reduction: str, divisor: Any = None) -> Any:
+    """The gradient of each unreduced loss from that of the reduced one (a broadcast view: read only)."""
+    if reduction == "none":
+        return g
+    if reduction == "mean":
+        g = g / (int(np.prod(shape)) if divisor is None else divisor)
+    return B.broadcast_to(g, shape)
+
+
+# ------------------------------------------------------------------------------- elementwise losses
+class _DifferenceLoss(Function):
+    """loss = reduce(B.<op>(x, t)) for losses of x - t (x and t broadcast); d/dt = -d/dx."""
+    op: str
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, t: Any, *, reduction: str) -> Any:
+        losses = getattr(B, ctx.op)(x, t)
+        ctx.save_for_backward(x, t)
+        ctx.shape, ctx.reduction = losses.shape, reduction
+        return _reduce(B, losses, reduction)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, g: Any) -> Any:
+        x, t = ctx.saved_tensors
+        gx = getattr(B, ctx.op + "_backward")(_unreduce(B, g, ctx.shape, ctx.reduction), x, t)
+        return (gx if ctx.needs_input_grad[0] else None), (-gx if ctx.needs_input_grad[1] else None)
+
+
+class MSELoss(_DifferenceLoss):
+    op = "mse_loss"
+
+
+class L1Loss(_DifferenceLoss):
+    op = "l1_loss"
+
+
+class _BinaryLoss(Function):
+    """loss = reduce(weight * B.<op>(x, t[, pos_weight])); weight and pos_weight get no gradient."""
+    op: str
+    with_pos_weight: bool
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, t: Any, weight: Any, pos_weight: Any, *, reduction: str) -> Any:
+        extra = (pos_weight,) if ctx.with_pos_weight else ()
+        losses = getattr(B, ctx.op)(x, t, *extra)
+        if weight is not None:
+            losses *= weight
+        ctx.save_for_backward(x, t, weight, pos_weight)
+        ctx.reduction = reduction
+        return _reduce(B, losses, reduction)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, g: Any) -> Any:
+        x, t, weight, pos_weight = ctx.saved_tensors
+        g = _unreduce(B, g, x.shape, ctx.reduction)
+        if weight is not None:
+            g = g * weight
+        extra = (pos_weight,) if ctx.with_pos_weight else ()
+        gx, gt = getattr(B, ctx.op + "_backward")(g, x, t, *extra, needs=ctx.needs_input_grad[:2])
+        return gx, gt, None, None
+
+
+class BinaryCrossEntropy(_BinaryLoss):
+    op, with_pos_weight = "binary_cross_entropy", False
+
+
+class BinaryCrossEntropyWithLogits(_BinaryLoss):
+    op, with_pos_weight = "bce_with_logits", True
+
+
+def _broadcast_pair(name: str, input: Tensor, target: Any) -> tuple[Tensor, Tensor]:
+    """input and target promoted to one float dtype; a shape mismatch warns (it broadcasts) as PyTorch."""
+    input, target = promote(input, as_tensor(target, device=input.device), floating=True)
+    if input.shape != target.shape:
+        try:
+            np.broadcast_shapes(input.shape, target.shape)
+        except ValueError:
+            raise ValueError(f"{name}: target shape {tuple(target.shape)} does not broadcast with input "
+                             f"shape {tuple(input.shape)}") from None
+        warnings.warn(f"{name}: using a target size ({tuple(target.shape)}) that is different to the input "
+                      f"size ({tuple(input.shape)}). This will likely lead to incorrect results due to "
+                      "broadcasting. Please ensure they have the same size.", stacklevel=3)
+    return input, target
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+             reduction: str = "mean") -> Tensor:
+    """Mean (or sum, or each) of (input - target)^2."""
+    input, target = _broadcast_pair("mse_loss", input, target)
+    return MSELoss.apply(input, target, reduction=_reduction(size_average, reduce, reduction))
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+            reduction: str = "mean") -> Tensor:
+    """Mean (or sum, or each) of |input - target|; the gradient at input == target is 0."""
+    input, target = _broadcast_pair("l1_loss", input, target)
+    return L1Loss.apply(input, target, reduction=_reduction(size_average, reduce, reduction))
+
+
+def _like_input(name: str, what: str, t: Any, input: Tensor, must_match: bool) -> Tensor | None:
+    """``t`` as a tensor in input's dtype; with ``must_match`` its shape must equal input's, otherwise it
+    must broadcast to it."""
+    if t is None:
+        return None
+    t = as_tensor(t, device=input.device)
+    if t.array.dtype != input.array.dtype:
+        t = t.to(input.dtype)
+    if must_match:
+        if t.shape != input.shape:
+            raise ValueError(f"{name}: {what} size {tuple(t.shape)} must be the same as input size "
+                             f"{tuple(input.shape)}")
+    elif np.broadcast_shapes(t.shape, input.shape) != input.shape:
+        raise ValueError(f"{name}: {what} of shape {tuple(t.shape)} does not broadcast to the input "
+                         f"shape {tuple(input.shape)}")
+    return t
+
+
+def _float_input(name: str, input: Tensor) -> None:
+    if not input.is_floating_point():
+        raise TypeError(f"{name}: input must be a floating point tensor, got {input.dtype}")
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """-w (t log x + (1 - t) log(1 - x)) for probabilities x in [0, 1], each log clamped at -100 as
+    PyTorch (so x = 0 or 1 gives a finite loss). ``weight`` broadcasts to the input's shape."""
+    _float_input("binary_cross_entropy", input)
+    target = _like_input("binary_cross_entropy", "target", target, input, must_match=True)
+    weight = _like_input("binary_cross_entropy", "weight", weight, input, must_match=False)
+    x = input.array
+    if bool(((x < 0) | (x > 1)).any()):
+        raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1 (pass "
+                         "logits to binary_cross_entropy_with_logits instead)")
+    return BinaryCrossEntropy.apply(input, target, weight, None,
+                                    reduction=_reduction(size_average, reduce, reduction))
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average: bool | None = None, reduce: bool | None = None,
+                                     reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
+    """BCE of sigmoid(input), in log-sum-exp form: w ((1 - t) x - (1 + (p - 1) t) log sigmoid(x)) with
+    p = pos_weight (broadcast over the last dim, e.g. one per class); finite for any finite x."""
+    name = "binary_cross_entropy_with_logits"
+    _float_input(name, input)
+    target = _like_input(name, "target", target, input, must_match=True)
+    weight = _like_input(name, "weight", weight, input, must_match=False)
+    pos_weight = _like_input(name, "pos_weight", pos_weight, input, must_match=False)
+    return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight,
+                                              reduction=_reduction(size_average, reduce, reduction))
+
+
+# ------------------------------------------------------------------------------ class-index losses
+class _ClassIndexLoss(Function):
+    """Losses over classes on axis 1 with integer targets; 'mean' divides by the summed target weights."""
+
+    @staticmethod
+    def _divisor(B: Any, target: Any, weight: Any, ignore_index: int, reduction: str, dtype: Any) -> Any:
+        if reduction != "mean":
+            return None
+        return B.sum(B.class_target_weights(target, weight, ignore_index, dtype), None, False)
+
+
+class CrossEntropy(_ClassIndexLoss):
+    """Fused log_softmax + nll (+ label smoothing), saving the log-probabilities."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, logits: Any, target: Any, weight: Any, *, ignore_index: int,
+                label_smoothing: float, reduction: str) -> Any:
+        losses, log_probs = B.softmax_cross_entropy(logits, target, weight, ignore_index, label_smoothing)
+        divisor = ctx._divisor(B, target, weight, ignore_index, reduction, logits.dtype)
+        ctx.save_for_backward(log_probs, target, weight, divisor)
+        ctx.shape, ctx.reduction = losses.shape, reduction
+        ctx.ignore_index, ctx.label_smoothing = ignore_index, label_smoothing
+        return _reduce(B, losses, reduction, divisor)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, g: Any) -> Any:
+        log_probs, target, weight, divisor = ctx.saved_tensors
+        g = _unreduce(B, g, ctx.shape, ctx.reduction, divisor)
+        gx = B.softmax_cross_entropy_backward(g, log_probs, target, weight, ctx.ignore_index,
+                                              ctx.label_smoothing)
+        return gx, None, None
+
+
+class NLLLoss(_ClassIndexLoss):
+    @staticmethod
+    def forward(ctx: Any, B: Any, log_probs: Any, target: Any, weight: Any, *, ignore_index: int,
+                reduction: str) -> Any:
+        losses = B.nll_loss(log_probs, target, weight, ignore_index)
+        divisor = ctx._divisor(B, target, weight, ignore_index, reduction, log_probs.dtype)
+        ctx.save_for_backward(target, weight, divisor)
+        ctx.shape, ctx.reduction = losses.shape, reduction
+        ctx.ignore_index, ctx.num_classes = ignore_index, log_probs.shape[1]
+        return _reduce(B, losses, reduction, divisor)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, g: Any) -> Any:
+        target, weight, divisor = ctx.saved_tensors
+        g = _unreduce(B, g, ctx.shape, ctx.reduction, divisor)
+        return B.nll_loss_backward(g, target, weight, ctx.ignore_index, ctx.num_classes), None, None
+
+
+class CrossEntropyProbs(Function):
+    """Cross-entropy against class probabilities (N, C, *); 'mean' divides by the number of rows."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, logits: Any, target: Any, weight: Any, *, label_smoothing: float,
+                reduction: str) -> Any:
+        losses, log_probs = B.softmax_cross_entropy_probs(logits, target, weight, label_smoothing)
+        ctx.save_for_backward(log_probs, target, weight)
+        ctx.shape, ctx.reduction, ctx.label_smoothing = losses.shape, reduction, label_smoothing
+        return _reduce(B, losses, reduction)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, g: Any) -> Any:
+        log_probs, target, weight = ctx.saved_tensors
+        g = _unreduce(B, g, ctx.shape, ctx.reduction)
+        gx, gt = B.softmax_cross_entropy_probs_backward(g, log_probs, target, weight, ctx.label_smoothing,
+                                                        ctx.needs_input_grad[:2])
+        return gx, gt, None
+
+
+def _batched(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor, bool]:
+    """An unbatched input (C,) (with target () or (C,)) gets a batch dim of 1; the flag says so."""
+    if input.ndim != 1:
+        return input, target, False
+    return input.unsqueeze(0), target.unsqueeze(0), True
+
+
+def _check_class_targets(name: str, input: Tensor, target: Tensor, ignore_index: int) -> None:
+    """Integer targets of shape (N, *) for input (N, C, *), each in [0, C) or equal to ignore_index."""
+    if target.array.dtype.kind not in "iu":
+        raise TypeError(f"{name}: class-index targets must be integers (int64), got {target.dtype}; "
+                        f"probability targets must have the input's shape {tuple(input.shape)}")
+    expected = (input.shape[0],) + tuple(input.shape[2:])
+    if tuple(target.shape) != expected:
+        raise ValueError(f"{name}: expected target of shape {expected} for input of shape "
+                         f"{tuple(input.shape)}, got target of shape {tuple(target.shape)}")
+    t, n_classes = target.array, input.shape[1]
+    bad = (t < 0) | (t >= n_classes)
+    bad &= t != ignore_index
+    if bool(bad.any()):
+        value = int(input.device.backend.to_numpy(t[bad][:1])[0])
+        raise IndexError(f"{name}: target {value} is out of bounds for {n_classes} classes (valid: 0 to "
+                         f"{n_classes - 1}, or ignore_index={ignore_index})")
+
+
+def _class_input(name: str, input: Tensor, weight: Any) -> Tensor | None:
+    """Checks the (N, C, *) input and returns the class weights as a (C,) tensor in its dtype."""
+    _float_input(name, input)
+    if input.ndim < 2:
+        raise ValueError(f"{name}: expected input of shape (N, C, ...) or (C,), got {tuple(input.shape)}")
+    if weight is None:
+        return None
+    weight = as_tensor(weight, device=input.device)
+    if tuple(weight.shape) != (input.shape[1],):
+        raise ValueError(f"{name}: weight must have one entry per class, shape ({input.shape[1]},), got "
+                         f"{tuple(weight.shape)}")
+    return weight if weight.array.dtype == input.array.dtype else weight.to(input.dtype)
+
+
+def _unbatched_result(out: Tensor, unbatched: bool, reduction: str) -> Tensor:
+    return out.squeeze(0) if unbatched and reduction == "none" else out
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  size_average: bool | None = None, ignore_index: int = -100, reduce: bool | None = None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """Softmax cross-entropy of logits ``input`` (N, C, *) or (C,), fused and stable for any logits.
+
+    ``target`` holds class indices (N, *) (int64; ``ignore_index`` rows count for nothing) or class
+    probabilities of the input's shape. With eps = label_smoothing and w = weight (default 1), each row's
+    loss is (1 - eps) w_t (-log p_t) + eps / C sum_c w_c (-log p_c); 'mean' divides the sum by the summed
+    w_t of the rows not ignored (by the number of rows for probability targets), as PyTorch does."""
+    name = "cross_entropy"
+    reduction = _reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"{name}: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+    target = as_tensor(target, device=input.device)
+    probabilities = target.shape == input.shape
+    input, target, unbatched = _batched(input, target)
+    weight = _class_input(name, input, weight)
+    if probabilities:
+        if not target.is_floating_point():
+            raise TypeError(f"{name}: a target of the input's shape {tuple(input.shape)} holds class "
+                            f"probabilities and must be floating point, got {target.dtype}")
+        if ignore_index >= 0:
+            raise ValueError(f"{name}: ignore_index is not supported for probability targets")
+        target = target if target.array.dtype == input.array.dtype else target.to(input.dtype)
+        out = CrossEntropyProbs.apply(input, target, weight, label_smoothing=float(label_smoothing),
+                                      reduction=reduction)
+    else:
+        _check_class_targets(name, input, target, ignore_index)
+        out = CrossEntropy.apply(input, target, weight, ignore_index=int(ignore_index),
+                                 label_smoothing=float(label_smoothing), reduction=reduction)
+    return _unbatched_result(out, unbatched, reduction)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+             ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of log-probabilities ``input`` (N, C, *) or (C,) at class indices ``target``
+    (N, *): -w_t input[t] per row, 0 where target == ignore_index; 'mean' divides by the summed w_t."""
+    name = "nll_loss"
+    reduction = _reduction(size_average, reduce, reduction)
+    input, target, unbatched = _batched(input, as_tensor(target, device=input.device))
+    weight = _class_input(name, input, weight)
+    _check_class_targets(name, input, target, ignore_index)
+    out = NLLLoss.apply(input, target, weight, ignore_index=int(ignore_index), reduction=reduction)
+    return _unbatched_result(out, unbatched, reduction)

@@ -1,4 +1,100 @@
-"""(filled by the layers issue, #3)"""
+"""Normalisation: batch norm and layer norm, each one Function on a fused backend pair."""
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any, Sequence
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+
+__all__ = ["batch_norm", "layer_norm"]
+
+
+class BatchNorm(Function):
+    """y = (x - mean) invstd w + b per channel (axis 1); running statistics are updated in place."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, running_mean: Any, running_var: Any, weight: Any, bias: Any, *,
+                training: bool, momentum: float, eps: float) -> Any:
+        y, mean, invstd = B.batch_norm_forward(x, weight, bias, running_mean, running_var, training,
+                                               momentum, eps)
+        ctx.save_for_backward(x, weight, mean, invstd)
+        ctx.training = training
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        x, weight, mean, invstd = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        gx, gw, gb = B.batch_norm_backward(gy, x, weight, mean, invstd, ctx.training,
+                                           (need[0], need[3], need[4]))
+        return gx, None, None, gw, gb
+
+
+class LayerNorm(Function):
+    """y = (x - mean) invstd w + b, statistics over the last ``normalized_ndim`` dims."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, weight: Any, bias: Any, *, normalized_ndim: int,
+                eps: float) -> Any:
+        y, mean, invstd = B.layer_norm_forward(x, weight, bias, normalized_ndim, eps)
+        ctx.save_for_backward(x, weight, mean, invstd)
+        ctx.normalized_ndim = normalized_ndim
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        x, weight, mean, invstd = ctx.saved_tensors
+        return B.layer_norm_backward(gy, x, weight, mean, invstd, ctx.normalized_ndim,
+                                     ctx.needs_input_grad)
+
+
+def _like(t: Tensor | None, input: Tensor) -> Tensor | None:
+    """An affine parameter in the input's dtype (a differentiable cast when it differs)."""
+    return t if t is None or t.array.dtype == input.array.dtype else t.to(input.dtype)
+
+
+def _check_shape(name: str, what: str, t: Tensor | None, shape: tuple[int, ...]) -> None:
+    if t is not None and tuple(t.shape) != shape:
+        raise ValueError(f"{name}: {what} must have shape {shape}, got {tuple(t.shape)}")
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of ``input`` (N, C) or (N, C, *) over N and *, then scale by ``weight`` and
+    shift by ``bias`` (each (C,)).
+
+    Training uses the batch mean and biased variance and, when given, moves ``running_mean`` and
+    ``running_var`` in place: r = (1 - momentum) r + momentum s, with the unbiased variance for r_var.
+    Evaluation (``training=False``) uses the running statistics."""
+    name = "batch_norm"
+    if input.ndim < 2:
+        raise ValueError(f"{name}: expected input of shape (N, C) or (N, C, *), got {tuple(input.shape)}")
+    channels = (input.shape[1],)
+    for what, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        _check_shape(name, what, t, channels)
+    if training:
+        if input.numel() // max(input.shape[1], 1) <= 1:
+            raise ValueError(f"{name}: expected more than 1 value per channel when training, got input "
+                             f"of shape {tuple(input.shape)}")
+    elif running_mean is None or running_var is None:
+        raise ValueError(f"{name}: running_mean and running_var are needed when training=False")
+    return BatchNorm.apply(input, running_mean, running_var, weight, bias, training=bool(training),
+                           momentum=float(momentum), eps=float(eps))
+
+
+def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the last dims of ``input`` (those of ``normalized_shape``):
+    (x - mean) / sqrt(var + eps) * weight + bias, with the biased variance; weight and bias have
+    ``normalized_shape``."""
+    name = "layer_norm"
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not shape or input.ndim < len(shape) or tuple(input.shape[-len(shape):]) != shape:
+        raise ValueError(f"{name}: given normalized_shape={list(shape)}, expected input with shape "
+                         f"[*, {', '.join(map(str, shape))}], but got input of shape {tuple(input.shape)}")
+    _check_shape(name, "weight", weight, shape)
+    _check_shape(name, "bias", bias, shape)
+    return LayerNorm.apply(input, _like(weight, input), _like(bias, input), normalized_ndim=len(shape),
+                           eps=float(eps))

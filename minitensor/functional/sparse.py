@@ -1,4 +1,63 @@
-"""(filled by the layers issue, #3)"""
+"""Embedding: rows of a weight table looked up by integer indices."""
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any
+
+from ..autograd.function import Function
+from ..tensor import Tensor, as_tensor
+
+__all__ = ["embedding"]
+
+
+class Embedding(Function):
+    """y = weight[indices]; the gradient scatter-adds gy rows back (repeated indices accumulate)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, indices: Any, weight: Any, *, padding_idx: int | None,
+                scale_grad_by_freq: bool) -> Any:
+        ctx.save_for_backward(indices)
+        ctx.num_embeddings, ctx.padding_idx = weight.shape[0], padding_idx
+        ctx.scale_grad_by_freq = scale_grad_by_freq
+        return B.embedding(weight, indices)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        indices, = ctx.saved_tensors
+        if not ctx.needs_input_grad[1]:
+            return None, None
+        return None, B.embedding_backward(gy, indices, ctx.num_embeddings, ctx.padding_idx,
+                                          ctx.scale_grad_by_freq)
+
+
+def _padding_index(padding_idx: int | None, num_embeddings: int) -> int | None:
+    """padding_idx in [0, num_embeddings) (negative counts from the end), as PyTorch."""
+    if padding_idx is None:
+        return None
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise ValueError(f"embedding: padding_idx {padding_idx} must be within the {num_embeddings} rows "
+                         f"of weight (-{num_embeddings} to {num_embeddings - 1})")
+    return padding_idx % num_embeddings
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """``weight[input]``: integer indices of any shape give input.shape + (embedding_dim,) rows of
+    ``weight`` (num_embeddings, embedding_dim). The ``padding_idx`` row gets no gradient;
+    ``scale_grad_by_freq`` divides each row's gradient by its index's count in ``input``."""
+    if max_norm is not None or sparse:
+        raise NotImplementedError("embedding: max_norm and sparse=True are not supported")
+    if weight.ndim != 2:
+        raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape "
+                         f"{tuple(weight.shape)}")
+    input = as_tensor(input, device=weight.device)
+    if input.array.dtype.kind not in "iu":
+        raise TypeError(f"embedding: indices must be integers (int64 or int32), got {input.dtype}")
+    num_embeddings = weight.shape[0]
+    idx = input.array
+    bad = (idx < 0) | (idx >= num_embeddings)
+    if bool(bad.any()):
+        value = int(weight.device.backend.to_numpy(idx[bad][:1])[0])
+        raise IndexError(f"embedding: index {value} is out of range for a weight of {num_embeddings} rows "
+                         f"(valid: 0 to {num_embeddings - 1})")
+    return Embedding.apply(input, weight, padding_idx=_padding_index(padding_idx, num_embeddings),
+                           scale_grad_by_freq=bool(scale_grad_by_freq))

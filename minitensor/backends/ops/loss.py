@@ -36,6 +36,11 @@ class LossOps:
         w *= kept
         return w
 
+    @staticmethod
+    def _class_weighted(a: Array, weight: Array | None) -> Array:
+        """a (N, C, *) times weight (C,) along the class axis (a itself without weight)."""
+        return a if weight is None else a * _on_class_axis(weight, a.ndim)
+
     def _picked_log_probs(self, log_probs: Array, target: Array, ignore_index: int) -> Array:
         """(N, *) log_probs[n, target[n], ...], with class 0 standing in for ignored targets."""
         xp = self.xp
@@ -71,8 +76,7 @@ class LossOps:
         losses = self.nll_loss(log_probs, target, weight, ignore_index)
         if label_smoothing:
             losses *= 1 - label_smoothing
-            weighted = log_probs if weight is None else log_probs * _on_class_axis(weight, logits.ndim)
-            smooth = self.xp.sum(weighted, axis=1)
+            smooth = self.xp.sum(self._class_weighted(log_probs, weight), axis=1)
             smooth *= target != ignore_index
             smooth *= -label_smoothing / logits.shape[1]
             losses += smooth
@@ -86,20 +90,16 @@ class LossOps:
         xp = self.xp
         eps, n_classes = label_smoothing, log_probs.shape[1]
         g_pick = g * self.class_target_weights(target, weight, ignore_index, g.dtype)
+        g_pick *= 1 - eps
+        p_scale = g_pick
         if eps:
-            g_pick *= 1 - eps
-            g_kept = g * (target != ignore_index)
-            weight_total = n_classes if weight is None else xp.sum(weight)
-            g_smooth = g_kept * (eps / n_classes)
-            gx = xp.exp(log_probs)
-            gx *= xp.expand_dims(g_pick + g_smooth * weight_total, 1)
-            smooth_target = xp.expand_dims(g_smooth, 1)
-            if weight is not None:
-                smooth_target = smooth_target * _on_class_axis(weight, log_probs.ndim)
-            gx -= smooth_target
-        else:
-            gx = xp.exp(log_probs)
-            gx *= xp.expand_dims(g_pick, 1)
+            g_smooth = g * (target != ignore_index)
+            g_smooth *= eps / n_classes
+            p_scale = g_pick + g_smooth * (n_classes if weight is None else xp.sum(weight))
+        gx = xp.exp(log_probs)
+        gx *= xp.expand_dims(p_scale, 1)
+        if eps:
+            gx -= self._class_weighted(xp.expand_dims(g_smooth, 1), weight)
         return self._add_at_targets(gx, target, ignore_index, -g_pick)
 
     # ------------------------------------------------------------------------ probability targets
@@ -108,9 +108,6 @@ class LossOps:
         if not label_smoothing:
             return target
         return target * (1 - label_smoothing) + label_smoothing / target.shape[1]
-
-    def _class_weighted(self, a: Array, weight: Array | None) -> Array:
-        return a if weight is None else a * _on_class_axis(weight, a.ndim)
 
     def softmax_cross_entropy_probs(self, logits: Array, target: Array, weight: Array | None,
                                     label_smoothing: float) -> tuple[Array, Array]:

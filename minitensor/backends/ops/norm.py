@@ -5,18 +5,25 @@ x_hat = (x - mean) * invstd in backward, rather than keeping a second input-size
 """
 from __future__ import annotations
 
+import string
 from typing import Any
 
 Array = Any
 
 
-def _channels(a: Array, ndim: int) -> Array:
-    """A (C,) array shaped (1, C, 1, ...) to broadcast against (N, C, *)."""
-    return a.reshape((1, -1) + (1,) * (ndim - 2))
+def _channels(a: Array, x: Array) -> Array:
+    """A (C,) array shaped (1, C, 1, ...) and cast to x's dtype, to broadcast against x (N, C, *)."""
+    return a.astype(x.dtype, copy=False).reshape((1, -1) + (1,) * (x.ndim - 2))
 
 
 class NormOps:
     xp: Any
+
+    def _dot(self, a: Array, b: Array, keep: tuple[int, ...]) -> Array:
+        """sum(a * b) over every axis not in ``keep`` (einsum: no a * b temporary; views welcome)."""
+        letters = string.ascii_letters[:a.ndim]
+        kept = "".join(letters[i] for i in keep)
+        return self.xp.einsum(f"{letters},{letters}->{kept}", a, b)
 
     def _normalize(self, x: Array, axes: tuple[int, ...], eps: float
                    ) -> tuple[Array, Array, Array, Array]:
@@ -25,7 +32,8 @@ class NormOps:
         xp = self.xp
         mean = xp.mean(x, axis=axes, keepdims=True)
         x_hat = x - mean
-        var = xp.mean(x_hat * x_hat, axis=axes, keepdims=True)
+        kept = tuple(i for i in range(x.ndim) if i not in axes)
+        var = (self._dot(x_hat, x_hat, kept) / (x.size // mean.size)).reshape(mean.shape)
         invstd = 1 / xp.sqrt(var + eps)
         x_hat *= invstd
         return x_hat, mean, var, invstd
@@ -48,12 +56,12 @@ class NormOps:
         r <- (1 - momentum) r + momentum s, with the unbiased batch variance (PyTorch's rule).
         Evaluation uses the running statistics."""
         xp = self.xp
-        w = None if weight is None else _channels(weight, x.ndim)
-        b = None if bias is None else _channels(bias, x.ndim)
+        w = None if weight is None else _channels(weight, x)
+        b = None if bias is None else _channels(bias, x)
         if not training:
             invstd = 1 / xp.sqrt(running_var + eps)
-            y = x - _channels(running_mean, x.ndim)
-            y *= _channels(invstd, x.ndim)
+            y = x - _channels(running_mean, x)
+            y *= _channels(invstd, x)
             return self._affine_(y, w, b), running_mean, invstd
         axes = (0,) + tuple(range(2, x.ndim))
         y, mean, var, invstd = self._normalize(x, axes, eps)
@@ -75,21 +83,21 @@ class NormOps:
         gx = w invstd (gy - gbias / M - x_hat gweight / M); in evaluation gx = w invstd gy."""
         xp = self.xp
         axes = (0,) + tuple(range(2, x.ndim))
-        inv = _channels(invstd, x.ndim)
-        scale = inv if weight is None else inv * _channels(weight, x.ndim)
+        inv = _channels(invstd, x)
+        scale = inv if weight is None else inv * _channels(weight, x)
         need_stats = training and needs[0]
         g_sum = xp.sum(gy, axis=axes) if (needs[2] or need_stats) else None
         x_hat = g_xhat_sum = None
         if needs[1] or need_stats:
-            x_hat = x - _channels(mean, x.ndim)
+            x_hat = x - _channels(mean, x)
             x_hat *= inv
-            g_xhat_sum = xp.sum(gy * x_hat, axis=axes)
+            g_xhat_sum = self._dot(gy, x_hat, (1,))
         gx = None
         if needs[0]:
             if training:
                 count = x.size // x.shape[1]
-                x_hat *= _channels(g_xhat_sum / count, x.ndim)
-                gx = gy - _channels(g_sum / count, x.ndim)
+                x_hat *= _channels(g_xhat_sum / count, x)
+                gx = gy - _channels(g_sum / count, x)
                 gx -= x_hat
                 gx *= scale
             else:
@@ -110,20 +118,18 @@ class NormOps:
         """-> (gx, gweight, gbias). With g = gy w and means over the normalised dims:
         gx = invstd (g - mean(g) - x_hat mean(g x_hat)); gweight, gbias sum gy x_hat, gy over the rest."""
         xp = self.xp
-        axes = tuple(range(x.ndim - normalized_ndim, x.ndim))
         lead = tuple(range(x.ndim - normalized_ndim))
+        norm = tuple(range(x.ndim - normalized_ndim, x.ndim))
         x_hat = x - mean
         x_hat *= invstd
-        gx = gw = gb = None
-        if needs[1]:
-            gw = xp.sum(gy * x_hat, axis=lead)
-        if needs[2]:
-            gb = xp.sum(gy, axis=lead)
+        gw = self._dot(gy, x_hat, norm) if needs[1] else None
+        gb = xp.sum(gy, axis=lead) if needs[2] else None
+        gx = None
         if needs[0]:
-            g = gy if weight is None else gy * weight
-            g_xhat_mean = xp.mean(g * x_hat, axis=axes, keepdims=True)
-            x_hat *= g_xhat_mean
-            gx = g - xp.mean(g, axis=axes, keepdims=True)
+            gx = gy.copy() if weight is None else gy * weight  # g, then gx in the same memory
+            count = x_hat.size // mean.size
+            x_hat *= (self._dot(gx, x_hat, lead) / count).reshape(mean.shape)
+            gx -= xp.mean(gx, axis=norm, keepdims=True)
             gx -= x_hat
             gx *= invstd
         return gx, gw, gb

@@ -1,0 +1,179 @@
+"""batch_norm and layer_norm against float64 references, running statistics over several steps, and
+gradients by finite differences."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import minitensor as mt
+import minitensor.nn.functional as F
+from minitensor.testing import gradcheck
+
+SETTINGS = settings(max_examples=25, deadline=None)
+BN_SHAPES = [(6, 3), (4, 2, 5), (3, 2, 4, 3)]
+
+
+def f64(a, requires_grad=False):
+    return mt.tensor(np.asarray(a, dtype=np.float64), dtype=mt.float64, requires_grad=requires_grad)
+
+
+def batch_norm_ref(x, mean, var, weight, bias, eps):
+    """Per channel (axis 1): (x - mean) / sqrt(var + eps) * weight + bias, written channel by channel."""
+    y = np.empty_like(x)
+    for c in range(x.shape[1]):
+        y[:, c] = (x[:, c] - mean[c]) / np.sqrt(var[c] + eps)
+        y[:, c] = y[:, c] * (1.0 if weight is None else weight[c]) + (0.0 if bias is None else bias[c])
+    return y
+
+
+def channel_stats(x):
+    """Mean, biased and unbiased variance of each channel, one channel at a time."""
+    values = [x[:, c].ravel() for c in range(x.shape[1])]
+    mean = np.array([v.mean() for v in values])
+    biased = np.array([((v - v.mean()) ** 2).sum() / v.size for v in values])
+    unbiased = np.array([((v - v.mean()) ** 2).sum() / (v.size - 1) for v in values])
+    return mean, biased, unbiased
+
+
+@pytest.mark.parametrize("shape", BN_SHAPES)
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_training_forward_and_running_stats_over_steps(shape, affine):
+    rng = np.random.default_rng(sum(shape))
+    c = shape[1]
+    weight = rng.uniform(0.5, 2, c) if affine else None
+    bias = rng.normal(size=c) if affine else None
+    momentum, eps = 0.3, 1e-3
+    running_mean, running_var = mt.zeros(c, dtype=mt.float64), mt.ones(c, dtype=mt.float64)
+    ref_mean, ref_var = np.zeros(c), np.ones(c)
+    for step in range(4):
+        x = rng.normal(loc=step, scale=1 + step, size=shape)
+        y = F.batch_norm(f64(x), running_mean, running_var, None if weight is None else f64(weight),
+                         None if bias is None else f64(bias), training=True, momentum=momentum, eps=eps)
+        mean, biased, unbiased = channel_stats(x)
+        np.testing.assert_allclose(y.numpy(), batch_norm_ref(x, mean, biased, weight, bias, eps), rtol=1e-10,
+                                   atol=1e-12)
+        ref_mean = (1 - momentum) * ref_mean + momentum * mean
+        ref_var = (1 - momentum) * ref_var + momentum * unbiased
+        np.testing.assert_allclose(running_mean.numpy(), ref_mean, rtol=1e-12)
+        np.testing.assert_allclose(running_var.numpy(), ref_var, rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", BN_SHAPES)
+def test_batch_norm_eval_uses_running_stats_and_leaves_them(shape):
+    rng = np.random.default_rng(7)
+    c = shape[1]
+    rm, rv = rng.normal(size=c), rng.uniform(0.5, 2, c)
+    weight, bias = rng.uniform(0.5, 2, c), rng.normal(size=c)
+    x = rng.normal(size=shape)
+    running_mean, running_var = f64(rm), f64(rv)
+    y = F.batch_norm(f64(x), running_mean, running_var, f64(weight), f64(bias), training=False, eps=1e-5)
+    np.testing.assert_allclose(y.numpy(), batch_norm_ref(x, rm, rv, weight, bias, 1e-5), rtol=1e-12)
+    np.testing.assert_array_equal(running_mean.numpy(), rm)
+    np.testing.assert_array_equal(running_var.numpy(), rv)
+
+
+@pytest.mark.parametrize("shape", BN_SHAPES)
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_gradients(shape, training):
+    rng = np.random.default_rng(len(shape))
+    c = shape[1]
+    x = rng.normal(size=shape)
+    rm, rv = f64(rng.normal(size=c)), f64(rng.uniform(0.5, 2, c))
+    running = (None, None) if training else (rm, rv)
+    gradcheck(lambda a, w, b: F.batch_norm(a, *running, w, b, training=training),
+              (f64(x, True), f64(rng.uniform(0.5, 2, c), True), f64(rng.normal(size=c), True)))
+    gradcheck(lambda a: F.batch_norm(a, *running, training=training), (f64(x, True),))
+
+
+def test_batch_norm_float32_keeps_dtype_and_running_stats_dtype():
+    x = mt.randn(8, 3, 4)
+    rm, rv = mt.zeros(3), mt.ones(3)
+    y = F.batch_norm(x, rm, rv, mt.ones(3), mt.zeros(3), training=True)
+    assert y.dtype == rm.dtype == rv.dtype == mt.float32
+    np.testing.assert_allclose(y.numpy().mean(axis=(0, 2)), 0, atol=1e-6)
+    np.testing.assert_allclose(y.numpy().var(axis=(0, 2)), 1, atol=1e-3)
+
+
+def test_batch_norm_with_weight_updates_all_gradients_in_one_node():
+    x = mt.randn(5, 3, requires_grad=True)
+    w, b = mt.ones(3, requires_grad=True), mt.zeros(3, requires_grad=True)
+    y = F.batch_norm(x, None, None, w, b, training=True)
+    assert set(map(id, y.grad_fn.next_functions)) == {id(x), id(w), id(b)}
+    (y * mt.arange(15.0).reshape(5, 3)).sum().backward()
+    assert x.grad.shape == (5, 3) and w.grad.shape == (3,) and b.grad.shape == (3,)
+    np.testing.assert_allclose(b.grad.numpy(), np.arange(15.0).reshape(5, 3).sum(0))
+
+
+def test_batch_norm_errors():
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        F.batch_norm(mt.randn(1, 3), None, None, training=True)
+    with pytest.raises(ValueError, match=r"weight must have shape \(3,\), got \(4,\)"):
+        F.batch_norm(mt.randn(4, 3), mt.zeros(3), mt.ones(3), weight=mt.ones(4))
+    with pytest.raises(ValueError, match="running_mean"):
+        F.batch_norm(mt.randn(4, 3), None, None, training=False)
+    with pytest.raises(ValueError, match=r"\(4,\)"):
+        F.batch_norm(mt.randn(4), mt.zeros(4), mt.ones(4))
+
+
+def layer_norm_ref(x, k, weight, bias, eps):
+    """Normalise each row over the last k dims, one row at a time."""
+    lead = x.shape[:x.ndim - k]
+    rows = x.reshape((-1,) + x.shape[x.ndim - k:])
+    out = np.empty_like(rows)
+    for i, row in enumerate(rows):
+        out[i] = (row - row.mean()) / np.sqrt(((row - row.mean()) ** 2).mean() + eps)
+        if weight is not None:
+            out[i] = out[i] * weight
+        if bias is not None:
+            out[i] = out[i] + bias
+    return out.reshape(lead + x.shape[x.ndim - k:])
+
+
+@SETTINGS
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple), data=st.data())
+def test_layer_norm_forward_and_gradients(shape, data):
+    k = data.draw(st.integers(1, len(shape)))
+    affine = data.draw(st.booleans())
+    normalized = shape[len(shape) - k:]
+    rng = np.random.default_rng(sum(shape) + k)
+    x = rng.normal(2, 3, size=shape)
+    weight = rng.uniform(0.5, 2, normalized) if affine else None
+    bias = rng.normal(size=normalized) if affine else None
+    y = F.layer_norm(f64(x), normalized, None if weight is None else f64(weight),
+                     None if bias is None else f64(bias), eps=1e-4)
+    np.testing.assert_allclose(y.numpy(), layer_norm_ref(x, k, weight, bias, 1e-4), rtol=1e-10, atol=1e-12)
+    if affine:
+        gradcheck(lambda a, w, b: F.layer_norm(a, normalized, w, b, eps=1e-4),
+                  (f64(x, True), f64(weight, True), f64(bias, True)))
+    else:
+        gradcheck(lambda a: F.layer_norm(a, normalized, eps=1e-4), (f64(x, True),))
+
+
+def test_layer_norm_int_shape_and_float32():
+    x = mt.randn(3, 5) * 10 + 3
+    y = F.layer_norm(x, 5)
+    assert y.dtype == mt.float32
+    np.testing.assert_allclose(y.numpy().mean(-1), 0, atol=1e-6)
+    np.testing.assert_allclose(y.numpy().std(-1), 1, atol=1e-3)
+
+
+def test_layer_norm_errors():
+    with pytest.raises(ValueError, match=r"normalized_shape=\[4\].*\(2, 3\)"):
+        F.layer_norm(mt.randn(2, 3), [4])
+    with pytest.raises(ValueError, match=r"weight must have shape \(3,\)"):
+        F.layer_norm(mt.randn(2, 3), [3], weight=mt.ones(4))
+    with pytest.raises(ValueError, match="normalized_shape"):
+        F.layer_norm(mt.randn(3), [2, 3])
+
+
+def test_float32_input_with_float64_parameters_stays_float32():
+    x = mt.randn(6, 3, requires_grad=True)
+    w = mt.ones(3, dtype=mt.float64, requires_grad=True)
+    rm, rv = mt.zeros(3, dtype=mt.float64), mt.ones(3, dtype=mt.float64)
+    for training in (True, False):
+        w.grad = None
+        y = F.batch_norm(x, rm, rv, w, training=training)
+        assert y.dtype == mt.float32
+        y.sum().backward()
+        assert w.grad.dtype == mt.float64 and x.grad.dtype == mt.float32
+    y = F.layer_norm(x, [3], w)
+    assert y.dtype == mt.float32
