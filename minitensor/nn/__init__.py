@@ -1,4 +1,12 @@
-"""``minitensor.nn``: modules, layers and ``nn.functional`` (layers arrive with issue #3)."""
+"""``minitensor.nn``: ``Module`` and the layers, ``Parameter``, ``init``, ``functional``, ``utils`` and
+``parallel``, with PyTorch's names, defaults and ``state_dict`` keys."""
 from __future__ import annotations
 
-from . import functional
+from . import functional  # first: the layers call into it
+from . import init, parallel, utils
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _modules_all
+from .parallel import DataParallel
+from .parameter import Parameter
+
+__all__ = ["functional", "init", "utils", "parallel", "Parameter", "DataParallel"] + list(_modules_all)

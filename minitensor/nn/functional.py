@@ -1,6 +1,5 @@
 """``minitensor.nn.functional``: PyTorch's ``torch.nn.functional`` names, from the op families in
 ``minitensor.functional``."""
-from __future__ import annotations
 
 from ..functional.activation import *  # noqa: F401,F403
 from ..functional.conv import *  # noqa: F401,F403

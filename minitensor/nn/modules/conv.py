@@ -1,0 +1,155 @@
+"""``Conv2d`` and ``ConvTranspose2d``."""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from ...tensor import Tensor, empty
+from .. import functional as F, init
+from ..parameter import Parameter
+from .linear import reset_bias_from_fan_in
+from .module import Module
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def _pair(x: int | Sequence[int]) -> tuple[int, int]:
+    if isinstance(x, (tuple, list)):
+        if len(x) != 2:
+            raise ValueError(f"expected an int or a pair of ints, got {x!r}")
+        return int(x[0]), int(x[1])
+    return int(x), int(x)
+
+
+class _ConvNd(Module):
+    """What Conv2d and ConvTranspose2d share: checks, the weight, PyTorch's init and repr.
+
+    weight: (out_channels, in_channels / groups, kH, kW), or (in_channels, out_channels / groups, kH, kW)
+    when transposed. Init: kaiming_uniform_(a=sqrt(5)) and bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any, padding: Any,
+                 dilation: Any, transposed: bool, output_padding: Any, groups: int, bias: bool,
+                 padding_mode: str, device: Any, dtype: Any) -> None:
+        super().__init__()
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups:
+            raise ValueError(f"in_channels ({in_channels}) must be divisible by groups ({groups})")
+        if out_channels % groups:
+            raise ValueError(f"out_channels ({out_channels}) must be divisible by groups ({groups})")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {list(_PADDING_MODES)}, but got "
+                             f"padding_mode='{padding_mode}'")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
+        self.dilation, self.output_padding = _pair(dilation), _pair(output_padding)
+        self.padding = padding if isinstance(padding, str) else _pair(padding)
+        self.transposed, self.groups, self.padding_mode = transposed, groups, padding_mode
+        self._reversed_padding_repeated_twice = self._padding_for_pad()
+        shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
+        self.weight = Parameter(empty(*shape, *self.kernel_size, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def _padding_for_pad(self) -> list[int]:
+        """The padding as F.pad takes it, (left, right, top, bottom); 'same' puts the odd pixel right/bottom."""
+        if self.padding == "valid":
+            return [0, 0, 0, 0]
+        if self.padding == "same":
+            if self.stride != (1, 1):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            out = []
+            for d, k in zip(reversed(self.dilation), reversed(self.kernel_size)):
+                total = d * (k - 1)
+                out += [total // 2, total - total // 2]
+            return out
+        if isinstance(self.padding, str):
+            raise ValueError(f"Invalid padding string {self.padding!r}, should be one of ['valid', 'same']")
+        return [p for p in reversed(self.padding) for _ in range(2)]
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        reset_bias_from_fan_in(self.bias, self.weight)
+
+    def extra_repr(self) -> str:
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0, 0):
+            s += f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0, 0):
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class Conv2d(_ConvNd):
+    """2-D cross-correlation over (N, C_in, H, W) (or unbatched (C_in, H, W)) -> (N, C_out, H_out, W_out),
+    H_out = floor((H + 2 p - d (k - 1) - 1) / s) + 1.
+
+    ``padding`` may be an int, a pair, 'valid' or 'same' (stride 1); ``padding_mode`` 'zeros' pads inside
+    the convolution, 'reflect' / 'replicate' / 'circular' pad with ``F.pad`` first.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, False, 0, groups,
+                         bias, padding_mode, device, dtype)
+
+    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        if self.padding_mode == "zeros":
+            return F.conv2d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+        return F.conv2d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight, bias,
+                        self.stride, 0, self.dilation, self.groups)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._conv_forward(input, self.weight, self.bias)
+
+
+class ConvTranspose2d(_ConvNd):
+    """The gradient of Conv2d with respect to its input, used as an upsampling layer: (N, C_in, H, W) ->
+    (N, C_out, H_out, W_out), H_out = (H - 1) s - 2 p + d (k - 1) + output_padding + 1.
+
+    ``forward(input, output_size)`` picks the output_padding that gives ``output_size`` (the stride makes
+    several output sizes map to one input size).
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        if isinstance(padding, str):
+            raise ValueError(f"{type(self).__name__} does not accept padding={padding!r}; give numbers")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding,
+                         groups, bias, padding_mode, device, dtype)
+
+    def _output_padding(self, input: Tensor, output_size: Sequence[int] | None) -> tuple[int, int]:
+        if output_size is None:
+            return self.output_padding
+        output_size = tuple(output_size)[-2:] if len(output_size) in (3, 4) else tuple(output_size)
+        if len(output_size) != 2:
+            raise ValueError(f"ConvTranspose2d: output_size must have 2 or 4 elements (got {len(output_size)})")
+        min_sizes = [(input.shape[d - 2] - 1) * s - 2 * p + dil * (k - 1) + 1 for d, s, p, dil, k in
+                     zip(range(2), self.stride, self.padding, self.dilation, self.kernel_size)]
+        max_sizes = [m + s - 1 for m, s in zip(min_sizes, self.stride)]
+        for size, lo, hi in zip(output_size, min_sizes, max_sizes):
+            if not lo <= size <= hi:
+                raise ValueError(f"requested an output size of {list(output_size)}, but valid sizes range from "
+                                 f"{min_sizes} to {max_sizes} (for an input of {tuple(input.shape[-2:])})")
+        return output_size[0] - min_sizes[0], output_size[1] - min_sizes[1]
+
+    def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
+        output_padding = self._output_padding(input, output_size)
+        return F.conv_transpose2d(input, self.weight, self.bias, stride=self.stride, padding=self.padding,
+                                  output_padding=output_padding, groups=self.groups, dilation=self.dilation)

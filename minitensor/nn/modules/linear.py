@@ -1,0 +1,59 @@
+"""``Identity`` and ``Linear``."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ...tensor import Tensor, empty
+from .. import functional as F, init
+from ..parameter import Parameter
+from .module import Module
+
+
+class Identity(Module):
+    """Returns its input; any constructor arguments are ignored (a placeholder, as in PyTorch)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input
+
+
+def reset_bias_from_fan_in(bias: Tensor | None, weight: Tensor) -> None:
+    """PyTorch's default bias: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with fan_in taken from ``weight``."""
+    if bias is None:
+        return
+    fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+    bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+    init.uniform_(bias, -bound, bound)
+
+
+class Linear(Module):
+    """y = x W^T + b for x of shape (*, in_features); W (out_features, in_features), b (out_features,).
+
+    Init (PyTorch's): W ~ kaiming_uniform_(a=sqrt(5)), i.e. U(-1/sqrt(in), 1/sqrt(in)), and
+    b ~ U(-1/sqrt(in), 1/sqrt(in)).
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(empty(out_features, in_features, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        reset_bias_from_fan_in(self.bias, self.weight)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

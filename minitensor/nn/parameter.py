@@ -1,0 +1,49 @@
+"""``Parameter``: a Tensor that a ``Module`` registers as one of its learnable weights."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..tensor import Tensor, _wrap, empty
+
+
+class Parameter(Tensor):
+    """A leaf tensor that ``Module.__setattr__`` registers in ``_parameters``.
+
+    ``Parameter(data, requires_grad=True)`` shares ``data``'s array (no copy) and is detached from any
+    graph ``data`` belongs to, as in PyTorch. ``Parameter()`` holds an empty float tensor.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> "Parameter":
+        if data is None:
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Parameter needs a Tensor as data, got {type(data).__name__}")
+        p = object.__new__(cls)
+        p.array, p._device = data.array, data._device
+        p._requires_grad, p.grad, p.grad_fn = False, None, None
+        p.requires_grad = requires_grad  # the setter refuses integer dtypes
+        return p
+
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
+        pass  # everything happened in __new__ (Tensor.__init__ would copy the data)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __deepcopy__(self, memo: dict) -> "Parameter":
+        if id(self) in memo:
+            return memo[id(self)]
+        copy = Parameter(_wrap(self._device.backend.copy(self.array), self._device), self._requires_grad)
+        if self.grad is not None:
+            copy.grad = _wrap(self._device.backend.copy(self.grad.array), self._device)
+        memo[id(self)] = copy
+        return copy
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (_rebuild_parameter, (self.detach(), self._requires_grad))
+
+
+def _rebuild_parameter(data: Tensor, requires_grad: bool) -> Parameter:
+    return Parameter(data, requires_grad)
