@@ -43,7 +43,12 @@ class device:
         """The backend that runs this device's ops; raises an explanatory error when it cannot load."""
         b = self._backend
         if b is None:
-            b = self._backend = get_backend(self.type, self.index or 0)
+            try:
+                b = self._backend = get_backend(self.type, self.index or 0)
+            except ImportError as e:  # e.g. no CUDA backend or no CuPy: say which device and why
+                raise RuntimeError(f"device '{self}' is not available: {e}. CUDA devices need CuPy and an "
+                                   "NVIDIA GPU (pip install minitensor[cuda12]); "
+                                   "minitensor.cuda.is_available() tells.") from e
         return b
 
     def __repr__(self) -> str:

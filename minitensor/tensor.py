@@ -143,8 +143,11 @@ class Tensor:
         return self.array
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """NumPy's protocol: ``np.asarray(t)`` shares memory, ``np.array(t)`` (copy=True) copies."""
         a = self.numpy()
-        return a if dtype is None else a.astype(dtype, copy=False)
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
 
     def item(self) -> Any:
         if self.array.size != 1:
@@ -184,12 +187,22 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
-        body = np.array2string(self._device.backend.to_numpy(self.array), separator=", ", precision=4,
-                               prefix="tensor(", threshold=1000, edgeitems=3)
+        host = self._device.backend.to_numpy(self.array)
+        # PyTorch prints 4 decimals ("1.5000") unless every finite value is whole ("1., 2.").
+        finite = host[np.isfinite(host)] if host.dtype.kind == "f" else host
+        whole = host.dtype.kind != "f" or bool(np.all(finite == np.round(finite)))
+        body = np.array2string(host, separator=", ", precision=4, prefix="tensor(", threshold=1000,
+                               edgeitems=3, floatmode="maxprec" if whole else "fixed")
         extras = []
         if self._device is not cpu:
             extras.append(f"device='{self._device}'")
-        if self.array.dtype not in (_dt.get_default_dtype().np, np.int64, np.bool_) or self.array.size == 0:
+        if host.size == 0:
+            # An empty tensor shows what its body cannot: a shape other than (0,), a non-default dtype.
+            if host.ndim != 1:
+                extras.append(f"size={tuple(host.shape)}")
+            if self.array.dtype != _dt.get_default_dtype().np:
+                extras.append(f"dtype={self.dtype}")
+        elif self.array.dtype not in (_dt.get_default_dtype().np, np.int64, np.bool_):
             extras.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
             extras.append(f"grad_fn={self.grad_fn!r}")
@@ -276,7 +289,7 @@ class Tensor:
         return _F.clone(self)
 
     def contiguous(self) -> "Tensor":
-        return self if self.array.flags.c_contiguous else _F.clone(self)
+        return self if self.array.flags.c_contiguous else _F.cast.contiguous(self)
 
     def is_contiguous(self) -> bool:
         return bool(self.array.flags.c_contiguous)
@@ -876,7 +889,9 @@ def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, dtyp
         low, high = 0, low
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.int64
-    return _wrap(dev.backend.randint(low, high, tuple(size), dt.np), dev)
+    # Integers are drawn as integers, then cast: randint_like(float_tensor) gives whole floats.
+    a = dev.backend.randint(low, high, tuple(size), dt.np if dt.category == 1 else np.int64)
+    return _wrap(a.astype(dt.np, copy=False), dev)
 
 
 def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:

@@ -32,6 +32,27 @@ def _topological_order(roots: Sequence[Function]) -> tuple[list[Function], dict[
     return order, dependencies
 
 
+def _nodes_leading_to(order: Sequence[Function], wanted_nodes: Any, wanted_leaves: set[int]) -> set[Function]:
+    """The nodes whose backward feeds a gradient to a wanted node or leaf: their ancestors in the graph."""
+    parents: dict[Function, list[Function]] = {}
+    stack = []
+    for node in order:
+        for edge in node._edges:
+            if isinstance(edge, Function):
+                parents.setdefault(edge, []).append(node)
+                if edge in wanted_nodes:
+                    stack.append(node)
+            elif edge is not None and id(edge) in wanted_leaves:
+                stack.append(node)
+    needed: set[Function] = set()
+    while stack:
+        node = stack.pop()
+        if node not in needed:
+            needed.add(node)
+            stack.extend(parents.get(node, ()))
+    return needed
+
+
 def _accumulate(store: dict, key: Any, g: Any) -> None:
     prev = store.get(key)
     if prev is None:
@@ -62,13 +83,15 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
                 roots.append(t.grad_fn)
             _accumulate(node_grads, t.grad_fn, g)
 
-    wanted_nodes = {}
+    wanted_nodes: dict[Function, list[int]] = {}
     if inputs is not None:
         for i, t in enumerate(inputs):
             if t.grad_fn is not None:
-                wanted_nodes[t.grad_fn] = i
+                wanted_nodes.setdefault(t.grad_fn, []).append(i)
 
     order, dependencies = _topological_order(roots)
+    # With ``inputs``, only the nodes on a path to one of them run (and free their saved arrays).
+    to_run = None if inputs is None else _nodes_leading_to(order, wanted_nodes, {id(t) for t in inputs})
     ready = [n for n in roots if dependencies.get(n, 0) == 0]
     captured: dict[int, Any] = {}
     anomaly = state.anomaly
@@ -76,9 +99,10 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
         while ready:
             node = ready.pop()
             gy = node_grads.pop(node, None)
-            if node in wanted_nodes:
-                captured[wanted_nodes[node]] = gy
-            if gy is not None:
+            for i in wanted_nodes.get(node, ()):
+                captured[i] = gy
+            runs = to_run is None or node in to_run  # else it feeds no wanted gradient: kept as it is
+            if gy is not None and runs:
                 retained = node._retained() if node._retained is not None else None
                 if retained is not None and inputs is None:
                     _accumulate_leaf_grad(retained, gy)
@@ -105,7 +129,7 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
                     else:
                         _accumulate(leaf_grads, id(edge), g)
                         leaves[id(edge)] = edge
-            elif not retain_graph:
+            elif runs and not retain_graph:
                 node._free()
             for edge in node._edges:
                 if isinstance(edge, Function):

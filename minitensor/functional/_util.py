@@ -14,10 +14,10 @@ SCALARS = (int, float, bool)
 def as_operand(x: Any, like: Tensor) -> Any:
     """A Python scalar stays a (weak) scalar; NumPy scalars become Python ones (NumPy would treat them as
     strong and upcast float32); anything else array-like becomes a tensor on ``like``'s device."""
+    if isinstance(x, np.generic):  # before SCALARS: np.float64 is a subclass of float
+        return x.item()
     if isinstance(x, (Tensor,) + SCALARS):
         return x
-    if isinstance(x, np.generic):
-        return x.item()
     return as_tensor(x, device=like._device)
 
 

@@ -93,7 +93,7 @@ class Remainder(Function):
 
 
 class Pow(Function):
-    """a ** b; da = b a^(b-1), db = a^b log(a) (0 where a = 0, as PyTorch)."""
+    """a ** b; da = b a^(b-1) (0 where b = 0), db = a^b log(a) (0 where a = 0), as PyTorch."""
 
     @staticmethod
     def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
@@ -105,9 +105,13 @@ class Pow(Function):
     def backward(ctx: Any, B: Any, gy: Any) -> Any:
         a, b, y = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        ga = gy * b * B.power(a, b - 1) if need_a else None
+        # b a^(b-1) is 0 where b = 0 (PyTorch): use exponent 0 there, not 0^-1 = inf times 0 = nan at a = 0.
+        b_nonzero = B.xp.where(b == 0, 1, b) if hasattr(b, "shape") else (b or 1)
+        ga = gy * b * B.power(a, b_nonzero - 1) if need_a else None
         if need_b:
             xp = B.xp
+            if not hasattr(a, "shape"):  # a Python base: an array of y's dtype, so log(a) is not float64
+                a = xp.asarray(a, dtype=y.dtype)
             gb = gy * xp.where(a == 0, 0, y * xp.log(xp.where(a == 0, 1, a)))
         else:
             gb = None

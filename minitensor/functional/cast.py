@@ -8,7 +8,7 @@ from ..autograd.function import Function
 from ..device import device
 from ..tensor import Tensor, _wrap
 
-__all__ = ["to_dtype", "to_device", "clone"]
+__all__ = ["to_dtype", "to_device", "clone", "contiguous"]
 
 
 class ToDtype(Function):
@@ -37,9 +37,11 @@ class ToDevice(Function):
 
 
 class Clone(Function):
+    """A copy in the source's layout, or C-contiguous (``contiguous=True``); the gradient passes through."""
+
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any) -> Any:
-        return B.copy(x)
+    def forward(ctx: Any, B: Any, x: Any, contiguous: bool = False) -> Any:
+        return B.ascontiguous(x) if contiguous else B.copy(x)
 
     @staticmethod
     def backward(ctx: Any, B: Any, gy: Any) -> Any:
@@ -65,3 +67,9 @@ def to_device(input: Tensor, target: Any) -> Tensor:
 
 def clone(input: Tensor) -> Tensor:
     return Clone.apply(input)
+
+
+def contiguous(input: Tensor) -> Tensor:
+    """A C-contiguous copy of ``input`` (differentiable); ``Tensor.contiguous`` skips the copy when
+    ``input`` already is contiguous."""
+    return Clone.apply(input, contiguous=True)

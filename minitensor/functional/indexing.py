@@ -14,6 +14,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, as_tensor
 from ._util import SCALARS
+from .inplace import detach_saved_from
 
 __all__ = ["getitem", "setitem"]
 
@@ -108,5 +109,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         return
     if x.grad_fn is None and x._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if x.grad_fn is not None:
+        detach_saved_from(x.grad_fn, x)  # softmax and others save their output: keep its old values
     out = IndexPut.apply(x, value, idx)
     x.grad_fn, x._requires_grad = out.grad_fn, True

@@ -1,8 +1,10 @@
 """In-place forms (``add_``, ``+=``, ``copy_``...): the op runs out of place and its result is written
 into the tensor's own memory, so views of it see the change; with a graph, the tensor takes the op's node.
 
-Differs from PyTorch: there is no version counter, so modifying in place an array that an earlier op saved
-for backward is not detected (PyTorch raises); see docs/differences.md.
+Differs from PyTorch: there is no version counter. The op that made the tensor and the in-place op itself
+get copies of what they saved from its memory (so ``y = x.exp(); y += 1`` differentiates correctly, where
+PyTorch raises); any other op that saved the array sees the new values (PyTorch raises); see
+docs/differences.md.
 """
 from __future__ import annotations
 
@@ -33,16 +35,30 @@ def inplace(t: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: Any) -> 
     if out.shape != t.shape:
         raise RuntimeError(f"output with shape {tuple(t.shape)} doesn't match the broadcast shape "
                            f"{tuple(out.shape)}")
+    for node in (t.grad_fn, out.grad_fn):  # t's maker (exp, sigmoid save y) and this op may hold t's array
+        if node is not None:
+            detach_saved_from(node, t)
     t.array[...] = out.array
     if out.grad_fn is not None:
         t.grad_fn, t._requires_grad = out.grad_fn, True
     return t
 
 
+def detach_saved_from(node: Any, t: Tensor) -> None:
+    """Copy the arrays ``node`` saved that alias ``t``'s memory (``y.mul_(y)`` saves y itself, ``exp``
+    saves its output), so that writing into ``t`` cannot change what its backward reads. Only these
+    two nodes are checked: other ops that saved ``t`` are not (no version counter; docs/differences.md)."""
+    saved, xp = node._saved, t._device.backend.xp
+    if saved:
+        node._saved = tuple(s.copy() if hasattr(s, "shape") and xp.may_share_memory(s, t.array) else s
+                            for s in saved)
+
+
 def _replaced_by(x: Tensor, src: Tensor) -> Tensor:
-    """src broadcast and cast to x's shape and dtype, as a new array (x's old value gets no gradient)."""
-    from .cast import clone
-    return clone(src.to(x.dtype).expand(x.shape))
+    """src broadcast and cast to x's shape and dtype, as a new array that stays in x's graph with a zero
+    gradient for x's old value (as PyTorch: after ``y.zero_()`` nothing flows back through y)."""
+    from .shape import where
+    return where(as_tensor(True, device=x._device), src.to(x.dtype), x)
 
 
 def copy_(t: Tensor, src: Any) -> Tensor:

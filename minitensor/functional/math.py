@@ -82,7 +82,8 @@ class _MaxMin(Function):
     def backward(ctx: Any, B: Any, gy: Any) -> Any:
         a, b = ctx.saved_tensors
         a_wins = (a > b) if ctx.pick == "maximum" else (a < b)
-        share = a_wins + 0.5 * (a == b)
+        share = a_wins.astype(gy.dtype)  # in gy's dtype: bool + 0.5 * bool would be float64
+        share += 0.5 * (a == b)
         return gy * share, gy * (1 - share)
 
 

@@ -66,9 +66,32 @@ class Var(Function):
     @staticmethod
     def backward(ctx: Any, B: Any, gy: Any) -> Any:
         x, = ctx.saved_tensors
-        centered = x - B.mean(x, ctx.axes, True)
-        scale = 2 / builtins.max(_count(x.shape, ctx.axes) - ctx.correction, 0)
-        return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * centered * x.dtype.type(scale), None, None, None
+        return _var_grad(ctx, B, x, gy), None, None, None
+
+
+class Std(Function):
+    """sqrt(var); dx = dvar with gy / (2 std) for gy, taken as 0 where std = 0 (PyTorch), not inf * 0."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, axes: Any, correction: float, keepdims: bool) -> Any:
+        ctx.axes, ctx.keepdims, ctx.correction = axes, keepdims, correction
+        y = B.sqrt(B.var(x, axes, correction, keepdims))
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        x, y = ctx.saved_tensors
+        g_var = gy / (2 * B.xp.where(y == 0, 1, y)) * (y != 0)
+        return _var_grad(ctx, B, x, g_var), None, None, None
+
+
+def _var_grad(ctx: Any, B: Any, x: Any, gy: Any) -> Any:
+    """The gradient of var(x) over ctx.axes for the incoming (reduced) gradient gy."""
+    centered = x - B.mean(x, ctx.axes, True)
+    dof = _count(x.shape, ctx.axes) - ctx.correction
+    scale = 2 / dof if dof > 0 else float("inf")  # no degrees of freedom left: inf/nan, as PyTorch
+    return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * centered * x.dtype.type(scale)
 
 
 class Prod(Function):
@@ -158,22 +181,32 @@ class LogSumExp(Function):
         return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * B.exp(x - y), None, None
 
 
-class Norm2(Function):
-    """sqrt(sum(x^2)); dx = gy x / y, taken as 0 where y = 0 (PyTorch's subgradient)."""
+class PNorm(Function):
+    """(sum |x|^p)^(1/p); dx = sign(x) |x|^(p-1) gy / y^(p-1) (x gy / y for p = 2), taken as 0 where y = 0
+    or x = 0 (PyTorch's subgradient: a zero input has a zero gradient, not nan)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, axes: Any, keepdims: bool) -> Any:
-        y = B.sqrt(B.sum(x * x, axes, True))
+    def forward(ctx: Any, B: Any, x: Any, p: float, axes: Any, keepdims: bool) -> Any:
+        if p == 2:
+            y = B.sqrt(B.sum(x * x, axes, True))
+        else:
+            y = B.power(B.sum(B.power(B.abs(x), p), axes, True), 1.0 / p)
         ctx.save_for_backward(x, y)
-        ctx.axes, ctx.keepdims = axes, keepdims
+        ctx.p, ctx.axes, ctx.keepdims = p, axes, keepdims
         return y if keepdims or x.ndim == 0 else B.xp.squeeze(y, axis=tuple(range(x.ndim)) if axes is None
                                                               else axes)
 
     @staticmethod
     def backward(ctx: Any, B: Any, gy: Any) -> Any:
         x, y = ctx.saved_tensors
-        safe = B.xp.where(y == 0, 1, y)
-        return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * x / safe * (y != 0), None, None
+        xp, p = B.xp, ctx.p
+        safe = xp.where(y == 0, 1, y)
+        if p == 2:
+            dx = x / safe
+        else:
+            ax = B.abs(x)
+            dx = B.sign(x) * B.power(xp.where(ax == 0, 1, ax) / safe, p - 1)
+        return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * dx * (y != 0), None, None, None
 
 
 def _float_reduction(name: str, input: Tensor, dtype: Any) -> Tensor:
@@ -214,7 +247,9 @@ def var(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool 
 
 def std(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
         unbiased: bool | None = None) -> Tensor:
-    return var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased).sqrt()
+    """sqrt(var(input)); its gradient is 0 where the std is 0 (constant input), as PyTorch."""
+    x = _float_reduction("std", input, None)
+    return Std.apply(x, norm_dims(dim, x.ndim), _correction(correction, unbiased), keepdim)
 
 
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
@@ -315,7 +350,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) 
     x = to_float(input)
     axes = norm_dims(dim, x.ndim)
     if p in ("fro", 2, 2.0):
-        return Norm2.apply(x, axes, keepdim)
+        return PNorm.apply(x, 2, axes, keepdim)
     if p == 1:
         return sum(x.abs(), axes, keepdim)
     if p == float("inf"):
@@ -325,5 +360,5 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) 
     if p == 0:
         return sum((x != 0).to(x.dtype), axes, keepdim)
     if isinstance(p, (int, float)):
-        return sum(x.abs() ** p, axes, keepdim) ** (1.0 / p)
+        return PNorm.apply(x, float(p), axes, keepdim)
     raise ValueError(f"norm: unsupported p={p!r}; use 'fro', a number, inf or -inf")

@@ -5,6 +5,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor, as_tensor
 from ._util import norm_dim, promote
@@ -274,6 +275,8 @@ def _same_dtype(tensors: Sequence[Tensor], name: str) -> list[Tensor]:
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join along an existing dim; shapes must agree elsewhere."""
     tensors = _same_dtype(tensors, "cat")
+    if tensors[0].ndim == 0:
+        raise RuntimeError("cat: zero-dimensional tensors cannot be concatenated; use stack")
     axis = norm_dim(dim, tensors[0].ndim)
     ref = tensors[0].shape
     for i, t in enumerate(tensors):
@@ -387,6 +390,10 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
 
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:
     """input where condition else other, broadcasting all three; scalars allowed."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # Two scalars: a 0-d tensor of their PyTorch dtype (float32 for floats) carries dtype and device.
+        input = as_tensor(input, dtype=_dt.result_type(input, other),
+                          device=condition.device if isinstance(condition, Tensor) else None)
     a, b = promote(input, other)
     if not isinstance(condition, Tensor):
         condition = as_tensor(condition, device=(a if isinstance(a, Tensor) else b).device)
@@ -396,7 +403,8 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
-    """``value`` where ``mask`` is True (mask broadcasts to input's shape)."""
+    """``value`` where ``mask`` is True; mask and input broadcast together (``masked_fill_`` needs the
+    result to keep input's shape)."""
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
@@ -404,8 +412,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
         value = value.to(input.dtype)
     elif input.array.dtype.kind != "f" and isinstance(value, float):
         raise RuntimeError(f"masked_fill: value {value} cannot be converted to {input.dtype} without overflow")
-    out = where(mask, value, input)
-    return out if out.shape == input.shape else expand(out, input.shape)
+    return where(mask, value, input)  # broadcasts input and mask together, as PyTorch's out-of-place form
 
 
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:

@@ -1,0 +1,25 @@
+"""Fixtures shared by the test suite: a seeded, clean global state per test and a ``device`` parameter."""
+from __future__ import annotations
+
+import pytest
+
+import minitensor as mt
+from minitensor.autograd.grad_mode import state
+
+
+@pytest.fixture(autouse=True)
+def _clean_global_state():
+    """Every test starts seeded, with grad mode on, anomaly mode off and float32 as the default dtype."""
+    mt.manual_seed(0)
+    default = mt.get_default_dtype()
+    yield
+    state.grad_enabled, state.anomaly = True, False
+    mt.set_default_dtype(default)
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def device(request):
+    """Each device the machine has: cpu always, cuda where a GPU and CuPy are present."""
+    if request.param == "cuda" and not mt.cuda.is_available():
+        pytest.skip("no CUDA device")
+    return mt.device(request.param)

@@ -1,0 +1,474 @@
+"""The backend contract (design.md section 2): every public method of ``Backend`` has a parity case.
+
+``PARITY`` maps each method name either to a callable that runs it on a backend against a float64 NumPy
+reference written here, or to the test (``"test_module.py::test_name"``) where the op family's own suite
+checks it against its reference. Adding a method to ``Backend`` without an entry fails
+``test_every_backend_method_has_a_parity_case``; a pointer to a test that no longer exists fails too.
+"""
+from __future__ import annotations
+
+import ast
+import math
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+from minitensor.backends.base import Backend
+
+TESTS = Path(__file__).parent
+rng = np.random.default_rng(0)
+
+# Methods that still raise NotImplementedError, with why (none at the moment).
+PENDING: set[str] = set()
+
+
+def public_methods(cls: type) -> set[str]:
+    return {n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n))
+            and not isinstance(getattr(cls, n), type)}
+
+
+def host(B: Backend, a: Any) -> np.ndarray:
+    return B.to_numpy(a)
+
+
+def dev(B: Backend, a: Any) -> Any:
+    return B.asarray(np.asarray(a))
+
+
+def close(B: Backend, got: Any, expected: Any, rtol: float = 1e-12, atol: float = 1e-12) -> None:
+    g = host(B, got)
+    e = np.asarray(expected)
+    assert g.shape == e.shape, f"shape {g.shape} != {e.shape}"
+    np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=atol)
+
+
+def x64(*shape: int) -> np.ndarray:
+    return rng.standard_normal(shape)
+
+
+def numeric_vjp(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray, gy: np.ndarray,
+                eps: float = 1e-6) -> np.ndarray:
+    """sum(gy * df/dx) by central differences (the reference for each activation's backward)."""
+    g = np.zeros_like(x)
+    for i in np.ndindex(*x.shape):
+        hi, lo = x.copy(), x.copy()
+        hi[i] += eps
+        lo[i] -= eps
+        g[i] = np.sum(gy * (f(hi) - f(lo))) / (2 * eps)
+    return g
+
+
+# ----------------------------------------------------------------------------------------- identity
+def identity_cases(B: Backend) -> None:
+    assert isinstance(B.name, str) and B.xp is not None
+    assert type(B).is_available() is True and type(B).device_count() >= 1
+    B.synchronize()
+
+
+def seed_case(B: Backend) -> None:
+    B.seed(7)
+    a = host(B, B.normal((5,), 0.0, 1.0, np.float64))
+    B.seed(7)
+    assert np.array_equal(a, host(B, B.normal((5,), 0.0, 1.0, np.float64)))
+
+
+# ------------------------------------------------------------------------------------------- arrays
+def array_cases() -> dict[str, Callable[[Backend], None]]:
+    def asarray(B):
+        a = B.asarray([1, 2], dtype=np.float32)
+        assert host(B, a).dtype == np.float32 and host(B, a).tolist() == [1.0, 2.0]
+
+    def to_numpy(B):
+        out = B.to_numpy(dev(B, [1.5]))
+        assert isinstance(out, np.ndarray) and out.tolist() == [1.5]
+
+    def factory(name, expected):
+        def case(B):
+            for dt in (np.float32, np.float64, np.int64):
+                a = getattr(B, name)((2, 3), dt)
+                assert host(B, a).dtype == dt and host(B, a).shape == (2, 3)
+                if expected is not None:
+                    close(B, a, np.full((2, 3), expected, dt))
+        return case
+
+    def full(B):
+        close(B, B.full((2, 2), 3.5, np.float64), np.full((2, 2), 3.5))
+
+    def arange(B):
+        close(B, B.arange(1, 7, 2, np.int64), np.arange(1, 7, 2))
+        close(B, B.arange(0.0, 1.0, 0.25, np.float32), np.arange(0, 1, 0.25))
+
+    def linspace(B):
+        close(B, B.linspace(-1.0, 1.0, 5, np.float64), np.linspace(-1, 1, 5))
+
+    def eye(B):
+        close(B, B.eye(2, 3, np.float64), np.eye(2, 3))
+
+    def astype(B):
+        a = dev(B, np.array([1.7, -2.2]))
+        assert host(B, B.astype(a, np.int64)).tolist() == [1, -2]
+        assert B.astype(a, np.float64) is a
+
+    def copy(B):
+        a = dev(B, [1.0, 2.0])
+        c = B.copy(a)
+        c[0] = 5.0
+        assert host(B, a).tolist() == [1.0, 2.0]
+
+    def ascontiguous(B):
+        a = dev(B, np.arange(6.0).reshape(2, 3)).T
+        c = B.ascontiguous(a)
+        assert c.flags.c_contiguous
+        close(B, c, np.arange(6.0).reshape(2, 3).T)
+
+    def copy_into(B):
+        dst = B.zeros((2, 3), np.float32)
+        B.copy_into(dst, dev(B, np.array([1.5, 2.5, 3.5])))
+        close(B, dst, np.tile([1.5, 2.5, 3.5], (2, 1)))
+
+    def isfinite_all(B):
+        assert B.isfinite_all(dev(B, [1.0, 2.0])) is True
+        assert B.isfinite_all(dev(B, [1.0, np.inf])) is False
+        assert B.isfinite_all(dev(B, [np.nan])) is False
+
+    return {"asarray": asarray, "to_numpy": to_numpy, "empty": factory("empty", None),
+            "zeros": factory("zeros", 0), "ones": factory("ones", 1), "full": full, "arange": arange,
+            "linspace": linspace, "eye": eye, "astype": astype, "copy": copy, "ascontiguous": ascontiguous,
+            "copy_into": copy_into, "isfinite_all": isfinite_all}
+
+
+# ------------------------------------------------------------------------------------------- random
+def random_cases() -> dict[str, Callable[[Backend], None]]:
+    def uniform(B):
+        for dt in (np.float32, np.float64, np.float16):
+            u = host(B, B.uniform((4000,), -2.0, 3.0, dt))
+            assert u.dtype == dt and u.min() >= -2.0 and u.max() <= 3.0
+            assert abs(u.astype(np.float64).mean() - 0.5) < 0.1
+
+    def normal(B):
+        for dt in (np.float32, np.float64):
+            z = host(B, B.normal((8000,), 1.0, 2.0, dt))
+            assert z.dtype == dt and abs(z.mean() - 1.0) < 0.1 and abs(z.std() - 2.0) < 0.1
+
+    def randint(B):
+        r = host(B, B.randint(-2, 3, (2000,), np.int64))
+        assert r.dtype == np.int64 and set(r.tolist()) == {-2, -1, 0, 1, 2}
+
+    def bernoulli(B):
+        m = host(B, B.bernoulli(0.3, (10000,)))
+        assert m.dtype == np.bool_ and abs(m.mean() - 0.3) < 0.03
+
+    def permutation(B):
+        assert sorted(host(B, B.permutation(10)).tolist()) == list(range(10))
+
+    return {"uniform": uniform, "normal": normal, "randint": randint, "bernoulli": bernoulli,
+            "permutation": permutation, "seed": seed_case}
+
+
+# -------------------------------------------------------------------------------------- elementwise
+def elementwise_cases() -> dict[str, Callable[[Backend], None]]:
+    x = x64(3, 4)
+    pos = np.abs(x) + 0.1
+
+    def unary(name, ref, data):
+        def case(B):
+            close(B, getattr(B, name)(dev(B, data)), ref(data))
+            assert host(B, getattr(B, name)(dev(B, data.astype(np.float32)))).dtype == np.float32
+        return case
+
+    def power(B):
+        close(B, B.power(dev(B, pos), 1.5), pos ** 1.5)
+        close(B, B.power(dev(B, pos), dev(B, x)), pos ** x)
+        assert host(B, B.power(dev(B, pos.astype(np.float32)), 2.0)).dtype == np.float32
+
+    def binary(name, ref):
+        def case(B):
+            y = x64(4)
+            close(B, getattr(B, name)(dev(B, x), dev(B, y)), ref(x, y))
+        return case
+
+    def clip(B):
+        close(B, B.clip(dev(B, x), -0.5, 0.5), np.clip(x, -0.5, 0.5))
+        close(B, B.clip(dev(B, x), None, 0.5), np.minimum(x, 0.5))
+
+    def where(B):
+        c = x > 0
+        close(B, B.where(dev(B, c), dev(B, x), dev(B, -x)), np.abs(x))
+
+    cases = {name: unary(name, ref, data) for name, ref, data in [
+        ("abs", np.abs, x), ("exp", np.exp, x), ("log", np.log, pos), ("log1p", np.log1p, pos),
+        ("expm1", np.expm1, x), ("sqrt", np.sqrt, pos), ("sign", np.sign, x), ("sin", np.sin, x),
+        ("cos", np.cos, x)]}
+    cases.update(power=power, maximum=binary("maximum", np.maximum), minimum=binary("minimum", np.minimum),
+                 clip=clip, where=where)
+    return cases
+
+
+# ------------------------------------------------------------------------------------------- reduce
+def reduce_cases() -> dict[str, Callable[[Backend], None]]:
+    x = x64(2, 3, 4)
+
+    def reduction(name, ref):
+        def case(B):
+            for axis in (None, (1,), (0, 2)):
+                for keep in (False, True):
+                    close(B, getattr(B, name)(dev(B, x), axis, keep), ref(x, axis=axis, keepdims=keep))
+        return case
+
+    def var(B):
+        for correction in (0, 1):
+            close(B, B.var(dev(B, x), (0, 2), correction, True), np.var(x, axis=(0, 2), ddof=correction,
+                                                                        keepdims=True))
+
+    def arg(name):
+        def case(B):
+            data = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 0.0]])  # ties: the first index
+            for axis in (0, 1):
+                got = host(B, getattr(B, name)(dev(B, data), axis, True))
+                np.testing.assert_array_equal(got, getattr(np, name)(data, axis=axis, keepdims=True))
+        return case
+
+    def logical(name):
+        def case(B):
+            b = x > 0
+            for axis in (None, (0,), (1, 2)):
+                got = host(B, getattr(B, name)(dev(B, b), axis, False))
+                np.testing.assert_array_equal(got, getattr(np, name)(b, axis=axis))
+        return case
+
+    def logsumexp(B):
+        big = x * 1000
+        ref = np.log(np.sum(np.exp(big - big.max(1, keepdims=True)), 1)) + big.max(1)
+        close(B, B.logsumexp(dev(B, big), (1,), False), ref, rtol=1e-12)
+        with np.errstate(divide="ignore"):
+            out = host(B, B.logsumexp(dev(B, np.full((2, 2), -np.inf)), (1,), False))
+        assert np.all(out == -np.inf)
+
+    return {"sum": reduction("sum", np.sum), "mean": reduction("mean", np.mean), "var": var,
+            "prod": reduction("prod", np.prod), "amax": reduction("amax", np.amax),
+            "amin": reduction("amin", np.amin), "argmax": arg("argmax"), "argmin": arg("argmin"),
+            "all": logical("all"), "any": logical("any"), "logsumexp": logsumexp}
+
+
+# -------------------------------------------------------------------------------------------- shape
+def shape_cases() -> dict[str, Callable[[Backend], None]]:
+    x = x64(2, 3, 4)
+
+    def reshape(B):
+        close(B, B.reshape(dev(B, x), (6, -1)), x.reshape(6, 4))
+
+    def transpose(B):
+        close(B, B.transpose(dev(B, x), (2, 0, 1)), x.transpose(2, 0, 1))
+
+    def broadcast_to(B):
+        close(B, B.broadcast_to(dev(B, x[:, :1]), (5, 2, 3, 4)), np.broadcast_to(x[:, :1], (5, 2, 3, 4)))
+
+    def concatenate(B):
+        close(B, B.concatenate([dev(B, x), dev(B, x[:, :1])], 1), np.concatenate([x, x[:, :1]], 1))
+
+    def stack(B):
+        close(B, B.stack([dev(B, x), dev(B, -x)], 2), np.stack([x, -x], 2))
+
+    def tile(B):
+        close(B, B.tile(dev(B, x), (2, 1, 1, 3)), np.tile(x, (2, 1, 1, 3)))
+
+    def pad(B):
+        widths = [(0, 0), (1, 2), (2, 1)]
+        close(B, B.pad(dev(B, x), widths, "constant", 1.5), np.pad(x, widths, constant_values=1.5))
+        close(B, B.pad(dev(B, x), widths, "reflect", 0.0), np.pad(x, widths, mode="reflect"))
+        close(B, B.pad(dev(B, x), widths, "edge", 0.0), np.pad(x, widths, mode="edge"))
+
+    def take_along_axis(B):
+        idx = rng.integers(0, 3, (2, 5, 4))
+        close(B, B.take_along_axis(dev(B, x), dev(B, idx), 1), np.take_along_axis(x, idx, 1))
+
+    def scatter_add_along_axis(B):
+        idx = np.array([[0, 0, 2], [1, 1, 1]])
+        src = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        expected = np.zeros((2, 4))
+        for i in range(2):
+            for j in range(3):
+                expected[i, idx[i, j]] += src[i, j]  # repeated indices accumulate
+        out = B.scatter_add_along_axis(B.zeros((2, 4), np.float64), dev(B, idx), dev(B, src), 1)
+        close(B, out, expected)
+
+    def index_add(B):
+        out = B.zeros((3, 2), np.float64)
+        B.index_add(out, (dev(B, np.array([0, 2, 0])),), dev(B, np.ones((3, 2))))
+        close(B, out, [[2, 2], [0, 0], [1, 1]])
+
+    def sum_to_shape(B):
+        g = x64(5, 2, 3, 4)
+        close(B, B.sum_to_shape(dev(B, g), (2, 1, 4)), g.sum(axis=(0, 2)).reshape(2, 1, 4))
+        close(B, B.sum_to_shape(dev(B, g), (4,)), g.sum(axis=(0, 1, 2)))
+        close(B, B.sum_to_shape(dev(B, g), ()), g.sum())
+        close(B, B.sum_to_shape(dev(B, g), g.shape), g)
+
+    return {"reshape": reshape, "transpose": transpose, "broadcast_to": broadcast_to,
+            "concatenate": concatenate, "stack": stack, "tile": tile, "pad": pad,
+            "take_along_axis": take_along_axis, "scatter_add_along_axis": scatter_add_along_axis,
+            "index_add": index_add, "sum_to_shape": sum_to_shape}
+
+
+def linalg_cases() -> dict[str, Callable[[Backend], None]]:
+    def matmul(B):
+        a, b = x64(4, 2, 3), x64(3, 5)
+        close(B, B.matmul(dev(B, a), dev(B, b)), np.matmul(a, b), rtol=1e-10)
+        close(B, B.matmul(dev(B, b).T, dev(B, a).swapaxes(-1, -2)), np.matmul(b.T, a.swapaxes(-1, -2)),
+              rtol=1e-10)
+    return {"matmul": matmul}
+
+
+# -------------------------------------------------------------------------------------- activations
+def erf_ref(x):
+    return np.vectorize(math.erf)(x)
+
+
+def gelu_tanh_ref(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def softplus_ref(x, beta, threshold):
+    return np.where(beta * x > threshold, x, np.log1p(np.exp(beta * x)) / beta)
+
+
+def softmax_ref(x, axis):
+    e = np.exp(x - x.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
+def activation_cases() -> dict[str, Callable[[Backend], None]]:
+    """Forward vs a float64 formula; backward vs the numerical VJP of that formula."""
+    x = x64(3, 5)
+    x[np.abs(x) < 0.05] = 0.3  # keep away from the kinks at 0
+    x[np.abs(np.abs(x) - 1) < 0.05] = 0.5
+    gy = x64(3, 5)
+
+    # name -> (forward params, reference, which array backward takes: "y" or "x", backward-only params)
+    table = {
+        "relu": ({}, lambda v: np.maximum(v, 0), "y", {}),
+        "sigmoid": ({}, lambda v: 1 / (1 + np.exp(-v)), "y", {}),
+        "tanh": ({}, np.tanh, "y", {}),
+        "leaky_relu": ({"negative_slope": 0.1}, lambda v: np.where(v > 0, v, 0.1 * v), "y", {}),
+        "elu": ({"alpha": 1.3}, lambda v: np.where(v > 0, v, 1.3 * np.expm1(v)), "y", {"is_result": True}),
+        "gelu": ({"approximate": "none"}, lambda v: 0.5 * v * (1 + erf_ref(v / math.sqrt(2))), "x", {}),
+        "silu": ({}, lambda v: v / (1 + np.exp(-v)), "x", {}),
+        "softplus": ({"beta": 2.0, "threshold": 3.0}, lambda v: softplus_ref(v, 2.0, 3.0), "x", {}),
+        "hardtanh": ({"min_val": -1.0, "max_val": 1.0}, lambda v: np.clip(v, -1, 1), "y", {}),
+        "softmax": ({"axis": 1}, lambda v: softmax_ref(v, 1), "y", {}),
+        "log_softmax": ({"axis": 0}, lambda v: np.log(softmax_ref(v, 0)), "y", {}),
+    }
+    cases: dict[str, Callable[[Backend], None]] = {}
+    for name, (params, ref, saved, bparams) in table.items():
+        def forward(B, name=name, params=params, ref=ref):
+            close(B, getattr(B, name)(dev(B, x), **params), ref(x), rtol=1e-10, atol=1e-12)
+            assert host(B, getattr(B, name)(dev(B, x.astype(np.float32)), **params)).dtype == np.float32
+
+        def backward(B, name=name, params=params, ref=ref, saved=saved, bparams=bparams):
+            y = getattr(B, name)(dev(B, x), **params)
+            arg = y if saved == "y" else dev(B, x)
+            got = getattr(B, name + "_backward")(dev(B, gy), arg, **params, **bparams)
+            close(B, got, numeric_vjp(ref, x, gy), rtol=1e-6, atol=1e-7)
+
+        cases[name], cases[name + "_backward"] = forward, backward
+
+    def gelu_tanh(B):
+        close(B, B.gelu(dev(B, x), "tanh"), gelu_tanh_ref(x), rtol=1e-10, atol=1e-12)
+        close(B, B.gelu_backward(dev(B, gy), dev(B, x), "tanh"), numeric_vjp(gelu_tanh_ref, x, gy),
+              rtol=1e-6, atol=1e-7)
+
+    def erf(B):
+        data = np.linspace(-5, 5, 101)
+        close(B, B.erf(dev(B, data)), erf_ref(data), rtol=1e-14, atol=1e-15)
+
+    def gelu(B, exact=cases["gelu"]):
+        exact(B)
+        gelu_tanh(B)
+
+    cases["gelu"], cases["erf"] = gelu, erf
+    return cases
+
+
+# ------------------------------------------------------------- families checked in their own suites
+POINTERS = {
+    "conv2d": "test_conv.py::test_conv2d_backend_matches_loops",
+    "conv2d_backward": "test_conv.py::test_conv2d_backward_is_the_transpose_of_forward",
+    "conv_transpose2d": "test_conv.py::test_conv_transpose2d_matches_loops",
+    "conv_transpose2d_backward": "test_conv.py::test_conv_transpose2d_gradcheck",
+    "max_pool2d": "test_pool.py::test_max_pool_values_and_indices_match_pytorch_rules",
+    "max_pool2d_backward": "test_pool.py::test_max_pool_backward_scatters_to_the_indices",
+    "avg_pool2d": "test_pool.py::test_avg_pool_matches_pytorch_divisors",
+    "avg_pool2d_backward": "test_pool.py::test_avg_pool_gradcheck",
+    "adaptive_avg_pool2d": "test_pool.py::test_adaptive_avg_pool_matches_loops",
+    "adaptive_avg_pool2d_backward": "test_pool.py::test_adaptive_avg_pool_gradcheck",
+    "batch_norm_forward": "test_normalization.py::test_batch_norm_training_forward_and_running_stats_over_steps",
+    "batch_norm_backward": "test_normalization.py::test_batch_norm_gradients",
+    "layer_norm_forward": "test_normalization.py::test_layer_norm_forward_and_gradients",
+    "layer_norm_backward": "test_normalization.py::test_layer_norm_forward_and_gradients",
+    "softmax_cross_entropy": "test_loss.py::test_cross_entropy_matches_pytorch_definition",
+    "softmax_cross_entropy_backward": "test_loss.py::test_cross_entropy_gradients",
+    "softmax_cross_entropy_probs": "test_loss.py::test_cross_entropy_with_probability_targets",
+    "softmax_cross_entropy_probs_backward": "test_loss.py::test_cross_entropy_with_probability_targets",
+    "class_target_weights": "test_loss.py::test_cross_entropy_matches_pytorch_definition",
+    "nll_loss": "test_loss.py::test_nll_loss_forward_and_gradient",
+    "nll_loss_backward": "test_loss.py::test_nll_loss_forward_and_gradient",
+    "binary_cross_entropy": "test_loss.py::test_binary_cross_entropy",
+    "binary_cross_entropy_backward": "test_loss.py::test_binary_cross_entropy",
+    "bce_with_logits": "test_loss.py::test_binary_cross_entropy_with_logits",
+    "bce_with_logits_backward": "test_loss.py::test_binary_cross_entropy_with_logits",
+    "mse_loss": "test_loss.py::test_regression_losses",
+    "mse_loss_backward": "test_loss.py::test_regression_losses",
+    "l1_loss": "test_loss.py::test_regression_losses",
+    "l1_loss_backward": "test_loss.py::test_regression_losses",
+    "dropout": "test_dropout_embedding.py::test_dropout_mask_statistics_and_scaling",
+    "dropout_backward": "test_dropout_embedding.py::test_dropout_gradient_is_the_same_mask_and_scale",
+    "embedding": "test_dropout_embedding.py::test_embedding_forward_and_scatter_add_gradient",
+    "embedding_backward": "test_dropout_embedding.py::test_embedding_forward_and_scatter_add_gradient",
+    "sgd_update": "test_optim.py::test_sgd_trajectory",
+    "adam_update": "test_optim.py::test_adam_and_adamw_trajectory",
+    "rmsprop_update": "test_optim.py::test_rmsprop_trajectory",
+    "adagrad_update": "test_optim.py::test_adagrad_trajectory",
+}
+
+PARITY: dict[str, Any] = {
+    "is_available": identity_cases, "device_count": identity_cases, "synchronize": identity_cases,
+    **array_cases(), **random_cases(), **elementwise_cases(), **reduce_cases(), **shape_cases(),
+    **linalg_cases(), **activation_cases(), **POINTERS,
+}
+
+
+def test_every_backend_method_has_a_parity_case():
+    methods = public_methods(Backend)
+    missing = methods - set(PARITY) - PENDING
+    stale = (set(PARITY) | PENDING) - methods
+    assert not missing, f"Backend methods without a parity case in {Path(__file__).name}: {sorted(missing)}"
+    assert not stale, f"parity cases for methods Backend no longer has: {sorted(stale)}"
+
+
+def test_the_contract_check_sees_new_methods():
+    class Grown(Backend):
+        def fancy_new_op(self, x):
+            return x
+
+    assert public_methods(Grown) - set(PARITY) == {"fancy_new_op"}
+
+
+def defined_tests(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return {n for n in names if n.startswith("test_")}
+
+
+@pytest.mark.parametrize("name", sorted(POINTERS))
+def test_pointed_parity_tests_exist(name):
+    module, _, test = POINTERS[name].partition("::")
+    path = TESTS / module
+    assert path.exists(), f"{name}: parity test module {module} is missing"
+    assert test in defined_tests(path), f"{name}: {module} has no {test}; update POINTERS"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, case in PARITY.items() if callable(case)))
+def test_parity(name, device):
+    PARITY[name](device.backend)

@@ -1,0 +1,122 @@
+"""matmul (batch broadcasting, the 1-D cases), mm/bmm/mv/dot and linear vs np.matmul and gradcheck."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import minitensor as mt
+import minitensor.nn.functional as F
+
+from helpers import SETTINGS, assert_close, check_grad, randn, seeds, t64
+
+
+@st.composite
+def matmul_shapes(draw):
+    """Shapes a, b that np.matmul accepts: 1-D or batched matrices with broadcastable batch dims."""
+    m, k, n = draw(st.integers(1, 4)), draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    (ba, bb), _ = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3))
+    a = (k,) if draw(st.booleans()) and draw(st.booleans()) else ba + (m, k)
+    b = (k,) if draw(st.booleans()) and draw(st.booleans()) else bb + (k, n)
+    return a, b
+
+
+@SETTINGS
+@given(ab=matmul_shapes(), seed=seeds)
+def test_matmul_matches_numpy_with_gradients(ab, seed):
+    sa, sb = ab
+    a, b = randn(seed, sa), randn(seed + 1, sb)
+    expected = np.matmul(a, b)
+    out = t64(a, False) @ t64(b, False)
+    assert_close(out, np.asarray(expected), rtol=1e-12)
+    assert_close(mt.matmul(t64(a, False), t64(b, False)), np.asarray(expected), rtol=1e-12)
+    check_grad(lambda x, y: x @ y, a, b)
+    check_grad(lambda x: x.matmul(mt.tensor(b)), a)
+    check_grad(lambda y: mt.tensor(a) @ y, b)
+
+
+@pytest.mark.parametrize("sa, sb, out", [
+    ((3,), (3,), ()), ((2, 3), (3,), (2,)), ((3,), (3, 4), (4,)), ((5, 2, 3), (3,), (5, 2)),
+    ((3,), (5, 3, 4), (5, 4)), ((5, 1, 2, 3), (4, 3, 2), (5, 4, 2, 2)), ((2, 3), (6, 3, 4), (6, 2, 4)),
+])
+def test_matmul_1d_and_batched_cases(sa, sb, out):
+    a, b = randn(0, sa), randn(1, sb)
+    y = t64(a, False) @ t64(b, False)
+    assert y.shape == out
+    assert_close(y, np.asarray(np.matmul(a, b)), rtol=1e-12)
+    check_grad(lambda x, z: x @ z, a, b)
+
+
+def test_matmul_float32_and_reflected_ndarray():
+    a, b = randn(0, (4, 3)), randn(1, (3, 2))
+    y = mt.tensor(a, dtype=mt.float32) @ mt.tensor(b, dtype=mt.float32)
+    assert y.dtype is mt.float32
+    assert_close(y, a @ b, rtol=1e-5, atol=1e-6)
+    assert_close(a @ mt.tensor(b), a @ b)  # ndarray @ Tensor -> Tensor.__rmatmul__
+
+
+def test_matmul_errors_name_both_shapes():
+    with pytest.raises(RuntimeError, match=r"\(2, 3\).*\(4, 5\)"):
+        mt.ones(2, 3) @ mt.ones(4, 5)
+    with pytest.raises(RuntimeError, match=r"\(3,\).*\(4,\)"):
+        mt.ones(3) @ mt.ones(4)
+    with pytest.raises(RuntimeError, match=r"\(2, 2, 3\).*\(3, 3, 4\)"):
+        mt.ones(2, 2, 3) @ mt.ones(3, 3, 4)
+    with pytest.raises(RuntimeError, match="at least 1D"):
+        mt.tensor(2.0) @ mt.ones(2)
+
+
+def test_mm_bmm_mv_dot():
+    a, b = randn(0, (2, 3)), randn(1, (3, 4))
+    check_grad(mt.mm, a, b)
+    assert_close(mt.mm(t64(a, False), t64(b, False)), a @ b)
+    ba, bb = randn(2, (5, 2, 3)), randn(3, (5, 3, 4))
+    check_grad(mt.bmm, ba, bb)
+    assert_close(mt.bmm(t64(ba, False), t64(bb, False)), ba @ bb)
+    v = randn(4, (3,))
+    check_grad(mt.mv, a, v)
+    check_grad(mt.dot, v, v * 2)
+    assert_close(mt.dot(t64(v, False), t64(v, False)), v @ v)
+    with pytest.raises(RuntimeError, match="2D"):
+        mt.mm(mt.ones(2, 3, 4), mt.ones(4, 2))
+    with pytest.raises(RuntimeError, match="3D"):
+        mt.bmm(mt.ones(2, 3), mt.ones(3, 2))
+    with pytest.raises(RuntimeError, match="batch"):
+        mt.bmm(mt.ones(2, 2, 3), mt.ones(3, 3, 2))
+    with pytest.raises(RuntimeError, match="1D"):
+        mt.dot(mt.ones(2, 2), mt.ones(2))
+
+
+@SETTINGS
+@given(seed=seeds, lead=hnp.array_shapes(min_dims=0, max_dims=3, max_side=3), fin=st.integers(1, 4),
+       fout=st.integers(1, 4), bias=st.booleans())
+def test_linear(seed, lead, fin, fout, bias):
+    x, w, b = randn(seed, lead + (fin,)), randn(seed + 1, (fout, fin)), randn(seed + 2, (fout,))
+    expected = x @ w.T + (b if bias else 0)
+    args = (x, w, b) if bias else (x, w)
+    assert_close(F.linear(*[t64(a, False) for a in args]), expected, rtol=1e-12)
+    check_grad(F.linear, *args)
+
+
+def test_linear_errors():
+    with pytest.raises(RuntimeError, match=r"\(2, 3\).*\(4, 5\)"):
+        F.linear(mt.ones(2, 3), mt.ones(4, 5))
+    with pytest.raises(RuntimeError, match="bias"):
+        F.linear(mt.ones(2, 3), mt.ones(4, 3), mt.ones(3))
+    with pytest.raises(RuntimeError, match="dtype"):
+        F.linear(mt.ones(2, 3), mt.ones(4, 3, dtype=mt.float64))
+    with pytest.raises(RuntimeError, match="2D"):
+        F.linear(mt.ones(3), mt.ones(3))
+
+
+def test_linear_float32_gradients_vs_numpy():
+    x, w, b = randn(0, (8, 5)), randn(1, (3, 5)), randn(2, (3,))
+    tx, tw, tb = (mt.tensor(a, dtype=mt.float32, requires_grad=True) for a in (x, w, b))
+    gy = randn(3, (8, 3))
+    F.linear(tx, tw, tb).backward(mt.tensor(gy, dtype=mt.float32))
+    assert tx.grad.dtype is mt.float32
+    assert_close(tx.grad, gy @ w, rtol=1e-5, atol=1e-5)
+    assert_close(tw.grad, gy.T @ x, rtol=1e-5, atol=1e-5)
+    assert_close(tb.grad, gy.sum(0), rtol=1e-5, atol=1e-5)
