@@ -12,7 +12,6 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from . import dtypes as _dt
-from .autograd.grad_mode import state as _grad_state
 from .device import as_device, cpu, device
 
 _new = object.__new__
@@ -574,6 +573,12 @@ class Tensor:
 
     def gather(self, dim: int, index: "Tensor") -> "Tensor":
         return _F.gather(self, dim, index)
+
+    def softmax(self, dim: int) -> "Tensor":
+        return _F.softmax(self, dim)
+
+    def log_softmax(self, dim: int) -> "Tensor":
+        return _F.log_softmax(self, dim)
 
     def index_select(self, dim: int, index: "Tensor") -> "Tensor":
         return _F.index_select(self, dim, index)

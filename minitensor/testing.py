@@ -61,7 +61,7 @@ def gradcheck(fn: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol: f
             return _projection(fn, args, v)
 
     for k, i in enumerate(diff):
-        x0 = inputs[i].detach().cpu().array.astype(np.float64)
+        x0 = np.array(inputs[i].detach().cpu().array, dtype=np.float64, order="C")  # reshape(-1) must be a view
         g = np.zeros_like(x0) if analytic[k] is None else analytic[k].detach().cpu().array
         if fast_mode:
             for _ in range(directions):

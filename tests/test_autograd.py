@@ -504,3 +504,18 @@ def test_autograd_grad_with_the_same_input_twice():
     assert g1.item() == 12.0 and g2.item() == 12.0
     a, b = mt.autograd.grad((x * x).sum(), [x, x])
     assert a.item() == 4.0 and b.item() == 4.0
+
+
+def test_many_slices_of_one_tensor_accumulate_into_one_gradient() -> None:
+    """Slices of one tensor (an RNN's time steps), basic and advanced, overlapping, summed with weights:
+    the engine writes each slice's gradient into one buffer; the result equals the dense reference."""
+    rng = np.random.default_rng(0)
+    x = mt.tensor(rng.standard_normal((6, 3, 2)), requires_grad=True)
+    weights = rng.standard_normal(6)
+    total = sum(x[t] * float(weights[t]) for t in range(6)) + x[1:4].sum(0) + x[[0, 0, 5]].sum(0)
+    total.sum().backward()
+    expected = np.repeat(weights[:, None, None], 3, 1).repeat(2, 2)
+    expected[1:4] += 1
+    expected[0] += 2
+    expected[5] += 1
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6)

@@ -139,3 +139,10 @@ def test_only_the_perturbed_entries_matter():
     # a function that ignores part of its input has zero gradient there; gradcheck agrees
     x = t64(np.arange(6.0).reshape(2, 3))
     assert gradcheck(lambda a: a[0] * 2, (x,))
+
+
+def test_gradcheck_handles_non_contiguous_inputs() -> None:
+    """A transposed (non-contiguous) float64 input must be perturbed element by element, not via a copy."""
+    a = mt.tensor(np.random.default_rng(1).standard_normal((4, 3)).T, dtype=mt.float64, requires_grad=True)
+    assert not a.array.flags.c_contiguous
+    assert gradcheck(lambda t: (t * t * t).sum(), (a,))

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import minitensor.tensor as _tensor_mod
 
-from .function import Function, _check_finite
+from .function import Function, IndexedGrad, _check_finite
 from .grad_mode import no_grad, state
 
 
@@ -53,22 +53,38 @@ def _nodes_leading_to(order: Sequence[Function], wanted_nodes: Any, wanted_leave
     return needed
 
 
-def _accumulate(store: dict, key: Any, g: Any) -> None:
+def _accumulate(store: dict, owned: set, key: Any, g: Any, B: Any = None) -> None:
+    """store[key] += g. A sum the engine made is ``owned`` and is added into in place; the first gradient
+    stored may alias an array still in use (an identity backward returns its input), so it is never
+    written to."""
     prev = store.get(key)
-    if prev is None:
+    if isinstance(g, IndexedGrad):
+        if prev is None:
+            prev = B.zeros(g.shape, g.value.dtype)
+        elif key not in owned:
+            prev = B.xp.array(prev, copy=True)  # an array even for 0-d (NumPy gives scalars there)
+        owned.add(key)
+        if g.basic:
+            prev[g.index] += g.value
+        else:
+            B.index_add(prev, g.index, g.value)
+        store[key] = prev
+    elif prev is None:
         store[key] = g
+    elif key in owned:
+        prev += g
+        store[key] = prev  # the same array, or a new scalar for 0-d
     else:
-        # A gradient the engine owns may be added into in place; one an op returned may alias an
-        # input (identity-like backwards), so the first sum makes a new array.
         store[key] = prev + g
+        owned.add(key)
 
 
 def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bool,
                  inputs: Sequence[Any] | None = None, allow_unused: bool = False) -> list[Any] | None:
     """Propagate ``grads`` (arrays) from ``tensors``; with ``inputs`` return their gradients instead of
     accumulating into leaves' ``.grad``."""
-    Tensor = _tensor_mod.Tensor
     node_grads: dict[Function, Any] = {}
+    owned: set[Any] = set()  # keys whose stored gradient the engine allocated (safe to add into)
     leaf_grads: dict[int, Any] = {}  # id(leaf tensor) -> array; leaves kept alive by the graph
     leaves: dict[int, Any] = {}
     roots = []
@@ -76,12 +92,12 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
         if not t.requires_grad:
             raise RuntimeError("element of the tensors does not require grad and does not have a grad_fn")
         if t.grad_fn is None:
-            _accumulate(leaf_grads, id(t), g)
+            _accumulate(leaf_grads, owned, id(t), g)
             leaves[id(t)] = t
         else:
             if t.grad_fn not in node_grads:
                 roots.append(t.grad_fn)
-            _accumulate(node_grads, t.grad_fn, g)
+            _accumulate(node_grads, owned, t.grad_fn, g)
 
     wanted_nodes: dict[Function, list[int]] = {}
     if inputs is not None:
@@ -116,18 +132,22 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
                     if edge is None or g is None:
                         continue
                     shape, dtype = meta
-                    if g.shape != shape:
-                        g = B.sum_to_shape(g, shape)
-                    if g.dtype != dtype:
-                        g = g.astype(dtype)
+                    if isinstance(g, IndexedGrad):
+                        if g.value.dtype != dtype:
+                            g.value = g.value.astype(dtype)
+                    else:
+                        if g.shape != shape:
+                            g = B.sum_to_shape(g, shape)
+                        if g.dtype != dtype:
+                            g = g.astype(dtype)
                     if anomaly:
-                        _check_finite(B, g, f"Function '{node.name()}' returned nan or inf values in its "
+                        _check_finite(B, getattr(g, "value", g), f"Function '{node.name()}' returned nan or inf values in its "
                                             f"gradient; its forward was called at:\n"
                                             + "".join(node._stack or ["(traceback not recorded)\n"]))
                     if isinstance(edge, Function):
-                        _accumulate(node_grads, edge, g)
+                        _accumulate(node_grads, owned, edge, g, B)
                     else:
-                        _accumulate(leaf_grads, id(edge), g)
+                        _accumulate(leaf_grads, owned, id(edge), g, B)
                         leaves[id(edge)] = edge
             elif runs and not retain_graph:
                 node._free()

@@ -127,6 +127,17 @@ class Function:
         return result
 
 
+class IndexedGrad:
+    """The gradient of ``x[index]`` for x: zeros of ``shape`` holding ``value`` at ``index``. Slicing ops
+    return it so the engine writes every slice into one buffer per input, which is linear in the number of
+    slices (an RNN's time steps); a full array per slice would be quadratic."""
+
+    __slots__ = ("shape", "index", "value", "basic")
+
+    def __init__(self, shape: tuple[int, ...], index: Any, value: Any, basic: bool) -> None:
+        self.shape, self.index, self.value, self.basic = shape, index, value, basic
+
+
 def _check_finite(B: Any, a: Any, message: str) -> None:
     if a is not None and a.dtype.kind in "fc" and not B.isfinite_all(a):
         raise RuntimeError(message)

@@ -1,7 +1,7 @@
 """The differentiable ops, by family. ``Tensor`` methods and ``minitensor.*`` functions call these."""
 from __future__ import annotations
 
-from .activation import relu, sigmoid, tanh
+from .activation import log_softmax, relu, sigmoid, softmax, tanh
 from .arithmetic import *  # noqa: F401,F403
 from .cast import clone, to_device, to_dtype
 from .indexing import getitem, setitem

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, IndexedGrad
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, as_tensor
 from ._util import SCALARS
@@ -55,12 +55,7 @@ class GetItem(Function):
 
     @staticmethod
     def backward(ctx: Any, B: Any, gy: Any) -> Any:
-        g = B.zeros(ctx.shape, gy.dtype)
-        if ctx.basic:
-            g[ctx.index] = gy
-        else:
-            B.index_add(g, ctx.index, gy)
-        return g, None, None
+        return IndexedGrad(ctx.shape, ctx.index, gy, ctx.basic), None, None
 
 
 class IndexPut(Function):

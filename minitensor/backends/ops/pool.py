@@ -1,35 +1,203 @@
-"""Pooling over (N, C, H, W): max (with argmax), average, adaptive average."""
+"""Pooling over (N, C, H, W): max (with argmax), average, adaptive average.
+
+Max and average pooling loop over the kH*kW kernel offsets only: each offset is one strided view of the
+padded input covering every output position at once (``kernel_offsets``), so the work per offset is a
+few whole-array operations. Adaptive average pooling is two small averaging matrices: y = A_h x A_w^T.
+"""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
+
+from .conv import Pair, kernel_offsets, pad_hw
 
 Array = Any
 
 
+def pool_out_len(size: int, kernel: int, stride: int, pad: int, dilation: int, ceil_mode: bool) -> int:
+    """PyTorch's pooling output size: floor (or ceil) of (size + 2p - d*(k-1) - 1) / s, plus 1; in ceil
+    mode the last window must start inside the input or the left padding."""
+    span = size + 2 * pad - dilation * (kernel - 1) - 1
+    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
 class PoolOps:
     xp: Any
+    index_add: Callable[..., Array]  # from ShapeOps: out[index] += src with repeats accumulating
 
-    def max_pool2d(self, x: Array, kernel_size: tuple[int, int], stride: tuple[int, int],
-                   padding: tuple[int, int], dilation: tuple[int, int], ceil_mode: bool
-                   ) -> tuple[Array, Array]:
-        """-> (y, indices): indices are int64 flat positions in each input H*W plane, as PyTorch's."""
-        raise NotImplementedError("max_pool2d arrives with the layers issue (#3)")
+    def max_pool2d(self, x: Array, kernel_size: Pair, stride: Pair, padding: Pair, dilation: Pair,
+                   ceil_mode: bool) -> tuple[Array, Array]:
+        """-> (y, indices): indices are int64 flat positions in each input H*W plane, as PyTorch's.
+
+        Ties go to the first element in scan order (row by row) and a NaN wins, the last NaN if several,
+        as in PyTorch; padding is -inf and never chosen."""
+        xp = self.xp
+        geometry = self._geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode)
+        xpad = pad_hw(xp, x, geometry["padding"], -float("inf"))
+        n_offsets = kernel_size[0] * kernel_size[1]
+        arg_dtype = xp.int8 if n_offsets <= 127 else xp.int32
+        best = arg = None
+        for k, index in kernel_offsets(kernel_size, stride, dilation, geometry["out_hw"]):
+            v = xpad[index]
+            if best is None:  # work in the input's memory layout (channels-last stays channels-last)
+                best, arg = v.copy(order="K"), xp.zeros_like(v, dtype=arg_dtype)
+                continue
+            # branch-free update (a masked copy is several times slower on random data): offsets come in
+            # increasing order, so the newest offset where the max grew is the largest k taken; comparing
+            # the new and old maxima reads two contiguous arrays instead of the strided window v
+            grown = xp.maximum(best, v)
+            xp.maximum(arg, xp.multiply(grown > best, k, dtype=arg_dtype), out=arg)
+            best = grown
+        if padding[0] or padding[1]:
+            # a window whose valid values are all -inf keeps its first valid element, not the padding
+            xp.maximum(arg, self._first_valid_offsets(kernel_size, stride, padding, dilation,
+                                                      geometry["out_hw"], arg_dtype), out=arg)
+        if xp.isnan(best).any():
+            arg = self._last_nan_offsets(xpad, best, arg, kernel_size, stride, dilation, geometry["out_hw"])
+        return best, self._flat_indices(arg, x.shape[3], kernel_size, stride, padding, dilation,
+                                        geometry["out_hw"])
 
     def max_pool2d_backward(self, gy: Array, indices: Array, x_shape: tuple[int, ...]) -> Array:
-        raise NotImplementedError("max_pool2d_backward arrives with the layers issue (#3)")
+        """gx[n, c].flat[indices[n, c, p]] += gy[n, c, p]; windows that overlap repeat an index, and the
+        scatter-add accumulates the repeats."""
+        xp = self.xp
+        n, c, h, w = x_shape
+        plane_starts = xp.arange(n * c, dtype=xp.int64)[:, None] * (h * w)
+        flat = (indices.reshape(n * c, -1) + plane_starts).reshape(-1)
+        gx = xp.zeros(n * c * h * w, dtype=gy.dtype)
+        self.index_add(gx, flat, gy.reshape(-1))
+        return gx.reshape(x_shape)
 
-    def avg_pool2d(self, x: Array, kernel_size: tuple[int, int], stride: tuple[int, int],
-                   padding: tuple[int, int], ceil_mode: bool, count_include_pad: bool,
-                   divisor_override: int | None) -> Array:
-        raise NotImplementedError("avg_pool2d arrives with the layers issue (#3)")
+    def avg_pool2d(self, x: Array, kernel_size: Pair, stride: Pair, padding: Pair, ceil_mode: bool,
+                   count_include_pad: bool, divisor_override: int | None) -> Array:
+        """y = (sum of the window over the zero-padded input) / divisor; see ``_avg_divisor``."""
+        geometry = self._geometry(x.shape, kernel_size, stride, padding, (1, 1), ceil_mode)
+        xpad = pad_hw(self.xp, x, geometry["padding"], 0)
+        total = None
+        for _, index in kernel_offsets(kernel_size, stride, (1, 1), geometry["out_hw"]):
+            if total is None:
+                total = xpad[index].copy(order="K")
+            else:
+                total += xpad[index]
+        total /= self._avg_divisor(x.shape, kernel_size, stride, padding, geometry["out_hw"],
+                                   count_include_pad, divisor_override, x.dtype)
+        return total
 
-    def avg_pool2d_backward(self, gy: Array, x_shape: tuple[int, ...], kernel_size: tuple[int, int],
-                            stride: tuple[int, int], padding: tuple[int, int], ceil_mode: bool,
+    def avg_pool2d_backward(self, gy: Array, x_shape: tuple[int, ...], kernel_size: Pair,
+                            stride: Pair, padding: Pair, ceil_mode: bool,
                             count_include_pad: bool, divisor_override: int | None) -> Array:
-        raise NotImplementedError("avg_pool2d_backward arrives with the layers issue (#3)")
+        """Each window's gy / divisor added to every position of the window (padding cut off after)."""
+        geometry = self._geometry(x_shape, kernel_size, stride, padding, (1, 1), ceil_mode)
+        top, bottom, left, right = geometry["padding"]
+        n, c, h, w = x_shape
+        share = gy / self._avg_divisor(x_shape, kernel_size, stride, padding, gy.shape[2:],
+                                       count_include_pad, divisor_override, gy.dtype)
+        gxp = self.xp.zeros((n, c, h + top + bottom, w + left + right), dtype=gy.dtype)
+        for _, index in kernel_offsets(kernel_size, stride, (1, 1), geometry["out_hw"]):
+            gxp[index] += share
+        return gxp[:, :, top:top + h, left:left + w]
 
-    def adaptive_avg_pool2d(self, x: Array, output_size: tuple[int, int]) -> Array:
-        raise NotImplementedError("adaptive_avg_pool2d arrives with the layers issue (#3)")
+    def adaptive_avg_pool2d(self, x: Array, output_size: Pair) -> Array:
+        """y = A_h @ x @ A_w^T, where A (out, size) averages PyTorch's windows
+        [floor(i*size/out), ceil((i+1)*size/out))."""
+        a_h, a_w = self._adaptive_matrices(x.shape[2:], output_size, x.dtype)
+        return self._matmul_hw(x, a_h, a_w)
 
     def adaptive_avg_pool2d_backward(self, gy: Array, x_shape: tuple[int, ...]) -> Array:
-        raise NotImplementedError("adaptive_avg_pool2d_backward arrives with the layers issue (#3)")
+        """gx = A_h^T @ gy @ A_w."""
+        a_h, a_w = self._adaptive_matrices(x_shape[2:], gy.shape[2:], gy.dtype)
+        return self._matmul_hw(gy, a_h.T, a_w.T)
+
+    # ------------------------------------------------------------------------------ helpers
+    def _geometry(self, x_shape: tuple[int, ...], kernel_size: Pair, stride: Pair, padding: Pair,
+                  dilation: Pair, ceil_mode: bool) -> dict[str, Any]:
+        """Output size and the (top, bottom, left, right) padding that every window needs: the given
+        padding before, and after only as much as the last (ceil-mode) window reaches past the input."""
+        out_hw, after = [], []
+        for a in range(2):
+            size = x_shape[2 + a]
+            out = pool_out_len(size, kernel_size[a], stride[a], padding[a], dilation[a], ceil_mode)
+            reach = (out - 1) * stride[a] + dilation[a] * (kernel_size[a] - 1) + 1
+            out_hw.append(out)
+            after.append(max(reach - padding[a] - size, 0))
+        return {"out_hw": tuple(out_hw), "padding": (padding[0], after[0], padding[1], after[1])}
+
+    def _first_valid_offsets(self, kernel_size: Pair, stride: Pair, padding: Pair, dilation: Pair,
+                             out_hw: Pair, dtype: Any) -> Array:
+        """(oH, oW): the scan-order offset i0*kW + j0 of each window's first element inside the input."""
+        xp = self.xp
+        first = []
+        for a in range(2):
+            before = padding[a] - xp.arange(out_hw[a]) * stride[a]  # padding cells at the window start
+            first.append(-(-xp.maximum(before, 0) // dilation[a]))  # ceil division
+        return (first[0][:, None] * kernel_size[1] + first[1][None, :]).astype(dtype)
+
+    def _last_nan_offsets(self, xpad: Array, best: Array, arg: Array, kernel_size: Pair, stride: Pair,
+                          dilation: Pair, out_hw: Pair) -> Array:
+        """arg with windows whose max is NaN pointing at their last NaN (PyTorch takes every NaN it meets)."""
+        xp = self.xp
+        last = xp.zeros(arg.shape, dtype=arg.dtype)
+        for k, index in kernel_offsets(kernel_size, stride, dilation, out_hw):
+            xp.maximum(last, xp.multiply(xp.isnan(xpad[index]), k, dtype=arg.dtype), out=last)
+        return xp.where(xp.isnan(best), last, arg)
+
+    def _flat_indices(self, arg: Array, width: int, kernel_size: Pair, stride: Pair, padding: Pair,
+                      dilation: Pair, out_hw: Pair) -> Array:
+        """int64 positions in the input plane: window start (oh*s - p) * W + (ow*s - p), plus offset k's
+        (i*d) * W + j*d."""
+        xp = self.xp
+        rows = xp.arange(out_hw[0], dtype=xp.int64) * stride[0] - padding[0]
+        cols = xp.arange(out_hw[1], dtype=xp.int64) * stride[1] - padding[1]
+        i = xp.arange(kernel_size[0], dtype=xp.int64) * dilation[0]
+        j = xp.arange(kernel_size[1], dtype=xp.int64) * dilation[1]
+        offset_table = (i[:, None] * width + j[None, :]).reshape(-1)
+        indices = xp.take(offset_table, arg)
+        indices += rows[:, None] * width + cols[None, :]
+        return indices
+
+    def _avg_divisor(self, x_shape: tuple[int, ...], kernel_size: Pair, stride: Pair, padding: Pair,
+                     out_hw: Pair, count_include_pad: bool, divisor_override: int | None,
+                     dtype: Any) -> Array:
+        """(oH, oW) divisors as PyTorch: divisor_override, else the window's cells inside the padded input
+        (count_include_pad) or inside the input; separable, so an outer product of per-axis counts."""
+        xp = self.xp
+        if divisor_override is not None:
+            return xp.asarray(divisor_override, dtype=dtype)
+        counts = []
+        for a in range(2):
+            size, pad = x_shape[2 + a], padding[a]
+            start = xp.arange(out_hw[a]) * stride[a] - pad
+            end = xp.minimum(start + kernel_size[a], size + pad)
+            if not count_include_pad:
+                start, end = xp.maximum(start, 0), xp.minimum(end, size)
+            counts.append(end - start)
+        return (counts[0][:, None] * counts[1][None, :]).astype(dtype)
+
+    def _matmul_hw(self, x: Array, m_h: Array, m_w: Array) -> Array:
+        """m_h @ x @ m_w^T over the last two axes of x (N, C, H, W) as two 2-D GEMMs (a batch of N*C tiny
+        products costs far more); the transposing copy between them falls on the smaller side."""
+        xp = self.xp
+        n, c, h, w = x.shape
+        oh, ow = m_h.shape[0], m_w.shape[0]
+        if oh * ow <= h * w:  # shrinking (forward): along W on x as it is, then along H
+            t = xp.matmul(x.reshape(-1, w), m_w.T).reshape(n, c, h, ow).swapaxes(2, 3)
+            y = xp.matmul(t.reshape(-1, h), m_h.T).reshape(n, c, ow, oh).swapaxes(2, 3)
+            return xp.ascontiguousarray(y)
+        # growing (backward): along H on the small transposed input, then along W into the result
+        t = xp.matmul(x.swapaxes(2, 3).reshape(-1, h), m_h.T).reshape(n, c, w, oh).swapaxes(2, 3)
+        return xp.matmul(t.reshape(-1, w), m_w.T).reshape(n, c, oh, ow)
+
+    def _adaptive_matrices(self, in_hw: tuple[int, ...], out_hw: tuple[int, ...], dtype: Any
+                           ) -> tuple[Array, Array]:
+        """A_h (oH, H) and A_w (oW, W): row i is 1/len on window i = [floor(i*n/o), ceil((i+1)*n/o))."""
+        xp = self.xp
+        mats = []
+        for size, out in zip(in_hw, out_hw):
+            i = xp.arange(out)
+            start, end = (i * size) // out, -((-(i + 1) * size) // out)
+            pos = xp.arange(size)
+            inside = (pos[None, :] >= start[:, None]) & (pos[None, :] < end[:, None])
+            mats.append((inside / (end - start)[:, None]).astype(dtype))
+        return mats[0], mats[1]
