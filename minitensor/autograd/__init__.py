@@ -83,5 +83,18 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     return tuple(result)
 
 
-__all__ = ["Function", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+def zero_grads(tensors: Any, set_to_none: bool = True) -> None:
+    """Drop (``set_to_none``) or zero in place the ``.grad`` of each tensor: ``Module.zero_grad`` and
+    ``Optimizer.zero_grad``."""
+    for t in tensors:
+        if t.grad is None:
+            continue
+        if set_to_none:
+            t.grad = None
+        else:
+            t.grad.detach_()
+            t.grad.array[...] = 0
+
+
+__all__ = ["Function", "zero_grads", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
            "inference_mode", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]

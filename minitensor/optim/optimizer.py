@@ -14,7 +14,7 @@ from collections import defaultdict
 from typing import Any, Callable, Iterable, Iterator
 
 from .. import dtypes as _dt
-from ..autograd import enable_grad
+from ..autograd import enable_grad, zero_grads
 from ..tensor import Tensor, tensor, zeros_like
 
 ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
@@ -110,15 +110,7 @@ class Optimizer:
     # ------------------------------------------------------------------------------------ step
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Drop every parameter's ``.grad`` (set_to_none=True) or zero it in place."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    p.grad.detach_()
-                    p.grad.array[...] = 0
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; returns ``closure()`` (re-evaluated with grad

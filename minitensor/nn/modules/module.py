@@ -13,7 +13,7 @@ from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator, Mapping
 
 from ... import dtypes as _dt
-from ...autograd import no_grad
+from ...autograd import no_grad, zero_grads
 from ...device import device as _device_type
 from ...tensor import Tensor
 from ..parameter import Parameter
@@ -297,14 +297,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Drop (default) or zero the gradients of every parameter."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                p.grad.detach_()
-                p.grad.zero_()
+        zero_grads(self.parameters(), set_to_none)
 
     # ------------------------------------------------------------------------------- device, dtype
     def _apply(self, fn: Callable[[Tensor], Tensor]) -> "Module":
