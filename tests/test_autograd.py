@@ -519,3 +519,14 @@ def test_many_slices_of_one_tensor_accumulate_into_one_gradient() -> None:
     expected[0] += 2
     expected[5] += 1
     np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6)
+
+
+def test_zero_dim_leaf_with_fan_in_gets_an_array_grad_that_accumulates() -> None:
+    """The engine hands its own sums to .grad without a copy; for 0-d leaves NumPy makes those sums scalars,
+    and .grad must still hold an array that later backwards add into in place."""
+    x = mt.tensor(2.0, requires_grad=True)
+    (x * x + x * 3).backward()
+    assert isinstance(x.grad.array, np.ndarray) and x.grad.item() == 7.0
+    held = x.grad.array
+    (x * 5).backward()
+    assert x.grad.array is held and x.grad.item() == 12.0

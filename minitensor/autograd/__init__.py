@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
-from .engine import run_backward
+from .engine import _accumulate_leaf_grad, run_backward
 from .function import Function
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
@@ -54,7 +54,6 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     for t, g in zip(inputs, run_backward(tensors, seeds, bool(retain_graph), inputs=inputs,
                                          allow_unused=True)):
         if g is not None:
-            from .engine import _accumulate_leaf_grad
             _accumulate_leaf_grad(t, g)
 
 

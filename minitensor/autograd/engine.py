@@ -160,7 +160,7 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
 
     if inputs is None:
         for key, g in leaf_grads.items():
-            _accumulate_leaf_grad(leaves[key], g)
+            _accumulate_leaf_grad(leaves[key], g, owned=key in owned)
         return None
     out = []
     for i, t in enumerate(inputs):
@@ -172,11 +172,14 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
     return out
 
 
-def _accumulate_leaf_grad(t: Any, g: Any) -> None:
-    """``t.grad += g``, in place when ``t.grad`` exists (no new array per step), else a fresh copy."""
+def _accumulate_leaf_grad(t: Any, g: Any, owned: bool = False) -> None:
+    """``t.grad += g``, in place when ``t.grad`` exists (no new array per step). A new ``.grad`` takes g
+    itself when the engine allocated it (``owned``), else a copy: an op's gradient may alias an array still
+    in use (an identity backward returns its input), and .grad must own its memory."""
     if t.grad is None:
-        # Copy unless the engine made g for this leaf alone: a gradient may alias an array that is
-        # still in use (an identity backward returns its input), and .grad must own its memory.
-        t.grad = _tensor_mod._wrap(g.copy(), t._device)
+        B = t._device.backend
+        if not owned or type(g) is not B.array_type:  # NumPy 0-d results are scalars: make an array
+            g = B.xp.array(g, copy=True)
+        t.grad = _tensor_mod._wrap(g, t._device)
     else:
         t.grad.array += g
