@@ -1,26 +1,17 @@
-"""Training-step workloads shared by the asv suite and scripts: the MLP and CNN of the examples."""
+"""Training-step workloads shared by the asv suite and scripts: the MLP and CNN of the examples, built by
+the examples' own ``models`` module so that a timing is always about the model the examples train."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Callable
 
 import minitensor as mt
 import minitensor.nn.functional as F
 from minitensor import nn, optim
 
-
-def mlp() -> nn.Module:
-    """784-128-10 with ReLU (the quickstart's and the examples' MLP)."""
-    return nn.Sequential(nn.Flatten(), nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
-
-
-def cnn() -> nn.Module:
-    """Two conv(3x3, padding 1) + ReLU + MaxPool(2) blocks of 32 and 64 channels, Linear(3136, 128), ReLU,
-    Linear(128, 10)."""
-    return nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(3136, 128), nn.ReLU(), nn.Linear(128, 10))
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))  # the examples are scripts
+from models import cnn, mlp  # noqa: E402
 
 MODELS: dict[str, tuple[Callable[[], nn.Module], int]] = {"mlp": (mlp, 100), "cnn": (cnn, 64)}
 

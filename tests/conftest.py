@@ -1,10 +1,16 @@
 """Fixtures shared by the test suite: a seeded, clean global state per test and a ``device`` parameter."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import minitensor as mt
 from minitensor.autograd.grad_mode import state
+
+# The Numba kernels' tests need NUMBA_ENABLE_CUDASIM=1 set before numba is first imported, so they run in
+# their own pytest process (.ci/run): ``NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/cudasim``.
+collect_ignore = [] if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else ["cudasim"]
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,6 @@
 """Backends by device type, imported lazily: ``import minitensor`` never imports cupy or numba.
 
-``register_backend("cuda", "minitensor.backends.cuda:CudaBackend")`` names a backend by module path; it is
+``register_backend("cuda", "minitensor.backends.cuda.backend:CudaBackend")`` names a backend by module path; it is
 imported the first time a tensor asks for that device type, and one instance is kept per device index.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from .base import Backend
 
 _REGISTRY: dict[str, str] = {
     "cpu": "minitensor.backends.numpy_backend:NumpyBackend",
-    "cuda": "minitensor.backends.cuda:CudaBackend",
+    "cuda": "minitensor.backends.cuda.backend:CudaBackend",
 }
 _INSTANCES: dict[tuple[str, int], Backend] = {}
 
