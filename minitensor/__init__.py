@@ -19,6 +19,7 @@ from .tensor import (Tensor, arange, as_tensor, empty, empty_like, eye, from_num
                      tensor, zeros, zeros_like)
 from . import datasets, nn, optim, utils  # noqa: E402  (after Tensor: these build on it)
 from .serialization import load, save  # noqa: E402
+from .utils.dlpack import from_dlpack  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -11,6 +11,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from . import cuda as _cuda
 from . import dtypes as _dt
 from .device import as_device, cpu, device
 
@@ -211,35 +212,83 @@ class Tensor:
 
     # ------------------------------------------------------------------------------ device, dtype
     def to(self, *args: Any, **kwargs: Any) -> "Tensor":
-        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``; returns self when nothing
-        changes, as PyTorch does. Differentiable."""
-        dev, dt = self._device, None
+        """PyTorch's forms: ``to(device=None, dtype=None, non_blocking=False, copy=False)``, ``to(dtype,
+        non_blocking=False, copy=False)``, ``to(other, non_blocking=False, copy=False)``. Returns self when
+        nothing changes and ``copy`` is False. Differentiable. ``non_blocking`` is accepted for PyTorch's
+        code and changes nothing: the copy is ``functional.cast.ToDevice``'s (the DataLoader's ``device=``
+        is the asynchronous path)."""
+        unknown = set(kwargs) - {"device", "dtype", "non_blocking", "copy"}
+        if unknown:
+            raise TypeError(f"to() got an unexpected keyword argument '{sorted(unknown)[0]}'")
+        dev, dt, flags = self._device, None, []
         for a in args:
             if isinstance(a, Tensor):
                 dev, dt = a._device, a.dtype
             elif isinstance(a, (str, device)):
                 dev = as_device(a)
+            elif isinstance(a, bool):  # non_blocking, then copy (True/False; the bool *type* is a dtype)
+                flags.append(a)
             elif a is not None:
                 dt = _dt.as_dtype(a)
+        if len(flags) > 2:
+            raise TypeError(f"to() takes at most 2 positional flags (non_blocking, copy), got {len(flags)}")
         if kwargs.get("device") is not None:
             dev = as_device(kwargs["device"])
         if kwargs.get("dtype") is not None:
             dt = _dt.as_dtype(kwargs["dtype"])
+        copy = kwargs.get("copy", flags[1] if len(flags) == 2 else False)
         out = self
         if dt is not None and dt.np != self.array.dtype:
             out = _F.to_dtype(out, dt)
         if dev is not out._device:
             out = _F.to_device(out, dev)
-        if kwargs.get("copy") and out is self:
+        if copy and out is self:
             out = self.clone()
         return out
 
     def cpu(self) -> "Tensor":
         return self.to(cpu)
 
-    def cuda(self, device: Any = None) -> "Tensor":
-        return self.to(as_device("cuda" if device is None else
-                                 f"cuda:{device}" if isinstance(device, int) else device))
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> "Tensor":
+        """This tensor on a CUDA device: an index, "cuda:N" or a device (None: ``device("cuda")``)."""
+        target = as_device("cuda" if device is None else
+                           f"cuda:{device}" if isinstance(device, int) else device)
+        if target.type != "cuda":
+            raise RuntimeError(f"Invalid device, must be cuda device (got '{target}')")
+        return self.to(target, non_blocking=non_blocking)
+
+    def pin_memory(self) -> "Tensor":
+        """A copy of this CPU tensor in page-locked (pinned) host memory, from which copies to a GPU run
+        without blocking the host; self when it already is pinned. The array stays a NumPy array (over a
+        block of CuPy's pinned pool). Needs CUDA, as in PyTorch."""
+        if self._device is not cpu:
+            raise RuntimeError(f"cannot pin a '{self._device}' tensor: only CPU tensors can be pinned")
+        if _cuda._is_pinned(self.array):
+            return self
+        pinned = _cuda._pinned_copy(self.array)
+        if not self._requires_grad:
+            return _wrap(pinned, cpu)
+        out = _F.clone(self)  # the autograd edge (gradient passes through); its array becomes the pinned copy
+        out.array = pinned
+        return out
+
+    def is_pinned(self) -> bool:
+        """True when this tensor's memory is page-locked host memory (False without CUDA)."""
+        return self._device is cpu and _cuda._is_pinned(self.array)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: Any = None, copy: bool | None = None) -> Any:
+        """DLPack export of the array itself (NumPy's or CuPy's ``__dlpack__``): ``torch.from_dlpack(t)``,
+        ``numpy.from_dlpack(t)``, ``cupy.from_dlpack(t)`` share this tensor's memory. Only the options
+        the consumer passed are forwarded, so an older producer's TypeError lets it retry without them."""
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        options = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
+        return self.array.__dlpack__(**{k: v for k, v in options.items() if v is not None})
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(DLPack device type, index): (1, 0) on the CPU, (2, N) on cuda:N."""
+        return self.array.__dlpack_device__()
 
     def float(self) -> "Tensor":
         return self.to(_dt.float32)

@@ -539,3 +539,19 @@ def test_adam_step_counter_round_trips_and_drives_bias_correction():
     assert isinstance(from_number.state[r]["step"], mt.Tensor)
     got = run(from_number, [r], [grads[4:]], np.float64)
     np.testing.assert_allclose(got[0][0], want[0], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [lambda p: optim.SGD([p], lr=0.1, weight_decay=0.1),
+                                  lambda p: optim.Adam([p], lr=0.1, weight_decay=0.1),
+                                  lambda p: optim.RMSprop([p], lr=0.1, weight_decay=0.1),
+                                  lambda p: optim.Adagrad([p], lr=0.1, weight_decay=0.1)],
+                         ids=["sgd", "adam", "rmsprop", "adagrad"])
+def test_weight_decay_on_a_0d_parameter_matches_the_same_update_on_shape_1(make):
+    scalar, vector = mt.tensor(1.5, requires_grad=True), mt.tensor([1.5], requires_grad=True)
+    for p in (scalar, vector):
+        opt = make(p)
+        (p * p).sum().backward()
+        opt.step()
+    assert scalar.shape == () and scalar.item() == vector.item() != 1.5
+    if isinstance(opt, optim.SGD):
+        assert scalar.item() == pytest.approx(1.5 - 0.1 * (2 * 1.5 + 0.1 * 1.5))

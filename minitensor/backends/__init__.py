@@ -22,13 +22,18 @@ def register_backend(device_type: str, path: str) -> None:
 
 
 def backend_class(device_type: str) -> type[Backend]:
-    """The Backend subclass for a device type; ImportError (with an install hint) when it cannot load."""
+    """The Backend subclass for a device type; RuntimeError when its module cannot load (a missing CuPy,
+    say), carrying the module's own message, which says what to install."""
     try:
         path = _REGISTRY[device_type]
     except KeyError:
         raise RuntimeError(f"unknown device type {device_type!r}; known: {sorted(_REGISTRY)}") from None
     module_name, _, class_name = path.partition(":")
-    return getattr(importlib.import_module(module_name), class_name)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise RuntimeError(f"device type {device_type!r} is not available: {e}") from e
+    return getattr(module, class_name)
 
 
 def get_backend(device_type: str, index: int = 0) -> Backend:
@@ -38,8 +43,8 @@ def get_backend(device_type: str, index: int = 0) -> Backend:
     if backend is None:
         cls = backend_class(device_type)
         if not cls.is_available():
-            raise RuntimeError(cls.unavailable_reason() if hasattr(cls, "unavailable_reason")
-                               else f"device type {device_type!r} is not available")
+            why = cls.unavailable_reason() if hasattr(cls, "unavailable_reason") else ""
+            raise RuntimeError(f"device type {device_type!r} is not available" + (f": {why}" if why else ""))
         backend = _INSTANCES[key] = cls(index)
     return backend
 

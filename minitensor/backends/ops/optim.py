@@ -23,7 +23,8 @@ def _effective_grad(xp: Any, param: Array, grad: Array, weight_decay: float, max
     Returns ``grad`` itself (to be read only) when neither applies, else a new temporary."""
     if weight_decay == 0:
         return xp.negative(grad) if maximize else grad
-    g = xp.multiply(param, weight_decay)
+    g = xp.empty_like(param)  # not xp.multiply's own result: for a 0-d param that is a scalar, not an array
+    xp.multiply(param, weight_decay, out=g)
     if maximize:
         xp.subtract(g, grad, out=g)
     else:
@@ -120,7 +121,7 @@ class OptimOps:
         ``momentum_buf`` is None when momentum == 0, ``grad_avg`` None unless centered."""
         xp = self.xp
         g = _effective_grad(xp, param, grad, weight_decay, maximize)
-        scratch = xp.multiply(g, g)
+        scratch = xp.multiply(g, g, out=xp.empty_like(param))  # out=: a 0-d result stays an array
         _scaled_add(xp, square_avg, alpha, scratch, 1 - alpha, scratch)
         if centered:
             _scaled_add(xp, grad_avg, alpha, g, 1 - alpha, scratch)
@@ -146,7 +147,7 @@ class OptimOps:
             s += g^2 ;  param -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(s) + eps)"""
         xp = self.xp
         g = _effective_grad(xp, param, grad, weight_decay, maximize)
-        scratch = xp.multiply(g, g)
+        scratch = xp.multiply(g, g, out=xp.empty_like(param))  # out=: a 0-d result stays an array
         state_sum += scratch
         xp.sqrt(state_sum, out=scratch)
         scratch += eps

@@ -7,19 +7,26 @@ indexes arrays, which is most of a batch's cost here, and threads need no pickli
 while loading a batch is re-raised in the consumer's thread with its original traceback; dropping the
 iterator, exhausting it or an exception stops the threads without waiting for queued batches.
 
-``device=`` moves every tensor in each batch there with ``Tensor.to``, in the loading thread when there
-is one. ``pin_memory`` is accepted for PyTorch compatibility and does nothing (CPU arrays need no pinning).
+``pin_memory=True`` (PyTorch's option) puts every tensor of each batch in page-locked host memory, in the
+loading thread, when CUDA is available; without CUDA it warns and does nothing, as PyTorch does.
+
+``device=`` (a minitensor extension) delivers the batches on that device. On a CUDA device each batch is
+copied one step ahead on a side stream while the consumer's step runs (``_CudaPrefetcher``); from pinned
+memory the copies do not block the host. ``device="cpu"`` changes nothing.
 """
 from __future__ import annotations
 
 import collections
+import sys
+import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
 
 import numpy as np
 
-from ...device import as_device, device as Device
-from ...tensor import Tensor
+from ... import cuda
+from ...device import as_device, cpu, device as Device
+from ...tensor import Tensor, _wrap
 from ._rng import GeneratorLike
 from .collate import default_collate
 from .dataset import BatchFetcher, Dataset, Subset
@@ -39,8 +46,8 @@ class DataLoader(Generic[T_co]):
     datasets without transforms - each batch is one fancy index per stored array.
 
     ``num_workers``: how many threads load batches ahead (0: load in the calling thread), with
-    ``prefetch_factor`` batches in flight per thread; ``device``: where each batch's tensors are moved;
-    ``pin_memory``: accepted, no effect (see the module docstring).
+    ``prefetch_factor`` batches in flight per thread; ``pin_memory``: batches in pinned host memory (needs
+    CUDA); ``device``: where the batches are delivered (see the module docstring).
     """
 
     def __init__(self, dataset: Dataset[T_co], batch_size: int = 1, shuffle: bool = False,
@@ -83,21 +90,29 @@ class DataLoader(Generic[T_co]):
     def __len__(self) -> int:
         return len(self.batch_sampler)  # type: ignore[arg-type]
 
-    def __iter__(self) -> "_DataLoaderIter":
-        return _DataLoaderIter(iter(self.batch_sampler), self._batch_loader(), self.num_workers,
-                               self.num_workers * self.prefetch_factor, len(self))
+    def __iter__(self) -> "_DataLoaderIter | _CudaPrefetcher":
+        pin = self.pin_memory and cuda.is_available()
+        if self.pin_memory and not pin:
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device "
+                          "pinned memory won't be used.", stacklevel=2)
+        to_gpu = self.device is not None and self.device.type == "cuda"
+        if to_gpu:
+            self.device.backend  # raises the device's own "why unavailable" error before any loading
+        batches = _DataLoaderIter(iter(self.batch_sampler), self._batch_loader(pin), self.num_workers,
+                                  self.num_workers * self.prefetch_factor, len(self))
+        return _CudaPrefetcher(batches, self.device) if to_gpu else batches
 
-    def _batch_loader(self) -> Callable[[Sequence[int]], Any]:
-        """The function that turns one list of indices into a finished batch (collated, moved)."""
+    def _batch_loader(self, pin: bool) -> Callable[[Sequence[int]], Any]:
+        """The function that turns one list of indices into a batch on the host (collated, maybe pinned)."""
         fetch = _fast_batch_fetcher(self.dataset) if self.collate_fn is default_collate else None
-        dataset, collate, dev = self.dataset, self.collate_fn, self.device
+        dataset, collate = self.dataset, self.collate_fn
 
         def load(indices: Sequence[int]) -> Any:
             if fetch is not None:
                 batch = fetch(np.asarray(indices, dtype=np.int64))
             else:
                 batch = collate([dataset[i] for i in indices])
-            return batch if dev is None else move_to_device(batch, dev)
+            return _map_tensors(batch, Tensor.pin_memory) if pin else batch
         return load
 
 
@@ -182,14 +197,119 @@ def _fast_batch_fetcher(dataset: Any) -> BatchFetcher | None:
     return lambda indices: fetch(to_base[indices])
 
 
-def move_to_device(batch: Any, dev: Device) -> Any:
-    """Every Tensor inside ``batch`` (nested in lists, tuples, dicts) moved to ``dev``."""
+def _map_tensors(batch: Any, fn: Callable[[Tensor], Any]) -> Any:
+    """``batch`` with ``fn`` applied to every Tensor inside (nested in lists, tuples, named tuples, dicts)."""
     if isinstance(batch, Tensor):
-        return batch.to(dev)
+        return fn(batch)
     if isinstance(batch, dict):
-        return type(batch)((k, move_to_device(v, dev)) for k, v in batch.items())
+        return type(batch)((k, _map_tensors(v, fn)) for k, v in batch.items())
     if isinstance(batch, tuple) and hasattr(batch, "_fields"):
-        return type(batch)(*(move_to_device(v, dev) for v in batch))
+        return type(batch)(*(_map_tensors(v, fn) for v in batch))
     if isinstance(batch, (list, tuple)):
-        return type(batch)(move_to_device(v, dev) for v in batch)
+        return type(batch)(_map_tensors(v, fn) for v in batch)
     return batch
+
+
+class _CudaPrefetcher:
+    """Host batches delivered on a CUDA device, each copied one step ahead on a side stream.
+
+    Each ``next`` hands out the batch whose copy the previous call queued, after making the consumer's
+    current stream wait for that copy (an event: no host sync), then queues the copy of the following batch,
+    which runs on the side stream while the consumer's step runs. The side stream is non-blocking, so the
+    copies also overlap work on the legacy default stream.
+
+    Memory. The device arrays are allocated from the consumer's stream, because CuPy's pool keeps one arena
+    per stream and a block returns to the arena it came from: allocated on the side stream, a batch the
+    consumer frees could be reused by the next copy while the consumer's kernels still read it. A block of
+    the consumer's arena may in turn still be read by work the consumer queued before it was freed, so each
+    copy first waits for the work queued on the consumer's stream when the copy is queued (the previous
+    step, not the current one). Host arrays that are not pinned are staged in pinned memory first (with
+    ``pin_memory=True`` the loading threads already did it), so that the copy does not block the host, and
+    each pinned array is kept until its copy has finished.
+
+    A loading error is raised at the call that would have returned that batch, after the batches before it.
+    """
+
+    def __init__(self, batches: _DataLoaderIter, dev: Device) -> None:
+        import cupy
+        self._cupy, self._batches, self._dev = cupy, batches, dev
+        self._next: Any = None  # (the batch on the device, the event its copy records), or None at the end
+        self._error: BaseException | None = None  # the loading error that follows the batches handed out
+        self._in_flight: collections.deque[tuple[Any, list]] = collections.deque()  # (copy done, host arrays)
+        with cupy.cuda.Device(dev.index):
+            self._side = cupy.cuda.Stream(non_blocking=True)
+            self._queue_next(cupy.cuda.get_current_stream())
+
+    def __iter__(self) -> "_CudaPrefetcher":
+        return self
+
+    def __len__(self) -> int:
+        return len(self._batches)
+
+    def __next__(self) -> Any:
+        try:
+            with self._cupy.cuda.Device(self._dev.index):
+                return self._hand_out(self._cupy.cuda.get_current_stream())
+        except BaseException:
+            self.close()
+            raise
+
+    def _hand_out(self, consumer: Any) -> Any:
+        """The queued batch, ordered before the consumer's next work; queue the one after it."""
+        self._release_copied()
+        if self._next is None:
+            error, self._error = self._error, None
+            raise StopIteration if error is None else error
+        batch, copied = self._next
+        consumer.wait_event(copied)
+        self._queue_next(consumer)
+        return batch
+
+    def _queue_next(self, consumer: Any) -> None:
+        """Queue the copy of the next host batch; remember a loading error for the next call."""
+        self._next = None
+        try:
+            host = next(self._batches)
+        except StopIteration:
+            return
+        except Exception as e:
+            self._error = e
+            return
+        cp, side, kept = self._cupy, self._side, []
+        ready = cp.cuda.Event(disable_timing=True)
+        ready.record(consumer)
+        side.wait_event(ready)  # the consumer's earlier work may still read the blocks about to be written
+
+        def copy(t: Tensor) -> Tensor:
+            if t._device is not cpu or t.requires_grad:
+                return t.to(self._dev)  # on a device already, or in a graph: the ordinary copy
+            src = t.array
+            if not (src.flags.c_contiguous and cuda._is_pinned(src)):
+                src = cuda._pinned_copy(src)
+            dst = cp.empty(src.shape, src.dtype)  # from the consumer's arena (its stream is current)
+            dst.set(src, stream=side)
+            kept.append(src)
+            return _wrap(dst, self._dev)
+        batch = _map_tensors(host, copy)
+        copied = cp.cuda.Event(disable_timing=True)
+        copied.record(side)
+        self._in_flight.append((copied, kept))
+        self._next = (batch, copied)
+
+    def _release_copied(self) -> None:
+        """Drop the host arrays of the copies that have finished (they finish in queue order)."""
+        while self._in_flight and self._in_flight[0][0].done:
+            self._in_flight.popleft()
+
+    def close(self) -> None:
+        """Stop loading; wait for copies still running (their pinned host arrays must outlive them)."""
+        self._batches.close()
+        self._next = None
+        self._release_copied()
+        if self._in_flight:
+            self._side.synchronize()
+            self._in_flight.clear()
+
+    def __del__(self) -> None:
+        if not sys.is_finalizing():  # at exit the CUDA context may already be gone
+            self.close()

@@ -1,0 +1,87 @@
+// Activations whose plain-CuPy form takes several kernels and temporaries (ops/activation.py has each
+// formula; these evaluate the same expressions in one pass). Inputs and outputs are contiguous, n elements.
+// relu and tanh forward are single CuPy kernels already and have no kernel here.
+
+// gx = gy * (y > 0).
+template <typename T>
+__global__ void relu_backward(const T* __restrict__ gy, const T* __restrict__ y, T* __restrict__ gx,
+                              long long n) {
+    for (long long e = first_item(); e < n; e += item_stride()) gx[e] = gy[e] * T(y[e] > T(0));
+}
+
+// y = x where x > 0, else x * negative_slope.
+template <typename T>
+__global__ void leaky_relu_forward(const T* __restrict__ x, T* __restrict__ y, long long n,
+                                   T negative_slope) {
+    for (long long e = first_item(); e < n; e += item_stride())
+        y[e] = x[e] > T(0) ? x[e] : x[e] * negative_slope;
+}
+
+// gx = gy where the input was > 0 (read from y or x, which share its sign), else gy * negative_slope.
+template <typename T>
+__global__ void leaky_relu_backward(const T* __restrict__ gy, const T* __restrict__ y_or_x,
+                                    T* __restrict__ gx, long long n, T negative_slope) {
+    for (long long e = first_item(); e < n; e += item_stride())
+        gx[e] = y_or_x[e] > T(0) ? gy[e] : gy[e] * negative_slope;
+}
+
+// y = (tanh(x / 2) + 1) / 2, which cannot overflow.
+template <typename T>
+__global__ void sigmoid_forward(const T* __restrict__ x, T* __restrict__ y, long long n) {
+    for (long long e = first_item(); e < n; e += item_stride())
+        y[e] = (math_tanh(x[e] * T(0.5)) + T(1)) * T(0.5);
+}
+
+// gx = gy * y * (1 - y).
+template <typename T>
+__global__ void sigmoid_backward(const T* __restrict__ gy, const T* __restrict__ y, T* __restrict__ gx,
+                                 long long n) {
+    for (long long e = first_item(); e < n; e += item_stride()) gx[e] = gy[e] * y[e] * (T(1) - y[e]);
+}
+
+// gx = gy * (1 - y * y).
+template <typename T>
+__global__ void tanh_backward(const T* __restrict__ gy, const T* __restrict__ y, T* __restrict__ gx,
+                              long long n) {
+    for (long long e = first_item(); e < n; e += item_stride()) gx[e] = gy[e] * (T(1) - y[e] * y[e]);
+}
+
+constexpr double SQRT_2_OVER_PI = 0.7978845608028654;
+constexpr double INV_SQRT_2 = 0.7071067811865476;
+constexpr double INV_SQRT_2PI = 0.3989422804014327;
+constexpr double GELU_CUBIC = 0.044715;
+
+// y = x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)),
+// or with use_tanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+template <typename T>
+__global__ void gelu_forward(const T* __restrict__ x, T* __restrict__ y, long long n, long long use_tanh) {
+    for (long long e = first_item(); e < n; e += item_stride()) {
+        const T v = x[e];
+        const T cdf = use_tanh ? math_tanh(T(SQRT_2_OVER_PI) * (v + T(GELU_CUBIC) * v * v * v))
+                               : math_erf(v * T(INV_SQRT_2));
+        y[e] = (cdf + T(1)) * v * T(0.5);
+    }
+}
+
+// gx = gy * d/dx [x Phi(x)] = gy (Phi(x) + x phi(x)), or the derivative of the tanh form:
+// gy (0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2)),
+// t = tanh(sqrt(2/pi) x (1 + 0.044715 x^2)).
+template <typename T>
+__global__ void gelu_backward(const T* __restrict__ gy, const T* __restrict__ x, T* __restrict__ gx,
+                              long long n, long long use_tanh) {
+    for (long long e = first_item(); e < n; e += item_stride()) {
+        const T v = x[e];
+        T slope;
+        if (use_tanh) {
+            const T v2 = v * v;
+            const T t = math_tanh(T(SQRT_2_OVER_PI) * v * (T(1) + T(GELU_CUBIC) * v2));
+            const T dt = (T(1) - t * t) * (T(SQRT_2_OVER_PI) * (T(1) + T(3 * GELU_CUBIC) * v2));
+            slope = T(0.5) * (T(1) + t) + T(0.5) * v * dt;
+        } else {
+            const T cdf = T(0.5) * (T(1) + math_erf(v * T(INV_SQRT_2)));
+            const T pdf = math_exp(T(-0.5) * v * v) * T(INV_SQRT_2PI);
+            slope = cdf + v * pdf;
+        }
+        gx[e] = gy[e] * slope;
+    }
+}

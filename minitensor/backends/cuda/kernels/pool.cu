@@ -1,0 +1,124 @@
+// Max and average pooling over (N, C, H, W) seen as N * C planes of H * W; outputs are (planes, oH, oW). A
+// window of output (oy, ox) covers rows oy * stride_h - pad_h + i * dil_h (i < kH) and the matching columns;
+// positions outside the plane (padding, or past the end in ceil mode) take no part.
+
+// y = the window's maximum and indices = its flat position y * W + x in the plane, as PyTorch: the first
+// element inside the plane starts the scan (so a window of -inf values points at its first element, never at
+// padding), a larger value or any NaN takes over (ties keep the first maximum; a NaN wins, the last NaN if
+// several).
+template <typename T>
+__global__ void max_pool2d_forward(const T* __restrict__ x, T* __restrict__ y,
+                                   long long* __restrict__ indices, long long planes, long long height,
+                                   long long width, long long out_h, long long out_w, long long kernel_h,
+                                   long long kernel_w, long long stride_h, long long stride_w,
+                                   long long pad_h, long long pad_w, long long dil_h, long long dil_w) {
+    const long long total = planes * out_h * out_w;
+    for (long long e = first_item(); e < total; e += item_stride()) {
+        const long long ox = e % out_w;
+        const long long oy = (e / out_w) % out_h;
+        const T* plane = x + (e / (out_w * out_h)) * height * width;
+        T best = -positive_infinity<T>();
+        long long arg = -1;
+        for (long long i = 0; i < kernel_h; ++i) {
+            const long long yy = oy * stride_h - pad_h + i * dil_h;
+            if (yy < 0 || yy >= height) continue;
+            for (long long j = 0; j < kernel_w; ++j) {
+                const long long xx = ox * stride_w - pad_w + j * dil_w;
+                if (xx < 0 || xx >= width) continue;
+                const T v = plane[yy * width + xx];
+                if (arg < 0 || v > best || v != v) {
+                    best = v;
+                    arg = yy * width + xx;
+                }
+            }
+        }
+        y[e] = best;
+        indices[e] = arg;
+    }
+}
+
+// gx (planes, H * W), zero on entry: gx[p, indices[p, o]] += gy[p, o]. Overlapping windows can pick the same
+// element, hence the atomic add.
+template <typename T>
+__global__ void max_pool2d_backward(const T* __restrict__ gy, const long long* __restrict__ indices,
+                                    T* __restrict__ gx, long long planes, long long out_plane,
+                                    long long in_plane) {
+    const long long total = planes * out_plane;
+    for (long long e = first_item(); e < total; e += item_stride())
+        atomicAdd(gx + (e / out_plane) * in_plane + indices[e], gy[e]);
+}
+
+// PyTorch's average-pooling divisor of output position o along one axis, as a count of cells: the window
+// [o * stride - pad, + kernel) cut at the end of the padded input, and to the input itself unless
+// count_include_pad. The divisor of a window is divisor_override when nonzero, else the product over both
+// axes.
+__device__ inline long long avg_window_cells(long long o, long long stride, long long pad, long long kernel,
+                                             long long size, long long count_include_pad) {
+    long long start = o * stride - pad;
+    long long end = start + kernel < size + pad ? start + kernel : size + pad;
+    if (!count_include_pad) {
+        start = start > 0 ? start : 0;
+        end = end < size ? end : size;
+    }
+    return end - start;
+}
+
+// y = the sum of the window's elements inside the plane, in scan order, divided by the window's divisor.
+template <typename T>
+__global__ void avg_pool2d_forward(const T* __restrict__ x, T* __restrict__ y, long long planes,
+                                   long long height, long long width, long long out_h, long long out_w,
+                                   long long kernel_h, long long kernel_w, long long stride_h,
+                                   long long stride_w, long long pad_h, long long pad_w,
+                                   long long count_include_pad, long long divisor_override) {
+    const long long total = planes * out_h * out_w;
+    for (long long e = first_item(); e < total; e += item_stride()) {
+        const long long ox = e % out_w;
+        const long long oy = (e / out_w) % out_h;
+        const T* plane = x + (e / (out_w * out_h)) * height * width;
+        T acc = T(0);
+        for (long long i = 0; i < kernel_h; ++i) {
+            const long long yy = oy * stride_h - pad_h + i;
+            if (yy < 0 || yy >= height) continue;
+            for (long long j = 0; j < kernel_w; ++j) {
+                const long long xx = ox * stride_w - pad_w + j;
+                if (xx >= 0 && xx < width) acc += plane[yy * width + xx];
+            }
+        }
+        const long long divisor = divisor_override ? divisor_override
+            : avg_window_cells(oy, stride_h, pad_h, kernel_h, height, count_include_pad)
+              * avg_window_cells(ox, stride_w, pad_w, kernel_w, width, count_include_pad);
+        y[e] = acc / T(divisor);
+    }
+}
+
+// gx[p, y, x] = the sum of gy[p, o] / divisor(o) over the windows o that contain (y, x): a gather per input
+// element (no atomics). The windows holding row y are oy from ceil((y + pad - k + 1) / s) to
+// floor((y + pad) / s); they are visited last to first, the order in which the base class adds them.
+template <typename T>
+__global__ void avg_pool2d_backward(const T* __restrict__ gy, T* __restrict__ gx, long long planes,
+                                    long long height, long long width, long long out_h, long long out_w,
+                                    long long kernel_h, long long kernel_w, long long stride_h,
+                                    long long stride_w, long long pad_h, long long pad_w,
+                                    long long count_include_pad, long long divisor_override) {
+    const long long total = planes * height * width;
+    for (long long e = first_item(); e < total; e += item_stride()) {
+        const long long xx = e % width;
+        const long long yy = (e / width) % height;
+        const T* g = gy + (e / (width * height)) * out_h * out_w;
+        const long long top = yy + pad_h - kernel_h + 1, left = xx + pad_w - kernel_w + 1;
+        const long long oy_first = top > 0 ? (top + stride_h - 1) / stride_h : 0;
+        const long long ox_first = left > 0 ? (left + stride_w - 1) / stride_w : 0;
+        const long long oy_last = (yy + pad_h) / stride_h < out_h - 1 ? (yy + pad_h) / stride_h : out_h - 1;
+        const long long ox_last = (xx + pad_w) / stride_w < out_w - 1 ? (xx + pad_w) / stride_w : out_w - 1;
+        T acc = T(0);
+        for (long long oy = oy_last; oy >= oy_first; --oy) {
+            for (long long ox = ox_last; ox >= ox_first; --ox) {
+                const long long divisor = divisor_override ? divisor_override
+                    : avg_window_cells(oy, stride_h, pad_h, kernel_h, height, count_include_pad)
+                      * avg_window_cells(ox, stride_w, pad_w, kernel_w, width, count_include_pad);
+                acc += g[oy * out_w + ox] / T(divisor);
+            }
+        }
+        gx[e] = acc;
+    }
+}

@@ -1,0 +1,142 @@
+// Row-wise softmax, log-softmax and softmax cross-entropy over a contiguous (rows, cols) array: one warp
+// per row, the max and the sum of exponentials reduced with warp shuffles (see common.cu), then one more
+// pass that writes the row. Every formula is the base class's (ops/activation.py, ops/loss.py), in the
+// same order.
+
+// m = max(row) and s = sum(exp(row - m)) of row x[0..cols), the same in every lane of the warp.
+template <typename T>
+__device__ inline void row_max_and_sum(const T* x, long long cols, T& m, T& s) {
+    m = -positive_infinity<T>();
+    for (long long c = lane_id(); c < cols; c += WARP_SIZE) m = math_fmax(m, x[c]);
+    m = warp_max(m);
+    s = T(0);
+    for (long long c = lane_id(); c < cols; c += WARP_SIZE) s += math_exp(x[c] - m);
+    s = warp_sum(s);
+}
+
+// y = exp(x - m) / s.
+template <typename T>
+__global__ void softmax_forward(const T* __restrict__ x, T* __restrict__ y, long long rows, long long cols) {
+    for (long long r = first_warp(); r < rows; r += warp_stride()) {
+        T m, s;
+        row_max_and_sum(x + r * cols, cols, m, s);
+        for (long long c = lane_id(); c < cols; c += WARP_SIZE)
+            y[r * cols + c] = math_exp(x[r * cols + c] - m) / s;
+    }
+}
+
+// y = (x - m) - log(s).
+template <typename T>
+__global__ void log_softmax_forward(const T* __restrict__ x, T* __restrict__ y, long long rows,
+                                    long long cols) {
+    for (long long r = first_warp(); r < rows; r += warp_stride()) {
+        T m, s;
+        row_max_and_sum(x + r * cols, cols, m, s);
+        const T log_s = math_log(s);
+        for (long long c = lane_id(); c < cols; c += WARP_SIZE)
+            y[r * cols + c] = (x[r * cols + c] - m) - log_s;
+    }
+}
+
+// gx = gy * y - y * sum(gy * y).
+template <typename T>
+__global__ void softmax_backward(const T* __restrict__ gy, const T* __restrict__ y, T* __restrict__ gx,
+                                 long long rows, long long cols) {
+    for (long long r = first_warp(); r < rows; r += warp_stride()) {
+        const long long start = r * cols;
+        T dot = T(0);
+        for (long long c = lane_id(); c < cols; c += WARP_SIZE) dot += gy[start + c] * y[start + c];
+        dot = warp_sum(dot);
+        for (long long c = lane_id(); c < cols; c += WARP_SIZE)
+            gx[start + c] = gy[start + c] * y[start + c] - y[start + c] * dot;
+    }
+}
+
+// gx = gy - exp(y) * sum(gy), y being the log-probabilities.
+template <typename T>
+__global__ void log_softmax_backward(const T* __restrict__ gy, const T* __restrict__ y, T* __restrict__ gx,
+                                     long long rows, long long cols) {
+    for (long long r = first_warp(); r < rows; r += warp_stride()) {
+        const long long start = r * cols;
+        T total = T(0);
+        for (long long c = lane_id(); c < cols; c += WARP_SIZE) total += gy[start + c];
+        total = warp_sum(total);
+        for (long long c = lane_id(); c < cols; c += WARP_SIZE)
+            gx[start + c] = gy[start + c] - math_exp(y[start + c]) * total;
+    }
+}
+
+// Cross-entropy of logits (rows, cols) against class indices: log_probs = log_softmax(logits) and, with
+// eps = label_smoothing, w the class weights (all 1 unless has_weight) and t = target[r],
+//   loss[r] = (1 - eps) * w[t] * (-log_probs[t]) + eps / cols * sum_c w[c] * (-log_probs[c]),
+// 0 where t == ignore_index, NaN where t lies outside [0, cols) (the GPU cannot raise PyTorch's error).
+template <typename T>
+__global__ void softmax_cross_entropy_forward(const T* __restrict__ logits,
+                                              const long long* __restrict__ target,
+                                              const T* __restrict__ weight, T* __restrict__ losses,
+                                              T* __restrict__ log_probs, long long rows, long long cols,
+                                              long long has_weight, long long ignore_index,
+                                              T label_smoothing) {
+    for (long long r = first_warp(); r < rows; r += warp_stride()) {
+        const T* x = logits + r * cols;
+        T m, s;
+        row_max_and_sum(x, cols, m, s);
+        const T log_s = math_log(s);
+        T weighted_sum = T(0);  // sum_c w[c] * log_probs[c], needed only for label smoothing
+        for (long long c = lane_id(); c < cols; c += WARP_SIZE) {
+            const T lp = (x[c] - m) - log_s;
+            log_probs[r * cols + c] = lp;
+            weighted_sum += (has_weight ? weight[c] : T(1)) * lp;
+        }
+        weighted_sum = warp_sum(weighted_sum);
+        if (lane_id() == 0) {
+            const long long t = target[r];
+            T loss;
+            if (t == ignore_index) {
+                loss = T(0);
+            } else if (t < 0 || t >= cols) {
+                loss = quiet_nan<T>();
+            } else {  // log_probs[t] recomputed rather than read back: another lane wrote it
+                loss = -((x[t] - m) - log_s) * (has_weight ? weight[t] : T(1));
+                if (label_smoothing != T(0))
+                    loss = loss * (T(1) - label_smoothing) + weighted_sum * (-label_smoothing / T(cols));
+            }
+            losses[r] = loss;
+        }
+    }
+}
+
+// d loss[r] / d logits[r, c] times g[r]: with p = exp(log_probs), W = sum_c w[c] (*weight_sum; cols without
+// weights), g_pick = g (1 - eps) w[t] and g_smooth = g eps / cols,
+//   gx[r, c] = p[c] (g_pick + g_smooth W) - g_smooth w[c] - (c == t) g_pick,
+// 0 on ignored rows and NaN on rows whose target lies outside [0, cols).
+template <typename T>
+__global__ void softmax_cross_entropy_backward(const T* __restrict__ g, const T* __restrict__ log_probs,
+                                               const long long* __restrict__ target,
+                                               const T* __restrict__ weight, const T* __restrict__ weight_sum,
+                                               T* __restrict__ gx,
+                                               long long rows, long long cols, long long has_weight,
+                                               long long ignore_index, T label_smoothing) {
+    const long long total = rows * cols;
+    for (long long e = first_item(); e < total; e += item_stride()) {
+        const long long r = e / cols, c = e - r * cols;
+        const long long t = target[r];
+        if (t == ignore_index) {
+            gx[e] = T(0);
+            continue;
+        }
+        if (t < 0 || t >= cols) {
+            gx[e] = quiet_nan<T>();
+            continue;
+        }
+        const T g_pick = g[r] * (has_weight ? weight[t] : T(1)) * (T(1) - label_smoothing);
+        T v = math_exp(log_probs[e]) * g_pick;
+        if (label_smoothing != T(0)) {
+            const T g_smooth = g[r] * (label_smoothing / T(cols));
+            v = math_exp(log_probs[e]) * (g_pick + g_smooth * (has_weight ? *weight_sum : T(cols)))
+                - g_smooth * (has_weight ? weight[c] : T(1));
+        }
+        if (c == t) v -= g_pick;
+        gx[e] = v;
+    }
+}

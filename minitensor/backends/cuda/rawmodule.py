@@ -1,0 +1,158 @@
+"""Our CUDA C++ kernels (``kernels/*.cu``) loaded through ``cupy.RawModule``, and the one way to launch them.
+
+``KERNEL_FILES`` is the one table of what exists: each .cu file's ``template <typename T>`` kernels and the
+dtypes they are instantiated for. The name expressions given to NVRTC (``"im2col<float>"``) are generated
+from it, and the nvcc test compiles the same instances from it, so the two cannot drift apart.
+
+Each file is compiled, with ``kernels/common.cu`` prepended, the first time one of its kernels is launched
+on a device; the module and each kernel object are cached in memory per (file, device), and CuPy's disk
+cache keeps the compiled binary across processes. This module imports CuPy only when a kernel is launched.
+
+``launch`` checks, unless Python runs with -O, every argument against the kernel's C++ parameter list
+(parsed from the source): CuPy passes whatever it is given, and a Python int where the kernel expects a
+``long long`` or a float64 array where it reads ``float`` gives silent garbage, not an error.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+KERNEL_DIR = Path(__file__).parent / "kernels"
+PRELUDE = "common.cu"  # helpers prepended to every file; it declares no kernels
+COMPILE_OPTIONS = ("-std=c++17",)
+THREADS = 256  # threads per block for every launch (a multiple of the warp size, as the row kernels need)
+MAX_BLOCKS = 65535  # more work than THREADS * MAX_BLOCKS items is covered by the kernels' grid-stride loops
+WARP_SIZE = 32  # common.cu's WARP_SIZE: row kernels take one warp per row
+
+C_TYPES = {"float32": "float", "float64": "double"}  # dtype name -> the C++ type that stands for T
+_FLOATS = ("float32", "float64")
+
+
+class KernelFile(NamedTuple):
+    templates: tuple[str, ...]  # the file's __global__ template <typename T> kernels
+    dtypes: tuple[str, ...]  # the dtypes each of them is instantiated for
+
+
+KERNEL_FILES: dict[str, KernelFile] = {
+    "conv.cu": KernelFile(("im2col", "col2im"), _FLOATS),
+    "pool.cu": KernelFile(("max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward",
+                           "avg_pool2d_backward"), _FLOATS),
+    "softmax.cu": KernelFile(("softmax_forward", "log_softmax_forward", "softmax_backward",
+                              "log_softmax_backward", "softmax_cross_entropy_forward",
+                              "softmax_cross_entropy_backward"), _FLOATS),
+    "activation.cu": KernelFile(("relu_backward", "leaky_relu_forward", "leaky_relu_backward",
+                                 "sigmoid_forward", "sigmoid_backward", "tanh_backward", "gelu_forward",
+                                 "gelu_backward"), _FLOATS),
+    "embedding.cu": KernelFile(("embedding_backward",), _FLOATS),
+}
+_FILE_OF = {template: file for file, entry in KERNEL_FILES.items() for template in entry.templates}
+
+
+# ------------------------------------------------------------------------------------------ the table
+def name_expression(template: str, dtype: Any) -> str:
+    """The C++ name of one instance, e.g. ``name_expression("im2col", np.float32) == "im2col<float>"``."""
+    return f"{template}<{C_TYPES[np.dtype(dtype).name]}>"
+
+
+def name_expressions(file: str) -> list[str]:
+    """Every instance that ``file`` is compiled with: each template for each of its dtypes."""
+    entry = KERNEL_FILES[file]
+    return [name_expression(t, d) for t in entry.templates for d in entry.dtypes]
+
+
+def has_instance(template: str, dtype: Any) -> bool:
+    """Whether ``template`` is instantiated for ``dtype`` (callers fall back to the generic code if not)."""
+    return np.dtype(dtype).name in KERNEL_FILES[_FILE_OF[template]].dtypes
+
+
+def kernel_source(file: str) -> str:
+    """The text that is compiled for ``file``: the prelude, then the file."""
+    prelude = (KERNEL_DIR / PRELUDE).read_text()
+    return f"{prelude}\n// ---- {file}\n{(KERNEL_DIR / file).read_text()}"
+
+
+_QUALIFIERS = {"const", "__restrict__"}
+_TEMPLATE_KERNEL = re.compile(r"template\s*<\s*typename\s+T\s*>\s*__global__\s+void\s+(\w+)\s*\(([^)]*)\)")
+
+
+def declared_kernels(source: str) -> dict[str, list[str]]:
+    """{name: parameter types} of the ``template <typename T> __global__`` kernels in ``source``, each type
+    reduced to one of "T", "T*", "long long", "long long*" (const, __restrict__ and names dropped)."""
+    kernels = {}
+    for name, params in _TEMPLATE_KERNEL.findall(source):
+        types = []
+        for param in params.split(","):
+            words = [w for w in param.replace("*", " * ").split() if w not in _QUALIFIERS]
+            base = " ".join(w for w in words[:-1] if w != "*")  # the last word is the parameter's name
+            types.append(base + ("*" if "*" in words else ""))
+        kernels[name] = types
+    return kernels
+
+
+# -------------------------------------------------------------------------------------------- loading
+def _current_device() -> int:
+    import cupy
+    return cupy.cuda.runtime.getDevice()
+
+
+@functools.cache
+def _module(file: str, device: int) -> Any:
+    """The RawModule of ``file`` for ``device``: one per device, since a module is loaded onto the device
+    that is current when it is first used (compiled then, or read from CuPy's disk cache)."""
+    import cupy
+    return cupy.RawModule(code=kernel_source(file), options=COMPILE_OPTIONS,
+                          name_expressions=name_expressions(file))
+
+
+@functools.cache
+def _kernel(template: str, dtype_name: str, device: int) -> Any:
+    """The RawKernel of one instance on one device."""
+    import cupy
+    with cupy.cuda.Device(device):
+        return _module(_FILE_OF[template], device).get_function(name_expression(template, dtype_name))
+
+
+def load_kernel(template: str, dtype: Any) -> Any:
+    """The ``cupy.RawKernel`` of ``template<dtype>`` on the current device, compiled and loaded if need be."""
+    return _kernel(template, np.dtype(dtype).name, _current_device())
+
+
+@functools.cache
+def _parameter_types(template: str) -> list[str]:
+    return declared_kernels(kernel_source(_FILE_OF[template]))[template]
+
+
+# ------------------------------------------------------------------------------------------ launching
+def launch(template: str, dtype: Any, items: int, args: tuple[Any, ...], threads_per_item: int = 1) -> None:
+    """Run ``template<dtype>`` on the current device and stream over ``items`` work items (elements, or
+    rows with ``threads_per_item=WARP_SIZE``): THREADS threads a block, at most MAX_BLOCKS blocks."""
+    dtype_name = np.dtype(dtype).name
+    if __debug__:
+        check_arguments(template, dtype_name, args)
+    if items == 0:
+        return
+    blocks = min(-(-items * threads_per_item // THREADS), MAX_BLOCKS)
+    _kernel(template, dtype_name, _current_device())((blocks,), (THREADS,), args)
+
+
+def check_arguments(template: str, dtype: Any, args: tuple[Any, ...]) -> None:
+    """AssertionError unless ``args`` match the kernel's parameters exactly: ``T*`` a C-contiguous array of
+    dtype, ``long long*`` a C-contiguous int64 array, ``T`` a NumPy scalar of dtype, ``long long`` an
+    np.int64."""
+    t = np.dtype(dtype)
+    expected = {"T": t, "T*": t, "long long": np.dtype(np.int64), "long long*": np.dtype(np.int64)}
+    params = _parameter_types(template)
+    assert len(args) == len(params), f"{template}: {len(args)} arguments for {len(params)} parameters"
+    for position, (kind, arg) in enumerate(zip(params, args)):
+        where = f"{template}<{C_TYPES[t.name]}> argument {position} ({kind})"
+        if kind.endswith("*"):
+            assert not isinstance(arg, (np.generic, int, float)) and hasattr(arg, "flags"), \
+                f"{where}: needs an array, got {type(arg).__name__}"
+            assert arg.flags.c_contiguous, f"{where}: array is not C-contiguous"
+        else:
+            assert isinstance(arg, np.generic), f"{where}: needs a NumPy scalar, got {type(arg).__name__}"
+        assert arg.dtype == expected[kind], f"{where}: dtype {arg.dtype}, expected {expected[kind]}"

@@ -1,0 +1,401 @@
+"""RawKernelOps on a GPU: every override, run by the CUDA backend, against the NumPy backend on the same
+host data, in float32 and float64 (float64 to ~1e-12), and every kernel instance compiled and loaded.
+
+Each case also checks, through the ``launched`` spy, which kernels ran: a comparison that silently went
+through the generic ``super()`` path would prove nothing about the kernel. Skipped without a GPU.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import minitensor as mt
+from minitensor.backends import get_backend
+from minitensor.backends.cuda import raw_ops, rawmodule
+from minitensor.backends.numpy_backend import NumpyBackend
+
+pytestmark = pytest.mark.gpu
+if not mt.cuda.is_available():
+    pytest.skip("no CUDA device (CuPy, an NVIDIA driver and a GPU are needed)", allow_module_level=True)
+
+CPU = NumpyBackend()
+DTYPES = [np.float32, np.float64]
+# float32: a few ulps of each output's scale (sums of up to ~100 terms, other libm/BLAS); float64: ~1e-12
+TOL = {np.float32: dict(rtol=3e-5, atol=3e-6), np.float64: dict(rtol=1e-11, atol=1e-12)}
+rng = np.random.default_rng(5)
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    return get_backend("cuda")
+
+
+@pytest.fixture
+def launched(monkeypatch):
+    """The kernel templates launched during the test, in order."""
+    names: list[str] = []
+    real = raw_ops.launch
+
+    def spy(template, *args, **kwargs):
+        names.append(template)
+        return real(template, *args, **kwargs)
+
+    monkeypatch.setattr(raw_ops, "launch", spy)
+    return names
+
+
+def on_both(gpu, name: str, *args: Any) -> tuple[Any, Any]:
+    """(GPU result moved to the host, CPU result) of backend method ``name`` on the same host arguments."""
+    on_device = [gpu.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    return to_host(gpu, getattr(gpu, name)(*on_device)), getattr(CPU, name)(*args)
+
+
+def to_host(gpu, result: Any) -> Any:
+    if isinstance(result, tuple):
+        return tuple(to_host(gpu, r) for r in result)
+    return None if result is None else gpu.to_numpy(result)
+
+
+def assert_close(got: Any, want: Any, dtype: Any, scale: float = 1.0) -> None:
+    """Same shape and dtype, values within TOL[dtype] (atol times ``scale``, the size of the values)."""
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    tol = TOL[dtype]
+    np.testing.assert_allclose(got, want, rtol=tol["rtol"], atol=tol["atol"] * scale)
+
+
+def normal(*shape: int, dtype: Any = np.float64) -> np.ndarray:
+    return rng.standard_normal(shape).astype(dtype)
+
+
+# ------------------------------------------------------------------------------------------ compilation
+@pytest.mark.parametrize("file", sorted(rawmodule.KERNEL_FILES))
+def test_every_name_expression_compiles_and_loads(file):
+    entry = rawmodule.KERNEL_FILES[file]
+    for template in entry.templates:
+        for dtype in entry.dtypes:
+            kernel = rawmodule.load_kernel(template, dtype)
+            assert kernel.max_threads_per_block >= rawmodule.THREADS, (template, dtype)
+
+
+# ------------------------------------------------------------------------------------------ activations
+def _x(dtype):
+    """Normal values, exact zeros and large magnitudes (sigmoid and gelu tails), in a non-square shape."""
+    x = normal(6, 37, dtype=dtype) * 3
+    x[0, :5] = [0, -0.0, 40, -40, 1e-3]
+    x[1, :4] = [-700 if dtype == np.float64 else -80, 700 if dtype == np.float64 else 80, -9, 9]
+    return x
+
+
+ACTIVATION_CASES = {
+    # name: (method, arguments built from x and gy, the kernel that must run)
+    "relu_backward": ("relu_backward", lambda x, gy: (gy, np.maximum(x, 0)), "relu_backward"),
+    "leaky_relu": ("leaky_relu", lambda x, gy: (x, 0.01), "leaky_relu_forward"),
+    "leaky_relu_negative_slope": ("leaky_relu", lambda x, gy: (x, -0.3), "leaky_relu_forward"),
+    "leaky_relu_backward": ("leaky_relu_backward", lambda x, gy: (gy, x, 0.2), "leaky_relu_backward"),
+    "sigmoid": ("sigmoid", lambda x, gy: (x,), "sigmoid_forward"),
+    "sigmoid_backward": ("sigmoid_backward", lambda x, gy: (gy, CPU.sigmoid(x)), "sigmoid_backward"),
+    "tanh_backward": ("tanh_backward", lambda x, gy: (gy, np.tanh(x)), "tanh_backward"),
+    "gelu": ("gelu", lambda x, gy: (x, "none"), "gelu_forward"),
+    "gelu_tanh": ("gelu", lambda x, gy: (x, "tanh"), "gelu_forward"),
+    "gelu_backward": ("gelu_backward", lambda x, gy: (gy, x, "none"), "gelu_backward"),
+    "gelu_tanh_backward": ("gelu_backward", lambda x, gy: (gy, x, "tanh"), "gelu_backward"),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted(ACTIVATION_CASES))
+def test_activation(gpu, launched, case, dtype):
+    method, make_args, kernel = ACTIVATION_CASES[case]
+    x = _x(dtype)
+    got, want = on_both(gpu, method, *make_args(x, normal(*x.shape, dtype=dtype)))
+    assert_close(got, want, dtype, scale=10)  # outputs reach |x| = 40
+    assert launched == [kernel]
+
+
+def test_activation_outside_the_compiled_dtypes_falls_back(gpu, launched):
+    x = _x(np.float16)
+    got, want = on_both(gpu, "sigmoid", x)
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), atol=2e-3)
+    assert got.dtype == np.float16 and launched == []
+
+
+# ------------------------------------------------------------------------------------ softmax family
+def _logits(rows_shape: tuple[int, ...], cols: int, dtype: Any) -> np.ndarray:
+    """Normal logits plus rows a naive softmax would overflow or underflow on, and -inf entries."""
+    x = normal(*rows_shape, cols, dtype=dtype) * 4
+    flat = x.reshape(-1, cols)
+    flat[0, :3] = [1e4, -1e4, 0][:cols]
+    if flat.shape[0] > 1:
+        flat[1] = -3e4
+        flat[1, cols // 2] = -2.99e4
+    if flat.shape[0] > 2 and cols > 1:
+        flat[2, 1:] = -np.inf  # masked positions: one finite entry left
+    return x
+
+
+SOFTMAX_SHAPES = [((4,), 7), ((3, 5), 100), ((3,), 1000), ((2,), 1)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("rows_shape,cols", SOFTMAX_SHAPES)
+@pytest.mark.parametrize("method", ["softmax", "log_softmax"])
+def test_softmax_forward_and_backward(gpu, launched, method, rows_shape, cols, dtype):
+    x = _logits(rows_shape, cols, dtype)
+    got, y = on_both(gpu, method, x, -1)
+    finite = np.isfinite(y)  # log_softmax is -inf at the masked entries, on both
+    assert np.array_equal(np.isfinite(got), finite)
+    scale = 100 if method == "log_softmax" else 1  # log-probabilities reach -2e4 in the extreme rows
+    assert_close(np.where(finite, got, 0), np.where(finite, y, 0), dtype, scale=scale)
+    gy = normal(*x.shape, dtype=dtype)
+    got, want = on_both(gpu, f"{method}_backward", gy, y, x.ndim - 1)
+    assert_close(got, want, dtype)
+    assert launched == [f"{method}_forward", f"{method}_backward"]
+
+
+@pytest.mark.parametrize("method", ["softmax", "log_softmax"])
+def test_softmax_along_another_axis_falls_back(gpu, launched, method):
+    x = normal(5, 6, 3)
+    got, want = on_both(gpu, method, x, 1)
+    assert_close(got, want, np.float64)
+    assert launched == []
+
+
+# -------------------------------------------------------------------------------------- cross-entropy
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ignore_index", [-100, 2])
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.15])
+def test_softmax_cross_entropy(gpu, launched, dtype, weighted, ignore_index, label_smoothing):
+    n, c = 9, 45
+    logits = _logits((n,), c, dtype)
+    target = rng.integers(0, c, n)
+    target[[3, 7]] = ignore_index  # rows 3 and 7 are ignored (ignore_index 2 is also a real class)
+    weight = rng.uniform(0.2, 2.0, c).astype(dtype) if weighted else None
+    (loss, log_probs), (want_loss, want_log_probs) = on_both(
+        gpu, "softmax_cross_entropy", logits, target, weight, ignore_index, label_smoothing)
+    finite = np.isfinite(want_log_probs)
+    assert_close(np.where(finite, log_probs, 0), np.where(finite, want_log_probs, 0), dtype, scale=1e5)
+    assert np.array_equal(np.isfinite(loss), np.isfinite(want_loss))
+    assert_close(np.where(np.isfinite(want_loss), loss, 0), np.where(np.isfinite(want_loss), want_loss, 0),
+                 dtype, scale=1e4)
+    assert loss[3] == 0 and loss[7] == 0
+
+    g = normal(n, dtype=dtype)
+    got, want = on_both(gpu, "softmax_cross_entropy_backward", g, want_log_probs, target, weight,
+                        ignore_index, label_smoothing)
+    assert_close(got, want, dtype)
+    assert not got[[3, 7]].any()
+    assert launched == ["softmax_cross_entropy_forward", "softmax_cross_entropy_backward"]
+
+
+def test_softmax_cross_entropy_backward_takes_a_broadcast_gradient(gpu, launched):
+    """'mean' reduction hands the backward a broadcast (stride 0) gradient."""
+    logits, target = normal(6, 5), rng.integers(0, 5, 6)
+    _, log_probs = CPU.softmax_cross_entropy(logits, target, None, -100, 0.0)
+    g = gpu.xp.broadcast_to(gpu.asarray(np.float64(1 / 6)), (6,))
+    got = gpu.to_numpy(gpu.softmax_cross_entropy_backward(g, gpu.asarray(log_probs), gpu.asarray(target),
+                                                          None, -100, 0.0))
+    want = CPU.softmax_cross_entropy_backward(np.full(6, 1 / 6), log_probs, target, None, -100, 0.0)
+    assert_close(got, want, np.float64)
+    assert launched == ["softmax_cross_entropy_backward"]
+
+
+def test_softmax_cross_entropy_out_of_range_target_is_nan(gpu):
+    """The GPU cannot raise as NumPy's indexing does: the loss and its gradient row become NaN instead."""
+    logits, target = gpu.asarray(normal(3, 4)), gpu.asarray(np.array([0, 4, -1]))
+    loss, log_probs = gpu.softmax_cross_entropy(logits, target, None, -100, 0.0)
+    loss = gpu.to_numpy(loss)
+    assert np.isfinite(loss[0]) and np.isnan(loss[1:]).all()
+    gx = gpu.to_numpy(gpu.softmax_cross_entropy_backward(gpu.asarray(np.ones(3)), log_probs, target, None,
+                                                         -100, 0.0))
+    assert np.isfinite(gx[0]).all() and np.isnan(gx[1:]).all()
+
+
+def test_cross_entropy_over_spatial_positions_falls_back(gpu, launched):
+    logits, target = normal(2, 4, 3), rng.integers(0, 4, (2, 3))
+    (loss, _), (want, _) = on_both(gpu, "softmax_cross_entropy", logits, target, None, -100, 0.0)
+    assert_close(loss, want, np.float64)
+    assert launched == []
+
+
+# ------------------------------------------------------------------------------------------ convolution
+CONV_CASES = {
+    # name: (x shape, weight shape, stride, padding (top, bottom, left, right), dilation, groups)
+    "3x3_same": ((2, 3, 9, 8), (4, 3, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    "strided_dilated_grouped_asymmetric": ((2, 4, 11, 10), (6, 2, 3, 2), (2, 3), (0, 2, 1, 0), (2, 1), 2),
+    "depthwise_5x5": ((1, 6, 7, 7), (6, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 6),
+    "1x1_strided": ((3, 5, 4, 6), (7, 5, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
+    "kernel_larger_than_stride_with_padding": ((2, 2, 6, 5), (3, 2, 4, 3), (3, 2), (2, 1, 0, 2), (1, 2), 1),
+}
+NEEDS = [(True, True, True), (True, False, False), (False, True, True)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted(CONV_CASES))
+def test_conv2d_forward_and_backward(gpu, launched, case, dtype):
+    x_shape, w_shape, stride, padding, dilation, groups = CONV_CASES[case]
+    x, w, b = normal(*x_shape, dtype=dtype), normal(*w_shape, dtype=dtype), normal(w_shape[0], dtype=dtype)
+    got, y = on_both(gpu, "conv2d", x, w, b, stride, padding, dilation, groups)
+    assert_close(got, y, dtype, scale=10)
+    assert launched == ["im2col"]
+    gy = normal(*y.shape, dtype=dtype)
+    for needs in NEEDS:
+        launched.clear()
+        got, want = on_both(gpu, "conv2d_backward", gy, x, w, stride, padding, dilation, groups, needs)
+        for g, e in zip(got, want):
+            assert (g is None) == (e is None)
+            if e is not None:
+                assert_close(g, e, dtype, scale=30)
+        assert launched == ["col2im"] * needs[0] + ["im2col"] * needs[1]
+
+
+CONV_TRANSPOSE_CASES = {
+    # name: (x shape, weight shape (C_in, C_out / groups, kH, kW), stride, padding, output_padding, dilation,
+    #        groups)
+    "stride2_output_padding": ((2, 4, 5, 6), (4, 3, 3, 3), (2, 2), (1, 1), (1, 0), (1, 1), 1),
+    "grouped_dilated": ((1, 6, 4, 4), (6, 2, 3, 2), (3, 2), (0, 1), (2, 1), (1, 2), 2),
+    "stride1_no_padding": ((2, 3, 3, 5), (3, 2, 2, 4), (1, 1), (0, 0), (0, 0), (1, 1), 1),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted(CONV_TRANSPOSE_CASES))
+def test_conv_transpose2d_forward_and_backward(gpu, launched, case, dtype):
+    x_shape, w_shape, stride, padding, output_padding, dilation, groups = CONV_TRANSPOSE_CASES[case]
+    x, w = normal(*x_shape, dtype=dtype), normal(*w_shape, dtype=dtype)
+    b = normal(w_shape[1] * groups, dtype=dtype)
+    got, y = on_both(gpu, "conv_transpose2d", x, w, b, stride, padding, output_padding, dilation, groups)
+    assert_close(got, y, dtype, scale=10)
+    assert launched == ["col2im"]
+    gy = normal(*y.shape, dtype=dtype)
+    for needs in NEEDS:
+        launched.clear()
+        got, want = on_both(gpu, "conv_transpose2d_backward", gy, x, w, stride, padding, output_padding,
+                            dilation, groups, needs)
+        for g, e in zip(got, want):
+            assert (g is None) == (e is None)
+            if e is not None:
+                assert_close(g, e, dtype, scale=30)
+        assert launched == (["im2col"] if needs[0] or needs[1] else [])
+
+
+# -------------------------------------------------------------------------------------------- pooling
+def _pool_input(dtype, kind: str) -> np.ndarray:
+    x = normal(2, 3, 9, 8, dtype=dtype)
+    if kind == "ties":  # three values only: nearly every window has a tie for its maximum
+        x = rng.integers(0, 3, x.shape).astype(dtype)
+    elif kind == "nan":  # single NaNs, and two NaNs in one corner (the last one must win)
+        x[0, 0, 0, 0] = x[0, 1, 4, 4] = x[1, 2, 0, 1] = np.nan
+        x[1, 0, 2, 2] = x[1, 0, 3, 3] = np.nan
+    elif kind == "neg_inf":  # whole windows of -inf next to the padding: the first valid element is chosen
+        x[0, 0, :3, :3] = -np.inf
+        x[1, 1] = -np.inf
+    return x
+
+
+MAX_POOL_CASES = {
+    # name: (kernel, stride, padding, dilation, ceil_mode)
+    "3x3_stride2_pad1": ((3, 3), (2, 2), (1, 1), (1, 1), False),
+    "2x3_dilated_ceil": ((2, 3), (2, 1), (1, 1), (2, 1), True),
+    "3x2_ceil_pad": ((3, 2), (3, 2), (1, 0), (1, 1), True),
+    "2x2_overlapping": ((2, 2), (1, 1), (0, 0), (1, 1), False),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", ["normal", "ties", "nan", "neg_inf"])
+@pytest.mark.parametrize("case", sorted(MAX_POOL_CASES))
+def test_max_pool2d_forward_and_backward(gpu, launched, case, kind, dtype):
+    kernel, stride, padding, dilation, ceil_mode = MAX_POOL_CASES[case]
+    x = _pool_input(dtype, kind)
+    (y, indices), (want_y, want_indices) = on_both(gpu, "max_pool2d", x, kernel, stride, padding, dilation,
+                                                   ceil_mode)
+    assert y.dtype == want_y.dtype and np.array_equal(y, want_y, equal_nan=True)  # a selection: exact
+    assert indices.dtype == np.int64 and np.array_equal(indices, want_indices)
+    gy = normal(*y.shape, dtype=dtype)
+    got, want = on_both(gpu, "max_pool2d_backward", gy, want_indices, x.shape)
+    assert_close(got, want, dtype)
+    assert launched == ["max_pool2d_forward", "max_pool2d_backward"]
+
+
+AVG_POOL_CASES = {
+    # name: (kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    "3x3_stride2_pad1": ((3, 3), (2, 2), (1, 1), False, True, None),
+    "3x3_stride2_pad1_exclude_pad": ((3, 3), (2, 2), (1, 1), False, False, None),
+    "2x3_ceil_exclude_pad": ((2, 3), (2, 2), (1, 1), True, False, None),
+    "2x3_ceil_include_pad": ((2, 3), (2, 2), (1, 1), True, True, None),
+    "divisor_override": ((3, 2), (1, 2), (1, 0), False, True, 5),
+    "overlapping_no_padding": ((4, 3), (1, 1), (0, 0), False, True, None),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted(AVG_POOL_CASES))
+def test_avg_pool2d_forward_and_backward(gpu, launched, case, dtype):
+    kernel, stride, padding, ceil_mode, count_include_pad, divisor_override = AVG_POOL_CASES[case]
+    params = (kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    x = normal(2, 3, 9, 8, dtype=dtype)
+    got, y = on_both(gpu, "avg_pool2d", x, *params)
+    assert_close(got, y, dtype)
+    gy = normal(*y.shape, dtype=dtype)
+    got, want = on_both(gpu, "avg_pool2d_backward", gy, x.shape, *params)
+    assert_close(got, want, dtype)
+    assert launched == ["avg_pool2d_forward", "avg_pool2d_backward"]
+
+
+# ------------------------------------------------------------------------------------------- embedding
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("padding_idx", [None, 3, 9])
+@pytest.mark.parametrize("index_dtype", [np.int64, np.int32])
+def test_embedding_backward(gpu, launched, dtype, padding_idx, index_dtype):
+    indices = rng.integers(0, 10, (4, 6)).astype(index_dtype)
+    indices[0, :4] = [3, 3, 3, 7]  # repeats accumulate; 3 may be the padding row
+    gy = normal(4, 6, 5, dtype=dtype)
+    got, want = on_both(gpu, "embedding_backward", gy, indices, 10, padding_idx, False)
+    assert_close(got, want, dtype)
+    if padding_idx is not None:
+        assert not got[padding_idx].any()
+    assert launched == ["embedding_backward"]
+
+
+def test_embedding_backward_scaled_by_frequency_falls_back(gpu, launched):
+    indices, gy = rng.integers(0, 6, (3, 4)), normal(3, 4, 2)
+    got, want = on_both(gpu, "embedding_backward", gy, indices, 6, None, True)
+    assert_close(got, want, np.float64)
+    assert launched == []
+
+
+# ------------------------------------------------------------------------------------------ layouts
+def test_non_contiguous_inputs(gpu, launched):
+    """Views (here transposed twice on the device) are made contiguous before a kernel reads them."""
+    x = normal(2, 3, 8, 7, dtype=np.float32)
+    x_view = gpu.asarray(np.ascontiguousarray(x.transpose(0, 1, 3, 2))).transpose(0, 1, 3, 2)
+    w = normal(4, 3, 3, 3, dtype=np.float32)
+    got = gpu.to_numpy(gpu.conv2d(x_view, gpu.asarray(w), None, (1, 1), (1, 1, 1, 1), (1, 1), 1))
+    assert_close(got, CPU.conv2d(x, w, None, (1, 1), (1, 1, 1, 1), (1, 1), 1), np.float32, scale=10)
+    y, idx = gpu.max_pool2d(x_view, (2, 2), (2, 2), (0, 0), (1, 1), False)
+    want_y, want_idx = CPU.max_pool2d(x, (2, 2), (2, 2), (0, 0), (1, 1), False)
+    assert np.array_equal(gpu.to_numpy(y), want_y) and np.array_equal(gpu.to_numpy(idx), want_idx)
+    assert_close(gpu.to_numpy(gpu.softmax(x_view, -1)), CPU.softmax(x, -1), np.float32)
+    assert_close(gpu.to_numpy(gpu.sigmoid(x_view)), CPU.sigmoid(x), np.float32)
+    assert launched == ["im2col", "max_pool2d_forward", "softmax_forward", "sigmoid_forward"]
+
+
+def test_grid_stride_loops_cover_more_items_than_the_grid(gpu, monkeypatch):
+    """With one block of THREADS threads, every thread (or warp, for rows) loops over many items."""
+    monkeypatch.setattr(rawmodule, "MAX_BLOCKS", 1)
+    x = normal(50, 300, dtype=np.float32)  # 15000 elements, 50 rows: more than 256 threads, 8 warps
+    assert_close(gpu.to_numpy(gpu.sigmoid(gpu.asarray(x))), CPU.sigmoid(x), np.float32)
+    assert_close(gpu.to_numpy(gpu.log_softmax(gpu.asarray(x), -1)), CPU.log_softmax(x, -1), np.float32,
+                 scale=10)
+    x4, w = normal(2, 3, 20, 20), normal(4, 3, 3, 3)
+    got = gpu.to_numpy(gpu.conv2d(gpu.asarray(x4), gpu.asarray(w), None, (1, 1), (1, 1, 1, 1), (1, 1), 1))
+    assert_close(got, CPU.conv2d(x4, w, None, (1, 1), (1, 1, 1, 1), (1, 1), 1), np.float64)
+
+
+def test_empty_inputs(gpu):
+    """No launch for zero work items (a zero-block grid is an error), and the shapes stay right."""
+    assert gpu.to_numpy(gpu.sigmoid(gpu.asarray(np.zeros((0, 3), np.float32)))).shape == (0, 3)
+    assert gpu.to_numpy(gpu.softmax(gpu.asarray(np.zeros((0, 4), np.float32)), -1)).shape == (0, 4)
