@@ -83,10 +83,9 @@ manual_seed_all = manual_seed
 
 def _unavailable_reason() -> str:
     try:
-        reason = backend_class("cuda").unavailable_reason()
-    except Exception as e:  # the backend's ImportError says what to install
-        reason = str(e)
-    return f"CUDA is not available: {reason}"
+        return f"CUDA is not available: {backend_class('cuda').unavailable_reason()}"
+    except RuntimeError as e:  # the backend module did not load; its message says what to install
+        return str(e)
 
 
 def _cupy() -> Any:

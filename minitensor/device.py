@@ -42,13 +42,8 @@ class device:
     def backend(self) -> Backend:
         """The backend that runs this device's ops; raises an explanatory error when it cannot load."""
         b = self._backend
-        if b is None:
-            try:
-                b = self._backend = get_backend(self.type, self.index or 0)
-            except ImportError as e:  # e.g. no CUDA backend or no CuPy: say which device and why
-                raise RuntimeError(f"device '{self}' is not available: {e}. CUDA devices need CuPy and an "
-                                   "NVIDIA GPU (pip install minitensor[cuda12]); "
-                                   "minitensor.cuda.is_available() tells.") from e
+        if b is None:  # get_backend's RuntimeError names the device type and what is missing
+            b = self._backend = get_backend(self.type, self.index or 0)
         return b
 
     def __repr__(self) -> str:

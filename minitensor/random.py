@@ -1,16 +1,13 @@
 """Seeding: one generator per device, as in PyTorch."""
 from __future__ import annotations
 
-from .backends import get_backend, loaded_backends
+from .backends import seed_all
 
 
 def manual_seed(seed: int) -> None:
-    """Seed the CPU generator and that of every device in use (NumPy and CuPy draw different streams for
+    """Seed the CPU generator and that of every device, in use now or later (NumPy and CuPy draw different streams for
     one seed: tests comparing devices make data on the host and move it)."""
-    seed = int(seed)
-    get_backend("cpu").seed(seed)
-    for b in loaded_backends():
-        b.seed(seed)
+    seed_all(int(seed))
 
 
 def seed() -> int:

@@ -261,6 +261,7 @@ def test_to_dtype_keeps_parameter_identity_and_converts_grads_and_buffers():
     m.to(mt.zeros(1, dtype=mt.float32))
     assert m[0].weight.dtype == mt.float32
     assert m.cpu() is m
+    assert m.to("cpu", True) is m and m[0].weight.dtype == mt.float32  # positional non_blocking, not a dtype
     with pytest.raises(TypeError, match="floating point"):
         m.to(mt.int64)
 

@@ -461,3 +461,20 @@ else:
     raise AssertionError("a cuda tensor without cupy")
 assert all(sys.modules[m] is None for m in ('cupy', 'numba'))
 """)
+
+
+def test_manual_seed_reaches_a_backend_created_after_it():
+    """PyTorch seeds a lazily initialised CUDA generator with the last manual_seed; so do we."""
+    from minitensor import backends
+    from minitensor.backends.numpy_backend import NumpyBackend
+    backends.register_backend("late", "minitensor.backends.numpy_backend:NumpyBackend")
+    try:
+        mt.manual_seed(123)
+        late = backends.get_backend("late")
+        reference = NumpyBackend()
+        reference.seed(123)
+        np.testing.assert_array_equal(late.uniform((5,), 0.0, 1.0, np.float32),
+                                      reference.uniform((5,), 0.0, 1.0, np.float32))
+    finally:
+        backends._REGISTRY.pop("late")
+        backends._INSTANCES.pop(("late", 0), None)

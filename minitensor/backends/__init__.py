@@ -14,6 +14,7 @@ _REGISTRY: dict[str, str] = {
     "cuda": "minitensor.backends.cuda.backend:CudaBackend",
 }
 _INSTANCES: dict[tuple[str, int], Backend] = {}
+_SEED = [0]  # the last manual_seed, which a backend created later starts from (as PyTorch's lazy CUDA init)
 
 
 def register_backend(device_type: str, path: str) -> None:
@@ -46,7 +47,15 @@ def get_backend(device_type: str, index: int = 0) -> Backend:
             why = cls.unavailable_reason() if hasattr(cls, "unavailable_reason") else ""
             raise RuntimeError(f"device type {device_type!r} is not available" + (f": {why}" if why else ""))
         backend = _INSTANCES[key] = cls(index)
+        backend.seed(_SEED[0])
     return backend
+
+
+def seed_all(seed: int) -> None:
+    """Seed every backend created so far, and every one created later, with ``seed``."""
+    _SEED[0] = seed
+    for backend in _INSTANCES.values():
+        backend.seed(seed)
 
 
 def loaded_backends() -> list[Backend]:
@@ -54,4 +63,4 @@ def loaded_backends() -> list[Backend]:
     return list(_INSTANCES.values())
 
 
-__all__ = ["Backend", "register_backend", "backend_class", "get_backend", "loaded_backends"]
+__all__ = ["Backend", "register_backend", "backend_class", "get_backend", "loaded_backends", "seed_all"]

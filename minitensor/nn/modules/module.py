@@ -333,7 +333,7 @@ class Module:
                 dev, dtype = a.device, a.dtype
             elif isinstance(a, (str, _device_type)):
                 dev = a
-            elif a is not None:
+            elif a is not None and not isinstance(a, bool):  # a bool is non_blocking, as in Tensor.to
                 dtype = a
         dt = None if dtype is None else _floating_dtype(dtype)
 
