@@ -122,7 +122,6 @@ class CupyBackend(Backend):
 
     - ``to_numpy``: ``np.asarray`` refuses device arrays; ``cupy.asnumpy`` copies to the host;
     - ``permutation``: ``cupy.random.Generator`` has none; an argsort of uniform draws is one;
-    - ``scatter_add_along_axis``: ``cupy.indices`` has no ``sparse=``; the open grid is built from aranges;
     - ``index_add``: ``cupy.add.at`` (atomicAdd) has no int64; int64 adds through its uint64 view, whose
       two's-complement wrap-around is the same addition."""
 
@@ -134,14 +133,6 @@ class CupyBackend(Backend):
 
     def permutation(self, n: int) -> Array:
         return cupy.argsort(self._rng.random(n))
-
-    def scatter_add_along_axis(self, out: Array, index: Array, src: Array, axis: int) -> Array:
-        """out[..., index[i], ...] += src[..., i, ...] along ``axis`` (the gradient of gather)."""
-        ndim = index.ndim
-        idx = [cupy.arange(n).reshape((n,) + (1,) * (ndim - 1 - d)) for d, n in enumerate(index.shape)]
-        idx[axis] = index
-        self.index_add(out, tuple(idx), src)
-        return out
 
     def index_add(self, out: Array, index: Any, src: Array) -> Array:
         """out[index] += src, repeated indices accumulating (float16/32/64, int32, int64, uint32, uint64)."""

@@ -37,8 +37,8 @@ class ShapeOps:
 
     def scatter_add_along_axis(self, out: Array, index: Array, src: Array, axis: int) -> Array:
         """out[..., index[i], ...] += src[..., i, ...] along ``axis`` (the gradient of gather)."""
-        xp = self.xp
-        idx = list(xp.indices(index.shape, sparse=True))
+        ndim = index.ndim  # an open grid of aranges (CuPy's ``indices`` has no ``sparse=``)
+        idx = [self.xp.arange(n).reshape((n,) + (1,) * (ndim - 1 - d)) for d, n in enumerate(index.shape)]
         idx[axis] = index
         self.index_add(out, tuple(idx), src)
         return out
