@@ -42,14 +42,7 @@ def example_parser(doc: str, *, epochs: int, batch_size: int, lr: float) -> argp
     p.add_argument("--epochs", type=int, default=epochs, help=f"passes over the training set (default: {epochs})")
     p.add_argument("--batch-size", type=int, default=batch_size, help=f"samples per step (default: {batch_size})")
     p.add_argument("--lr", type=float, default=lr, help=f"Adam's learning rate (default: {lr:g})")
-    p.add_argument("--seed", type=int, default=0, help="seeds weights, shuffling and noise (default: 0)")
-    p.add_argument("--dataset", default="mnist", choices=DATASETS,
-                   help="mnist: the full MNIST, found in --data-dir / $MINITENSOR_DATA / ~/.cache/minitensor or "
-                        "downloaded (md5-checked); digits: scikit-learn's 8x8 digits, no network needed; "
-                        "mnist-test-split: 8,000 images of MNIST's official test split to train on and the other "
-                        "2,000 to test (fixed permutation, seed 0). When MNIST can be neither found nor downloaded, "
-                        "the example says so and uses digits (default: mnist)")
-    p.add_argument("--data-dir", default=None, help="folder holding the MNIST IDX files (.gz or not)")
+    add_data_arguments(p, seed_help="seeds weights, shuffling and noise (default: 0)")
     p.add_argument("--limit-steps", type=int, default=None, metavar="N",
                    help="stop after N training steps in all (a quick run; the last epoch is cut short)")
     p.add_argument("--out", default=None, metavar="DIR",
@@ -58,6 +51,18 @@ def example_parser(doc: str, *, epochs: int, batch_size: int, lr: float) -> argp
                    help="continue from a checkpoint (default path: <out>/checkpoint.mt) after its last epoch")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (one line per epoch only)")
     return p
+
+
+def add_data_arguments(p: argparse.ArgumentParser, seed_help: str) -> None:
+    """--seed, --dataset and --data-dir: the arguments of every script that trains on the examples' data."""
+    p.add_argument("--seed", type=int, default=0, help=seed_help)
+    p.add_argument("--dataset", default="mnist", choices=DATASETS,
+                   help="mnist: the full MNIST, found in --data-dir / $MINITENSOR_DATA / ~/.cache/minitensor or "
+                        "downloaded (md5-checked); digits: scikit-learn's 8x8 digits, no network needed; "
+                        "mnist-test-split: 8,000 images of MNIST's official test split to train on and the other "
+                        "2,000 to test (fixed permutation, seed 0). When MNIST can be neither found nor downloaded, "
+                        "the example says so and uses digits (default: mnist)")
+    p.add_argument("--data-dir", default=None, help="folder holding the MNIST IDX files (.gz or not)")
 
 
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -92,7 +97,9 @@ def synchronize(device: mt.device) -> None:
 # ----------------------------------------------------------------------------------------------- data
 @dataclass
 class ImageData:
-    """Train and test images (N, 1, s, s) float32 with int64 labels, and where they came from."""
+    """Train and test images (N, 1, s, s) float32 with int64 labels, and where they came from: ``dataset``
+    is the one used (``digits`` after a fall-back), ``name`` describes it."""
+    dataset: str
     name: str
     train: TensorDataset
     test: TensorDataset
@@ -117,9 +124,9 @@ def load_images(dataset: str, data_dir: str | None, scale: str = "standard") -> 
             dataset = "digits"
         else:
             name = "MNIST" if dataset == "mnist" else "MNIST test split (8,000 train / 2,000 test)"
-            return _scaled(name, train, test, scale, (MNIST_MEAN, MNIST_STD))
+            return _scaled(dataset, name, train, test, scale, (MNIST_MEAN, MNIST_STD))
     train, test = datasets.Digits(train=True), datasets.Digits(train=False)
-    return _scaled("digits (8x8, 1,437 train / 360 test)", train, test, scale, None)
+    return _scaled("digits", "digits (8x8, 1,437 train / 360 test)", train, test, scale, None)
 
 
 def _mnist(dataset: str, data_dir: str | None) -> tuple[datasets.MNIST, datasets.MNIST]:
@@ -137,7 +144,7 @@ def _mnist(dataset: str, data_dir: str | None) -> tuple[datasets.MNIST, datasets
     raise AssertionError("unreachable")
 
 
-def _scaled(name: str, train: datasets.MNIST, test: datasets.MNIST, scale: str,
+def _scaled(dataset: str, name: str, train: datasets.MNIST, test: datasets.MNIST, scale: str,
             mean_std: tuple[float, float] | None) -> ImageData:
     (x_train, y_train), (x_test, y_test) = train.tensors(), test.tensors()
     if scale == "tanh":
@@ -147,7 +154,7 @@ def _scaled(name: str, train: datasets.MNIST, test: datasets.MNIST, scale: str,
     else:
         raise ValueError(f"unknown scale {scale!r}; choose 'standard' or 'tanh'")
     normalise = lambda x: (x - mean) / std  # noqa: E731
-    return ImageData(name, TensorDataset(normalise(x_train), y_train), TensorDataset(normalise(x_test), y_test),
+    return ImageData(dataset, name, TensorDataset(normalise(x_train), y_train), TensorDataset(normalise(x_test), y_test),
                      x_train.shape[-1])
 
 

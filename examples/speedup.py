@@ -1,0 +1,382 @@
+"""Time the examples' three models (MLP, CNN, GAN) on every device at hand and report the GPU's speedup.
+
+    python examples/speedup.py                      # cpu, and cuda when present: a table, a chart, a JSON
+    python examples/speedup.py --sweep-batch        # also batch sizes 16 to 1024: where the GPU starts to win
+    python examples/speedup.py --devices cpu --models mlp,cnn --steps 100 --threads 1
+
+How it measures: on each device, each model is built from the same seed and trained with the same settings
+on the same batches (consecutive images of the training set). Every step starts from a batch on the host
+and moves it to the device, as the examples' training loops do, so the host-to-device transfer is part of
+each step's time. --warmup untimed steps come first (the first steps pay for allocations and, on a GPU,
+kernel compilation); then the --steps timed steps run in 5 chunks, each closed by a device
+synchronisation, and ms/step is the median chunk's, which one stray pause of the machine cannot move.
+samples/s is batch * 1000 / (ms/step); the speedup is the CPU's ms/step over the device's, at the same
+model and batch size.
+
+--sweep-batch measures each model at several batch sizes on each device and reports the crossover: the
+smallest batch size from which the GPU is faster than the CPU at that size and at every larger size
+measured (so a lucky size followed by a slower one does not count). Batch sizes above 64 run
+proportionally fewer warm-up and timed steps (at least 1 and 5), so each measurement sees about as many
+samples. Without a GPU there is nothing to compare, and the report says that only the CPU was measured.
+
+Outputs in --out (default runs/speedup): speedup.json (the figures and the machine: platform, CPU count,
+NumPy and BLAS, minitensor, date, GPU and CuPy when measured), speedup.png (a bar chart) and, with
+--sweep-batch, speedup_sweep.png (samples/s against the batch size).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.metadata
+import itertools
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import minitensor as mt
+from common import (ImageData, StepFn, add_data_arguments, classifier_step, load_images, pick_device,
+                    synchronize)
+from gan import build_gan, gan_step
+from minitensor import optim
+from minitensor.utils.data import TensorDataset
+from models import cnn, mlp
+
+MODELS = ("mlp", "cnn", "gan")
+DEVICES = ("cpu", "cuda")
+EXAMPLE_BATCH_SIZES = {"mlp": 100, "cnn": 64, "gan": 64}  # each example's default --batch-size
+SWEEP_BATCH_SIZES = (16, 64, 256, 1024)
+SWEEP_FULL_STEPS_UP_TO = 64  # sweep batches larger than this run proportionally fewer steps
+CHUNKS = 5  # the timed steps are split into this many chunks; the median chunk is reported
+
+
+@dataclass
+class Measurement:
+    """One model on one device at one batch size; ``speedup`` is None where the CPU was not measured."""
+    model: str
+    device: str
+    batch_size: int
+    steps: int
+    ms_per_step: float
+    samples_per_s: float
+    speedup: float | None
+
+
+# ----------------------------------------------------------------------------------------- command line
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The report's arguments, checked; lists come back as tuples of names or ints."""
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--devices", default=None, metavar="LIST",
+                   help="comma-separated devices to measure, from cpu,cuda (default: cpu, and cuda when "
+                        "mt.cuda.is_available())")
+    p.add_argument("--models", default=",".join(MODELS), metavar="LIST",
+                   help=f"comma-separated models to measure, from {','.join(MODELS)} (default: all three)")
+    p.add_argument("--steps", type=int, default=40,
+                   help="timed training steps per model and device (default: 40; fewer in the sweep above batch 64)")
+    p.add_argument("--warmup", type=int, default=5, help="untimed steps before them (default: 5)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="samples per step for every model (default: each example's own: "
+                        + ", ".join(f"{m} {b}" for m, b in EXAMPLE_BATCH_SIZES.items()) + ")")
+    p.add_argument("--sweep-batch", action="store_true",
+                   help="also measure every model at each of --batch-sizes and report the crossover")
+    p.add_argument("--batch-sizes", default=None, metavar="LIST",
+                   help="comma-separated batch sizes for the sweep (implies --sweep-batch; default: "
+                        + ",".join(map(str, SWEEP_BATCH_SIZES)) + ")")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="BLAS threads for the CPU's matrix products (needs threadpoolctl; default: the "
+                        "BLAS's own choice, usually one per core)")
+    add_data_arguments(p, seed_help="seeds the weights and the GAN's noise (default: 0)")
+    p.add_argument("--out", default="runs/speedup", metavar="DIR",
+                   help="folder for speedup.json and the charts (default: runs/speedup)")
+    args = p.parse_args(argv)
+    args.models = _names(p, "--models", args.models, MODELS)
+    args.devices = _names(p, "--devices", args.devices, DEVICES) if args.devices else None
+    args.sweep_batch = args.sweep_batch or args.batch_sizes is not None
+    args.batch_sizes = _sizes(p, args.batch_sizes) if args.batch_sizes else SWEEP_BATCH_SIZES
+    for name, least in (("steps", 1), ("warmup", 0), ("batch_size", 1), ("threads", 1)):
+        value = getattr(args, name)
+        if value is not None and value < least:
+            p.error(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
+    return args
+
+
+def _names(parser: argparse.ArgumentParser, option: str, text: str, known: Sequence[str]) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(n.strip().lower() for n in text.split(",") if n.strip()))  # ordered, no repeats
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        parser.error(f"{option}: unknown name(s) {', '.join(map(repr, unknown)) or '(none given)'}; "
+                     f"choose from {', '.join(known)}")
+    return names
+
+
+def _sizes(parser: argparse.ArgumentParser, text: str) -> tuple[int, ...]:
+    try:
+        sizes = sorted({int(s) for s in text.split(",") if s.strip()})
+    except ValueError:
+        parser.error(f"--batch-sizes: expected comma-separated integers, got {text!r}")
+    if not sizes or sizes[0] < 1:
+        parser.error(f"--batch-sizes: expected positive integers, got {text!r}")
+    return tuple(sizes)
+
+
+def pick_devices(names: Sequence[str] | None) -> list[mt.device]:
+    """The devices asked for (a missing GPU exits with the reason), or cpu plus cuda when available."""
+    if names is None:
+        names = ("cpu", "cuda") if mt.cuda.is_available() else ("cpu",)
+    return [pick_device(n) for n in names]
+
+
+# -------------------------------------------------------------------------------------------- measuring
+def load_data(dataset: str, data_dir: str | None, models: Sequence[str]) -> dict[str, ImageData]:
+    """The images by model: standardised for the classifiers, in [-1, 1] for the GAN (as in the examples)."""
+    scales = {"gan": "tanh", "mlp": "standard", "cnn": "standard"}
+    loaded: dict[str, ImageData] = {}
+    for scale in dict.fromkeys(scales[m] for m in models):
+        loaded[scale] = load_images(dataset, data_dir, scale=scale)
+        dataset = loaded[scale].dataset  # after a fall-back to digits (said once), no second search for MNIST
+    return {m: loaded[scales[m]] for m in models}
+
+
+def build_step(model: str, image_size: int, device: mt.device, seed: int) -> StepFn:
+    """A fresh model (the same weights on every device, from ``seed``), its optimizers and its training
+    step, exactly as its example trains it."""
+    mt.manual_seed(seed)
+    if model == "gan":
+        return gan_step(*build_gan("gan", image_size, device))
+    net = {"mlp": mlp, "cnn": cnn}[model](image_size).to(device)
+    return classifier_step(net, optim.Adam(net.parameters(), lr=1e-3))
+
+
+def host_batches(data: TensorDataset, batch_size: int, count: int) -> list[tuple[mt.Tensor, mt.Tensor]]:
+    """Up to ``count`` distinct batches of consecutive samples (wrapping round the dataset), on the host:
+    fewer when the dataset runs out, since the steps then cycle through them anyway."""
+    images, labels = data.tensors
+    n = images.shape[0]
+    batches = []
+    for b in range(min(count, -(-n // batch_size))):
+        index = (mt.arange(batch_size) + b * batch_size) % n
+        batches.append((images[index], labels[index]))
+    return batches
+
+
+def chunk_sizes(steps: int, chunks: int = CHUNKS) -> list[int]:
+    """``steps`` split into ``chunks`` near-equal positive parts (fewer when steps < chunks)."""
+    k = min(chunks, steps)
+    return [steps // k + (i < steps % k) for i in range(k)]
+
+
+def time_step(step: StepFn, batches: list[tuple[mt.Tensor, mt.Tensor]], device: mt.device,
+              warmup: int, steps: int) -> float:
+    """Milliseconds per step of ``step`` fed host batches moved to ``device``: the median over the chunks
+    of the timed steps, each chunk closed by a device synchronisation."""
+    feed = itertools.cycle(batches)
+
+    def run(n: int) -> None:
+        for _ in range(n):
+            x, y = next(feed)
+            step(x.to(device), y.to(device))  # the losses stay on the device: no read-back, no sync
+
+    run(warmup)
+    synchronize(device)
+    per_chunk = []
+    for n in chunk_sizes(steps):
+        start = time.perf_counter()
+        run(n)
+        synchronize(device)
+        per_chunk.append(1e3 * (time.perf_counter() - start) / n)
+    return statistics.median(per_chunk)
+
+
+def measure(model: str, devices: Sequence[mt.device], data: ImageData, batch_size: int, warmup: int,
+            steps: int, seed: int) -> Iterator[Measurement]:
+    """``model`` on each device (the CPU first, so that each speedup is known when its row is)."""
+    batches = host_batches(data.train, batch_size, warmup + steps)
+    cpu_ms = None
+    for device in sorted(devices, key=lambda d: d.type != "cpu"):
+        ms = time_step(build_step(model, data.image_size, device, seed), batches, device, warmup, steps)
+        if device.type == "cpu":
+            cpu_ms = ms
+        yield Measurement(model, device.type, batch_size, steps, round(ms, 4), round(batch_size * 1e3 / ms, 1),
+                          None if cpu_ms is None else round(cpu_ms / ms, 3))
+
+
+def sweep_steps(count: int, batch_size: int, least: int) -> int:
+    """``count`` steps up to batch SWEEP_FULL_STEPS_UP_TO, proportionally fewer (but at least ``least``)
+    above, so that each measurement of the sweep sees about as many samples and a CPU gets through a
+    CNN at batch 1024 in seconds."""
+    return max(least, min(count, count * SWEEP_FULL_STEPS_UP_TO // batch_size))
+
+
+def crossover(cpu_ms: dict[int, float], gpu_ms: dict[int, float]) -> int | None:
+    """The smallest batch size from which the GPU is faster (strictly fewer ms/step) than the CPU at that
+    size and every larger one measured on both; None when the GPU is not faster at the largest."""
+    found = None
+    for size in sorted(set(cpu_ms) & set(gpu_ms), reverse=True):
+        if gpu_ms[size] >= cpu_ms[size]:
+            break
+        found = size
+    return found
+
+
+def crossovers(rows: Sequence[Measurement], models: Sequence[str]) -> dict[str, int | None]:
+    """``crossover`` of each model's sweep."""
+    def ms(model: str, device: str) -> dict[int, float]:
+        return {r.batch_size: r.ms_per_step for r in rows if r.model == model and r.device == device}
+    return {m: crossover(ms(m, "cpu"), ms(m, "cuda")) for m in models}
+
+
+# ------------------------------------------------------------------------------------------- reporting
+HEADER = f"{'model':<6} {'device':<6} {'batch':>6} {'steps':>6} {'ms/step':>10} {'samples/s':>11} {'speedup':>8}"
+
+
+def table_row(r: Measurement) -> str:
+    speedup = "-" if r.speedup is None else f"{r.speedup:.2f}x"
+    return (f"{r.model:<6} {r.device:<6} {r.batch_size:>6} {r.steps:>6} {r.ms_per_step:>10.3f} "
+            f"{r.samples_per_s:>11.1f} {speedup:>8}")
+
+
+def print_table(title: str, rows: Iterator[Measurement]) -> list[Measurement]:
+    """Print each row as it is measured (a slow model shows progress); return them all."""
+    print(f"\n{title}\n{HEADER}\n{'-' * len(HEADER)}", flush=True)
+    done = []
+    for r in rows:
+        print(table_row(r), flush=True)
+        done.append(r)
+    return done
+
+
+def crossover_line(model: str, size: int | None, sizes: Sequence[int]) -> str:
+    if size is None:
+        return (f"{model}: no crossover in the range: the GPU is not faster than the CPU from any batch size "
+                f"measured ({sizes[0]} to {sizes[-1]}) up")
+    return f"{model}: the GPU beats the CPU from batch {size} up"
+
+
+def only_one_device_note(devices: Sequence[mt.device]) -> str | None:
+    """What the report says when it compares nothing (None when it measured cpu and cuda)."""
+    types = {d.type for d in devices}
+    if types == {"cpu"}:
+        why = "no CUDA device is available (mt.cuda.is_available() is False)" if not mt.cuda.is_available() \
+            else "--devices cpu"
+        return f"Only the CPU was measured: {why}, so there is no GPU speedup to report."
+    if types == {"cuda"}:
+        return "Only the GPU was measured (--devices cuda), so there is no CPU to compare with."
+    return None
+
+
+@contextlib.contextmanager
+def blas_threads(threads: int | None) -> Iterator[None]:
+    """Limit the BLAS to ``threads`` threads for the block (through threadpoolctl, when installed)."""
+    if threads is None:
+        yield
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        print("--threads is unavailable: threadpoolctl is not installed (pip install threadpoolctl), so the "
+              "BLAS keeps its own thread count.", file=sys.stderr)
+        yield
+        return
+    with threadpool_limits(limits=threads, user_api="blas"):
+        yield
+
+
+def machine_info(devices: Sequence[mt.device]) -> dict[str, Any]:
+    """Where the figures were measured; CuPy is imported only when a GPU was measured."""
+    info: dict[str, Any] = {
+        "date": datetime.now().astimezone().isoformat(timespec="seconds"),
+        "platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(), "python": platform.python_version(),
+        "numpy": importlib.metadata.version("numpy"), "blas": _blas_info(), "minitensor": mt.__version__,
+    }
+    if any(d.type == "cuda" for d in devices):
+        import cupy  # present: a cuda device was measured
+        info["gpu"] = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
+        info["cupy"] = cupy.__version__
+    return info
+
+
+def _blas_info() -> list[dict[str, Any]] | dict[str, Any]:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # NumPy's build record: which BLAS, but not how many threads it runs
+        import numpy  # only to read its build configuration; the models never touch it
+        return {k: v for k, v in numpy.show_config(mode="dicts")["Build Dependencies"]["blas"].items()
+                if k in ("name", "version")}
+    return [{k: lib.get(k) for k in ("internal_api", "version", "num_threads", "threading_layer")}
+            for lib in threadpool_info() if lib.get("user_api") == "blas"]
+
+
+def write_charts(report: dict[str, Any], out: Path) -> list[Path]:
+    """speedup.png (and speedup_sweep.png after a sweep); none, saying why, without matplotlib."""
+    try:
+        import speedup_plot
+    except ImportError as e:  # matplotlib is in the examples extra, which a bare install lacks
+        print(f"no charts: {e} (pip install 'minitensor[examples]')", file=sys.stderr)
+        return []
+    paths = [speedup_plot.bar_chart(report["results"], report["note"], out / "speedup.png")]
+    if report.get("sweep"):
+        paths.append(speedup_plot.sweep_chart(report["sweep"]["results"], report["sweep"]["crossover"],
+                                              out / "speedup_sweep.png"))
+    return paths
+
+
+# ------------------------------------------------------------------------------------------------ main
+def run_sweep(args: argparse.Namespace, devices: Sequence[mt.device], data: dict[str, ImageData]
+              ) -> dict[str, Any]:
+    """Each model at each of --batch-sizes on each device: print the table and the crossovers, return
+    them for the JSON (``crossover`` None when the CPU and the GPU were not both measured)."""
+    rows = print_table("Batch-size sweep", itertools.chain.from_iterable(
+        measure(m, devices, data[m], size, sweep_steps(args.warmup, size, min(1, args.warmup)),
+                sweep_steps(args.steps, size, min(CHUNKS, args.steps)), args.seed)
+        for m in args.models for size in args.batch_sizes))
+    measured = {d.type for d in devices}
+    found = crossovers(rows, args.models) if {"cpu", "cuda"} <= measured else None
+    print("\nCrossover (the batch size from which the GPU stays faster than the CPU):")
+    if found is None:
+        print(f"  not measured: only the {'CPU' if 'cpu' in measured else 'GPU'} was measured")
+    for model, size in (found or {}).items():
+        print("  " + crossover_line(model, size, args.batch_sizes))
+    return {"batch_sizes": list(args.batch_sizes), "results": [asdict(r) for r in rows], "crossover": found}
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Measure, print the table(s), write speedup.json and the charts; return the report (the JSON's
+    content)."""
+    args = parse_args(argv)
+    devices = pick_devices(args.devices)
+    data = load_data(args.dataset, args.data_dir, args.models)
+    with blas_threads(args.threads):
+        machine = machine_info(devices)
+        print(f"speedup: {data[args.models[0]].name}; devices {', '.join(d.type for d in devices)}; "
+              f"{args.warmup} warm-up and {args.steps} timed steps per measurement, ms/step the median of "
+              f"{CHUNKS} chunks; {machine['cpu_count']} CPUs")
+        rows = print_table("Training step, each batch moved from the host", itertools.chain.from_iterable(
+            measure(m, devices, data[m], args.batch_size or EXAMPLE_BATCH_SIZES[m], args.warmup, args.steps,
+                    args.seed) for m in args.models))
+        sweep = run_sweep(args, devices, data) if args.sweep_batch else None
+    note = only_one_device_note(devices)
+    if note:
+        print("\n" + note)
+    report = {
+        "machine": machine, "dataset": data[args.models[0]].name, "devices": [d.type for d in devices],
+        "note": note, "results": [asdict(r) for r in rows], "sweep": sweep,
+        "settings": {"models": list(args.models), "steps": args.steps, "warmup": args.warmup, "chunks": CHUNKS,
+                     "seed": args.seed, "threads": args.threads, "timing": "median chunk's ms/step; each step "
+                     "moves its batch from the host to the device"},
+    }
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "speedup.json").write_text(json.dumps(report, indent=2))
+    print("\nwrote " + ", ".join(map(str, [out / "speedup.json", *write_charts(report, out)])))
+    return report
+
+
+if __name__ == "__main__":
+    main()
