@@ -1,7 +1,7 @@
 """asv benchmarks of the core: framework overhead on a chain of small ops (forward + backward)."""
 from __future__ import annotations
 
-from .overhead import OPS, chain_minitensor, chain_numpy, make_inputs, measure
+from .overhead import chain_minitensor, chain_numpy, make_inputs, measure
 
 
 class OverheadChain:

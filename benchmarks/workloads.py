@@ -1,36 +1,113 @@
-"""Training-step workloads shared by the asv suite and scripts: the MLP and CNN of the examples, built by
-the examples' own ``models`` module so that a timing is always about the model the examples train."""
+"""The four training-step workloads of the asv suite and of ``compare.py``, one definition each, built from
+the examples' own models and step functions so that a timing is always about what the examples train:
+
+=========  ==========================================================  =====  ============================
+name       model                                                       batch  optimizer
+=========  ==========================================================  =====  ============================
+``mlp-s``  ``models.mlp``: 784-128-10                                  100    Adam (lr 1e-3)
+``mlp-l``  ``models.mlp(hidden=(1024, 1024))``: 784-1024-1024-10      512    Adam (lr 1e-3)
+``cnn``    ``models.cnn``: two conv+ReLU+max-pool blocks, 3136-128-10  64     Adam (lr 1e-3)
+``gan``    ``gan.build_gan("gan")``: G 100-256-784, D 784-256-1; one   64     Adam each (lr 2e-4,
+           D update on real + fake, then one G update                         betas 0.5, 0.999)
+=========  ==========================================================  =====  ============================
+
+float32 throughout. The weights come from ``mt.manual_seed(seed)`` on the host and are then moved, so every
+device starts from the same ones; each workload trains on one fixed batch (random MNIST-shaped images;
+labels for the classifiers, images in [-1, 1] for the GAN), which stays on the device.
+"""
 from __future__ import annotations
 
+import functools
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+
+import numpy as np
 
 import minitensor as mt
-import minitensor.nn.functional as F
 from minitensor import nn, optim
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))  # the examples are scripts
-from models import cnn, mlp  # noqa: E402
+from common import StepFn, classifier_step, synchronize  # noqa: E402
+from gan import build_gan, gan_step  # noqa: E402
+from models import LATENT_DIM, NUM_CLASSES, cnn, mlp  # noqa: E402
 
-MODELS: dict[str, tuple[Callable[[], nn.Module], int]] = {"mlp": (mlp, 100), "cnn": (cnn, 64)}
+IMAGE_SIZE = 28
+BATCH_SIZES = {"mlp-s": 100, "mlp-l": 512, "cnn": 64, "gan": 64}
+WORKLOADS = tuple(BATCH_SIZES)
+DEVICES = ("cpu", "cuda")
+NOISE_SEED_OFFSET = 1  # the GAN's noise stream starts from seed + this, after the weights and the batch
 
 
-def training_step(name: str, device: str = "cpu", seed: int = 0) -> Callable[[], float]:
-    """A closure running one Adam step (forward, cross-entropy, backward, update) on a fixed batch of
-    MNIST-shaped data; returns the loss."""
-    make, batch = MODELS[name]
+@dataclass
+class Workload:
+    """A model (or the GAN's two), its optimizer(s) and one fixed batch on ``device``."""
+    name: str
+    device: mt.device
+    seed: int
+    modules: dict[str, nn.Module]
+    batch: tuple[mt.Tensor, mt.Tensor]
+    step_fn: StepFn
+
+    def step(self) -> dict[str, mt.Tensor]:
+        """One training step on the fixed batch; the detached losses stay on the device (no host sync)."""
+        return self.step_fn(*self.batch)
+
+    def synchronize(self) -> None:
+        """Wait for the device's queued work (a no-op on the CPU)."""
+        synchronize(self.device)
+
+    def snapshot(self) -> Snapshot:
+        """NumPy copies of the initial weights, the batch and (GAN) the first step's noise, for a twin in
+        another framework. Call it before the first step: it re-seeds the noise stream."""
+        state = {name: {k: v.cpu().numpy().copy() for k, v in module.state_dict().items()}
+                 for name, module in self.modules.items()}
+        noise = None
+        if self.name == "gan":
+            mt.manual_seed(self.seed + NOISE_SEED_OFFSET)
+            noise = mt.randn(self.batch[0].shape[0], LATENT_DIM, device=self.device).cpu().numpy()
+            mt.manual_seed(self.seed + NOISE_SEED_OFFSET)  # so that the first step draws this noise again
+        return Snapshot(self.name, state, tuple(t.cpu().numpy() for t in self.batch), noise)
+
+
+@dataclass
+class Snapshot:
+    """A workload's starting point as NumPy arrays: ``state[module][key]``, ``batch`` = (x, y), and the
+    noise the GAN's first step draws (None for the classifiers)."""
+    name: str
+    state: dict[str, dict[str, np.ndarray]]
+    batch: tuple[np.ndarray, np.ndarray]
+    first_noise: np.ndarray | None
+
+
+CLASSIFIERS = {"mlp-s": mlp, "mlp-l": functools.partial(mlp, hidden=(1024, 1024)), "cnn": cnn}
+
+
+def build(name: str, device: str | mt.device = "cpu", seed: int = 0) -> Workload:
+    """The workload ``name`` (one of WORKLOADS) on ``device``, from ``seed``."""
+    if name not in BATCH_SIZES:
+        raise ValueError(f"unknown workload {name!r}; choose one of {', '.join(WORKLOADS)}")
+    device = mt.device(device)
+    batch = BATCH_SIZES[name]
     mt.manual_seed(seed)
-    model = make().to(device)
-    opt = optim.Adam(model.parameters(), lr=1e-3)
-    x = mt.randn(batch, 1, 28, 28).to(device)
-    y = mt.randint(0, 10, (batch,)).to(device)
+    if name == "gan":
+        generator, discriminator, opt_g, opt_d = build_gan("gan", IMAGE_SIZE, device)
+        modules = {"generator": generator, "discriminator": discriminator}
+        step = gan_step(generator, discriminator, opt_g, opt_d)
+        x = mt.rand(batch, 1, IMAGE_SIZE, IMAGE_SIZE) * 2 - 1  # "real" images in the generator's range
+    else:
+        model = CLASSIFIERS[name](IMAGE_SIZE).to(device)
+        modules = {"model": model}
+        step = classifier_step(model, optim.Adam(model.parameters()))
+        x = mt.randn(batch, 1, IMAGE_SIZE, IMAGE_SIZE)
+    y = mt.randint(0, NUM_CLASSES, (batch,))
+    mt.manual_seed(seed + NOISE_SEED_OFFSET)
+    return Workload(name, device, seed, modules, (x.to(device), y.to(device)), step)
 
-    def step() -> float:
-        loss = F.cross_entropy(model(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss.item()
 
-    return step
+def require_device(device: str) -> None:
+    """asv's way to skip a benchmark: NotImplementedError from setup when ``device`` is cuda and no GPU is
+    usable here."""
+    if mt.device(device).type == "cuda" and not mt.cuda.is_available():
+        raise NotImplementedError("no CUDA device (mt.cuda.is_available() is False)")
+

@@ -13,10 +13,14 @@ LATENT_DIM = 100  # the GAN's noise vector z ~ N(0, I)
 NUM_CLASSES = 10
 
 
-def mlp(image_size: int = 28, hidden: int = 128) -> nn.Module:
-    """Flatten, Linear(s*s, 128), ReLU, Linear(128, 10): (N, 1, s, s) images -> (N, 10) logits."""
-    return nn.Sequential(nn.Flatten(), nn.Linear(image_size * image_size, hidden), nn.ReLU(),
-                         nn.Linear(hidden, NUM_CLASSES))
+def mlp(image_size: int = 28, hidden: int | tuple[int, ...] = 128) -> nn.Module:
+    """Flatten, then Linear + ReLU for each hidden width, then Linear(., 10): (N, 1, s, s) images -> (N, 10)
+    logits. The examples' MLP is 784-128-10; the benchmarks' MLP-L is ``hidden=(1024, 1024)``."""
+    widths = [image_size * image_size, *((hidden,) if isinstance(hidden, int) else hidden)]
+    layers: list[nn.Module] = [nn.Flatten()]
+    for n_in, n_out in zip(widths, widths[1:]):
+        layers += [nn.Linear(n_in, n_out), nn.ReLU()]
+    return nn.Sequential(*layers, nn.Linear(widths[-1], NUM_CLASSES))
 
 
 def cnn(image_size: int = 28) -> nn.Module:

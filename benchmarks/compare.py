@@ -1,0 +1,477 @@
+"""minitensor beside PyTorch on the four workloads of ``workloads.py`` (MLP-S, MLP-L, CNN, GAN): one
+training step each, timed in the same run, from the same weights and the same batches.
+
+    python benchmarks/compare.py --threads 2                       # cpu, every workload
+    python benchmarks/compare.py --workloads mlp-s,gan --repeats 11 --json runs/compare.json
+    python benchmarks/compare.py --device cuda --markdown docs/perf/cuda-h100.md
+
+How it measures, per workload:
+
+1. Each framework runs the workload in its own worker process, started fresh (spawned) for it, as a
+   user's training would: neither library's thread pools, allocator or CUDA context disturb the other's.
+   This process only builds the minitensor workload once to copy its initial weights, its batch and (GAN)
+   its first step's noise, as NumPy arrays, into the PyTorch twin (``torch_workloads.py``).
+2. The first step's losses must agree within --rtol (both compute in float32), or the workload is
+   skipped with a message: its timings would compare different computations.
+3. --warmup more steps each, then --repeats rounds. A round times a chunk of --steps steps of minitensor,
+   then one of PyTorch (A B A B ...), each chunk between two device synchronisations, so that the drift
+   of a shared, noisy machine hits both alike. ms/step is the median over the rounds; the ratio is
+   minitensor / PyTorch of the medians (below 1: minitensor is faster).
+4. Peak memory of a training step, everything live included (weights, gradients, optimizer state, the
+   batch, activations, temporaries, the libraries' work buffers), after the timed steps:
+   - cpu: from the kernel's accounting of the worker. A throw-away copy of the workload first runs two
+     steps and is freed (and malloc_trim returns the C heap's free pages), so that each framework's
+     one-off costs (modules PyTorch imports at its first optimizer step, thread pools, BLAS buffers) are
+     in the baseline: the anonymous resident memory (RssAnon) then. After the timed rounds the
+     high-water mark VmHWM is reset (``/proc/self/clear_refs``) and PEAK_STEPS steps run; the peak is
+     VmHWM less the file-backed and shared pages (code) less the baseline. Resident memory counts
+     touched pages, including memory the C allocator keeps after a free. (tracemalloc, which the asv
+     suite uses for minitensor, does not see PyTorch's allocator.)
+   - cuda: each framework's ``max_memory_allocated`` over one step after ``reset_peak_memory_stats``.
+     PyTorch's is exact; minitensor's is a lower bound (CuPy's pool keeps no high-water mark, see
+     docs/cuda.md), so its ``max_memory_reserved``, an upper bound, is in the JSON too.
+
+PyTorch is optional: without it, minitensor is timed alone. --threads N sets both frameworks' CPU threads
+in their workers (``torch.set_num_threads(N)``, which covers the MKL linked into PyTorch; threadpoolctl
+for NumPy's BLAS and the OpenMP runtime PyTorch loads); without it each keeps its default. The load
+average is recorded: on a loaded machine, threads that wait for each other at every op (PyTorch's OpenMP
+threads, OpenBLAS's) lose whole time slices.
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gc
+import importlib.metadata
+import json
+import math
+import multiprocessing
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+if __package__ in (None, ""):  # run as a script: make the ``benchmarks`` package importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+
+import minitensor as mt  # noqa: E402
+from benchmarks import torch_workloads, workloads  # noqa: E402
+
+MINITENSOR, PYTORCH = "minitensor", "PyTorch"
+TITLES = {"mlp-s": "MLP-S", "mlp-l": "MLP-L", "cnn": "CNN", "gan": "GAN"}
+CHUNK_SECONDS = 0.25  # --steps by default: steps per chunk for the slower framework's chunk to last this
+PEAK_STEPS = 3        # steps run after the high-water mark is reset (cpu peak memory)
+MIB = 2 ** 20
+
+
+# ----------------------------------------------------------------------------------------- command line
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", default="cpu", choices=workloads.DEVICES,
+                   help="where both frameworks run (default: cpu)")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="CPU threads for both: torch.set_num_threads(N), and threadpoolctl's limit on NumPy's "
+                        "BLAS and PyTorch's OpenMP runtime (default: each library's own choice)")
+    p.add_argument("--workloads", default=",".join(workloads.WORKLOADS), metavar="LIST",
+                   help=f"comma-separated, from {','.join(workloads.WORKLOADS)} (default: all)")
+    p.add_argument("--repeats", type=int, default=7,
+                   help="rounds of one timed chunk per framework; ms/step is their median (default: 7)")
+    p.add_argument("--steps", type=int, default=None, metavar="N",
+                   help=f"steps per timed chunk (default: enough for about {CHUNK_SECONDS} s of the slower "
+                        "framework, judged from the warm-up; at least 3)")
+    p.add_argument("--warmup", type=int, default=3, help="untimed steps after the first one (default: 3)")
+    p.add_argument("--rtol", type=float, default=1e-4,
+                   help="relative tolerance of the first losses' agreement (default: 1e-4)")
+    p.add_argument("--seed", type=int, default=0, help="seeds the weights, the batch and the noise (default: 0)")
+    p.add_argument("--no-memory", action="store_true", help="skip the peak-memory measurement")
+    p.add_argument("--json", default=None, metavar="PATH", help="also write the results and the machine as JSON")
+    p.add_argument("--markdown", default=None, metavar="PATH",
+                   help="also write a Markdown table, with the machine and the conditions, e.g. for docs/perf/")
+    args = p.parse_args(argv)
+    names = [n.strip().lower() for n in args.workloads.split(",") if n.strip()]
+    unknown = [n for n in names if n not in workloads.WORKLOADS]
+    if unknown or not names:
+        p.error(f"--workloads: unknown {', '.join(map(repr, unknown)) or '(none given)'}; "
+                f"choose from {', '.join(workloads.WORKLOADS)}")
+    args.workloads = tuple(dict.fromkeys(names))
+    for name, least in (("repeats", 1), ("steps", 1), ("warmup", 0), ("threads", 1)):
+        value = getattr(args, name)
+        if value is not None and value < least:
+            p.error(f"--{name} must be at least {least}, got {value}")
+    if not args.rtol > 0:
+        p.error(f"--rtol must be positive, got {args.rtol}")
+    if args.device == "cuda" and not mt.cuda.is_available():
+        p.error("--device cuda: no usable GPU here (mt.cuda.is_available() is False)")
+    return args
+
+
+# ------------------------------------------------------------------------------------------------ timing
+def seconds_per_step(step: Callable[[], Any], sync: Callable[[], None], steps: int,
+                     clock: Callable[[], float] = time.perf_counter) -> float:
+    """Mean seconds per step over one chunk of ``steps`` steps, between two device synchronisations."""
+    sync()
+    start = clock()
+    for _ in range(steps):
+        step()
+    sync()
+    return (clock() - start) / steps
+
+
+def alternate(chunks: dict[str, Callable[[], float]], repeats: int) -> dict[str, list[float]]:
+    """Run each framework's chunk once per round, in the dict's order (A B A B ...), for ``repeats``
+    rounds; returns each one's results, round by round."""
+    samples: dict[str, list[float]] = {name: [] for name in chunks}
+    for _ in range(repeats):
+        for name, chunk in chunks.items():
+            samples[name].append(chunk())
+    return samples
+
+
+def summarize(samples: dict[str, list[float]]) -> dict[str, float | None]:
+    """Median ms/step of each framework from seconds per step, and minitensor / PyTorch of the medians
+    (None without PyTorch)."""
+    ms = {name: 1e3 * statistics.median(values) for name, values in samples.items()}
+    ratio = ms[MINITENSOR] / ms[PYTORCH] if PYTORCH in ms else None
+    return {"minitensor_ms": ms[MINITENSOR], "pytorch_ms": ms.get(PYTORCH), "ratio": ratio}
+
+
+def auto_steps(seconds: float, target: float = CHUNK_SECONDS, least: int = 3) -> int:
+    """Steps per chunk for steps of ``seconds`` each to last about ``target`` seconds (at least ``least``)."""
+    return max(least, math.ceil(target / seconds)) if seconds > 0 else least
+
+
+def losses_disagree(ours: dict[str, float], theirs: dict[str, float], rtol: float) -> str | None:
+    """None when every loss agrees within ``rtol``, else which ones differ and how."""
+    bad = [f"{k}: minitensor {ours[k]:.7g}, PyTorch {theirs[k]:.7g}" for k in ours
+           if not math.isclose(ours[k], theirs[k], rel_tol=rtol)]
+    return "; ".join(bad) if bad else None
+
+
+def set_threads(threads: int | None) -> Any:
+    """Limit NumPy's BLAS and, when imported, PyTorch to ``threads`` (threadpoolctl also reaches the OpenMP
+    runtime that PyTorch loads); returns the limiter, which must stay referenced (None for no limit)."""
+    if threads is None:
+        return None
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        raise SystemExit("--threads needs threadpoolctl (pip install threadpoolctl)") from None
+    return threadpool_limits(limits=threads)
+
+
+# ------------------------------------------------------------------------------------- worker processes
+def _proc_status_kib(*fields: str) -> int:
+    """The sum of ``fields`` of /proc/self/status, in KiB."""
+    found = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in fields:
+            found[key] = int(value.split()[0])
+    if len(found) < len(fields):
+        raise RuntimeError(f"/proc/self/status lacks {set(fields) - set(found)} (peak memory is measured on Linux)")
+    return sum(found.values())
+
+
+def _reset_high_water_mark() -> bool:
+    """Set VmHWM to the current VmRSS (Linux >= 4.0); False where that is not allowed."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def _return_freed_memory() -> None:
+    """Hand the C heap's free pages back to the system (glibc's malloc_trim), so that RSS is live memory."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+class Session:
+    """One framework's workload, inside the worker process that owns it."""
+
+    def __init__(self, framework: str, name: str, device: str, seed: int, threads: int | None,
+                 snapshot: workloads.Snapshot | None) -> None:
+        if framework == PYTORCH:
+            import torch  # noqa: F401  (before the thread limits, so that they reach its libraries)
+        self.limiter = set_threads(threads)
+        self.framework, self.device = framework, device
+        build = ((lambda: torch_workloads.build(snapshot, device)) if framework == PYTORCH
+                 else (lambda: workloads.build(name, device, seed)))
+        if device == "cpu":
+            self.baseline_kib = self._settled_baseline(build)
+        self.run = build()
+
+    @staticmethod
+    def _settled_baseline(build: Callable[[], Any]) -> int:
+        """Anonymous memory (KiB) once a throw-away copy of the workload has run a few steps and gone: the
+        framework's one-off costs (modules imported lazily, e.g. by PyTorch's first optimizer step;
+        thread pools; BLAS buffers) are in it, the workload's own memory is not, and code pages never
+        are."""
+        throwaway = build()
+        for _ in range(2):
+            throwaway.step()
+        del throwaway
+        gc.collect()
+        _return_freed_memory()
+        return _proc_status_kib("RssAnon")
+
+    def first_losses(self) -> dict[str, float]:
+        """One step's losses, read back to the host."""
+        return {k: v.item() for k, v in self.run.step().items()}
+
+    def seconds_per_step(self, steps: int) -> float:
+        return seconds_per_step(self.run.step, self.run.synchronize, steps)
+
+    def peak_memory(self) -> dict[str, Any]:
+        """Peak memory of a step in MiB (see the module's docstring), with how it was measured."""
+        if self.device == "cuda":
+            cuda = sys.modules["torch"].cuda if self.framework == PYTORCH else mt.cuda
+            self.run.synchronize()
+            cuda.reset_peak_memory_stats()
+            self.run.step()
+            self.run.synchronize()
+            return {"peak_mib": cuda.max_memory_allocated() / MIB, "reserved_mib": cuda.max_memory_reserved() / MIB,
+                    "method": "max_memory_allocated over one step"}
+        reset = _reset_high_water_mark()
+        for _ in range(PEAK_STEPS):
+            self.run.step()
+        # The peak's anonymous part: VmHWM less the file-backed and shared pages, which are code and
+        # stay put once the steps have run.
+        peak_anon = _proc_status_kib("VmHWM") - _proc_status_kib("RssFile", "RssShmem")
+        return {"peak_mib": (peak_anon - self.baseline_kib) / 1024, "baseline_mib": self.baseline_kib / 1024,
+                "method": f"VmHWM - RssFile - RssShmem over {PEAK_STEPS} steps, less RssAnon before the build"
+                          + ("" if reset else " (VmHWM could not be reset: the peak since the process started)")}
+
+    def threads(self) -> dict[str, Any]:
+        """The thread counts in effect here."""
+        found: dict[str, Any] = {}
+        if self.framework == PYTORCH:
+            found["torch"] = sys.modules["torch"].get_num_threads()
+        try:
+            from threadpoolctl import threadpool_info
+            found.update({lib["internal_api"]: lib["num_threads"] for lib in threadpool_info()})
+        except ImportError:
+            pass
+        return found
+
+
+def _serve(conn: Any, *session_args: Any) -> None:
+    """A worker's loop: build the Session, then answer (method, *args) requests until None; an exception
+    goes back as a RuntimeError carrying its traceback."""
+    try:
+        session = Session(*session_args)
+        conn.send("ready")
+    except Exception:
+        conn.send(RuntimeError(traceback.format_exc()))
+        return
+    while (request := conn.recv()) is not None:
+        method, *args = request
+        try:
+            conn.send(getattr(session, method)(*args))
+        except Exception:
+            conn.send(RuntimeError(traceback.format_exc()))
+
+
+class Worker:
+    """A Session in a spawned process (nothing inherited), called as ``worker.call("method", *args)``."""
+
+    def __init__(self, *session_args: Any) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child, *session_args), daemon=True)
+        self.process.start()
+        child.close()  # the worker's end: once the worker is gone, recv() raises EOFError instead of waiting
+        self._reply()
+
+    def call(self, method: str, *args: Any) -> Any:
+        self.conn.send((method, *args))
+        return self._reply()
+
+    def _reply(self) -> Any:
+        try:
+            reply = self.conn.recv()
+        except EOFError:
+            raise RuntimeError(f"the worker process ended unexpectedly (exit code {self.process.exitcode})"
+                               ) from None
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    def close(self) -> None:
+        if self.process.is_alive():
+            self.conn.send(None)
+        self.process.join(timeout=30)
+
+
+# ------------------------------------------------------------------------------------------- a workload
+def compare_workload(name: str, args: argparse.Namespace, with_torch: bool) -> dict[str, Any]:
+    """Both frameworks on ``name``: first losses, alternating timings, peak memory; one result row."""
+    row: dict[str, Any] = {"workload": name, "batch": workloads.BATCH_SIZES[name], "repeats": args.repeats}
+    snapshot = workloads.build(name, args.device, args.seed).snapshot() if with_torch else None
+    frameworks = (MINITENSOR, PYTORCH) if with_torch else (MINITENSOR,)
+    workers: dict[str, Worker] = {}
+    try:
+        for fw in frameworks:
+            workers[fw] = Worker(fw, name, args.device, args.seed, args.threads, snapshot if fw == PYTORCH else None)
+        row["first_losses"] = {fw: w.call("first_losses") for fw, w in workers.items()}
+        mismatch = with_torch and losses_disagree(*row["first_losses"].values(), args.rtol)
+        if mismatch:
+            row["error"] = f"first losses disagree beyond rtol {args.rtol:g} ({mismatch}), so it was not timed"
+            return row
+        warm = [w.call("seconds_per_step", max(args.warmup, 1)) for w in workers.values()]
+        row["steps"] = args.steps or auto_steps(max(warm))
+        samples = alternate({fw: (lambda w=w: w.call("seconds_per_step", row["steps"])) for fw, w in workers.items()},
+                            args.repeats)
+        row.update(summarize(samples), samples_ms={fw: [1e3 * s for s in v] for fw, v in samples.items()})
+        row["threads"] = {fw: w.call("threads") for fw, w in workers.items()}
+        if not args.no_memory:
+            row["memory"] = {fw: w.call("peak_memory") for fw, w in workers.items()}
+            row["minitensor_peak_mib"] = row["memory"][MINITENSOR]["peak_mib"]
+            row["pytorch_peak_mib"] = row["memory"][PYTORCH]["peak_mib"] if with_torch else None
+        return row
+    finally:
+        for w in workers.values():
+            w.close()
+
+
+# ------------------------------------------------------------------------------------------------ report
+def machine(args: argparse.Namespace, with_torch: bool) -> dict[str, Any]:
+    """What the figures depend on: hardware, versions, threads, BLAS and the load."""
+    info: dict[str, Any] = {
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "device": args.device,
+        "cpu": _cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
+        "platform": platform.platform(), "minitensor": mt.__version__,
+        "numpy": np.__version__, "threads": args.threads, "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
+        "loadavg_start": _loadavg(),
+    }
+    try:
+        from threadpoolctl import threadpool_info
+        info["blas"] = [{k: lib.get(k) for k in ("internal_api", "version", "architecture")}
+                        for lib in threadpool_info() if lib.get("user_api") == "blas"]
+    except ImportError:
+        pass
+    if with_torch:
+        info["torch"] = importlib.metadata.version("torch")
+    if args.device == "cuda":
+        info["gpu"] = _gpu_name()
+    return info
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "?"
+
+
+def _gpu_name() -> str:
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", "0"],
+                              capture_output=True, text=True, timeout=30).stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
+def _loadavg() -> str | None:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return None
+
+
+def _number(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+TABLE_HEADER = ("| workload | batch | minitensor ms/step | PyTorch ms/step | minitensor / PyTorch "
+                "| minitensor peak MiB | PyTorch peak MiB | memory ratio |")
+
+
+def markdown(rows: list[dict[str, Any]], info: dict[str, Any]) -> str:
+    """The results as a Markdown table, with the machine and the conditions above it and any skipped
+    workload's reason below."""
+    blas = ", ".join(f"{b['internal_api']} {b['version']} ({b['architecture']})" for b in info.get("blas", []))
+    threads = info["threads"] if info["threads"] is not None else "each library's default"
+    lines = [
+        f"{info['date']}, device {info['device']}" + (f" ({info['gpu']})" if "gpu" in info else "")
+        + f"; {info['cpu']}, {info['cores']} cores; threads: {threads}; load average (1, 5, 15 min) "
+        f"{info['loadavg_start']} at the start, {info.get('loadavg_end')} at the end.",
+        "",
+        f"minitensor {info['minitensor']}, Python {info['python']}, NumPy {info['numpy']}"
+        + (f" ({blas})" if blas else "") + (f", PyTorch {info['torch']}" if "torch" in info else "")
+        + (f", OPENBLAS_CORETYPE={info['OPENBLAS_CORETYPE']}" if info["OPENBLAS_CORETYPE"] else "")
+        + ". ms/step: median of the rounds, frameworks alternated; peak memory: see benchmarks/compare.py.",
+        "",
+        TABLE_HEADER,
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    notes = []
+    for row in rows:
+        title = TITLES[row["workload"]]
+        if "error" in row:
+            lines.append(f"| {title} | {row['batch']} | - | - | - | - | - | - |")
+            notes.append(f"{title}: {row['error']}.")
+            continue
+        mem_mt, mem_pt = row.get("minitensor_peak_mib"), row.get("pytorch_peak_mib")
+        mem_ratio = mem_mt / mem_pt if mem_mt is not None and mem_pt else None
+        lines.append(f"| {title} | {row['batch']} | {_number(row['minitensor_ms'])} | {_number(row['pytorch_ms'])} "
+                     f"| {_number(row['ratio'])} | {_number(mem_mt, 1)} | {_number(mem_pt, 1)} "
+                     f"| {_number(mem_ratio)} |")
+    return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
+
+
+def print_row(row: dict[str, Any]) -> None:
+    title = TITLES[row["workload"]]
+    if "error" in row:
+        print(f"{title}: {row['error']}", file=sys.stderr, flush=True)
+        return
+    line = f"{title:6} minitensor {row['minitensor_ms']:8.3f} ms/step"
+    if row["pytorch_ms"] is not None:
+        line += f"   PyTorch {row['pytorch_ms']:8.3f} ms/step   ratio {row['ratio']:5.2f}"
+    if "memory" in row:
+        line += "   peak " + ", ".join(f"{fw} {m['peak_mib']:.1f} MiB" for fw, m in row["memory"].items())
+    print(f"{line}   ({row['repeats']} rounds of {row['steps']} steps)", flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Compare, print, write the files asked for; exit status 1 when a workload's losses disagreed."""
+    args = parse_args(argv)
+    with_torch = torch_workloads.available(args.device)
+    if not with_torch:
+        print(f"PyTorch is not installed here, or cannot use {args.device}: timing minitensor alone", file=sys.stderr)
+    info = machine(args, with_torch)
+    print(f"device {args.device}; threads {args.threads or 'default'}; load average {info['loadavg_start']}",
+          flush=True)
+    rows = []
+    for name in args.workloads:
+        rows.append(compare_workload(name, args, with_torch))
+        print_row(rows[-1])
+    info["loadavg_end"] = _loadavg()
+    print(f"load average at the end: {info['loadavg_end']}")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps({"machine": info, "results": rows}, indent=2))
+    if args.markdown:
+        Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.markdown).write_text(markdown(rows, info))
+    return 1 if any("error" in row for row in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,269 @@
+"""The benchmark harness (benchmarks/): the four workloads against issue #6's definitions, their PyTorch
+twins against them, compare.py's timing logic on fake timers and clocks, its Markdown table, one small end
+to end run, and the asv suite's CUDA benchmarks skipping themselves without a GPU."""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minitensor as mt
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import bench_ops, bench_training, compare, torch_workloads, workloads  # noqa: E402
+
+# Issue #6's workloads: layer widths (inputs 28 x 28 = 784), batch sizes.
+LINEAR = lambda i, o: i * o + o  # noqa: E731  (weights and biases of a Linear)
+CONV3 = lambda i, o: i * o * 9 + o  # noqa: E731  (a 3x3 Conv2d)
+PARAMETERS = {
+    "mlp-s": {"model": LINEAR(784, 128) + LINEAR(128, 10)},
+    "mlp-l": {"model": LINEAR(784, 1024) + LINEAR(1024, 1024) + LINEAR(1024, 10)},
+    "cnn": {"model": CONV3(1, 32) + CONV3(32, 64) + LINEAR(64 * 7 * 7, 128) + LINEAR(128, 10)},
+    "gan": {"generator": LINEAR(100, 256) + LINEAR(256, 784), "discriminator": LINEAR(784, 256) + LINEAR(256, 1)},
+}
+BATCH = {"mlp-s": 100, "mlp-l": 512, "cnn": 64, "gan": 64}
+# Untrained: a classifier's cross-entropy on 10 classes is about ln 10; a GAN's D says about 1/2 to
+# everything, so loss_D = 2 ln 2 and loss_G = ln 2.
+UNTRAINED_LOSS = {"loss": math.log(10), "loss_D": 2 * math.log(2), "loss_G": math.log(2)}
+
+
+def host(losses: dict[str, mt.Tensor]) -> dict[str, float]:
+    return {k: v.item() for k, v in losses.items()}
+
+
+# ------------------------------------------------------------------------------------------- workloads
+@pytest.mark.parametrize("name", workloads.WORKLOADS)
+def test_workload_is_the_issues_definition(name):
+    run = workloads.build(name, "cpu")
+    sizes = {k: sum(p.numel() for p in m.parameters()) for k, m in run.modules.items()}
+    assert sizes == PARAMETERS[name]
+    x, y = run.batch
+    assert tuple(x.shape) == (BATCH[name], 1, 28, 28) and x.dtype == mt.float32
+    assert tuple(y.shape) == (BATCH[name],)
+    assert all(p.dtype == mt.float32 for m in run.modules.values() for p in m.parameters())
+
+
+@pytest.mark.parametrize("name", workloads.WORKLOADS)
+def test_workload_step_gives_the_untrained_loss_and_is_reproducible(name):
+    first = host(workloads.build(name, "cpu", seed=3).step())
+    assert set(first) == ({"loss_D", "loss_G"} if name == "gan" else {"loss"})
+    for key, value in first.items():
+        assert math.isfinite(value) and value == pytest.approx(UNTRAINED_LOSS[key], abs=0.1)
+    assert host(workloads.build(name, "cpu", seed=3).step()) == first
+
+
+@pytest.mark.parametrize("name", ["mlp-s", "cnn"])
+def test_classifier_workload_learns_its_fixed_batch(name):
+    run = workloads.build(name, "cpu")
+    losses = [run.step()["loss"].item() for _ in range(4)]
+    assert losses == sorted(losses, reverse=True) and losses[-1] < losses[0] - 0.05
+
+
+def test_gan_snapshot_holds_the_noise_of_the_first_step(monkeypatch):
+    run = workloads.build("gan", "cpu")
+    snapshot = run.snapshot()
+    drawn = []
+    randn = mt.randn
+    monkeypatch.setattr(mt, "randn", lambda *a, **k: drawn.append(randn(*a, **k)) or drawn[-1])
+    run.step()
+    assert len(drawn) == 1  # gan_step draws its noise once a step
+    np.testing.assert_array_equal(drawn[0].numpy(), snapshot.first_noise)
+
+
+def test_unknown_workload_is_refused():
+    with pytest.raises(ValueError, match="mlp-s"):
+        workloads.build("resnet", "cpu")
+
+
+# --------------------------------------------------------------------------------------- PyTorch twins
+@pytest.mark.torch
+@pytest.mark.parametrize("name", workloads.WORKLOADS)
+def test_torch_twin_agrees_with_minitensor_from_the_same_weights(name):
+    pytest.importorskip("torch")
+    ours = workloads.build(name, "cpu")
+    twin = torch_workloads.build(ours.snapshot(), "cpu")
+    steps = 1 if name == "gan" else 2  # later GAN steps draw fresh noise in each framework
+    for _ in range(steps):
+        mine, theirs = host(ours.step()), host(twin.step())
+        assert compare.losses_disagree(mine, theirs, rtol=1e-4) is None, (mine, theirs)
+
+
+# ----------------------------------------------------------------------------------- compare's logic
+def test_alternate_runs_the_frameworks_in_turn_and_keeps_rounds_apart():
+    calls = []
+    values = {"minitensor": iter([3.0, 1.0, 2.0]), "PyTorch": iter([10.0, 30.0, 20.0])}
+
+    def chunk(name):
+        return lambda: calls.append(name) or next(values[name])
+
+    samples = compare.alternate({"minitensor": chunk("minitensor"), "PyTorch": chunk("PyTorch")}, repeats=3)
+    assert calls == ["minitensor", "PyTorch"] * 3
+    assert samples == {"minitensor": [3.0, 1.0, 2.0], "PyTorch": [10.0, 30.0, 20.0]}
+
+
+def test_summarize_takes_medians_in_ms_and_their_ratio():
+    summary = compare.summarize({"minitensor": [0.003, 0.001, 0.002, 0.100], "PyTorch": [0.004, 0.005, 0.006]})
+    assert summary["minitensor_ms"] == pytest.approx(2.5)  # median of an even count: the mean of the middle two
+    assert summary["pytorch_ms"] == pytest.approx(5.0)
+    assert summary["ratio"] == pytest.approx(0.5)
+
+
+def test_summarize_without_pytorch_has_no_ratio():
+    summary = compare.summarize({"minitensor": [0.002]})
+    assert summary == {"minitensor_ms": pytest.approx(2.0), "pytorch_ms": None, "ratio": None}
+
+
+def test_seconds_per_step_times_between_two_synchronisations():
+    events = []
+    clock = itertools.count(start=100.0, step=5.0)  # each reading 5 s after the previous
+
+    def tick():
+        events.append("clock")
+        return next(clock)
+
+    per_step = compare.seconds_per_step(lambda: events.append("step"), lambda: events.append("sync"), 4, clock=tick)
+    assert events == ["sync", "clock"] + ["step"] * 4 + ["sync", "clock"]
+    assert per_step == pytest.approx(5.0 / 4)
+
+
+def test_auto_steps_fills_a_chunk():
+    assert compare.auto_steps(0.001, target=0.25) == 250
+    assert compare.auto_steps(0.3, target=0.25) == 3  # never fewer than 3
+    assert compare.auto_steps(0.0) == 3
+
+
+def test_losses_disagree_names_the_loss_beyond_the_tolerance():
+    assert compare.losses_disagree({"loss": 1.0}, {"loss": 1.00005}, rtol=1e-4) is None
+    message = compare.losses_disagree({"loss_D": 1.0, "loss_G": 2.0}, {"loss_D": 1.0, "loss_G": 2.1}, rtol=1e-4)
+    assert "loss_G" in message and "loss_D" not in message
+
+
+# --------------------------------------------------------------------------------------------- Markdown
+INFO = {"date": "2026-01-02 03:04 UTC", "device": "cpu", "cpu": "Some CPU", "cores": 2, "threads": 2,
+        "loadavg_start": "0.10 0.20 0.30", "loadavg_end": "0.40 0.50 0.60", "minitensor": "0.1.0",
+        "python": "3.11.7", "numpy": "2.4.6", "torch": "2.13.0", "OPENBLAS_CORETYPE": None,
+        "blas": [{"internal_api": "openblas", "version": "0.3.31", "architecture": "SkylakeX"}]}
+
+
+def table_rows(text: str) -> list[list[str]]:
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows]
+
+
+def test_markdown_table_has_one_row_per_workload_with_ratios():
+    rows = [
+        {"workload": "mlp-s", "batch": 100, "minitensor_ms": 0.5, "pytorch_ms": 0.625, "ratio": 0.8,
+         "minitensor_peak_mib": 2.0, "pytorch_peak_mib": 4.0},
+        {"workload": "gan", "batch": 64, "error": "first losses disagree beyond rtol 0.0001 (loss_D: ...)"},
+    ]
+    text = compare.markdown(rows, INFO)
+    header, separator, mlp_s, gan = table_rows(text)
+    assert header[:5] == ["workload", "batch", "minitensor ms/step", "PyTorch ms/step", "minitensor / PyTorch"]
+    assert len(header) == len(separator) == len(mlp_s) == len(gan) == 8
+    assert all(re.fullmatch(r"-{3,}:?", cell) for cell in separator)
+    assert mlp_s == ["MLP-S", "100", "0.50", "0.62", "0.80", "2.0", "4.0", "0.50"]
+    assert gan == ["GAN", "64"] + ["-"] * 6
+    assert "GAN: first losses disagree" in text  # the reason, under the table
+    assert "load average (1, 5, 15 min) 0.10 0.20 0.30 at the start, 0.40 0.50 0.60 at the end" in text
+    assert "PyTorch 2.13.0" in text and "openblas 0.3.31 (SkylakeX)" in text and "threads: 2" in text
+
+
+def test_markdown_without_pytorch_leaves_its_columns_empty():
+    info = {k: v for k, v in INFO.items() if k != "torch"}
+    rows = [{"workload": "cnn", "batch": 64, "minitensor_ms": 12.345, "pytorch_ms": None, "ratio": None,
+             "minitensor_peak_mib": 40.25, "pytorch_peak_mib": None}]
+    (cnn,) = table_rows(compare.markdown(rows, info))[2:]
+    assert cnn == ["CNN", "64", "12.35", "-", "-", "40.2", "-", "-"]
+
+
+def test_command_line_refuses_bad_values(capsys):
+    for argv in (["--workloads", "mlp-s,resnet"], ["--repeats", "0"], ["--threads", "0"], ["--rtol", "0"]):
+        with pytest.raises(SystemExit):
+            compare.parse_args(argv)
+    assert "resnet" in capsys.readouterr().err
+    if not mt.cuda.is_available():
+        with pytest.raises(SystemExit):
+            compare.parse_args(["--device", "cuda"])
+
+
+@pytest.mark.torch
+def test_end_to_end_run_writes_consistent_json_and_markdown(tmp_path, capsys):
+    """Two worker processes on MLP-S, two short rounds: the printed line, the JSON and the table agree."""
+    pytest.importorskip("torch")
+    out_json, out_md = tmp_path / "r.json", tmp_path / "r.md"
+    status = compare.main(["--workloads", "mlp-s", "--repeats", "2", "--steps", "2", "--warmup", "0",
+                           "--threads", "1", "--json", str(out_json), "--markdown", str(out_md)])
+    assert status == 0
+    (row,) = json.loads(out_json.read_text())["results"]
+    assert row["workload"] == "mlp-s" and row["steps"] == 2 and row["repeats"] == 2
+    assert len(row["samples_ms"]["minitensor"]) == len(row["samples_ms"]["PyTorch"]) == 2
+    assert row["ratio"] == pytest.approx(row["minitensor_ms"] / row["pytorch_ms"])
+    assert compare.losses_disagree(*row["first_losses"].values(), rtol=1e-4) is None
+    assert row["threads"]["minitensor"]["openblas"] == 1 and row["threads"]["PyTorch"]["torch"] == 1
+    # Peak memory: at least the weights, gradients and Adam's two moments (4 float32 copies of the parameters).
+    state_mib = 4 * 4 * PARAMETERS["mlp-s"]["model"] / 2 ** 20
+    assert row["minitensor_peak_mib"] >= state_mib and row["pytorch_peak_mib"] >= state_mib
+    (md_row,) = table_rows(out_md.read_text())[2:]
+    assert md_row[2] == f"{row['minitensor_ms']:.2f}" and md_row[4] == f"{row['ratio']:.2f}"
+    assert f"minitensor {row['minitensor_ms']:8.3f} ms/step" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------------------------------- asv suite
+def asv_classes():
+    for module in (bench_ops, bench_training):
+        for name in dir(module):
+            cls = getattr(module, name)
+            if isinstance(cls, type) and hasattr(cls, "params") and cls.__module__ == module.__name__:
+                yield cls
+
+
+def first_params(cls, device):
+    """The first value of every parameter, with ``device`` for the device parameter."""
+    return [device if name == "device" else values[0] for name, values in zip(cls.param_names, cls.params)]
+
+
+def test_every_asv_benchmark_runs_on_both_devices():
+    for cls in asv_classes():
+        assert "device" in cls.param_names or cls is bench_training.GpuSpeedup, cls.__name__
+        if "device" in cls.param_names:
+            assert cls.params[cls.param_names.index("device")] == ["cpu", "cuda"], cls.__name__
+
+
+@pytest.mark.skipif(mt.cuda.is_available(), reason="a GPU is present: the CUDA benchmarks run")
+@pytest.mark.parametrize("cls", list(asv_classes()), ids=lambda c: c.__name__)
+def test_cuda_benchmarks_skip_themselves_without_a_gpu(cls):
+    params = first_params(cls, "cuda") if "device" in cls.param_names else first_params(cls, None)
+    with pytest.raises(NotImplementedError):
+        cls().setup(*params)
+
+
+@pytest.mark.parametrize("cls", list(asv_classes()), ids=lambda c: c.__name__)
+def test_cpu_benchmarks_run(cls):
+    """setup and every benchmark method once, at the first (smallest) parameters."""
+    if "device" not in cls.param_names:
+        pytest.skip("needs a GPU")
+    params = first_params(cls, "cpu")
+    bench = cls()
+    bench.setup(*params)
+    for name in dir(bench):
+        if name.startswith(("time_", "track_")):
+            result = getattr(bench, name)(*params)
+            if name.startswith("track_"):
+                assert math.isfinite(result) and result > 0
+
+
+def test_cpu_peak_memory_counts_the_state_of_a_step():
+    """MLP-S: at least weights, gradients and Adam's two moments (4 float32 copies of the parameters) and
+    the batch; not more than a few times that."""
+    floor = (4 * 4 * PARAMETERS["mlp-s"]["model"] + 4 * 100 * 784) / 2 ** 20
+    peak = bench_training.PeakMemory().track_peak_memory("mlp-s", "cpu")
+    assert floor <= peak <= 3 * floor
