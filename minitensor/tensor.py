@@ -315,9 +315,8 @@ class Tensor:
     def backward(self, gradient: Any = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Sequence["Tensor"] | None = None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (``gradient`` weights a non-scalar)."""
-        from .autograd import backward
-        backward([self], None if gradient is None else [gradient], retain_graph=retain_graph,
-                 create_graph=create_graph, inputs=inputs)
+        _autograd.backward([self], None if gradient is None else [gradient], retain_graph=retain_graph,
+                           create_graph=create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":
         return _wrap(self.array, self._device)
@@ -970,4 +969,5 @@ def randperm(n: int, *, dtype: Any = None, device: Any = None) -> Tensor:
     return _wrap(dev.backend.permutation(n).astype(dt.np, copy=False), dev)
 
 
-from . import functional as _F  # noqa: E402  (the ops need Tensor defined first)
+from . import autograd as _autograd  # noqa: E402  (autograd and the ops need Tensor defined first)
+from . import functional as _F  # noqa: E402

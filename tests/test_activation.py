@@ -222,3 +222,23 @@ def test_saves_output_not_input_where_it_suffices():
         y = fn(x)
         saved, = y.grad_fn.saved_tensors
         assert saved is y.array
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_leaky_relu_without_where_matches_the_where_form_exactly(dtype):
+    """The backend's leaky_relu (max / min of x and s x) and its backward (gy (s + (1 - s) [v > 0]))
+    give the where-form's values bit for bit, for slopes in and out of [0, 1] and at 0, +-inf and NaN."""
+    B = get_backend("cpu")
+    rng = np.random.default_rng(0)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30])
+    v = np.concatenate([rng.standard_normal(200), special]).astype(dtype)
+    gy = np.concatenate([rng.standard_normal(200), [np.inf, -np.inf, np.nan, 0.0, 1.0, -1.0, 2.0]]).astype(dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for slope in [0.0, 0.01, 0.2, 1 / 3, 0.5, 0.999, 1.0, 1.5, 7.0, -0.3, *rng.uniform(0, 1, 50)]:
+            slope = float(slope)
+            y = B.leaky_relu(v, slope)
+            assert y.dtype == v.dtype
+            np.testing.assert_array_equal(y, np.where(v > 0, v, v * slope), err_msg=f"slope {slope}")
+            gx = B.leaky_relu_backward(gy, v, slope)
+            assert gx.dtype == gy.dtype
+            np.testing.assert_array_equal(gx, np.where(v > 0, gy, gy * slope), err_msg=f"slope {slope}")

@@ -530,3 +530,93 @@ def test_zero_dim_leaf_with_fan_in_gets_an_array_grad_that_accumulates() -> None
     held = x.grad.array
     (x * 5).backward()
     assert x.grad.array is held and x.grad.item() == 12.0
+
+
+class FreshGradient(Function):
+    """y = 2 x; backward returns a new array, and (for the test) keeps only a weak reference to it."""
+    made: list = []
+
+    @staticmethod
+    def forward(ctx, B, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, B, gy):
+        g = gy * 2
+        FreshGradient.made.append(weakref.ref(g))
+        return g
+
+
+class ReturnsSaved(Function):
+    """y = x * c for a constant array c it saves; backward hands back c * gy, or c itself (the gradient
+    for a gy of ones) when told to: an array the node and the caller still hold."""
+
+    @staticmethod
+    def forward(ctx, B, x, c, as_is):
+        ctx.save_for_backward(c)
+        ctx.as_is = as_is
+        return x * c
+
+    @staticmethod
+    def backward(ctx, B, gy):
+        c, = ctx.saved_tensors
+        return (c if ctx.as_is else gy * c), None, None
+
+
+def test_grad_takes_a_fresh_gradient_without_a_copy():
+    x = t64([1.0, 2.0])
+    FreshGradient.made.clear()
+    FreshGradient.apply(x).backward(mt.tensor([1.0, 3.0], dtype=mt.float64))
+    assert FreshGradient.made[0]() is x.grad.array  # nothing else held it: it became .grad itself
+    assert_close(x.grad, [2.0, 6.0])
+    FreshGradient.apply(x).backward(mt.tensor([1.0, 1.0], dtype=mt.float64))  # later ones add in place
+    assert FreshGradient.made[0]() is x.grad.array
+    assert_close(x.grad, [4.0, 8.0])
+
+
+def test_grad_copies_a_gradient_that_something_else_holds():
+    c = np.array([3.0, 4.0])
+    for retain in (False, True):  # the saved array, or (freed) the caller's array
+        x = t64([1.0, 2.0])
+        ReturnsSaved.apply(x, c, True).backward(mt.ones(2, dtype=mt.float64), retain_graph=retain)
+        assert not np.shares_memory(x.grad.numpy(), c)
+        x.grad.array += 1  # .grad is x's own memory
+        assert c.tolist() == [3.0, 4.0]
+    a, b = t64([1.0]), t64([2.0])
+    (a + b).backward()  # one gy for both inputs
+    assert not np.shares_memory(a.grad.numpy(), b.grad.numpy())
+    a.grad.array += 1
+    assert b.grad.item() == 1.0
+
+
+def test_fan_in_adds_into_a_fresh_gradient_and_leaves_shared_ones_alone():
+    x = t64([1.0, 2.0])
+    h = x * 1.0
+    out = FreshGradient.apply(h) + h  # h gets a fresh gradient and the add's gy (shared with the add)
+    g = mt.tensor([1.0, 10.0], dtype=mt.float64)
+    out.backward(g)
+    assert_close(x.grad, [3.0, 30.0])
+    assert g.tolist() == [1.0, 10.0]  # the seed was not added into
+
+
+def test_nodes_run_after_everything_that_feeds_them_across_roots():
+    """Roots that are ancestors of other roots, and nodes made in an interleaved order: each node runs once,
+    after all its consumers (they are newer), and every path adds in."""
+    x = t64([0.5, -1.0])
+    y = x * 2
+    a = y.exp()
+    b = x.sin()
+    z = a * b + y  # made after a and b; y feeds a, z and itself is a root below
+    mt.autograd.backward([z.sum(), y.sum(), a.sum()])
+    v = np.array([0.5, -1.0])
+    want = 2 * np.exp(2 * v) * np.sin(v) + np.exp(2 * v) * np.cos(v) + 2 + 2 + 2 * np.exp(2 * v)
+    assert_close(x.grad, want, rtol=1e-12)
+
+
+def test_autograd_grad_for_a_leaf_leaves_the_other_branches_alone():
+    x, w = t64([1.0, 2.0]), t64([0.5, -0.5])
+    h = w.exp()  # Exp saves its output; it leads to w only
+    (gx,) = mt.autograd.grad((x * h).sum(), x)
+    assert_close(gx, np.exp([0.5, -0.5]), rtol=1e-12)
+    assert h.grad_fn._saved is not None, "a node that feeds no wanted gradient neither ran nor freed its arrays"
+    assert w.grad is None

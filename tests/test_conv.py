@@ -2,6 +2,13 @@
 the adjoint identity between the two, dtypes, unbatched inputs and error messages."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
@@ -9,10 +16,11 @@ from hypothesis import strategies as st
 
 import minitensor as mt
 import minitensor.nn.functional as F
-from minitensor.backends import get_backend
+from minitensor.backends import cpu_kernels, get_backend, numpy_backend
 from minitensor.testing import gradcheck
 
 SETTINGS = settings(max_examples=30, deadline=None)
+ROOT = Path(__file__).resolve().parents[1]
 
 
 # ------------------------------------------------------------------------------ naive references
@@ -175,6 +183,110 @@ def test_conv2d_reads_non_contiguous_inputs():
     ref = conv2d_ref(wide[..., ::2], w, None, (2, 1), (0, 0, 0, 0))
     np.testing.assert_allclose(F.conv2d(t64(wide)[..., ::2], t64(w), stride=(2, 1)).numpy(), ref,
                                rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------ the CPU backend's paths
+def in_layout(a, layout):
+    """The same (N, C, H, W) values as a C-contiguous array, a channels-last view, or a strided slice."""
+    if layout == "channels_last":
+        return np.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    if layout == "strided":
+        wide = np.zeros(a.shape[:3] + (2 * a.shape[3],), dtype=a.dtype)
+        wide[..., ::2] = a
+        return wide[..., ::2]
+    return np.ascontiguousarray(a)
+
+
+@contextmanager
+def cpu_paths(numba: bool, chunk_bytes: int | None):
+    """The CPU backend with the Numba kernels on or off and im2col chunks of at most ``chunk_bytes``."""
+    with ExitStack() as stack:
+        if not numba:
+            stack.enter_context(mock.patch.object(cpu_kernels, "load", lambda: None))
+        if chunk_bytes is not None:
+            stack.enter_context(mock.patch.object(numpy_backend, "CHUNK_BYTES", chunk_bytes))
+        yield get_backend("cpu")
+
+
+@SETTINGS
+@given(conv_cases(), st.integers(0, 2**31 - 1), st.sampled_from(["nchw", "channels_last", "strided"]),
+       st.sampled_from(["nchw", "channels_last"]), st.booleans(), st.sampled_from([None, 1]))
+def test_conv2d_layouts_chunks_and_kernels_match_loops(case, seed, x_layout, gy_layout, numba, chunk_bytes):
+    """Every input layout (K-major columns for a C-contiguous x, channels-last rows otherwise), one image
+    per chunk or one chunk, col2im by Numba or NumPy: forward against the loops, backward by the adjoint
+    identity, and the groups == 1 results channels-last in memory."""
+    shape, w_shape, stride, pad, dilation, groups, with_bias = case
+    rng = np.random.default_rng(seed)
+    x, w, dx, dw = (rng.standard_normal(s) for s in (shape, w_shape, shape, w_shape))
+    b = rng.standard_normal(w_shape[0]) if with_bias else None
+    y_ref = conv2d_ref(x, w, b, stride, pad, dilation, groups)
+    gy = rng.standard_normal(y_ref.shape)
+    with cpu_paths(numba, chunk_bytes) as B:
+        y = B.conv2d(in_layout(x, x_layout), w, b, stride, pad, dilation, groups)
+        gx, gw, gb = B.conv2d_backward(in_layout(gy, gy_layout), in_layout(x, x_layout), w, stride, pad,
+                                       dilation, groups, (True, True, True))
+    np.testing.assert_allclose(y, y_ref, rtol=1e-12, atol=1e-12)
+    along_dx = np.sum(gy * conv2d_ref(dx, w, None, stride, pad, dilation, groups))
+    along_dw = np.sum(gy * conv2d_ref(x, dw, None, stride, pad, dilation, groups))
+    np.testing.assert_allclose(np.sum(gx * dx), along_dx, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(np.sum(gw * dw), along_dw, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(gb, gy.sum(axis=(0, 2, 3)), rtol=1e-12, atol=1e-12)
+    assert gx.shape == x.shape and gw.shape == w.shape and gw.flags.c_contiguous
+    if groups == 1:
+        assert numpy_backend.is_channels_last(y) and numpy_backend.is_channels_last(gx)
+
+
+def test_conv2d_known_values_in_float32_with_every_path():
+    """The 3x3 box filter over 1..16 (sums of 3x3 neighbourhoods) in float32: chunks of one image,
+    channels-last input, both col2im bodies; its input gradient for gy = 1 counts the windows that read
+    each pixel (4 in a corner, 6 on an edge, 9 inside)."""
+    x = np.tile(np.arange(1.0, 17.0, dtype=np.float32).reshape(1, 1, 4, 4), (2, 3, 1, 1))
+    w = np.ones((1, 3, 3, 3), dtype=np.float32)
+    grid = np.pad(np.arange(1.0, 17.0).reshape(4, 4), 1)
+    sums = 3 * np.array([[grid[r:r + 3, q:q + 3].sum() for q in range(4)] for r in range(4)])
+    counts = np.array([[4, 6, 6, 4], [6, 9, 9, 6], [6, 9, 9, 6], [4, 6, 6, 4]])
+    for numba in (True, False):
+        with cpu_paths(numba, 1) as B:
+            y = B.conv2d(in_layout(x, "channels_last"), w, None, (1, 1), (1, 1, 1, 1), (1, 1), 1)
+            gx, gw, _ = B.conv2d_backward(np.ones_like(y), x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1,
+                                          (True, True, False))
+        assert y.dtype == gx.dtype == gw.dtype == np.float32
+        np.testing.assert_array_equal(y[0, 0], sums)
+        np.testing.assert_array_equal(gx[1, 2], counts)
+
+
+def test_cnn_blocks_gradcheck_through_channels_last_intermediates():
+    """conv -> relu -> max-pool -> conv -> flatten, in float64: the first conv's output is channels-last,
+    pooling keeps it so and the second conv reads it as rows; gradients by finite differences."""
+    rng = np.random.default_rng(9)
+    x = t64(rng.standard_normal((2, 1, 6, 6)), True)
+    w1, w2 = t64(rng.standard_normal((3, 1, 3, 3)), True), t64(rng.standard_normal((4, 3, 2, 2)), True)
+    b1 = t64(rng.standard_normal(3), True)
+
+    def net(x, w1, b1, w2):
+        h = F.max_pool2d(F.relu(F.conv2d(x, w1, b1, padding=1)), 2)
+        assert numpy_backend.is_channels_last(h.array)
+        return F.conv2d(h, w2, padding=1).flatten(1)
+
+    assert gradcheck(net, (x, w1, b1, w2))
+
+
+def test_without_numba_conv_and_pooling_run_on_numpy():
+    """MINITENSOR_NUMBA=0: a conv + max-pool step works and never imports numba."""
+    code = """
+import sys
+import minitensor as mt
+import minitensor.nn.functional as F
+x = mt.randn(2, 3, 8, 8, requires_grad=True)
+F.max_pool2d(F.conv2d(x, mt.randn(4, 3, 3, 3), padding=1), 2).sum().backward()
+assert x.grad.shape == (2, 3, 8, 8)
+from minitensor.backends import cpu_kernels
+assert cpu_kernels.load() is None and "numba" not in sys.modules, sorted(sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "MINITENSOR_NUMBA": "0",
+                               "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])})
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 # ------------------------------------------------------------------------------ conv2d gradients

@@ -120,3 +120,29 @@ def test_linear_float32_gradients_vs_numpy():
     assert_close(tx.grad, gy @ w, rtol=1e-5, atol=1e-5)
     assert_close(tw.grad, gy.T @ x, rtol=1e-5, atol=1e-5)
     assert_close(tb.grad, gy.sum(0), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("sa, sb", [((64, 1), (1, 256)), ((3, 5, 1), (1, 4)), ((2, 1, 4, 1), (3, 1, 6)),
+                                    ((1, 1), (1, 1))])
+def test_matmul_of_a_contracted_dim_of_one_is_numpys_product(sa, sb):
+    """The backend's outer-product path (a broadcast multiply) gives np.matmul's values, dtype and shape,
+    C-contiguous, from any layout of its operands."""
+    B = mt.device("cpu").backend
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(sa).astype(np.float32)
+    b = np.asfortranarray(rng.standard_normal(sb)).astype(np.float32, order="F")
+    got, want = B.matmul(a, b), np.matmul(a, b)
+    assert got.shape == want.shape and got.dtype == want.dtype and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError):
+        B.matmul(np.ones((3, 1)), np.ones((3, 4)))  # 1 != 3 in the contracted dim, as np.matmul refuses
+
+
+def test_linear_with_one_output_has_the_outer_product_input_gradient():
+    rng = np.random.default_rng(1)
+    x = mt.tensor(rng.standard_normal((5, 3)), requires_grad=True)
+    w = mt.tensor(rng.standard_normal((1, 3)), requires_grad=True)
+    g = rng.standard_normal((5, 1))
+    F.linear(x, w).backward(mt.tensor(g))
+    assert_close(x.grad, g @ w.detach().numpy(), rtol=1e-14)
+    assert_close(w.grad, g.T @ x.detach().numpy(), rtol=1e-14)

@@ -3,6 +3,8 @@ against naive float64 loops; gradients by finite differences; repeated indices; 
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -11,7 +13,7 @@ from hypothesis import strategies as st
 
 import minitensor as mt
 import minitensor.nn.functional as F
-from minitensor.backends import get_backend
+from minitensor.backends import cpu_kernels, get_backend, numpy_backend
 from minitensor.testing import gradcheck
 
 SETTINGS = settings(max_examples=40, deadline=None)
@@ -84,6 +86,18 @@ def t64(a, requires_grad=False):
     return mt.tensor(np.asarray(a, dtype=np.float64), requires_grad=requires_grad)
 
 
+def channels_last(a):
+    """The same (N, C, H, W) values, laid out (N, H, W, C) in memory."""
+    return np.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+
+
+@contextmanager
+def cpu_paths(numba: bool):
+    """The CPU backend with the Numba kernels on, or off as when numba is not installed."""
+    with mock.patch.object(cpu_kernels, "load", cpu_kernels.load if numba else lambda: None):
+        yield get_backend("cpu")
+
+
 def distinct(shape, seed):
     """Values with gaps of at least 0.01 (a random permutation), so finite differences never cross a tie."""
     rng = np.random.default_rng(seed)
@@ -118,6 +132,47 @@ def test_max_pool_values_and_indices_match_pytorch_rules(case, seed, data):
     np.testing.assert_array_equal(y.numpy(), y_ref)
     assert idx.dtype == mt.int64
     np.testing.assert_array_equal(idx.numpy(), idx_ref)
+
+
+@SETTINGS
+@given(pool_cases(), st.integers(0, 2**31 - 1), st.sampled_from(["ties", "nan", "neg_inf"]),
+       st.sampled_from(["nchw", "channels_last"]), st.booleans())
+def test_max_pool_cpu_paths_match_pytorch_rules(case, seed, data, gy_layout, numba):
+    """A channels-last input through the Numba kernel (or, without it, NumPy): values and indices as the
+    loops, channels-last results from the kernel, and a backward (gy in either layout) that scatters gy
+    to the indices, overlapping windows adding up."""
+    shape, k, s, p, d, ceil_mode = case
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-3, 3, shape).astype(np.float64)
+    if data == "nan":
+        x[rng.random(shape) < 0.2] = np.nan
+    elif data == "neg_inf":
+        x[rng.random(shape) < 0.5] = -np.inf
+    y_ref, idx_ref = max_pool_ref(x, k, s, p, d, ceil_mode)
+    assume((idx_ref >= 0).all())
+    gy = rng.standard_normal(y_ref.shape)
+    gx_ref = np.zeros_like(x)
+    for b, ch, r, q in np.ndindex(*idx_ref.shape):
+        gx_ref[b, ch].flat[idx_ref[b, ch, r, q]] += gy[b, ch, r, q]
+    with cpu_paths(numba) as B:
+        y, idx = B.max_pool2d(channels_last(x), k, s, p, d, ceil_mode)
+        gx = B.max_pool2d_backward(channels_last(gy) if gy_layout == "channels_last" else gy, idx, x.shape)
+    np.testing.assert_array_equal(y, y_ref)
+    np.testing.assert_array_equal(idx, idx_ref)
+    assert idx.dtype == np.int64
+    np.testing.assert_allclose(gx, gx_ref, rtol=1e-12, atol=1e-12)
+    if numba:
+        assert numpy_backend.is_channels_last(y) and numpy_backend.is_channels_last(gx)
+
+
+def test_max_pool_kernel_window_without_a_cell_inside():
+    """Dilation 3 over two rows with padding 1: the taps of every window are rows -1 and 2, none inside.
+    The kernel gives -inf and index -1 (the loops' marker), and its backward skips those windows."""
+    x = channels_last(np.arange(16.0).reshape(1, 2, 2, 4))
+    y, idx = get_backend("cpu").max_pool2d(x, (2, 2), (1, 1), (1, 1), (3, 1), False)
+    assert y.shape == (1, 2, 1, 5) and (y == -np.inf).all() and (idx == -1).all()
+    gx = get_backend("cpu").max_pool2d_backward(np.ones(y.shape), idx, x.shape)
+    np.testing.assert_array_equal(gx, np.zeros(x.shape))
 
 
 def test_max_pool_known_values():

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import minitensor.tensor as _tensor_mod
+
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import _accumulate_leaf_grad, run_backward
 from .function import Function
@@ -11,18 +13,17 @@ from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, se
 
 def _seed_grads(tensors: Sequence[Any], grads: Sequence[Any] | None) -> list[Any]:
     """Arrays to start backward from: ones for scalars, else the given gradients (shape-checked)."""
-    from ..tensor import Tensor, as_tensor
-
     out = []
     for i, t in enumerate(tensors):
         g = None if grads is None else grads[i]
         if g is None:
-            if t.numel() != 1:
+            if t.array.size != 1:
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs; this output has "
                                    f"shape {tuple(t.shape)}: pass gradient= (a tensor of that shape)")
             out.append(t._device.backend.ones(t.shape, t.array.dtype))
             continue
-        g = g if isinstance(g, Tensor) else as_tensor(g, dtype=t.dtype, device=t.device)
+        if not isinstance(g, _tensor_mod.Tensor):
+            g = _tensor_mod.as_tensor(g, dtype=t.dtype, device=t.device)
         if g.shape != t.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
                                f"output[{i}] has a shape of {tuple(t.shape)}.")
@@ -33,8 +34,7 @@ def _seed_grads(tensors: Sequence[Any], grads: Sequence[Any] | None) -> list[Any
 
 
 def _as_list(x: Any) -> list[Any]:
-    from ..tensor import Tensor
-    return [x] if isinstance(x, Tensor) else list(x)
+    return [x] if isinstance(x, _tensor_mod.Tensor) else list(x)
 
 
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
@@ -61,8 +61,6 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
          create_graph: bool = False, allow_unused: bool | None = None,
          materialize_grads: bool = False) -> tuple[Any, ...]:
     """d(outputs)/d(inputs) as a tuple of tensors; no ``.grad`` is written."""
-    from ..tensor import _wrap, zeros_like
-
     if create_graph:
         raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by minitensor")
     outputs, inputs = _as_list(outputs), _as_list(inputs)
@@ -75,10 +73,10 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     result = []
     for t, g in zip(inputs, arrays):
         if g is None:
-            result.append(zeros_like(t) if materialize_grads else None)
+            result.append(_tensor_mod.zeros_like(t) if materialize_grads else None)
         else:
-            result.append(_wrap(g if g.shape == t.shape else t._device.backend.sum_to_shape(g, t.shape),
-                                t._device))
+            g = g if g.shape == t.shape else t._device.backend.sum_to_shape(g, t.shape)
+            result.append(_tensor_mod._wrap(g, t._device))
     return tuple(result)
 
 

@@ -1,21 +1,37 @@
-"""The backward pass: an iterative topological walk (no recursion limit) from the outputs.
+"""The backward pass: nodes run in reverse creation order (no recursion, no limit on depth) from the outputs.
 
-Each node runs once, after every node that feeds it a gradient has run; gradients that fan in are added.
-Leaf tensors (``grad_fn is None``, ``requires_grad``) accumulate into ``.grad``; ``autograd.grad`` instead
-collects the gradients of the tensors asked for and writes no ``.grad``.
+Every node gets a sequence number when ``Function.apply`` records it, and a node is always created after the
+nodes of its inputs; so running the nodes that received a gradient from the highest number down runs each
+one after every node that feeds it a gradient, without a pass over the graph to count dependencies.
+Gradients that fan in are added. Leaf tensors (``grad_fn is None``, ``requires_grad``) accumulate into
+``.grad``; ``autograd.grad`` instead collects the gradients of the tensors asked for and writes no ``.grad``.
 """
 from __future__ import annotations
 
+import sys
+from heapq import heappop, heappush
 from typing import Any, Sequence
 
 import minitensor.tensor as _tensor_mod
 
 from .function import Function, IndexedGrad, _check_finite
-from .grad_mode import no_grad, state
+from .grad_mode import state
+
+
+def _refs_of_a_private_result() -> int:
+    """What ``sys.getrefcount`` reports, in ``run_backward``'s loop, for a gradient that only the node's
+    result tuple and the loop's variable hold (measured the same way, since interpreters count differently)."""
+    result = (bytearray(1),)
+    g = result[0]
+    return sys.getrefcount(g)
+
+
+_PRIVATE_REFS = _refs_of_a_private_result()
 
 
 def _topological_order(roots: Sequence[Function]) -> tuple[list[Function], dict[Function, int]]:
-    """Nodes reachable from ``roots`` and, per node, how many edges from reachable nodes point at it."""
+    """Nodes reachable from ``roots`` and, per node, how many edges from reachable nodes point at it
+    (``autograd.grad`` walks the graph to find the part it needs)."""
     dependencies: dict[Function, int] = {}
     seen = set(roots)
     stack = list(roots)
@@ -23,8 +39,8 @@ def _topological_order(roots: Sequence[Function]) -> tuple[list[Function], dict[
     while stack:
         node = stack.pop()
         order.append(node)
-        for edge in node._edges:
-            if isinstance(edge, Function):
+        for _, edge, is_node, _, _ in node._next:
+            if is_node:
                 dependencies[edge] = dependencies.get(edge, 0) + 1
                 if edge not in seen:
                     seen.add(edge)
@@ -37,12 +53,12 @@ def _nodes_leading_to(order: Sequence[Function], wanted_nodes: Any, wanted_leave
     parents: dict[Function, list[Function]] = {}
     stack = []
     for node in order:
-        for edge in node._edges:
-            if isinstance(edge, Function):
+        for _, edge, is_node, _, _ in node._next:
+            if is_node:
                 parents.setdefault(edge, []).append(node)
                 if edge in wanted_nodes:
                     stack.append(node)
-            elif edge is not None and id(edge) in wanted_leaves:
+            elif id(edge) in wanted_leaves:
                 stack.append(node)
     needed: set[Function] = set()
     while stack:
@@ -53,10 +69,10 @@ def _nodes_leading_to(order: Sequence[Function], wanted_nodes: Any, wanted_leave
     return needed
 
 
-def _accumulate(store: dict, owned: set, key: Any, g: Any, B: Any = None) -> None:
-    """store[key] += g. A sum the engine made is ``owned`` and is added into in place; the first gradient
-    stored may alias an array still in use (an identity backward returns its input), so it is never
-    written to."""
+def _accumulate(store: dict, owned: set, key: Any, g: Any, B: Any = None, private: bool = False) -> None:
+    """store[key] += g. A sum the engine made, or a ``private`` gradient (an array nothing else refers to),
+    is ``owned`` and is added into in place; any other gradient may alias an array still in use (an
+    identity backward returns its input), so it is never written to."""
     prev = store.get(key)
     if isinstance(g, IndexedGrad):
         if prev is None:
@@ -71,6 +87,8 @@ def _accumulate(store: dict, owned: set, key: Any, g: Any, B: Any = None) -> Non
         store[key] = prev
     elif prev is None:
         store[key] = g
+        if private:
+            owned.add(key)
     elif key in owned:
         prev += g
         store[key] = prev  # the same array, or a new scalar for 0-d
@@ -83,11 +101,11 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
                  inputs: Sequence[Any] | None = None, allow_unused: bool = False) -> list[Any] | None:
     """Propagate ``grads`` (arrays) from ``tensors``; with ``inputs`` return their gradients instead of
     accumulating into leaves' ``.grad``."""
-    node_grads: dict[Function, Any] = {}
-    owned: set[Any] = set()  # keys whose stored gradient the engine allocated (safe to add into)
+    node_grads: dict[Function, Any] = {}  # the gradient summed so far of each node waiting to run
+    pending: list[tuple[int, Function]] = []  # heap of (-sequence number, node): the newest node first
+    owned: set[Any] = set()  # keys whose stored gradient nothing outside the engine holds (safe to add into)
     leaf_grads: dict[int, Any] = {}  # id(leaf tensor) -> array; leaves kept alive by the graph
     leaves: dict[int, Any] = {}
-    roots = []
     for t, g in zip(tensors, grads):
         if not t.requires_grad:
             raise RuntimeError("element of the tensors does not require grad and does not have a grad_fn")
@@ -96,67 +114,70 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
             leaves[id(t)] = t
         else:
             if t.grad_fn not in node_grads:
-                roots.append(t.grad_fn)
+                heappush(pending, (-t.grad_fn._seq, t.grad_fn))
             _accumulate(node_grads, owned, t.grad_fn, g)
 
     wanted_nodes: dict[Function, list[int]] = {}
+    to_run = None
     if inputs is not None:
         for i, t in enumerate(inputs):
             if t.grad_fn is not None:
                 wanted_nodes.setdefault(t.grad_fn, []).append(i)
-
-    order, dependencies = _topological_order(roots)
-    # With ``inputs``, only the nodes on a path to one of them run (and free their saved arrays).
-    to_run = None if inputs is None else _nodes_leading_to(order, wanted_nodes, {id(t) for t in inputs})
-    ready = [n for n in roots if dependencies.get(n, 0) == 0]
+        # Only the nodes on a path to one of the inputs run (and free their saved arrays).
+        order, _ = _topological_order([node for _, node in pending])
+        to_run = _nodes_leading_to(order, wanted_nodes, {id(t) for t in inputs})
     captured: dict[int, Any] = {}
     anomaly = state.anomaly
-    with no_grad():
-        while ready:
-            node = ready.pop()
-            gy = node_grads.pop(node, None)
+    refcount = sys.getrefcount
+    grad_enabled, state.grad_enabled = state.grad_enabled, False  # backward records no graph
+    try:
+        while pending:
+            node = heappop(pending)[1]
+            gy = node_grads.pop(node)
             for i in wanted_nodes.get(node, ()):
                 captured[i] = gy
-            runs = to_run is None or node in to_run  # else it feeds no wanted gradient: kept as it is
-            if gy is not None and runs:
-                retained = node._retained() if node._retained is not None else None
-                if retained is not None and inputs is None:
+            if to_run is not None and node not in to_run:  # it feeds no wanted gradient: kept as it is
+                continue
+            if node._retained is not None and inputs is None:
+                retained = node._retained()
+                if retained is not None:
                     _accumulate_leaf_grad(retained, gy)
-                B = node._device.backend
-                result = type(node).backward(node, B, gy)
-                if not isinstance(result, tuple):
-                    result = (result,)
-                if not retain_graph:
-                    node._free()
-                for edge, meta, g in zip(node._edges, node._meta, result):
-                    if edge is None or g is None:
-                        continue
-                    shape, dtype = meta
-                    if isinstance(g, IndexedGrad):
-                        if g.value.dtype != dtype:
-                            g.value = g.value.astype(dtype)
-                    else:
-                        if g.shape != shape:
-                            g = B.sum_to_shape(g, shape)
-                        if g.dtype != dtype:
-                            g = g.astype(dtype)
-                    if anomaly:
-                        _check_finite(B, getattr(g, "value", g), f"Function '{node.name()}' returned nan or inf values in its "
-                                            f"gradient; its forward was called at:\n"
-                                            + "".join(node._stack or ["(traceback not recorded)\n"]))
-                    if isinstance(edge, Function):
-                        _accumulate(node_grads, owned, edge, g, B)
-                    else:
-                        _accumulate(leaf_grads, owned, id(edge), g, B)
-                        leaves[id(edge)] = edge
-            elif runs and not retain_graph:
-                node._free()
-            for edge in node._edges:
-                if isinstance(edge, Function):
-                    left = dependencies[edge] - 1
-                    dependencies[edge] = left
-                    if left == 0:
-                        ready.append(edge)
+            B = node._device.backend
+            result = node.backward(node, B, gy)
+            if type(result) is not tuple:
+                result = (result,)
+            if not retain_graph and node._saved:
+                node._saved = None  # frees the saved arrays (and lets a private result be taken)
+            del gy  # a gy passed straight through is private when nothing but the result holds it
+            for i, edge, is_node, shape, dtype in node._next:
+                g = result[i] if i < len(result) else None
+                if g is None:
+                    continue
+                # A fresh array that nothing else refers to (no view, not gy, not saved, not returned
+                # twice) can become the stored sum, or .grad itself, without a copy (PyTorch's
+                # AccumulateGrad steals such gradients the same way).
+                private = type(g) is B.array_type and g.base is None and refcount(g) <= _PRIVATE_REFS
+                if isinstance(g, IndexedGrad):
+                    if g.value.dtype != dtype:
+                        g.value = g.value.astype(dtype)
+                else:
+                    if g.shape != shape:
+                        g, private = B.sum_to_shape(g, shape), True
+                    if g.dtype != dtype:
+                        g, private = g.astype(dtype), True
+                if anomaly:
+                    _check_finite(B, getattr(g, "value", g), f"Function '{node.name()}' returned nan or inf "
+                                  "values in its gradient; its forward was called at:\n"
+                                  + "".join(node._stack or ["(traceback not recorded)\n"]))
+                if is_node:
+                    if edge not in node_grads:
+                        heappush(pending, (-edge._seq, edge))
+                    _accumulate(node_grads, owned, edge, g, B, private)
+                else:
+                    _accumulate(leaf_grads, owned, id(edge), g, B, private)
+                    leaves[id(edge)] = edge
+    finally:
+        state.grad_enabled = grad_enabled
 
     if inputs is None:
         for key, g in leaf_grads.items():
@@ -174,8 +195,9 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
 
 def _accumulate_leaf_grad(t: Any, g: Any, owned: bool = False) -> None:
     """``t.grad += g``, in place when ``t.grad`` exists (no new array per step). A new ``.grad`` takes g
-    itself when the engine allocated it (``owned``), else a copy: an op's gradient may alias an array still
-    in use (an identity backward returns its input), and .grad must own its memory."""
+    itself when the engine owns it (made it, or nothing else refers to it), else a copy: an op's gradient
+    may alias an array still in use (an identity backward returns its input), and .grad must own its
+    memory."""
     if t.grad is None:
         B = t._device.backend
         if not owned or type(g) is not B.array_type:  # NumPy 0-d results are scalars: make an array

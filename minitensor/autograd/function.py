@@ -21,6 +21,7 @@ never handles broadcasting in backward.
 """
 from __future__ import annotations
 
+import itertools
 import traceback
 from typing import Any
 
@@ -33,14 +34,18 @@ _FREED = ("Trying to backward through the graph a second time (or to read saved 
           "backward() or autograd.grad() call if you need to backward through the graph again.")
 
 
+_sequence = itertools.count()  # numbers the recorded nodes (next() on it is atomic under the GIL)
+
+
 class Function:
     """The ctx of one call and its graph node (like a PyTorch ``ctx`` and ``grad_fn`` in one object)."""
 
-    # Set per call by ``apply``: which positional inputs need a gradient, the edges to the inputs'
-    # nodes (a Function, a leaf Tensor, or None), and the inputs' (shape, dtype) for the engine.
-    needs_input_grad: list[bool]
-    _edges: list[Any]
-    _meta: list[Any]
+    # Set per call by ``apply``: which positional inputs need a gradient and, for each that does, the
+    # engine's edge to it: (input position, its node or leaf Tensor, whether that is a node, the input's
+    # shape and dtype, to which the engine sums and casts the gradient).
+    needs_input_grad: tuple[bool, ...]
+    _next: tuple[tuple[int, Any, bool, tuple[int, ...], Any], ...] = ()
+    _seq: int  # creation order: a node is always newer than its inputs' nodes (the engine runs newest first)
     _saved: tuple[Any, ...] | None = ()
     _device: Any = None  # where backward runs: the inputs' device
     out_device: Any = None  # set by forward only when the output lives elsewhere (device copies)
@@ -64,16 +69,12 @@ class Function:
             raise RuntimeError(_FREED)
         return self._saved
 
-    def _free(self) -> None:
-        if self._saved:
-            self._saved = None
-
     def name(self) -> str:
         return type(self).__name__ + "Backward"
 
     @property
     def next_functions(self) -> tuple[Any, ...]:
-        return tuple(e for e in self._edges if e is not None)
+        return tuple(edge for _, edge, _, _, _ in self._next)
 
     def __repr__(self) -> str:
         return f"<{self.name()}>"
@@ -82,7 +83,7 @@ class Function:
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         Tensor = _tensor_mod.Tensor
         device = None
-        requires_grad = False
+        grad_inputs = []  # positions of the tensors that require grad
         arrays = list(args)
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
@@ -94,17 +95,19 @@ class Function:
                         f"{a._device}; move one with .to({str(device)!r}) or .to({str(a._device)!r})")
                 arrays[i] = a.array
                 if a._requires_grad:
-                    requires_grad = True
+                    grad_inputs.append(i)
         if device is None:
             raise TypeError(f"{cls.__name__}.apply needs at least one tensor argument")
         B = device.backend
         ctx = cls()
-        track = requires_grad and state.grad_enabled
+        track = bool(grad_inputs) and state.grad_enabled
         if track:
-            needs = [isinstance(a, Tensor) and a._requires_grad for a in args]
-            ctx.needs_input_grad = needs
+            needs = [False] * len(args)
+            for i in grad_inputs:
+                needs[i] = True
+            ctx.needs_input_grad = tuple(needs)
         else:
-            ctx.needs_input_grad = [False] * len(args)
+            ctx.needs_input_grad = (False,) * len(args)
         out = cls.forward(ctx, B, *arrays, **kwargs)
         extras: tuple = ()
         if type(out) is tuple:
@@ -117,9 +120,15 @@ class Function:
         wrap = _tensor_mod._wrap
         result = wrap(out, ctx.out_device or device)
         if track:
+            ctx._seq = next(_sequence)
             ctx._device = device
-            ctx._edges = [(a.grad_fn or a) if n else None for a, n in zip(args, needs)]
-            ctx._meta = [(a.array.shape, a.array.dtype) if n else None for a, n in zip(args, needs)]
+            edges = []
+            for i in grad_inputs:
+                a = args[i]
+                node = a.grad_fn
+                edges.append((i, a, False, a.array.shape, a.array.dtype) if node is None else
+                             (i, node, True, a.array.shape, a.array.dtype))
+            ctx._next = tuple(edges)
             result._requires_grad = True
             result.grad_fn = ctx
         if extras:

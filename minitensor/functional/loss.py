@@ -6,6 +6,7 @@ backward turns the reduced gradient back into one per element before the backend
 """
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -48,7 +49,7 @@ def _unreduce(B: Any, g: Any, shape: tuple[int, ...], reduction: str, divisor: A
     if reduction == "none":
         return g
     if reduction == "mean":
-        g = g / (int(np.prod(shape)) if divisor is None else divisor)
+        g = g / (math.prod(shape) if divisor is None else divisor)
     return B.broadcast_to(g, shape)
 
 

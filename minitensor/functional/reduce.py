@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 from collections import namedtuple
 from typing import Any
 
@@ -27,7 +28,7 @@ def _keep(B: Any, g: Any, axes: tuple[int, ...] | None, keepdims: bool, ndim: in
 
 
 def _count(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> int:
-    return int(np.prod(shape if axes is None else [shape[a] for a in axes]))
+    return math.prod(shape if axes is None else [shape[a] for a in axes])
 
 
 class Sum(Function):

@@ -1,6 +1,7 @@
 """Shape ops: views where the array library gives them; each backward undoes the forward's movement."""
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -147,7 +148,7 @@ def _infer_shape(shape: Sequence[int], numel: int, src: tuple[int, ...]) -> tupl
     shape = tuple(int(s) for s in shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    known = int(np.prod([s for s in shape if s != -1]))
+    known = math.prod(s for s in shape if s != -1)
     if -1 in shape:
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel} (shape {src})")
@@ -172,7 +173,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = input.shape
-    return reshape(input, shape[:s] + (int(np.prod(shape[s:e + 1])),) + shape[e + 1:])
+    return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:

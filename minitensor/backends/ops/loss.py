@@ -14,6 +14,12 @@ _BCE_LOG_FLOOR = -100.0  # PyTorch clamps BCE's logs here so that log(0) stays f
 _BCE_GRAD_EPS = 1e-12  # and bounds x (1 - x) below by this in BCE's gradient
 
 
+def _on_row(a: Array) -> Array:
+    """An (N, *) array shaped (N, 1, *) to broadcast against (N, C, *) arrays (a view, cheaper than
+    ``expand_dims``)."""
+    return a.reshape(a.shape[:1] + (1,) + a.shape[1:])
+
+
 def _on_class_axis(a: Array, ndim: int) -> Array:
     """A (C,) array shaped (1, C, 1, ...) to broadcast against (N, C, *) arrays."""
     return a.reshape((1, -1) + (1,) * (ndim - 2))
@@ -41,17 +47,23 @@ class LossOps:
         """a (N, C, *) times weight (C,) along the class axis (a itself without weight)."""
         return a if weight is None else a * _on_class_axis(weight, a.ndim)
 
-    def _picked_log_probs(self, log_probs: Array, target: Array, ignore_index: int) -> Array:
-        """(N, *) log_probs[n, target[n], ...], with class 0 standing in for ignored targets."""
+    def _target_positions(self, target: Array, ignore_index: int) -> tuple[Array, ...]:
+        """The index of each target's class in an (N, C, *) array: a[index] is (N, *), a[n, target[n], ...];
+        class 0 stands in for ignored targets. Each element of the target names one position, so the
+        positions are distinct (``+=`` through them needs no ``add.at``)."""
         xp = self.xp
         safe = xp.where(target == ignore_index, 0, target)
-        return xp.take_along_axis(log_probs, xp.expand_dims(safe, 1), axis=1).squeeze(1)
+        grid = [xp.arange(n).reshape((n,) + (1,) * (target.ndim - 1 - d)) for d, n in enumerate(target.shape)]
+        return (grid[0], safe, *grid[1:])
+
+    def _picked_log_probs(self, log_probs: Array, target: Array, ignore_index: int) -> Array:
+        """(N, *) log_probs[n, target[n], ...], with class 0 standing in for ignored targets."""
+        return log_probs[self._target_positions(target, ignore_index)]
 
     def _add_at_targets(self, gx: Array, target: Array, ignore_index: int, values: Array) -> Array:
         """gx[n, target[n], ...] += values[n, ...] (values are 0 on ignored rows)."""
-        xp = self.xp
-        safe = xp.expand_dims(xp.where(target == ignore_index, 0, target), 1)
-        return self.scatter_add_along_axis(gx, safe, xp.expand_dims(values, 1), 1)
+        gx[self._target_positions(target, ignore_index)] += values
+        return gx
 
     def nll_loss(self, log_probs: Array, target: Array, weight: Array | None,
                  ignore_index: int) -> Array:
@@ -97,9 +109,9 @@ class LossOps:
             g_smooth *= eps / n_classes
             p_scale = g_pick + g_smooth * (n_classes if weight is None else xp.sum(weight))
         gx = xp.exp(log_probs)
-        gx *= xp.expand_dims(p_scale, 1)
+        gx *= _on_row(p_scale)
         if eps:
-            gx -= self._class_weighted(xp.expand_dims(g_smooth, 1), weight)
+            gx -= self._class_weighted(_on_row(g_smooth), weight)
         return self._add_at_targets(gx, target, ignore_index, -g_pick)
 
     # ------------------------------------------------------------------------ probability targets
@@ -123,7 +135,7 @@ class LossOps:
                                              ) -> tuple[Array | None, Array | None]:
         """-> (d/dlogits = g (p sum_c w_c t'_c - w t'), d/dtarget = -g (1 - eps) w log p)."""
         xp = self.xp
-        g1 = xp.expand_dims(g, 1)
+        g1 = _on_row(g)
         g_logits = g_target = None
         if needs[0]:
             wt = self._class_weighted(self._smoothed(target, label_smoothing), weight)

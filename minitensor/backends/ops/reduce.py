@@ -1,4 +1,5 @@
-"""Reductions over an axis tuple (None means all axes)."""
+"""Reductions over an axis tuple (None means all axes), through the array methods (``x.sum(...)``): the
+same reductions as ``xp.sum(x, ...)`` without NumPy's Python-level dispatch, a microsecond per call."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,34 +11,34 @@ class ReduceOps:
     xp: Any
 
     def sum(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
-        return self.xp.sum(x, axis=axis, keepdims=keepdims)
+        return x.sum(axis=axis, keepdims=keepdims)
 
     def mean(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
-        return self.xp.mean(x, axis=axis, keepdims=keepdims)
+        return x.mean(axis=axis, keepdims=keepdims)
 
     def var(self, x: Array, axis: tuple[int, ...] | None, correction: float, keepdims: bool) -> Array:
-        return self.xp.var(x, axis=axis, ddof=correction, keepdims=keepdims)
+        return x.var(axis=axis, ddof=correction, keepdims=keepdims)
 
     def prod(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
-        return self.xp.prod(x, axis=axis, keepdims=keepdims)
+        return x.prod(axis=axis, keepdims=keepdims)
 
     def amax(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
-        return self.xp.amax(x, axis=axis, keepdims=keepdims)
+        return x.max(axis=axis, keepdims=keepdims)
 
     def amin(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
-        return self.xp.amin(x, axis=axis, keepdims=keepdims)
+        return x.min(axis=axis, keepdims=keepdims)
 
     def argmax(self, x: Array, axis: int | None, keepdims: bool) -> Array:
-        return self.xp.argmax(x, axis=axis, keepdims=keepdims)
+        return x.argmax(axis=axis, keepdims=keepdims)
 
     def argmin(self, x: Array, axis: int | None, keepdims: bool) -> Array:
-        return self.xp.argmin(x, axis=axis, keepdims=keepdims)
+        return x.argmin(axis=axis, keepdims=keepdims)
 
     def all(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
-        return self.xp.all(x, axis=axis, keepdims=keepdims)
+        return x.all(axis=axis, keepdims=keepdims)
 
     def any(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
-        return self.xp.any(x, axis=axis, keepdims=keepdims)
+        return x.any(axis=axis, keepdims=keepdims)
 
     def logsumexp(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
         """log(sum(exp(x))) computed as m + log(sum(exp(x - m))) with m the max, so it cannot overflow."""

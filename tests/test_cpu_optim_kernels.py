@@ -1,0 +1,230 @@
+"""The fused CPU optimizer updates (``backends/cpu_kernels``) against the NumPy bodies of ``OptimOps``.
+
+``OptimOps`` is the reference here (tests/test_optim.py checks it against PyTorch's formulas in float64).
+The loops do the same float operations in the same order, so the trajectories agree to the last bit in
+practice; the tolerance leaves room for a last-bit difference of a sqrt. The contract: C-contiguous
+float32/float64 arrays of one shape take the compiled loop; any other layout or dtype, and every call
+without numba, takes the NumPy body, with the same results.
+"""
+from __future__ import annotations
+
+import inspect
+import itertools
+import os
+import subprocess
+import sys
+import textwrap
+from functools import partial
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from minitensor.backends.cpu_kernels import optim_ops
+from minitensor.backends.cpu_kernels.optim_ops import FusedOptimOps
+from minitensor.backends.numpy_backend import NumpyBackend
+from minitensor.backends.ops.optim import OptimOps
+
+STEPS = 3
+TOL = {np.float32: dict(rtol=1e-6, atol=1e-7), np.float64: dict(rtol=1e-14, atol=1e-15)}
+UPDATES = ("sgd_update", "adam_update", "rmsprop_update", "adagrad_update")
+
+
+class FusedBackend(FusedOptimOps, NumpyBackend):
+    """The CPU backend with the fused updates (how ``NumpyBackend`` itself composes them)."""
+
+
+@pytest.fixture(scope="module")
+def fused() -> FusedBackend:
+    pytest.importorskip("numba")
+    if optim_ops.kernels() is None:
+        pytest.skip("the compiled loops are switched off (MINITENSOR_NUMBA=0)")
+    return FusedBackend()
+
+
+@pytest.fixture(scope="module")
+def ref() -> NumpyBackend:
+    return NumpyBackend()
+
+
+@pytest.fixture
+def loops_called(monkeypatch, fused) -> list[str]:
+    """The names of the compiled loops called from now on, in order."""
+    seen: list[str] = []
+    module = optim_ops.kernels()
+
+    def recording(name):
+        def call(*args):
+            seen.append(name)
+            getattr(module, name)(*args)
+        return call
+
+    names = ("sgd_kernel", "adam_kernel", "rmsprop_kernel", "adagrad_kernel")
+    monkeypatch.setattr(optim_ops, "kernels", lambda: SimpleNamespace(**{n: recording(n) for n in names}))
+    return seen
+
+
+# ------------------------------------------------------------------------------------------ the cases
+def _sgd(B, a, t, momentum, dampening, nesterov, weight_decay, maximize):
+    B.sgd_update(a["param"], a["grad"], a.get("momentum_buf"), 0.1, momentum, dampening, nesterov, weight_decay,
+                 maximize, t == 1)
+
+
+def _adam(B, a, t, amsgrad, decoupled, weight_decay, maximize):
+    B.adam_update(a["param"], a["grad"], a["exp_avg"], a["exp_avg_sq"], a.get("max_exp_avg_sq"), t, 1e-2, 0.9,
+                  0.999, 1e-8, weight_decay, amsgrad, decoupled, maximize)
+
+
+def _rmsprop(B, a, t, centered, momentum, weight_decay, maximize):
+    B.rmsprop_update(a["param"], a["grad"], a["square_avg"], a.get("momentum_buf"), a.get("grad_avg"), 1e-2,
+                     0.99, 1e-8, weight_decay, momentum, centered, maximize)
+
+
+def _adagrad(B, a, t, lr_decay, weight_decay, maximize):
+    B.adagrad_update(a["param"], a["grad"], a["state_sum"], t, 0.1, lr_decay, weight_decay, 1e-10, maximize)
+
+
+def _case(update, loop, states, **hyper):
+    name = update.__name__.strip("_") + "-" + "-".join(f"{k}={v}" for k, v in hyper.items())
+    return pytest.param(partial(update, **hyper), states, loop, id=name)
+
+
+def optimizer_cases():
+    """Every combination of each update's switches."""
+    for momentum, dampening, nesterov, wd, maximize in itertools.product((0.0, 0.9), (0.0, 0.5), (False, True),
+                                                                         (0.0, 0.1), (False, True)):
+        if nesterov and (momentum == 0 or dampening != 0):
+            continue  # SGD refuses Nesterov without momentum or with dampening
+        yield _case(_sgd, "sgd_kernel", ("momentum_buf",) if momentum else (), momentum=momentum,
+                    dampening=dampening, nesterov=nesterov, weight_decay=wd, maximize=maximize)
+    for amsgrad, decoupled, wd, maximize in itertools.product((False, True), (False, True), (0.0, 0.1),
+                                                              (False, True)):
+        yield _case(_adam, "adam_kernel", ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ()),
+                    amsgrad=amsgrad, decoupled=decoupled, weight_decay=wd, maximize=maximize)
+    for centered, momentum, wd, maximize in itertools.product((False, True), (0.0, 0.9), (0.0, 0.1),
+                                                              (False, True)):
+        states = ("square_avg",) + (("momentum_buf",) if momentum else ()) + (("grad_avg",) if centered else ())
+        yield _case(_rmsprop, "rmsprop_kernel", states, centered=centered, momentum=momentum, weight_decay=wd,
+                    maximize=maximize)
+    for lr_decay, wd, maximize in itertools.product((0.0, 0.1), (0.0, 0.1), (False, True)):
+        yield _case(_adagrad, "adagrad_kernel", ("state_sum",), lr_decay=lr_decay, weight_decay=wd,
+                    maximize=maximize)
+
+
+# One case per update with most switches on, for the size, layout and dtype tests.
+REPRESENTATIVE = [
+    (partial(_sgd, momentum=0.9, dampening=0.0, nesterov=True, weight_decay=0.1, maximize=False),
+     ("momentum_buf",), "sgd_kernel"),
+    (partial(_adam, amsgrad=True, decoupled=True, weight_decay=0.1, maximize=False),
+     ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"), "adam_kernel"),
+    (partial(_rmsprop, centered=True, momentum=0.9, weight_decay=0.1, maximize=True),
+     ("square_avg", "momentum_buf", "grad_avg"), "rmsprop_kernel"),
+    (partial(_adagrad, lr_decay=0.1, weight_decay=0.1, maximize=False), ("state_sum",), "adagrad_kernel"),
+]
+
+
+def trajectory(backend, update, states, shape, dtype, grad_layout=lambda g: g):
+    """STEPS updates from one seed (param random, states zero as the optimizers make them, a fresh gradient
+    per step laid out by ``grad_layout``): copies of the arrays after each step. Also checks that the
+    gradient is never written."""
+    rng = np.random.default_rng(0)
+    arrays = {"param": rng.standard_normal(shape).astype(dtype)}
+    arrays.update({name: np.zeros(shape, dtype) for name in states})
+    history = []
+    for t in range(1, STEPS + 1):
+        grad = grad_layout(rng.standard_normal(shape).astype(dtype))
+        arrays["grad"], grad_before = grad, grad.copy()
+        update(backend, arrays, t)
+        np.testing.assert_array_equal(grad, grad_before)
+        history.append({name: np.array(a) for name, a in arrays.items()})
+    return history
+
+
+def assert_same_trajectory(got, want, rtol, atol):
+    for step, (g, w) in enumerate(zip(got, want), start=1):
+        assert g.keys() == w.keys()
+        for name in w:
+            assert g[name].dtype == w[name].dtype and g[name].shape == w[name].shape
+            np.testing.assert_allclose(g[name], w[name], rtol=rtol, atol=atol, err_msg=f"{name} after step {step}")
+    assert not np.allclose(want[0]["param"], want[-1]["param"])  # the updates did move the parameter
+
+
+# ------------------------------------------------------------------------------------------------ tests
+def test_overrides_keep_the_base_signatures():
+    for name in UPDATES:
+        assert inspect.signature(getattr(FusedOptimOps, name)) == inspect.signature(getattr(OptimOps, name)), name
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("update, states, loop", list(optimizer_cases()))
+def test_update_matches_the_numpy_body(fused, ref, loops_called, update, states, loop, dtype):
+    got = trajectory(fused, update, states, (37,), dtype)
+    assert loops_called == [loop] * STEPS  # one compiled loop per parameter per step
+    assert_same_trajectory(got, trajectory(ref, update, states, (37,), dtype), **TOL[dtype])
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (1000,), (3, 4, 5)], ids=str)
+def test_updates_cover_every_size_and_shape(fused, ref, loops_called, shape):
+    # A 0-d parameter is checked against the reference on shape (1,), which draws the same numbers (the
+    # NumPy bodies' ufuncs return scalars for 0-d operands).
+    for update, states, _ in REPRESENTATIVE:
+        want = trajectory(ref, update, states, shape or (1,), np.float32)
+        want = [{name: a.reshape(shape) for name, a in step.items()} for step in want]
+        assert_same_trajectory(trajectory(fused, update, states, shape, np.float32), want, **TOL[np.float32])
+    assert len(loops_called) == len(REPRESENTATIVE) * STEPS
+
+
+@pytest.mark.parametrize("dtype, grad_layout", [
+    (np.float32, lambda g: np.ascontiguousarray(g.T).T),  # a transposed (F-ordered) gradient
+    (np.float32, lambda g: np.broadcast_to(g[:1], g.shape)),  # a broadcast gradient (zero stride)
+    (np.float16, lambda g: g),  # a dtype the loops are not compiled for
+], ids=["transposed", "broadcast", "float16"])
+def test_other_layouts_and_dtypes_take_the_numpy_body(fused, ref, loops_called, dtype, grad_layout):
+    for update, states, _ in REPRESENTATIVE:
+        got = trajectory(fused, update, states, (4, 6), dtype, grad_layout)
+        want = trajectory(ref, update, states, (4, 6), dtype, grad_layout)
+        assert_same_trajectory(got, want, rtol=0, atol=0)
+    assert loops_called == []
+
+
+def test_the_kernels_write_in_place_and_allocate_nothing_visible(fused):
+    param, grad = np.ones(5, np.float32), np.full(5, 0.5, np.float32)
+    m, v = np.zeros_like(param), np.zeros_like(param)
+    ids = [id(a) for a in (param, m, v)]
+    fused.adam_update(param, grad, m, v, None, 1, 0.1, 0.9, 0.999, 1e-8, 0.0, False, False, False)
+    assert [id(a) for a in (param, m, v)] == ids
+    # The first Adam step moves every parameter by lr (m_hat / sqrt(v_hat) = 1), and m = (1 - beta1) g.
+    np.testing.assert_allclose(param, 0.9, rtol=1e-6)
+    np.testing.assert_allclose(m, 0.05, rtol=1e-6)
+
+
+def test_without_numba_the_numpy_bodies_run_and_nothing_imports_it():
+    """numba made unimportable: ``import minitensor`` works, the kernels' loader says None, and the fused
+    backend's updates fall back to the NumPy bodies with the same results."""
+    script = textwrap.dedent("""
+        import sys
+        sys.modules["numba"] = None  # import numba now raises ImportError
+        import numpy as np
+        import minitensor
+        from minitensor.backends.cpu_kernels import optim_ops
+        from minitensor.backends.numpy_backend import NumpyBackend
+        assert optim_ops.kernels() is None
+        class Fused(optim_ops.FusedOptimOps, NumpyBackend):
+            pass
+        a = [np.linspace(-1, 1, 6, dtype=np.float32) for _ in range(2)]
+        states = [[np.zeros(6, np.float32) for _ in range(2)] for _ in range(2)]
+        g = np.linspace(2, 3, 6, dtype=np.float32)
+        for B, p, (m, v) in zip((Fused(), NumpyBackend()), a, states):
+            B.adam_update(p, g, m, v, None, 1, 0.1, 0.9, 0.999, 1e-8, 0.0, False, False, False)
+        assert np.array_equal(a[0], a[1])
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "MINITENSOR_NUMBA": "1"})
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_import_minitensor_does_not_import_numba():
+    script = "import sys, minitensor, minitensor.nn, minitensor.optim; print('numba' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr
