@@ -213,6 +213,8 @@ class Session:
         if device == "cpu":
             self.baseline_kib = self._settled_baseline(build)
         self.run = build()
+        if threads is not None:  # again: the first steps may have loaded more BLAS libraries (numba loads
+            self.limiter = set_threads(threads)  # SciPy's OpenBLAS), whose pools the first limit missed
 
     @staticmethod
     def _settled_baseline(build: Callable[[], Any]) -> int:

@@ -237,3 +237,9 @@ def test_import_minitensor_does_not_import_numba():
     script = "import sys, minitensor, minitensor.nn, minitensor.optim; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr
+
+
+def test_the_cpu_backend_runs_the_compiled_updates():
+    from minitensor.backends.cpu_kernels.optim_ops import FusedOptimOps
+    from minitensor.backends.numpy_backend import NumpyBackend
+    assert issubclass(NumpyBackend, FusedOptimOps)

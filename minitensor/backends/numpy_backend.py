@@ -32,6 +32,7 @@ import numpy as np
 
 from . import cpu_kernels
 from .base import Backend
+from .cpu_kernels.optim_ops import FusedOptimOps
 from .ops.conv import Pad4, Pair, conv_out_len, pad_hw
 
 Array = Any
@@ -105,7 +106,7 @@ class Im2col:
             yield images, (cols.reshape(self.k, -1).T if self.k_major else cols.reshape(-1, self.k))
 
 
-class NumpyBackend(Backend):
+class NumpyBackend(FusedOptimOps, Backend):
     name = "cpu"
     xp = np
     array_type = np.ndarray

@@ -1,4 +1,5 @@
-"""Optional Numba-compiled CPU kernels for the NumPy backend: ``conv_pool.py`` (col2im, max pooling).
+"""Optional Numba-compiled CPU kernels for the NumPy backend: ``conv_pool.py`` (col2im, max pooling) and
+``optim.py`` (the optimizer updates, one loop each; ``optim_ops.FusedOptimOps`` calls them).
 
 Nothing here imports numba at ``import minitensor``: the kernels' module is imported at its first use,
 and without Numba (or with ``MINITENSOR_NUMBA=0`` in the environment) the backend runs its NumPy bodies.
@@ -8,16 +9,19 @@ from __future__ import annotations
 
 import functools
 import os
+import importlib
 from types import ModuleType
 
 
 @functools.cache
-def load() -> ModuleType | None:
-    """The ``conv_pool`` kernels, imported once; None when numba is absent or MINITENSOR_NUMBA=0."""
+def load(module: str = "conv_pool") -> ModuleType | None:
+    """The kernels' module ``module`` of this package, imported once; None when numba is absent or
+    MINITENSOR_NUMBA=0."""
     if os.environ.get("MINITENSOR_NUMBA", "1") == "0":
         return None
     try:
-        from . import conv_pool
-    except ImportError:  # numba not installed (or broken): the NumPy bodies serve
+        return importlib.import_module(f"{__name__}.{module}")
+    except ImportError as e:  # numba not installed (or broken): the NumPy bodies serve
+        if e.name is not None and e.name.startswith(__name__):
+            raise  # our own module missing is a bug, not an absent numba
         return None
-    return conv_pool

@@ -13,30 +13,22 @@ loops' module is imported (and numba with it) at the first update, never at ``im
 """
 from __future__ import annotations
 
-import functools
 import math
-import os
 from typing import Any
 
 import numpy as np
 
 from ..ops.optim import OptimOps
+from . import load
 
 Array = Any
 
 KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-@functools.cache
 def kernels() -> Any:
     """The compiled loops' module, or None when numba is not installed or ``MINITENSOR_NUMBA=0``."""
-    if os.environ.get("MINITENSOR_NUMBA", "1") == "0":
-        return None
-    try:
-        from . import optim
-    except ImportError:  # numba absent (or broken): the NumPy bodies serve
-        return None
-    return optim
+    return load("optim")
 
 
 def _fits(first: Array, *others: Array) -> bool:
