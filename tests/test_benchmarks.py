@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import bench_ops, bench_training, compare, torch_workloads, workloads  # noqa: E402
+from benchmarks import bench_ops, bench_training, compare, plot_compare, torch_workloads, workloads  # noqa: E402
 
 # Issue #6's workloads: layer widths (inputs 28 x 28 = 784), batch sizes.
 LINEAR = lambda i, o: i * o + o  # noqa: E731  (weights and biases of a Linear)
@@ -267,3 +267,23 @@ def test_cpu_peak_memory_counts_the_state_of_a_step():
     floor = (4 * 4 * PARAMETERS["mlp-s"]["model"] + 4 * 100 * 784) / 2 ** 20
     peak = bench_training.PeakMemory().track_peak_memory("mlp-s", "cpu")
     assert floor <= peak <= 3 * floor
+
+
+def test_plot_compare_draws_one_panel_per_report(tmp_path):
+    pytest.importorskip("matplotlib")
+    machine = {"device": "cpu", "threads": 2, "loadavg_start": "0.5 0.4 0.3", "date": "2026-11-22"}
+    rows = [{"workload": w, "batch": 64, "minitensor_ms": m, "pytorch_ms": p, "ratio": m / p}
+            for w, m, p in (("MLP-S", 0.5, 0.6), ("CNN", 20.0, 13.0))]
+    report = {"machine": machine, "results": rows}
+    path = tmp_path / "perf.png"
+    assert plot_compare.main([*(str(_write(tmp_path / f"r{i}.json", report)) for i in range(2)),
+                              "--out", str(path)]) == path
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(path.read_bytes()[16:20], "big"), int.from_bytes(path.read_bytes()[20:24], "big")
+    assert (width, height) == (1000, 400)  # two 5x4-inch panels at 100 dpi
+    assert plot_compare.panel_title(machine) == "cpu, 2 thread(s); load 0.5; 2026-11-22"
+
+
+def _write(path: Path, obj: dict) -> Path:
+    path.write_text(json.dumps(obj))
+    return path
