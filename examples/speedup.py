@@ -309,7 +309,7 @@ def _blas_info() -> list[dict[str, Any]] | dict[str, Any]:
         import numpy  # only to read its build configuration; the models never touch it
         return {k: v for k, v in numpy.show_config(mode="dicts")["Build Dependencies"]["blas"].items()
                 if k in ("name", "version")}
-    return [{k: lib.get(k) for k in ("internal_api", "version", "num_threads", "threading_layer")}
+    return [{k: lib.get(k) for k in ("internal_api", "version", "architecture", "num_threads", "threading_layer")}
             for lib in threadpool_info() if lib.get("user_api") == "blas"]
 
 
