@@ -83,9 +83,10 @@ manual_seed_all = manual_seed
 
 def _unavailable_reason() -> str:
     try:
-        return f"CUDA is not available: {backend_class('cuda').unavailable_reason()}"
-    except RuntimeError as e:  # the backend module did not load; its message says what to install
-        return str(e)
+        reason = backend_class("cuda").unavailable_reason()
+    except RuntimeError as e:  # the backend module did not load: its ImportError says what to install
+        reason = str(e.__cause__ or e)
+    return f"CUDA is not available: {reason}"
 
 
 def _cupy() -> Any:

@@ -51,6 +51,9 @@ assert mt.cuda.is_available() is False and mt.cuda.device_count() == 0
 message = refused(lambda: mt.zeros(2, device="cuda"))
 assert "cuda" in message, message
 assert refused(lambda: mt.ones(2).to("cuda")) == message
+api_message = refused(mt.cuda.synchronize)  # the torch.cuda-like API gives the same reason, once prefixed
+assert api_message.startswith("CUDA is not available: ") and api_message.count("not available") == 1, api_message
+assert api_message.split(": ", 1)[1] in message, (api_message, message)
 for part in {expected!r}:
     assert part in message, (part, message)
 """

@@ -280,8 +280,8 @@ def test_command_line_mistakes_exit_with_a_clear_error(tmp_path, capsys):
 def test_bar_on_the_offline_mnist_split(tmp_path):
     """3,000 steps at batch 64 (24 epochs of 125 whole batches) of the seeds' GAN: the judge CNN gives the
     generated digits a mean top-class probability >= 0.65 and puts >= 2% of them in at least 8 classes
-    (PyTorch: 0.72, 10). About 1.5 minutes on 2 cores with the judge's training; the DCGAN (0.83-0.85,
-    9 classes) is left out: its 3,000 steps took 18 minutes or more on the same machine."""
+    (PyTorch: 0.72, 10). About 25 s on 2 idle cores, the judge's training included. The DCGAN (0.83-0.85,
+    9-10 classes over seeds 0-2) is left out: at ~120 ms/step its 3,000 steps take 6 minutes there."""
     if not (common.SHARED_MNIST / "t10k-images-idx3-ubyte.gz").exists():
         pytest.skip("the official MNIST test split is not at hand (../shared/data/mnist)")
     log = gan.main(["--dataset", "mnist-test-split", "--data-dir", str(common.SHARED_MNIST),
