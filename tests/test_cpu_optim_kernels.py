@@ -9,12 +9,10 @@ without numba, takes the NumPy body, with the same results.
 from __future__ import annotations
 
 import inspect
-import itertools
 import os
 import subprocess
 import sys
 import textwrap
-from functools import partial
 from types import SimpleNamespace
 
 import numpy as np
@@ -24,8 +22,8 @@ from minitensor.backends.cpu_kernels import optim_ops
 from minitensor.backends.cpu_kernels.optim_ops import FusedOptimOps
 from minitensor.backends.numpy_backend import NumpyBackend
 from minitensor.backends.ops.optim import OptimOps
+from optim_cases import REPRESENTATIVE, STEPS, assert_same_trajectory, optimizer_cases, trajectory
 
-STEPS = 3
 TOL = {np.float32: dict(rtol=1e-6, atol=1e-7), np.float64: dict(rtol=1e-14, atol=1e-15)}
 UPDATES = ("sgd_update", "adam_update", "rmsprop_update", "adagrad_update")
 
@@ -69,91 +67,6 @@ def loops_called(monkeypatch, fused) -> list[str]:
     names = ("sgd_kernel", "adam_kernel", "rmsprop_kernel", "adagrad_kernel")
     monkeypatch.setattr(optim_ops, "kernels", lambda: SimpleNamespace(**{n: recording(n) for n in names}))
     return seen
-
-
-# ------------------------------------------------------------------------------------------ the cases
-def _sgd(B, a, t, momentum, dampening, nesterov, weight_decay, maximize):
-    B.sgd_update(a["param"], a["grad"], a.get("momentum_buf"), 0.1, momentum, dampening, nesterov, weight_decay,
-                 maximize, t == 1)
-
-
-def _adam(B, a, t, amsgrad, decoupled, weight_decay, maximize):
-    B.adam_update(a["param"], a["grad"], a["exp_avg"], a["exp_avg_sq"], a.get("max_exp_avg_sq"), t, 1e-2, 0.9,
-                  0.999, 1e-8, weight_decay, amsgrad, decoupled, maximize)
-
-
-def _rmsprop(B, a, t, centered, momentum, weight_decay, maximize):
-    B.rmsprop_update(a["param"], a["grad"], a["square_avg"], a.get("momentum_buf"), a.get("grad_avg"), 1e-2,
-                     0.99, 1e-8, weight_decay, momentum, centered, maximize)
-
-
-def _adagrad(B, a, t, lr_decay, weight_decay, maximize):
-    B.adagrad_update(a["param"], a["grad"], a["state_sum"], t, 0.1, lr_decay, weight_decay, 1e-10, maximize)
-
-
-def _case(update, loop, states, **hyper):
-    name = update.__name__.strip("_") + "-" + "-".join(f"{k}={v}" for k, v in hyper.items())
-    return pytest.param(partial(update, **hyper), states, loop, id=name)
-
-
-def optimizer_cases():
-    """Every combination of each update's switches."""
-    for momentum, dampening, nesterov, wd, maximize in itertools.product((0.0, 0.9), (0.0, 0.5), (False, True),
-                                                                         (0.0, 0.1), (False, True)):
-        if nesterov and (momentum == 0 or dampening != 0):
-            continue  # SGD refuses Nesterov without momentum or with dampening
-        yield _case(_sgd, "sgd_kernel", ("momentum_buf",) if momentum else (), momentum=momentum,
-                    dampening=dampening, nesterov=nesterov, weight_decay=wd, maximize=maximize)
-    for amsgrad, decoupled, wd, maximize in itertools.product((False, True), (False, True), (0.0, 0.1),
-                                                              (False, True)):
-        yield _case(_adam, "adam_kernel", ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ()),
-                    amsgrad=amsgrad, decoupled=decoupled, weight_decay=wd, maximize=maximize)
-    for centered, momentum, wd, maximize in itertools.product((False, True), (0.0, 0.9), (0.0, 0.1),
-                                                              (False, True)):
-        states = ("square_avg",) + (("momentum_buf",) if momentum else ()) + (("grad_avg",) if centered else ())
-        yield _case(_rmsprop, "rmsprop_kernel", states, centered=centered, momentum=momentum, weight_decay=wd,
-                    maximize=maximize)
-    for lr_decay, wd, maximize in itertools.product((0.0, 0.1), (0.0, 0.1), (False, True)):
-        yield _case(_adagrad, "adagrad_kernel", ("state_sum",), lr_decay=lr_decay, weight_decay=wd,
-                    maximize=maximize)
-
-
-# One case per update with most switches on, for the size, layout and dtype tests.
-REPRESENTATIVE = [
-    (partial(_sgd, momentum=0.9, dampening=0.0, nesterov=True, weight_decay=0.1, maximize=False),
-     ("momentum_buf",), "sgd_kernel"),
-    (partial(_adam, amsgrad=True, decoupled=True, weight_decay=0.1, maximize=False),
-     ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"), "adam_kernel"),
-    (partial(_rmsprop, centered=True, momentum=0.9, weight_decay=0.1, maximize=True),
-     ("square_avg", "momentum_buf", "grad_avg"), "rmsprop_kernel"),
-    (partial(_adagrad, lr_decay=0.1, weight_decay=0.1, maximize=False), ("state_sum",), "adagrad_kernel"),
-]
-
-
-def trajectory(backend, update, states, shape, dtype, grad_layout=lambda g: g):
-    """STEPS updates from one seed (param random, states zero as the optimizers make them, a fresh gradient
-    per step laid out by ``grad_layout``): copies of the arrays after each step. Also checks that the
-    gradient is never written."""
-    rng = np.random.default_rng(0)
-    arrays = {"param": rng.standard_normal(shape).astype(dtype)}
-    arrays.update({name: np.zeros(shape, dtype) for name in states})
-    history = []
-    for t in range(1, STEPS + 1):
-        grad = grad_layout(rng.standard_normal(shape).astype(dtype))
-        arrays["grad"], grad_before = grad, grad.copy()
-        update(backend, arrays, t)
-        np.testing.assert_array_equal(grad, grad_before)
-        history.append({name: np.array(a) for name, a in arrays.items()})
-    return history
-
-
-def assert_same_trajectory(got, want, rtol, atol):
-    for step, (g, w) in enumerate(zip(got, want), start=1):
-        assert g.keys() == w.keys()
-        for name in w:
-            assert g[name].dtype == w[name].dtype and g[name].shape == w[name].shape
-            np.testing.assert_allclose(g[name], w[name], rtol=rtol, atol=atol, err_msg=f"{name} after step {step}")
-    assert not np.allclose(want[0]["param"], want[-1]["param"])  # the updates did move the parameter
 
 
 # ------------------------------------------------------------------------------------------------ tests

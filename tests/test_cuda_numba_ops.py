@@ -75,14 +75,14 @@ def test_update_matches_the_numpy_backend(gpu, launches, update, states, kernel,
 @pytest.mark.parametrize("shape", [(), (1,), (1000,), (3, 4, 5), (2_000_003,)], ids=str)
 def test_updates_cover_every_size_and_shape(gpu, launches, shape):
     # 2_000_003 elements exceed the largest grid (4096 x 256 threads): the grid-stride loop turns twice.
-    for update, states in REPRESENTATIVE:
+    for update, states, _ in REPRESENTATIVE:
         assert_same_trajectory(on_gpu(gpu, update, states, shape, np.float32),
                                on_host(update, states, shape, np.float32), **TOL[np.float32])
     assert len(launches) == len(REPRESENTATIVE) * STEPS
 
 
 def test_a_transposed_gradient_takes_the_cupy_bodies(gpu, launches):
-    for update, states in REPRESENTATIVE:
+    for update, states, _ in REPRESENTATIVE:
         got = on_gpu(gpu, update, states, (4, 6), np.float32, lambda g: cupy.ascontiguousarray(g.T).T)
         assert_same_trajectory(got, on_host(update, states, (4, 6), np.float32), **TOL[np.float32])
     assert launches == []

@@ -48,7 +48,7 @@ def test_updates_cover_every_size_and_shape(sim, ref, launches, shape):
     # 1000 elements take the simulator's 64-thread grid round its grid-stride loop many times. A 0-d
     # parameter is checked against the reference on shape (1,), which draws the same numbers: the NumPy
     # backend's weight decay fails on 0-d arrays (a ufunc returns a scalar there, not an array).
-    for update, states in REPRESENTATIVE:
+    for update, states, _ in REPRESENTATIVE:
         want = trajectory(ref, update, states, shape or (1,), np.float32)
         want = [{name: a.reshape(shape) for name, a in step.items()} for step in want]
         assert_same_trajectory(trajectory(sim, update, states, shape, np.float32), want, **TOL[np.float32])
@@ -62,7 +62,7 @@ def test_updates_cover_every_size_and_shape(sim, ref, launches, shape):
     (np.float16, lambda g: g),  # a dtype the kernels do not cover
 ], ids=["transposed", "broadcast", "mixed-dtype", "float16"])
 def test_uncovered_layouts_fall_back_to_the_generic_method(sim, ref, launches, dtype, grad_layout):
-    for update, states in REPRESENTATIVE:
+    for update, states, _ in REPRESENTATIVE:
         got = trajectory(sim, update, states, (4, 6), dtype, grad_layout)
         want = trajectory(ref, update, states, (4, 6), dtype, grad_layout)
         for g, w in zip(got, want):
