@@ -60,9 +60,9 @@ from typing import Any, Callable, Sequence
 if __package__ in (None, ""):  # run as a script: make the ``benchmarks`` package importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
 
-import minitensor as mt  # noqa: E402
+import minitensor as mt  # noqa: E402  (before NumPy: it chooses OpenBLAS's kernels, see backends/blas.py)
+import numpy as np  # noqa: E402
 from benchmarks import torch_workloads, workloads  # noqa: E402
 
 MINITENSOR, PYTORCH = "minitensor", "PyTorch"
@@ -357,14 +357,8 @@ def machine(args: argparse.Namespace, with_torch: bool) -> dict[str, Any]:
         "cpu": _cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
         "platform": platform.platform(), "minitensor": mt.__version__,
         "numpy": np.__version__, "threads": args.threads, "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
-        "loadavg_start": _loadavg(),
+        "loadavg_start": _loadavg(), "cpu_info": mt.backends.cpu_info().as_dict(),
     }
-    try:
-        from threadpoolctl import threadpool_info
-        info["blas"] = [{k: lib.get(k) for k in ("internal_api", "version", "architecture")}
-                        for lib in threadpool_info() if lib.get("user_api") == "blas"]
-    except ImportError:
-        pass
     if with_torch:
         info["torch"] = importlib.metadata.version("torch")
     if args.device == "cuda":
@@ -408,7 +402,8 @@ TABLE_HEADER = ("| workload | batch | minitensor ms/step | PyTorch ms/step | min
 def markdown(rows: list[dict[str, Any]], info: dict[str, Any]) -> str:
     """The results as a Markdown table, with the machine and the conditions above it and any skipped
     workload's reason below."""
-    blas = ", ".join(f"{b['internal_api']} {b['version']} ({b['architecture']})" for b in info.get("blas", []))
+    cpu = info["cpu_info"]
+    blas = f"{cpu['blas']}, {cpu['coretype']} kernels chosen by {cpu['chosen_by']}, Numba {cpu['numba'] or 'off'}"
     threads = info["threads"] if info["threads"] is not None else "each library's default"
     lines = [
         f"{info['date']}, device {info['device']}" + (f" ({info['gpu']})" if "gpu" in info else "")
@@ -418,6 +413,7 @@ def markdown(rows: list[dict[str, Any]], info: dict[str, Any]) -> str:
         f"minitensor {info['minitensor']}, Python {info['python']}, NumPy {info['numpy']}"
         + (f" ({blas})" if blas else "") + (f", PyTorch {info['torch']}" if "torch" in info else "")
         + (f", OPENBLAS_CORETYPE={info['OPENBLAS_CORETYPE']}" if info["OPENBLAS_CORETYPE"] else "")
+        + (f". Slower BLAS kernels than this CPU allows: {cpu['missed']}" if cpu["missed"] else "")
         + ". ms/step: median of the rounds, frameworks alternated; peak memory: see benchmarks/compare.py.",
         "",
         TABLE_HEADER,

@@ -13,6 +13,13 @@ synchronisation, and ms/step is the median chunk's, which one stray pause of the
 samples/s is batch * 1000 / (ms/step); the speedup is the CPU's ms/step over the device's, at the same
 model and batch size.
 
+Training works, not only fast: each row also gives the loss of the first and of the last timed step (read
+back after the timing, so no step waits for it; the GAN's as D/G). Both devices start from the same
+weights and see the same batches, so their losses must agree: to LOSS_RTOL_START relatively at the first
+timed step and LOSS_RTOL_END at the last (float32 on both, but cuBLAS and OpenBLAS sum in different orders,
+and --warmup + --steps Adam updates amplify the difference); the device's row says "agree" or "DIFFER".
+The report also says which BLAS kernels and which Numba the CPU ran with (``minitensor.backends.cpu_info``).
+
 --sweep-batch measures each model at several batch sizes on each device and reports the crossover: the
 smallest batch size from which the GPU is faster than the CPU at that size and at every larger size
 measured (so a lucky size followed by a slower one does not count). Batch sizes above 64 run
@@ -54,6 +61,7 @@ EXAMPLE_BATCH_SIZES = {"mlp": 100, "cnn": 64, "gan": 64}  # each example's defau
 SWEEP_BATCH_SIZES = (16, 64, 256, 1024)
 SWEEP_FULL_STEPS_UP_TO = 64  # sweep batches larger than this run proportionally fewer steps
 CHUNKS = 5  # the timed steps are split into this many chunks; the median chunk is reported
+LOSS_RTOL_START, LOSS_RTOL_END = 1e-3, 2e-2  # how closely a device's losses must match the CPU's
 
 
 @dataclass
@@ -66,6 +74,9 @@ class Measurement:
     ms_per_step: float
     samples_per_s: float
     speedup: float | None
+    loss_start: dict[str, float]  # the losses of the first timed step, by name ("loss"; GAN: loss_D, loss_G)
+    loss_end: dict[str, float]  # those of the last timed step
+    agrees: bool | None  # whether the losses match the CPU's (None on the CPU itself)
 
 
 # ----------------------------------------------------------------------------------------- command line
@@ -89,7 +100,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="comma-separated batch sizes for the sweep (implies --sweep-batch; default: "
                         + ",".join(map(str, SWEEP_BATCH_SIZES)) + ")")
     p.add_argument("--threads", type=int, default=None, metavar="N",
-                   help="BLAS threads for the CPU's matrix products (needs threadpoolctl; default: the "
+                   help="BLAS threads for the CPU's matrix products (default: the "
                         "BLAS's own choice, usually one per core)")
     add_data_arguments(p, seed_help="seeds the weights and the GAN's noise (default: 0)")
     p.add_argument("--out", default="runs/speedup", metavar="DIR",
@@ -171,39 +182,70 @@ def chunk_sizes(steps: int, chunks: int = CHUNKS) -> list[int]:
     return [steps // k + (i < steps % k) for i in range(k)]
 
 
+@dataclass
+class Timing:
+    """``time_step``'s result: ms/step, and the losses of the first and the last timed step."""
+    ms_per_step: float
+    loss_start: dict[str, float]
+    loss_end: dict[str, float]
+
+
 def time_step(step: StepFn, batches: list[tuple[mt.Tensor, mt.Tensor]], device: mt.device,
-              warmup: int, steps: int) -> float:
-    """Milliseconds per step of ``step`` fed host batches moved to ``device``: the median over the chunks
-    of the timed steps, each chunk closed by a device synchronisation."""
+              warmup: int, steps: int) -> Timing:
+    """Milliseconds per step of ``step`` fed host batches moved to ``device`` (the median over the chunks
+    of the timed steps, each chunk closed by a device synchronisation), and the first and last timed
+    steps' losses, read back once the timing is over."""
     feed = itertools.cycle(batches)
 
-    def run(n: int) -> None:
-        for _ in range(n):
-            x, y = next(feed)
-            step(x.to(device), y.to(device))  # the losses stay on the device: no read-back, no sync
+    def one_step() -> dict[str, mt.Tensor]:
+        x, y = next(feed)
+        return step(x.to(device), y.to(device))  # the losses stay on the device: no read-back, no sync
 
-    run(warmup)
+    for _ in range(warmup):
+        one_step()
     synchronize(device)
-    per_chunk = []
+    per_chunk: list[float] = []
+    first: dict[str, mt.Tensor] | None = None
+    last: dict[str, mt.Tensor] = {}
     for n in chunk_sizes(steps):
         start = time.perf_counter()
-        run(n)
+        for _ in range(n):
+            last = one_step()
+            first = last if first is None else first
         synchronize(device)
         per_chunk.append(1e3 * (time.perf_counter() - start) / n)
-    return statistics.median(per_chunk)
+    return Timing(statistics.median(per_chunk), _read(first or {}), _read(last))
+
+
+def _read(losses: dict[str, mt.Tensor]) -> dict[str, float]:
+    return {name: round(value.item(), 6) for name, value in losses.items()}
+
+
+def losses_agree(cpu: Measurement, other: Measurement) -> bool:
+    """Whether ``other``'s losses match the CPU's within LOSS_RTOL_START (first step) and LOSS_RTOL_END."""
+    def close(a: dict[str, float], b: dict[str, float], rtol: float) -> bool:
+        return a.keys() == b.keys() and all(abs(a[k] - b[k]) <= rtol * max(abs(a[k]), 1e-6) for k in a)
+    return close(cpu.loss_start, other.loss_start, LOSS_RTOL_START) and \
+        close(cpu.loss_end, other.loss_end, LOSS_RTOL_END)
 
 
 def measure(model: str, devices: Sequence[mt.device], data: ImageData, batch_size: int, warmup: int,
             steps: int, seed: int) -> Iterator[Measurement]:
     """``model`` on each device (the CPU first, so that each speedup is known when its row is)."""
     batches = host_batches(data.train, batch_size, warmup + steps)
-    cpu_ms = None
+    cpu = None
     for device in sorted(devices, key=lambda d: d.type != "cpu"):
-        ms = time_step(build_step(model, data.image_size, device, seed), batches, device, warmup, steps)
+        t = time_step(build_step(model, data.image_size, device, seed), batches, device, warmup, steps)
+        cpu_ms = t.ms_per_step if device.type == "cpu" else cpu.ms_per_step if cpu else None
+        row = Measurement(model, device.type, batch_size, steps, round(t.ms_per_step, 4),
+                          round(batch_size * 1e3 / t.ms_per_step, 1),
+                          None if cpu_ms is None else round(cpu_ms / t.ms_per_step, 3),
+                          t.loss_start, t.loss_end, None)
         if device.type == "cpu":
-            cpu_ms = ms
-        yield Measurement(model, device.type, batch_size, steps, round(ms, 4), round(batch_size * 1e3 / ms, 1),
-                          None if cpu_ms is None else round(cpu_ms / ms, 3))
+            cpu = row
+        elif cpu is not None:
+            row.agrees = losses_agree(cpu, row)
+        yield row
 
 
 def sweep_steps(count: int, batch_size: int, least: int) -> int:
@@ -232,13 +274,21 @@ def crossovers(rows: Sequence[Measurement], models: Sequence[str]) -> dict[str, 
 
 
 # ------------------------------------------------------------------------------------------- reporting
-HEADER = f"{'model':<6} {'device':<6} {'batch':>6} {'steps':>6} {'ms/step':>10} {'samples/s':>11} {'speedup':>8}"
+HEADER = (f"{'model':<6} {'device':<6} {'batch':>6} {'steps':>6} {'ms/step':>10} {'samples/s':>11} {'speedup':>8} "
+          f"{'loss@start':>15} {'loss@end':>15} {'vs cpu':>6}")
+
+
+def loss_text(losses: dict[str, float]) -> str:
+    """One word: the loss, or the GAN's D/G losses."""
+    return "/".join(f"{v:.4g}" for v in losses.values()) or "-"
 
 
 def table_row(r: Measurement) -> str:
     speedup = "-" if r.speedup is None else f"{r.speedup:.2f}x"
+    agrees = "-" if r.agrees is None else "agree" if r.agrees else "DIFFER"
     return (f"{r.model:<6} {r.device:<6} {r.batch_size:>6} {r.steps:>6} {r.ms_per_step:>10.3f} "
-            f"{r.samples_per_s:>11.1f} {speedup:>8}")
+            f"{r.samples_per_s:>11.1f} {speedup:>8} {loss_text(r.loss_start):>15} {loss_text(r.loss_end):>15} "
+            f"{agrees:>6}")
 
 
 def print_table(title: str, rows: Iterator[Measurement]) -> list[Measurement]:
@@ -272,17 +322,12 @@ def only_one_device_note(devices: Sequence[mt.device]) -> str | None:
 
 @contextlib.contextmanager
 def blas_threads(threads: int | None) -> Iterator[None]:
-    """Limit the BLAS to ``threads`` threads for the block (through threadpoolctl, when installed)."""
+    """Limit the BLAS to ``threads`` threads for the block (its own choice when None)."""
     if threads is None:
         yield
         return
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        print("--threads is unavailable: threadpoolctl is not installed (pip install threadpoolctl), so the "
-              "BLAS keeps its own thread count.", file=sys.stderr)
-        yield
-        return
+    from threadpoolctl import threadpool_limits  # a dependency of minitensor's
+
     with threadpool_limits(limits=threads, user_api="blas"):
         yield
 
@@ -293,24 +338,14 @@ def machine_info(devices: Sequence[mt.device]) -> dict[str, Any]:
         "date": datetime.now().astimezone().isoformat(timespec="seconds"),
         "platform": platform.platform(), "processor": platform.processor() or platform.machine(),
         "cpu_count": os.cpu_count(), "python": platform.python_version(),
-        "numpy": importlib.metadata.version("numpy"), "blas": _blas_info(), "minitensor": mt.__version__,
+        "numpy": importlib.metadata.version("numpy"), "cpu_info": mt.backends.cpu_info().as_dict(),
+        "minitensor": mt.__version__,
     }
     if any(d.type == "cuda" for d in devices):
         import cupy  # present: a cuda device was measured
         info["gpu"] = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
         info["cupy"] = cupy.__version__
     return info
-
-
-def _blas_info() -> list[dict[str, Any]] | dict[str, Any]:
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:  # NumPy's build record: which BLAS, but not how many threads it runs
-        import numpy  # only to read its build configuration; the models never touch it
-        return {k: v for k, v in numpy.show_config(mode="dicts")["Build Dependencies"]["blas"].items()
-                if k in ("name", "version")}
-    return [{k: lib.get(k) for k in ("internal_api", "version", "architecture", "num_threads", "threading_layer")}
-            for lib in threadpool_info() if lib.get("user_api") == "blas"]
 
 
 def write_charts(report: dict[str, Any], out: Path) -> list[Path]:
@@ -320,7 +355,11 @@ def write_charts(report: dict[str, Any], out: Path) -> list[Path]:
     except ImportError as e:  # matplotlib is in the examples extra, which a bare install lacks
         print(f"no charts: {e} (pip install 'minitensor[examples]')", file=sys.stderr)
         return []
-    paths = [speedup_plot.bar_chart(report["results"], report["note"], out / "speedup.png")]
+    cpu = report["machine"]["cpu_info"]
+    cpu_line = (f"CPU: {cpu['blas']}, {cpu['coretype']} kernels, {cpu['threads']} threads, "
+                f"Numba {cpu['numba'] or 'off'}")
+    note = "\n".join(filter(None, [report["note"], cpu_line]))
+    paths = [speedup_plot.bar_chart(report["results"], note, out / "speedup.png")]
     if report.get("sweep"):
         paths.append(speedup_plot.sweep_chart(report["sweep"]["results"], report["sweep"]["crossover"],
                                               out / "speedup_sweep.png"))
@@ -356,7 +395,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         machine = machine_info(devices)
         print(f"speedup: {data[args.models[0]].name}; devices {', '.join(d.type for d in devices)}; "
               f"{args.warmup} warm-up and {args.steps} timed steps per measurement, ms/step the median of "
-              f"{CHUNKS} chunks; {machine['cpu_count']} CPUs")
+              f"{CHUNKS} chunks; {machine['cpu_count']} CPUs\nCPU: {mt.backends.cpu_info()}")
         rows = print_table("Training step, each batch moved from the host", itertools.chain.from_iterable(
             measure(m, devices, data[m], args.batch_size or EXAMPLE_BATCH_SIZES[m], args.warmup, args.steps,
                     args.seed) for m in args.models))

@@ -24,9 +24,9 @@ def bar_chart(rows: Rows, note: str | None, path: Path) -> Path:
         bars = ax.bar([r["device"] for r in mine], [r["samples_per_s"] for r in mine],
                       color=[COLOURS.get(r["device"], "tab:gray") for r in mine])
         labels = [f"{r['ms_per_step']:.2f} ms/step" + ("" if r["device"] == "cpu" or r["speedup"] is None
-                                                  else f"\n{r['speedup']:.2f}x") for r in mine]
+                                                  else f"\n{r['speedup']:.2f}x") + "\n" + _losses(r) for r in mine]
         ax.bar_label(bars, labels, fontsize=8)
-        ax.margins(y=0.25)  # room for the labels above the tallest bar
+        ax.margins(y=0.4)  # room for the labels above the tallest bar
         ax.set_title(f"{model} (batch {mine[0]['batch_size']})", fontsize=10)
     panels[0].set_ylabel("samples/s")
     _finish(fig, "minitensor training throughput", note, path)
@@ -58,6 +58,13 @@ def sweep_chart(rows: Rows, crossover: dict[str, int | None] | None, path: Path)
     panels[0].set_ylabel("samples/s")
     _finish(fig, "Throughput against batch size (each batch moved from the host)", None, path)
     return path
+
+
+def _losses(row: dict[str, Any]) -> str:
+    """'loss 2.30 → 0.41' (the GAN's D/G), from the first to the last timed step."""
+    def text(losses: dict[str, float]) -> str:
+        return "/".join(f"{v:.3g}" for v in losses.values())
+    return f"loss {text(row['loss_start'])} → {text(row['loss_end'])}" if row.get("loss_start") else ""
 
 
 def _models(rows: Rows) -> list[str]:

@@ -5,6 +5,7 @@ importing minitensor imports neither cupy nor numba).
 """
 from __future__ import annotations
 
+from . import backends  # first: it chooses OpenBLAS's kernels before NumPy loads (backends/blas.py)
 from . import autograd, cuda, dtypes, testing
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .device import device
@@ -13,6 +14,7 @@ from .dtypes import (bool, double, dtype, float, float16, float32, float64, get_
                      uint8)
 from .functional import *  # noqa: F401,F403  (add, exp, sum, cat, where, ... as minitensor.<op>)
 from .functional import abs, all, any, max, min, round, sum  # noqa: F401
+from .backends.blas import get_num_threads, set_num_threads
 from .random import manual_seed, seed
 from .tensor import (Tensor, arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
                      ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,

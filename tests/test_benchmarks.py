@@ -151,7 +151,8 @@ def test_losses_disagree_names_the_loss_beyond_the_tolerance():
 INFO = {"date": "2026-01-02 03:04 UTC", "device": "cpu", "cpu": "Some CPU", "cores": 2, "threads": 2,
         "loadavg_start": "0.10 0.20 0.30", "loadavg_end": "0.40 0.50 0.60", "minitensor": "0.1.0",
         "python": "3.11.7", "numpy": "2.4.6", "torch": "2.13.0", "OPENBLAS_CORETYPE": None,
-        "blas": [{"internal_api": "openblas", "version": "0.3.31", "architecture": "SkylakeX"}]}
+        "cpu_info": {"cpu": "Some CPU", "blas": "openblas 0.3.31", "coretype": "SkylakeX", "threads": 2,
+                     "best_coretype": "SkylakeX", "chosen_by": "openblas", "missed": None, "numba": "0.68.1"}}
 
 
 def table_rows(text: str) -> list[list[str]]:
@@ -174,7 +175,18 @@ def test_markdown_table_has_one_row_per_workload_with_ratios():
     assert gan == ["GAN", "64"] + ["-"] * 6
     assert "GAN: first losses disagree" in text  # the reason, under the table
     assert "load average (1, 5, 15 min) 0.10 0.20 0.30 at the start, 0.40 0.50 0.60 at the end" in text
-    assert "PyTorch 2.13.0" in text and "openblas 0.3.31 (SkylakeX)" in text and "threads: 2" in text
+    assert "PyTorch 2.13.0" in text and "threads: 2" in text
+    assert "openblas 0.3.31, SkylakeX kernels chosen by openblas, Numba 0.68.1" in text
+    assert "Slower BLAS kernels" not in text
+
+
+def test_markdown_says_when_faster_blas_kernels_were_missed():
+    info = {**INFO, "OPENBLAS_CORETYPE": "Haswell",
+            "cpu_info": {**INFO["cpu_info"], "coretype": "Haswell", "chosen_by": "user",
+                         "missed": "the CPU runs SkylakeX kernels, but OPENBLAS_CORETYPE=Haswell is set"}}
+    text = compare.markdown([], info)
+    assert "Haswell kernels chosen by user" in text
+    assert "Slower BLAS kernels than this CPU allows: the CPU runs SkylakeX kernels, but" in text
 
 
 def test_markdown_without_pytorch_leaves_its_columns_empty():

@@ -4,6 +4,7 @@ command line's errors. A few steps on the 8x8 digits, so each test takes a secon
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -30,7 +31,7 @@ def printed_rows(text: str) -> dict[tuple[str, str, int], list[str]]:
     rows = {}
     for line in text.splitlines():
         words = line.split()
-        if len(words) == 7 and words[0] in speedup.MODELS and words[1] in speedup.DEVICES:
+        if len(words) == 10 and words[0] in speedup.MODELS and words[1] in speedup.DEVICES:
             rows[(words[0], words[1], int(words[2]))] = words
     return rows
 
@@ -64,9 +65,15 @@ def test_table_json_and_chart_agree(tmp_path, capsys):
         assert r["samples_per_s"] == pytest.approx(32 * 1000 / r["ms_per_step"], rel=1e-3)
         assert r["speedup"] == pytest.approx(cpu_ms[r["model"]] / r["ms_per_step"], rel=1e-3)
         if r["device"] == "cpu":
-            assert r["speedup"] == 1.0 and words[6] == "1.00x"
+            assert r["speedup"] == 1.0 and words[6] == "1.00x" and r["agrees"] is None and words[9] == "-"
+        names = ["loss_D", "loss_G"] if r["model"] == "gan" else ["loss"]
+        assert list(r["loss_start"]) == list(r["loss_end"]) == names
+        assert words[7] == speedup.loss_text(r["loss_start"]) and words[8] == speedup.loss_text(r["loss_end"])
+        assert all(math.isfinite(v) for v in [*r["loss_start"].values(), *r["loss_end"].values()])
 
     machine = report["machine"]
+    assert machine["cpu_info"] == mt.backends.cpu_info().as_dict()
+    assert f"CPU: {mt.backends.cpu_info()}" in out  # the BLAS kernels and Numba, said with the figures
     assert machine["cpu_count"] >= 1 and machine["minitensor"] == mt.__version__ and machine["numpy"]
     assert ("gpu" in machine) == mt.cuda.is_available()
     assert report["settings"]["steps"] == 3 and report["sweep"] is None
@@ -150,7 +157,7 @@ def test_timing_excludes_the_warmup_and_reports_the_median_chunk():
         return {}
 
     batches = speedup.host_batches(speedup.load_images("digits", None).train, 4, 3)
-    ms = speedup.time_step(step, batches, mt.device("cpu"), warmup=2, steps=10)
+    ms = speedup.time_step(step, batches, mt.device("cpu"), warmup=2, steps=10).ms_per_step
     assert len(calls) == 12 and ms < 5
 
 
@@ -166,20 +173,41 @@ def test_host_batches_wrap_round_the_dataset():
 
 
 def test_threads_limits_the_blas_for_the_run_only(tmp_path):
-    threadpoolctl = pytest.importorskip("threadpoolctl")
-    before = [lib["num_threads"] for lib in threadpoolctl.threadpool_info() if lib["user_api"] == "blas"]
+    before = mt.get_num_threads()
     report = run(tmp_path, "--devices", "cpu", "--models", "mlp", "--threads", "1")
     assert report["settings"]["threads"] == 1
-    assert report["machine"]["blas"] and all(lib["num_threads"] == 1 for lib in report["machine"]["blas"])
-    assert [lib["num_threads"] for lib in threadpoolctl.threadpool_info() if lib["user_api"] == "blas"] == before
+    assert report["machine"]["cpu_info"]["threads"] == 1
+    assert mt.get_num_threads() == before
 
 
-def test_threads_without_threadpoolctl_says_it_is_unavailable(tmp_path, capsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # import fails as if it were not installed
-    report = run(tmp_path, "--devices", "cpu", "--models", "mlp", "--threads", "1")
-    assert "--threads is unavailable: threadpoolctl is not installed" in capsys.readouterr().err
-    assert report["machine"]["blas"]["name"]  # NumPy's build record instead of threadpoolctl's
-    assert len(report["results"]) == 1
+def test_losses_are_those_of_the_first_and_last_timed_steps():
+    """Warm-up steps are not the start; the last step of the last chunk is the end."""
+    calls = []
+
+    def step(x, y):
+        calls.append(len(calls))
+        return {"loss": mt.tensor(float(len(calls)))}
+
+    batches = [(mt.zeros(2, 3), mt.zeros(2))]
+    t = speedup.time_step(step, batches, mt.device("cpu"), warmup=3, steps=7)
+    assert len(calls) == 10 and t.loss_start == {"loss": 4.0} and t.loss_end == {"loss": 10.0}
+    assert t.ms_per_step > 0
+
+
+def row(start, end):
+    return speedup.Measurement("gan", "cpu", 64, 5, 1.0, 64e3, 1.0, start, end, None)
+
+
+@pytest.mark.parametrize("start, end, agrees", [
+    ({"loss_D": 1.0, "loss_G": 2.0}, {"loss_D": 0.5, "loss_G": 3.0}, True),               # the same
+    ({"loss_D": 1.0005, "loss_G": 2.0}, {"loss_D": 0.505, "loss_G": 3.03}, True),        # within both
+    ({"loss_D": 1.002, "loss_G": 2.0}, {"loss_D": 0.5, "loss_G": 3.0}, False),            # start beyond 1e-3
+    ({"loss_D": 1.0, "loss_G": 2.0}, {"loss_D": 0.5, "loss_G": 3.1}, False),              # end beyond 2e-2
+    ({"loss_D": 1.0}, {"loss_D": 0.5}, False),                                            # a loss missing
+])
+def test_a_devices_losses_must_agree_with_the_cpus(start, end, agrees):
+    cpu = row({"loss_D": 1.0, "loss_G": 2.0}, {"loss_D": 0.5, "loss_G": 3.0})
+    assert speedup.losses_agree(cpu, row(start, end)) is agrees
 
 
 @pytest.mark.parametrize("argv, message", [

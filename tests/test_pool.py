@@ -161,13 +161,13 @@ def test_max_pool_cpu_paths_match_pytorch_rules(case, seed, data, gy_layout, num
     np.testing.assert_array_equal(idx, idx_ref)
     assert idx.dtype == np.int64
     np.testing.assert_allclose(gx, gx_ref, rtol=1e-12, atol=1e-12)
-    if numba:
+    if numba and cpu_kernels.load() is not None:  # the kernel ran (not the NumPy body): channels-last out
         assert numpy_backend.is_channels_last(y) and numpy_backend.is_channels_last(gx)
 
 
 def test_max_pool_kernel_window_without_a_cell_inside():
     """Dilation 3 over two rows with padding 1: the taps of every window are rows -1 and 2, none inside.
-    The kernel gives -inf and index -1 (the loops' marker), and its backward skips those windows."""
+    Either CPU path gives -inf and index -1 (the loops' marker), and its backward skips those windows."""
     x = channels_last(np.arange(16.0).reshape(1, 2, 2, 4))
     y, idx = get_backend("cpu").max_pool2d(x, (2, 2), (1, 1), (1, 1), (3, 1), False)
     assert y.shape == (1, 2, 1, 5) and (y == -np.inf).all() and (idx == -1).all()

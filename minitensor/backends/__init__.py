@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import importlib
 
-from .base import Backend
+from . import blas
+
+blas.choose_openblas_coretype()  # before the first import of NumPy (the next line's): OpenBLAS reads it once
+from .base import Backend  # noqa: E402
+from .blas import cpu_info  # noqa: E402
 
 _REGISTRY: dict[str, str] = {
     "cpu": "minitensor.backends.numpy_backend:NumpyBackend",

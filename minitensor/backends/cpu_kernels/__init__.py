@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import importlib
+import importlib.metadata
 from types import ModuleType
 
 
@@ -25,3 +26,8 @@ def load(module: str = "conv_pool") -> ModuleType | None:
         if e.name is not None and e.name.startswith(__name__):
             raise  # our own module missing is a bug, not an absent numba
         return None
+
+
+def numba_version() -> str | None:
+    """The version of the Numba that compiles these kernels, or None when the NumPy bodies run."""
+    return None if load() is None else importlib.metadata.version("numba")
