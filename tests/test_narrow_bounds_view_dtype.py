@@ -49,19 +49,19 @@ def test_narrow_reproducers_and_errors():
         x.narrow(1, 0, 1)
 
 
-def test_gather_and_index_select_refuse_indices_out_of_range():
-    x = mt.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+def test_gather_and_index_select_refuse_indices_out_of_range(device):
+    x = mt.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device=device)
     with pytest.raises(RuntimeError, match="index -1 is out of bounds for dimension 1 with size 3"):
-        x.gather(1, mt.tensor([[0], [-1]]))  # was wrapped to 3 silently
+        x.gather(1, mt.tensor([[0], [-1]], device=device))  # was wrapped to 3 silently
     with pytest.raises(RuntimeError, match="index 3 is out of bounds for dimension 1 with size 3"):
-        x.gather(1, mt.tensor([[3], [0]]))
+        x.gather(1, mt.tensor([[3], [0]], device=device))
     with pytest.raises(IndexError, match="index out of range in self"):
-        x.index_select(1, mt.tensor([0, -1]))  # was wrapped silently
+        x.index_select(1, mt.tensor([0, -1], device=device))  # was wrapped silently
     with pytest.raises(IndexError, match="index out of range in self"):
-        mt.index_select(x, 0, mt.tensor([2]))
-    assert x.gather(1, mt.tensor([[2], [0]])).tolist() == [[3.0], [4.0]]
-    assert x.index_select(0, mt.tensor([1, 1])).tolist() == [[4.0, 5.0, 6.0]] * 2
-    assert x.index_select(0, mt.tensor([], dtype=mt.int64)).shape == (0, 3)
+        mt.index_select(x, 0, mt.tensor([2], device=device))
+    assert x.gather(1, mt.tensor([[2], [0]], device=device)).tolist() == [[3.0], [4.0]]
+    assert x.index_select(0, mt.tensor([1, 1], device=device)).tolist() == [[4.0, 5.0, 6.0]] * 2
+    assert x.index_select(0, mt.tensor([], dtype=mt.int64, device=device)).shape == (0, 3)
 
 
 _DTYPES = [mt.bool, mt.uint8, mt.int8, mt.int16, mt.float16, mt.int32, mt.float32, mt.int64, mt.float64]
@@ -85,8 +85,8 @@ def test_view_dtype_reinterprets_the_bytes(seed, src, dst, lead, last):
     assert np.shares_memory(v.numpy(), x.numpy())
 
 
-def test_view_dtype_reproducer_grad_and_errors():
-    x = mt.tensor([1.0, -2.0, 0.5])
+def test_view_dtype_reproducer_grad_and_errors(device):
+    x = mt.tensor([1.0, -2.0, 0.5], device=device)
     assert x.view(mt.int32).tolist() == [1065353216, -1073741824, 1056964608]  # was [1, -2, 0]
     assert x.view(dtype=mt.uint8).shape == (12,) and mt.zeros(2, 4).view(mt.float64).shape == (2, 2)
     w = mt.ones(3, requires_grad=True)

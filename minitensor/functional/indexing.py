@@ -31,7 +31,8 @@ __all__ = ["getitem", "setitem"]
 _FULL = slice(None)
 _BASIC = (int, slice, type(None), type(Ellipsis))  # bool is an int: told apart by ``type(item) is bool``
 _SEQUENCES = (list, tuple, np.ndarray)
-_FAST = {int, slice, type(None), type(Ellipsis)}
+_PLAIN = {np.dtype(np.int64), np.dtype(np.bool_)}  # sets of dtypes: comparing a dtype with a type is slow
+_INDEX = _PLAIN | {np.dtype(np.int32), np.dtype(np.uint8)}
 
 
 def _items(index: Any) -> tuple:
@@ -57,7 +58,7 @@ def _convert(item: Any, x: Tensor) -> Any:
         arr = item.array if item._device is x._device else item.to(x._device).array
     elif isinstance(item, _SEQUENCES):
         a = np.asarray(item)  # PyTorch reads a list as int64 unless it is bool or uint8
-        arr = as_tensor(a if a.dtype in (np.bool_, np.uint8) else a.astype(np.int64), device=x._device).array
+        arr = as_tensor(a if a.dtype.kind in "bu" else a.astype(np.int64), device=x._device).array
     else:
         try:
             return operator.index(item)
@@ -65,34 +66,46 @@ def _convert(item: Any, x: Tensor) -> Any:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                              f"are valid indices (got {type(item).__name__})") from None
     dt = arr.dtype
-    if dt not in (np.int64, np.int32, np.uint8, np.bool_):
+    if dt not in _INDEX:
         raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got {dt}")
-    if dt == np.uint8:
+    if dt.kind == "u":
         warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
                       "instead.", UserWarning, stacklevel=5)
         arr = arr != 0
     if arr.ndim == 0:  # a 0-d integer tensor selects like an int; a 0-d mask is a bool
-        return bool(arr) if arr.dtype == np.bool_ else int(arr)
+        return bool(arr) if arr.dtype.kind == "b" else int(arr)
     return arr
 
 
 def _parse(index: Any, x: Tensor) -> tuple[Any, Any]:
     """``(pre, adv)``: the basic items (a view) and the index arrays with slices on that view."""
     t = type(index)
-    if t is int or t is slice:  # the hot paths: basic items; one CPU index tensor (NumPy checks it)
+    if t is int or t is slice:  # the hot paths: basic items only, or slices with CPU index tensors
         return index, None
-    if t is tuple and all(type(i) in _FAST for i in index):
-        return index, None
-    if t is Tensor and index._device is x._device and type(index.array) is np.ndarray and index.ndim and \
-            index.array.dtype in (np.int64, np.bool_):
+    if t is Tensor and _plain(index, x):
         return None, index.array
+    if t is tuple:
+        kinds = 0  # 1: an int or None; 2: a plain index tensor; 4: anything else
+        for i in index:
+            ti = type(i)
+            if ti is int or i is None:
+                kinds |= 1
+            elif ti is Tensor and _plain(i, x):
+                kinds |= 2
+            elif ti is not slice and i is not Ellipsis:
+                kinds = 4
+                break
+        if kinds < 2:
+            return index, None
+        if kinds == 2:  # slices and index tensors alone: NumPy's placement is PyTorch's
+            return None, tuple(i.array if type(i) is Tensor else i for i in index)
     items = list(_items(index))
     for j, it in enumerate(items):  # a loop, not a comprehension: the warnings' stacklevel counts frames
         items[j] = _convert(it, x)
     nd, specified = x.ndim, 0
     for it in items:
         if not isinstance(it, _BASIC):
-            specified += it.ndim if it.dtype == np.bool_ else 1
+            specified += it.ndim if it.dtype.kind == "b" else 1
         elif it is not None and it is not Ellipsis and type(it) is not bool:
             specified += 1
     if specified > nd:
@@ -125,7 +138,7 @@ def _parse(index: Any, x: Tensor) -> tuple[Any, Any]:
             d += 1
         else:
             arrays = True
-            k = it.ndim if it.dtype == np.bool_ else 1
+            k = it.ndim if it.dtype.kind == "b" else 1
             _check_array(it, x.shape, d)
             pre += [_FULL] * k
             adv.append(it)
@@ -139,9 +152,15 @@ def _parse(index: Any, x: Tensor) -> tuple[Any, Any]:
     return tuple(pre), tuple(adv)
 
 
+def _plain(i: Tensor, x: Tensor) -> bool:
+    """An int64 or bool CPU tensor of at least one dim, on x's device: NumPy checks its bounds and shape."""
+    a = i.array
+    return type(a) is np.ndarray and i._device is x._device and a.ndim > 0 and a.dtype in _PLAIN
+
+
 def _check_array(it: Any, shape: tuple, d: int) -> None:
     """A mask must match the dims it covers; index values must lie in [-n, n) (CuPy would wrap them)."""
-    if it.dtype == np.bool_:
+    if it.dtype.kind == "b":
         for j, (m, n) in enumerate(zip(it.shape, shape[d:])):
             if m != n:
                 raise IndexError(f"The shape of the mask {list(it.shape)} at index {j} does not match the shape "
