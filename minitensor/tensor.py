@@ -631,6 +631,9 @@ class Tensor:
     def index_select(self, dim: int, index: "Tensor") -> "Tensor":
         return _F.index_select(self, dim, index)
 
+    def narrow(self, dim: int, start: Any, length: int) -> "Tensor":
+        return _F.narrow(self, dim, start, length)
+
     # ------------------------------------------------------------------------------ reductions
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
         return _F.sum(self, dim, keepdim, dtype=dtype)
@@ -683,9 +686,12 @@ class Tensor:
     def reshape(self, *shape: Any) -> "Tensor":
         return _F.reshape(self, _sizes(shape))
 
-    def view(self, *shape: Any) -> "Tensor":
-        if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
-            return self.to(shape[0])  # view(dtype) reinterprets in PyTorch; we convert (documented)
+    def view(self, *shape: Any, dtype: Any = None) -> "Tensor":
+        """A view with a new shape, or, given a dtype, of the same bytes read as that dtype."""
+        if dtype is None and len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
+            dtype = shape[0]
+        if dtype is not None:
+            return _F.view_dtype(self, dtype)
         return _F.reshape(self, _sizes(shape))
 
     def view_as(self, other: "Tensor") -> "Tensor":

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .activation import log_softmax, relu, sigmoid, softmax, tanh
 from .arithmetic import *  # noqa: F401,F403
-from .cast import clone, to_device, to_dtype
+from .cast import clone, to_device, to_dtype, view_dtype
 from .indexing import getitem, setitem
 from .inplace import copy_, inplace
 from .linalg import bmm, dot, linear, matmul, mm, mv

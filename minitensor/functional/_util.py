@@ -103,3 +103,12 @@ def norm_dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
     if ndim == 0:
         return None
     return axes
+
+
+def out_of_range(index: Any, low: int, high: int) -> int | None:
+    """A value of the integer array ``index`` outside [low, high), or None: one min and one max, so CuPy,
+    which wraps bad indices silently, and ``take`` (which wraps negative ones) raise as PyTorch does."""
+    if index.size == 0:
+        return None
+    lo, hi = int(index.min()), int(index.max())
+    return lo if lo < low else hi if hi >= high else None

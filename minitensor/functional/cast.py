@@ -8,7 +8,7 @@ from ..autograd.function import Function
 from ..device import device
 from ..tensor import Tensor, _wrap
 
-__all__ = ["to_dtype", "to_device", "clone", "contiguous"]
+__all__ = ["to_dtype", "view_dtype", "to_device", "clone", "contiguous"]
 
 
 class ToDtype(Function):
@@ -55,6 +55,28 @@ def to_dtype(input: Tensor, dtype: Any) -> Tensor:
     if input._requires_grad and not dt.is_floating_point:
         return _wrap(input._device.backend.astype(input.array, dt.np), input._device)
     return ToDtype.apply(input, dt.np)
+
+
+def view_dtype(input: Tensor, dtype: Any) -> Tensor:
+    """The same bytes read as ``dtype``: a view without gradient (PyTorch's ``view(dtype)``). Where the
+    item sizes differ by a ratio r, the last dim (stride 1) grows r-fold, or shrinks r-fold when it and the
+    other strides divide by r; a 0-d tensor cannot change item size."""
+    dt, a = _dt.as_dtype(dtype), input.array
+    old, new = a.dtype.itemsize, dt.itemsize
+    if old != new:
+        what = f"{input.dtype} as {dt} (different element sizes)"
+        if a.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 to view {what}")
+        if a.strides[-1] != old:
+            raise RuntimeError(f"self.stride(-1) must be 1 to view {what}, but got {a.strides[-1] // old}")
+        r = new // old
+        if new > old and a.shape[-1] % r:
+            raise RuntimeError(f"self.size(-1) must be divisible by {r} to view {what}, but got {a.shape[-1]}")
+        for i, st in enumerate(a.strides[:-1]):
+            if new > old and (st // old) % r:
+                raise RuntimeError(f"self.stride({i}) must be divisible by {r} to view {what}, but got "
+                                   f"{st // old}")
+    return _wrap(a.view(dt.np), input._device)
 
 
 def to_device(input: Tensor, target: Any) -> Tensor:

@@ -1,11 +1,21 @@
-"""``x[index]`` and ``x[index] = value`` with gradients.
+"""``x[index]`` and ``x[index] = value`` with gradients, read by PyTorch's rules.
 
-Basic indices (ints, slices with steps, None, Ellipsis) give views, and their gradient is written into a
-zero array. Integer and boolean array indices give copies, and their gradient is scatter-added, so
-repeated indices accumulate.
+PyTorch applies the basic items first (an int selects, a slice slices, None adds a dim, Ellipsis fills),
+which gives a view, and then indexes that view with the index tensors at the dims they stand at. So an int
+never counts as an advanced index: for x of shape (2, 3, 4), ``x[0, :, [0, 1]]`` is ``x[0][:, [0, 1]]``,
+shape (3, 2), where NumPy, which broadcasts the int with the list, puts the index dims first: (2, 3). On the
+view NumPy's rule is PyTorch's: the broadcast shape of the index tensors replaces their dims where they are
+adjacent and goes in front where slices separate them. A bool (or, deprecated, uint8) tensor of k dims is a
+mask over k dims; a Python bool adds a dim of size 1 indexed by [0] (True) or [] (False).
+
+So an index becomes ``(pre, adv)`` with ``x[index] == x[pre][adv]`` in NumPy (either part may be None).
+Basic indices give views, and their gradient is written into a zero array; index arrays give copies, and
+their gradient is scatter-added, so repeated indices accumulate.
 """
 from __future__ import annotations
 
+import operator
+import warnings
 from typing import Any
 
 import numpy as np
@@ -13,38 +23,167 @@ import numpy as np
 from ..autograd.function import Function, IndexedGrad
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, as_tensor
-from ._util import SCALARS
+from ._util import SCALARS, out_of_range
 from .inplace import detach_saved_from
 
 __all__ = ["getitem", "setitem"]
 
-_BASIC = (int, slice, type(None), type(Ellipsis))
+_FULL = slice(None)
+_BASIC = (int, slice, type(None), type(Ellipsis))  # bool is an int: told apart by ``type(item) is bool``
+_SEQUENCES = (list, tuple, np.ndarray)
+_PLAIN = {np.dtype(np.int64), np.dtype(np.bool_)}  # sets of dtypes: comparing a dtype with a type is slow
+_INDEX = _PLAIN | {np.dtype(np.int32), np.dtype(np.uint8)}
 
 
-def _normalize(index: Any, x: Tensor) -> tuple[Any, bool]:
-    """The index with tensors and lists turned into backend arrays, and whether it is basic only."""
-    items = index if isinstance(index, tuple) else (index,)
-    out, basic = [], True
-    for item in items:
-        if isinstance(item, (bool, np.bool_)):
-            item = np.bool_(item)
-        if isinstance(item, _BASIC) and not isinstance(item, bool):
-            out.append(item)
-            continue
-        if isinstance(item, np.integer):
-            out.append(int(item))
-            continue
-        basic = False
-        if isinstance(item, Tensor):
-            if item._device is not x._device:
-                item = item.to(x._device)
-            arr = item.array
+def _items(index: Any) -> tuple:
+    """The index as a tuple of items. A short list holding a sequence, tensor, slice, None or Ellipsis is
+    still read as a tuple (PyTorch's deprecated NumPy heuristic, with its warning)."""
+    if type(index) is tuple:
+        return index
+    if type(index) is list and len(index) < 32 and any(
+            isinstance(i, (Tensor, slice) + _SEQUENCES) or i is None or i is Ellipsis for i in index):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated; use "
+                      "x[tuple(seq)] instead of x[seq]", UserWarning, stacklevel=5)
+        return tuple(index)
+    return (index,)
+
+
+def _convert(item: Any, x: Tensor) -> Any:
+    """One item as an int, slice, None, Ellipsis, bool, or an int64/int32/bool array on x's device."""
+    if item is None or item is Ellipsis or type(item) is int or type(item) is slice:
+        return item
+    if isinstance(item, (bool, np.bool_)):
+        return bool(item)
+    if isinstance(item, Tensor):
+        arr = item.array if item._device is x._device else item.to(x._device).array
+    elif isinstance(item, _SEQUENCES):
+        a = np.asarray(item)  # PyTorch reads a list as int64 unless it is bool or uint8
+        arr = as_tensor(a if a.dtype.kind in "bu" else a.astype(np.int64), device=x._device).array
+    else:
+        try:
+            return operator.index(item)
+        except TypeError:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                             f"are valid indices (got {type(item).__name__})") from None
+    dt = arr.dtype
+    if dt not in _INDEX:
+        raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got {dt}")
+    if dt.kind == "u":
+        warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
+                      "instead.", UserWarning, stacklevel=5)
+        arr = arr != 0
+    if arr.ndim == 0:  # a 0-d integer tensor selects like an int; a 0-d mask is a bool
+        return bool(arr) if arr.dtype.kind == "b" else int(arr)
+    return arr
+
+
+def _parse(index: Any, x: Tensor) -> tuple[Any, Any]:
+    """``(pre, adv)``: the basic items (a view) and the index arrays with slices on that view."""
+    t = type(index)
+    if t is int or t is slice:  # the hot paths: basic items only, or slices with CPU index tensors
+        return index, None
+    if t is Tensor and _plain(index, x):
+        return None, index.array
+    if t is tuple:
+        kinds = 0  # 1: an int or None; 2: a plain index tensor; 4: anything else
+        for i in index:
+            ti = type(i)
+            if ti is int or i is None:
+                kinds |= 1
+            elif ti is Tensor and _plain(i, x):
+                kinds |= 2
+            elif ti is not slice and i is not Ellipsis:
+                kinds = 4
+                break
+        if kinds < 2:
+            return index, None
+        if kinds == 2:  # slices and index tensors alone: NumPy's placement is PyTorch's
+            return None, tuple(i.array if type(i) is Tensor else i for i in index)
+    items = list(_items(index))
+    for j, it in enumerate(items):  # a loop, not a comprehension: the warnings' stacklevel counts frames
+        items[j] = _convert(it, x)
+    nd, specified = x.ndim, 0
+    for it in items:
+        if not isinstance(it, _BASIC):
+            specified += it.ndim if it.dtype.kind == "b" else 1
+        elif it is not None and it is not Ellipsis and type(it) is not bool:
+            specified += 1
+    if specified > nd:
+        raise IndexError(f"too many indices for tensor of dimension {nd}")
+    if sum(it is Ellipsis for it in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    pre: list = []
+    adv: list = []  # one entry per dim of x[pre]
+    split = arrays = False  # split: an int, None or bool is present, so x[index] is not NumPy's x[items]
+    d = 0  # the dim of x the next item indexes
+    for it in items:
+        if type(it) is bool:
+            pre.append(None)
+            adv.append(x._device.backend.xp.zeros(int(it), dtype=np.int64))
+            split = arrays = True
+        elif it is None:
+            pre.append(None)
+            adv.append(_FULL)
+            split = True
+        elif it is Ellipsis:
+            pre.append(it)
+            adv += [_FULL] * (nd - specified)
+            d += nd - specified
+        elif isinstance(it, _BASIC):
+            pre.append(it)
+            if type(it) is slice:
+                adv.append(_FULL)
+            else:
+                split = True
+            d += 1
         else:
-            arr = as_tensor(item, device=x._device).array
-        if arr.dtype.kind not in "iub":
-            raise IndexError(f"tensors used as indices must be long, int or bool tensors, got {arr.dtype}")
-        out.append(arr)
-    return tuple(out), basic
+            arrays = True
+            k = it.ndim if it.dtype.kind == "b" else 1
+            _check_array(it, x.shape, d)
+            pre += [_FULL] * k
+            adv.append(it)
+            d += k
+    if not arrays:
+        return tuple(pre), None
+    if not split:
+        return None, tuple(items)
+    while adv[-1] is _FULL:
+        adv.pop()
+    return tuple(pre), tuple(adv)
+
+
+def _plain(i: Tensor, x: Tensor) -> bool:
+    """An int64 or bool CPU tensor of at least one dim, on x's device: NumPy checks its bounds and shape."""
+    a = i.array
+    return type(a) is np.ndarray and i._device is x._device and a.ndim > 0 and a.dtype in _PLAIN
+
+
+def _check_array(it: Any, shape: tuple, d: int) -> None:
+    """A mask must match the dims it covers; index values must lie in [-n, n) (CuPy would wrap them)."""
+    if it.dtype.kind == "b":
+        for j, (m, n) in enumerate(zip(it.shape, shape[d:])):
+            if m != n:
+                raise IndexError(f"The shape of the mask {list(it.shape)} at index {j} does not match the shape "
+                                 f"of the indexed tensor {list(shape)} at index {d + j}")
+    elif not isinstance(it, np.ndarray):  # NumPy checks on its own
+        bad = out_of_range(it, -shape[d], shape[d])
+        if bad is not None:
+            raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {shape[d]}")
+
+
+def _take(a: Any, pre: Any, adv: Any) -> Any:
+    if adv is None:
+        return a[pre]
+    return a[adv] if pre is None else a[pre][adv]
+
+
+def _put(a: Any, pre: Any, adv: Any, v: Any) -> None:
+    if adv is None:
+        a[pre] = v
+    elif pre is None:
+        a[adv] = v
+    else:
+        a[pre][adv] = v  # a[pre] is a view: the write lands in a
 
 
 class GetItem(Function):
@@ -59,36 +198,40 @@ class GetItem(Function):
 
 
 class IndexPut(Function):
-    """out = x with out[index] = v (written into x's array: the caller makes this in place).
-    dx = gy with the indexed places zeroed; dv = gy[index] (summed back to v's shape by the engine)."""
+    """out = x with out[pre][adv] = v (written into x's array: the caller makes this in place).
+    dx = gy with the written places zeroed; dv = gy[pre][adv] (summed back to v's shape by the engine)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, v: Any, index: Any) -> Any:
-        ctx.index = index
-        x[index] = v
+    def forward(ctx: Any, B: Any, x: Any, v: Any, pre: Any, adv: Any) -> Any:
+        ctx.pre, ctx.adv = pre, adv
+        _put(x, pre, adv, v)
         return x
 
     @staticmethod
     def backward(ctx: Any, B: Any, gy: Any) -> Any:
         gx = None
         if ctx.needs_input_grad[0]:
-            gx = gy.copy()
-            gx[ctx.index] = 0
-        gv = gy[ctx.index] if ctx.needs_input_grad[1] else None
-        return gx, gv, None
+            gx = B.xp.array(gy, copy=True)  # an array even for 0-d (NumPy gives scalars there)
+            _put(gx, ctx.pre, ctx.adv, 0)
+        gv = _take(gy, ctx.pre, ctx.adv) if ctx.needs_input_grad[1] else None
+        return gx, gv, None, None
 
 
 def getitem(x: Tensor, index: Any) -> Tensor:
-    idx, basic = _normalize(index, x)
+    pre, adv = _parse(index, x)
     try:
-        return GetItem.apply(x, idx, basic)
+        if adv is None:
+            return GetItem.apply(x, pre, True)
+        if pre is not None:  # two steps: the view's gradient is written into x's by the basic step
+            x = GetItem.apply(x, pre, True)
+        return GetItem.apply(x, adv, False)
     except IndexError as e:
         raise IndexError(f"index {index!r} is invalid for a tensor of shape {tuple(x.shape)}: {e}") from None
 
 
 def setitem(x: Tensor, index: Any, value: Any) -> None:
-    """x[index] = value in place: value broadcasts and is cast to x's dtype."""
-    idx, _ = _normalize(index, x)
+    """x[index] = value in place: value broadcasts (leading size-1 dims dropped) and is cast to x's dtype."""
+    pre, adv = _parse(index, x)
     if not isinstance(value, Tensor):
         if isinstance(value, SCALARS) or isinstance(value, np.generic):
             value = np.asarray(value, dtype=x.array.dtype)
@@ -100,11 +243,14 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
                            "with .to()")
     track = state.grad_enabled and (x._requires_grad or value._requires_grad)
     if not track:
-        x.array[idx] = value.array
+        _put(x.array, pre, adv, value.array)
         return
     if x.grad_fn is None and x._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if value.ndim and value.shape[0] == 1:  # PyTorch drops them; the gradient then sums to the right shape
+        lead = next((i for i, s in enumerate(value.shape) if s != 1), value.ndim)
+        value = value.reshape(value.shape[lead:])
     if x.grad_fn is not None:
         detach_saved_from(x.grad_fn, x)  # softmax and others save their output: keep its old values
-    out = IndexPut.apply(x, value, idx)
+    out = IndexPut.apply(x, value, pre, adv)
     x.grad_fn, x._requires_grad = out.grad_fn, True

@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor, as_tensor
-from ._util import norm_dim, promote
+from ._util import norm_dim, out_of_range, promote
 
 __all__ = ["reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose", "swapaxes", "permute",
            "movedim", "expand", "broadcast_to", "repeat", "cat", "concat", "concatenate", "stack", "split",
@@ -300,8 +300,20 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return Stack.apply(*tensors, axis=norm_dim(dim, tensors[0].ndim + 1))
 
 
-def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
+    """``input`` along ``dim`` from ``start`` (negative counts from the end) for ``length``: a view."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = norm_dim(dim, input.ndim)
+    start, length, n = int(start), int(length), input.shape[d]
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    if start < 0:
+        start += n
+    if start > n - length:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     return input[(slice(None),) * d + (slice(start, start + length),)]
 
 
@@ -429,6 +441,10 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
         if k != d and i > n:
             raise RuntimeError(f"gather: size of index {tuple(index.shape)} exceeds input {tuple(input.shape)} at "
                                f"dim {k}")
+    n = input.shape[d] if input.ndim else 1
+    bad = out_of_range(index.array, 0, n)
+    if bad is not None:  # take_along_axis would wrap a negative index
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
     if any(i != n for k, (i, n) in enumerate(zip(index.shape, input.shape)) if k != d):
         input = input[tuple(slice(0, i) if k != d else slice(None) for k, i in enumerate(index.shape))]
     return Gather.apply(input, index, d)
@@ -438,4 +454,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     if index.ndim > 1 or index.array.dtype.kind not in "iu":
         raise RuntimeError(f"index_select(): index must be a 1-D integer tensor, got shape "
                            f"{tuple(index.shape)} and {index.dtype}")
-    return IndexSelect.apply(input, index, norm_dim(dim, input.ndim))
+    d = norm_dim(dim, input.ndim)
+    if out_of_range(index.array, 0, input.shape[d] if input.ndim else 1) is not None:  # take wraps negatives
+        raise IndexError("index out of range in self")
+    return IndexSelect.apply(input, index, d)
