@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 
+from . import cudnn, mps  # PyTorch's user-facing torch.backends.cudnn / .mps (flags and queries only)
 from .base import Backend
 
 _REGISTRY: dict[str, str] = {
@@ -63,4 +64,4 @@ def loaded_backends() -> list[Backend]:
     return list(_INSTANCES.values())
 
 
-__all__ = ["Backend", "register_backend", "backend_class", "get_backend", "loaded_backends", "seed_all"]
+__all__ = ["Backend", "cudnn", "mps", "register_backend", "backend_class", "get_backend", "loaded_backends", "seed_all"]
