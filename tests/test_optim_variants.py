@@ -128,15 +128,16 @@ def ref_asgd(p, grads, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0.0
 
 # ----------------------------------------------------------------------------------- trajectories
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("rho,weight_decay,maximize", list(itertools.product([0.9, 0.5], [0.0, 0.1], [False, True])))
+@pytest.mark.parametrize("rho,weight_decay,maximize",
+                         list(itertools.product([0.9, 0.5], [0.0, 0.1], [False, True])))
 def test_adadelta_trajectory(dtype, rho, weight_decay, maximize):
     kw = dict(lr=0.5, rho=rho, eps=1e-5, weight_decay=weight_decay, maximize=maximize)
     check_trajectory(lambda ps: optim.Adadelta(ps, **kw), lambda p, g: ref_adadelta(p, g, **kw), dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("betas,weight_decay,maximize", itertools.product([(0.9, 0.999), (0.5, 0.8)], [0.0, 0.1],
-                                                                           [False, True]))
+@pytest.mark.parametrize("betas,weight_decay,maximize",
+                         list(itertools.product([(0.9, 0.999), (0.5, 0.8)], [0.0, 0.1], [False, True])))
 def test_adamax_trajectory(dtype, betas, weight_decay, maximize):
     kw = dict(lr=0.05, betas=betas, eps=1e-6, weight_decay=weight_decay, maximize=maximize)
     check_trajectory(lambda ps: optim.Adamax(ps, **kw), lambda p, g: ref_adamax(p, g, **kw), dtype)
@@ -166,7 +167,8 @@ def test_radam_trajectory(dtype, beta2, weight_decay, decoupled, maximize):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("t0,weight_decay,maximize", list(itertools.product([2.0, 1e6], [0.0, 0.1], [False, True])))
+@pytest.mark.parametrize("t0,weight_decay,maximize",
+                         list(itertools.product([2.0, 1e6], [0.0, 0.1], [False, True])))
 def test_asgd_trajectory_and_average(dtype, t0, weight_decay, maximize):
     """t0 = 2: the average starts moving away from the iterate at step 4 (mu < 1 from then on)."""
     kw = dict(lr=0.05, lambd=0.1, alpha=0.75, t0=t0, weight_decay=weight_decay, maximize=maximize)
