@@ -35,24 +35,22 @@ def dense_lbfgs(x0, A, b, lr, n_iter, history_size):
     H0 = (y's / y'y) I for the last ``history_size`` pairs: the same maths as the two-loop recursion,
     computed another way. Steps: min(1, 1 / |g|_1) lr first, then lr."""
     x = x0.astype(np.float64)
-    pairs, out, h_diag = [], [], 1.0
+    pairs, out, h_diag, s, y = [], [], 1.0, None, None
     g = A @ x - b
     for k in range(n_iter):
-        if k > 0:
-            s, y = t * d, g - g_prev
-            if y @ s > 1e-10:
-                pairs = (pairs + [(s, y)])[-history_size:]
-                h_diag = (y @ s) / (y @ y)
-        H = h_diag * np.eye(len(x)) if k > 0 else np.eye(len(x))
-        for s, y in pairs:
-            r = 1.0 / (y @ s)
-            V = np.eye(len(x)) - r * np.outer(y, s)
-            H = V.T @ H @ V + r * np.outer(s, s)
+        if s is not None and y @ s > 1e-10:
+            pairs = (pairs + [(s, y)])[-history_size:]
+            h_diag = (y @ s) / (y @ y)
+        H = h_diag * np.eye(len(x))
+        for s_i, y_i in pairs:
+            r = 1.0 / (y_i @ s_i)
+            V = np.eye(len(x)) - r * np.outer(y_i, s_i)
+            H = V.T @ H @ V + r * np.outer(s_i, s_i)
         d = -H @ g
         t = min(1.0, 1.0 / np.abs(g).sum()) * lr if k == 0 else lr
-        g_prev = g
         x = x + t * d
-        g = A @ x - b
+        g_new = A @ x - b
+        s, y, g = t * d, g_new - g, g_new
         out.append(x)
     return out
 
@@ -239,3 +237,32 @@ def test_iterates_match_pytorch(line_search_fn, lr):
         assert opt.step(closure).item() == pytest.approx(topt.step(tclosure).item(), rel=1e-10)
         np.testing.assert_allclose(x.array, tx.detach().numpy(), rtol=1e-9, atol=1e-12, err_msg=f"step {step}")
     assert opt.state[x]["func_evals"] == topt.state[tx]["func_evals"]
+
+
+def test_a_program_written_for_pytorch_runs_with_the_import_changed():
+    """The shape of PyTorch's regression / time-sequence examples: accelerator pick, cudnn flag, LBFGS with
+    strong Wolfe and a closure, a loss read from the closure."""
+    import minitensor as torch
+    from minitensor import nn, optim
+
+    saved_benchmark = torch.backends.cudnn.benchmark
+    try:
+        torch.backends.cudnn.benchmark = True
+        device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+        torch.manual_seed(0)
+        x = torch.linspace(-1, 1, 64).unsqueeze(1).to(device)
+        y = 3 * x ** 2 - 2 * x + 0.5
+        model = nn.Sequential(nn.Linear(1, 16), nn.Tanh(), nn.Linear(16, 1)).to(device)
+        criterion = nn.MSELoss()
+        optimizer = optim.LBFGS(model.parameters(), lr=1, line_search_fn="strong_wolfe")
+        losses = []
+        for _ in range(10):
+            def closure():
+                optimizer.zero_grad()
+                loss = criterion(model(x), y)
+                loss.backward()
+                return loss
+            losses.append(optimizer.step(closure).item())
+        assert losses[-1] < 1e-4 < losses[0]
+    finally:
+        torch.backends.cudnn.benchmark = saved_benchmark
