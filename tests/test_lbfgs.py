@@ -194,9 +194,14 @@ def test_state_dict_round_trip_continues_the_iterates(line_search_fn):
     saved = snapshot(first.state_dict())
     assert {"func_evals", "n_iter", "d", "t", "old_dirs", "old_stps", "ro", "H_diag", "prev_flat_grad",
             "prev_loss"} <= set(saved["state"][0])
+    # PyTorch holds some scalars as 0-d tensors (t, H_diag, ro, al): such a state dict loads as floats
+    entry = saved["state"][0]
+    entry["H_diag"] = mt.from_numpy(np.array(entry["H_diag"]))
+    entry["ro"] = [mt.from_numpy(np.array(r)) for r in entry["ro"]]
     z = mt.tensor(y.array.copy(), requires_grad=True)
     second = optim.LBFGS([z], lr=123.0)
     second.load_state_dict(saved)
+    assert isinstance(second.state[z]["H_diag"], float) and all(isinstance(r, float) for r in second.state[z]["ro"])
     assert second.param_groups[0]["lr"] == kw["lr"]
     for _ in range(2):
         second.step(make_closure(second, lambda: rosenbrock(z)))

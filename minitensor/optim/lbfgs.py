@@ -292,7 +292,10 @@ class LBFGS(Optimizer):
         return orig_loss
 
     def _loaded_state_value(self, param: Tensor, key: str, value: Any) -> Any:
-        """LBFGS's flat vectors and lists, copied onto the parameters' device and dtype as they are."""
+        """LBFGS's flat vectors and lists, copied onto the parameters' device and dtype as they are; 0-d
+        tensors (PyTorch's ``t``, ``H_diag``, ``ro`` and ``al`` entries) as the Python floats kept here."""
+        if isinstance(value, Tensor) and value.ndim == 0:
+            return float(value)
         if isinstance(value, Tensor):
             return _tensor(_array(value.to(param.device)).astype(param.array.dtype, copy=True), param.device)
         if isinstance(value, list):
