@@ -6,7 +6,7 @@ importing minitensor imports neither cupy nor numba).
 from __future__ import annotations
 
 from . import backends  # first: it chooses OpenBLAS's kernels before NumPy loads (backends/blas.py)
-from . import autograd, cuda, dtypes, testing
+from . import accelerator, autograd, cuda, dtypes, testing
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .device import device
 from .dtypes import (bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int,

@@ -82,6 +82,14 @@ class Tensor:
     def is_cuda(self) -> bool:
         return self._device.type == "cuda"
 
+    @property
+    def is_cpu(self) -> bool:
+        return self._device.type == "cpu"
+
+    # PyTorch's predicates for devices and layouts minitensor has none of: always False here.
+    is_xpu = is_mps = is_meta = is_ipu = is_xla = is_maia = is_mtia = is_vulkan = is_mkldnn = \
+        is_quantized = is_nested = property(lambda self: False)
+
     def is_floating_point(self) -> bool:
         return self.array.dtype.kind == "f"
 

@@ -430,6 +430,11 @@ POINTERS = {
     "adam_update": "test_optim.py::test_adam_and_adamw_trajectory",
     "rmsprop_update": "test_optim.py::test_rmsprop_trajectory",
     "adagrad_update": "test_optim.py::test_adagrad_trajectory",
+    "adadelta_update": "test_optim_variants.py::test_adadelta_trajectory",
+    "adamax_update": "test_optim_variants.py::test_adamax_trajectory",
+    "nadam_update": "test_optim_variants.py::test_nadam_trajectory",
+    "radam_update": "test_optim_variants.py::test_radam_trajectory",
+    "asgd_update": "test_optim_variants.py::test_asgd_trajectory_and_average",
 }
 
 PARITY: dict[str, Any] = {

@@ -391,6 +391,23 @@ for _momentum, _centered in ((0.0, False), (0.9, True)):
         d.n(3, 4), d.n(3, 4), d.pos(3, 4) + 0.5, d.n(3, 4) if mo else None, d.n(3, 4) * 0.1 if c else None,
         1e-2, 0.99, 1e-8, 0.01, mo, c, False))
 case("adagrad_update", "", lambda d: (d.n(3, 4), d.n(3, 4), d.pos(3, 4), 2, 0.1, 0.01, 0.01, 1e-10, True))
+for _wd, _maximize in ((0.0, False), (0.01, True)):
+    _label = f"wd={_wd}-max={_maximize}"
+    case("adadelta_update", _label, lambda d, w=_wd, m=_maximize: (
+        d.n(3, 4), d.n(3, 4), d.pos(3, 4), d.pos(3, 4) * 0.01, 1.0, 0.9, 1e-6, w, m))
+    case("adamax_update", _label, lambda d, w=_wd, m=_maximize: (
+        d.n(3, 4), d.n(3, 4), d.n(3, 4) * 0.1, d.pos(3, 4), 3, 2e-3, 0.9, 0.999, 1e-8, w, m))
+    case("asgd_update", _label + "-averaging", lambda d, w=_wd, m=_maximize: (
+        d.n(3, 4), d.n(3, 4), d.n(3, 4), 0.01, 0.25, 1e-4, w, m))
+    case("asgd_update", _label + "-copy", lambda d, w=_wd, m=_maximize: (
+        d.n(3, 4), d.n(3, 4), d.n(3, 4), 0.01, 1.0, 1e-4, w, m))
+for _decoupled in (False, True):
+    case("nadam_update", f"decoupled={_decoupled}", lambda d, w=_decoupled: (
+        d.n(3, 4), d.n(3, 4), d.n(3, 4) * 0.1, d.pos(3, 4) * 0.01, 3, 2e-3, 0.9, 0.999, 1e-8, 0.01, 0.85, 0.86,
+        0.6, w, not w))
+    for _step in (2, 9):  # the plain momentum step, then the rectified one (rho_t > 5 from t = 6)
+        case("radam_update", f"decoupled={_decoupled}-step={_step}", lambda d, w=_decoupled, t=_step: (
+            d.n(3, 4), d.n(3, 4), d.n(3, 4) * 0.1, d.pos(3, 4) * 0.01, t, 1e-3, 0.9, 0.999, 1e-8, 0.01, w, w))
 
 RANDOM = {"seed", "uniform", "normal", "randint", "bernoulli", "permutation", "dropout"}
 IDENTITY = {"is_available", "device_count", "synchronize"}

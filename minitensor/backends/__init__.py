@@ -10,6 +10,7 @@ import importlib
 from . import blas
 
 blas.choose_openblas_coretype()  # before the first import of NumPy (the next line's): OpenBLAS reads it once
+from . import cudnn, mps  # noqa: E402  (PyTorch's torch.backends.cudnn / .mps: flags and queries only)
 from .base import Backend  # noqa: E402
 from .blas import cpu_info  # noqa: E402
 
@@ -67,4 +68,5 @@ def loaded_backends() -> list[Backend]:
     return list(_INSTANCES.values())
 
 
-__all__ = ["Backend", "register_backend", "backend_class", "get_backend", "loaded_backends", "seed_all"]
+__all__ = ["Backend", "cudnn", "mps", "register_backend", "backend_class", "get_backend", "loaded_backends",
+           "seed_all"]

@@ -45,6 +45,19 @@ def advance_step(state: dict[str, Any]) -> float:
     return counter.item()
 
 
+# Per-parameter scalars PyTorch keeps as 0-d tensors beside "step" (NAdam's "mu_product", ASGD's "eta" and
+# "mu"): CPU tensors of the step dtype, like "step", so that reading them costs no device sync.
+SCALAR_STATE = frozenset({"step", "mu_product", "eta", "mu"})
+
+
+def scalar_state(state: dict[str, Any], key: str, initial: float) -> Tensor:
+    """``state[key]``, a 0-d CPU tensor of the step dtype, made holding ``initial`` when missing."""
+    value = state.get(key)
+    if value is None:
+        value = state[key] = tensor(float(initial), dtype=_step_dtype())
+    return value
+
+
 def state_buffer(state: dict[str, Any], key: str, param: Tensor, fill: float = 0.0) -> Any:
     """The raw array of ``state[key]``, made (a tensor like ``param``, filled with ``fill``) when missing."""
     buffer = state.get(key)
@@ -175,10 +188,15 @@ class Optimizer:
                 raise ValueError(f"loaded state dict has state for parameter {index}, which no saved group "
                                  "lists")
             param = param_of[index]
-            state[param] = {key: _state_value_for(param, key, value) for key, value in saved_state.items()}
+            state[param] = {key: self._loaded_state_value(param, key, value)
+                            for key, value in saved_state.items()}
         self.param_groups = [self._restored_group(group, saved)
                              for group, saved in zip(self.param_groups, saved_groups)]
         self.state = state
+
+    def _loaded_state_value(self, param: Tensor, key: str, value: Any) -> Any:
+        """A loaded state entry of ``param``, copied to where this optimizer keeps it."""
+        return _state_value_for(param, key, value)
 
     def _restored_group(self, group: dict[str, Any], saved: dict[str, Any]) -> dict[str, Any]:
         """The saved hyper-parameters on this group's parameters (defaults fill keys the save lacks)."""
@@ -223,8 +241,9 @@ def _split_params(params: Any) -> tuple[list[Tensor], list[str] | None]:
 
 
 def _state_value_for(param: Tensor, key: str, value: Any) -> Any:
-    """A loaded state entry, copied: "step" as a CPU tensor, other tensors on ``param``'s device and dtype."""
-    if key == "step":
+    """A loaded state entry, copied: "step" and the other scalars as CPU tensors, other tensors on ``param``'s
+    device and dtype."""
+    if key in SCALAR_STATE and (not isinstance(value, Tensor) or value.ndim == 0):
         if isinstance(value, Tensor):
             return tensor(value, device="cpu")
         return tensor(float(value), dtype=_step_dtype())  # a plain number, as older checkpoints hold

@@ -5,8 +5,9 @@ single-tensor code paths of ``torch.optim``) and never writes to ``grad``, which
 ``.grad``. Hyper-parameters arrive as plain Python scalars, so NumPy 2's weak scalars keep a float32
 parameter float32; every ufunc writes through ``out=`` into an existing array.
 
-Temporaries left (the CUDA backend replaces each method with one fused kernel): one scratch array the size
-of ``param`` per call, plus one for the effective gradient ``(-grad if maximize else grad) + wd * param``
+Temporaries left (the CUDA backend and the CPU loops replace SGD, Adam, RMSprop and Adagrad with one fused
+kernel each; Adadelta, Adamax, NAdam, RAdam and ASGD run these bodies everywhere): one or two scratch arrays
+the size of ``param`` per call, plus one for the effective gradient ``(-grad if maximize else grad) + wd * param``
 when ``maximize`` or (coupled) weight decay changes it.
 """
 from __future__ import annotations
@@ -152,3 +153,117 @@ class OptimOps:
         xp.sqrt(state_sum, out=scratch)
         scratch += eps
         _descend(xp, param, g, scratch, lr / (1 + (step - 1) * lr_decay))
+
+    # The updates below have no compiled kernel: these vectorised bodies run on every backend as they are.
+    def adadelta_update(self, param: Array, grad: Array, square_avg: Array, acc_delta: Array, lr: float,
+                        rho: float, eps: float, weight_decay: float, maximize: bool) -> None:
+        """Adadelta (PyTorch's form: eps inside both square roots):
+
+            v = rho v + (1 - rho) g^2 ;  delta = sqrt(u + eps) / sqrt(v + eps) * g
+            u = rho u + (1 - rho) delta^2 ;  param -= lr delta"""
+        xp = self.xp
+        g = _effective_grad(xp, param, grad, weight_decay, maximize)
+        scratch = xp.multiply(g, g, out=xp.empty_like(param))
+        _scaled_add(xp, square_avg, rho, scratch, 1 - rho, scratch)
+        delta = xp.add(acc_delta, eps, out=xp.empty_like(param))
+        xp.sqrt(delta, out=delta)
+        xp.add(square_avg, eps, out=scratch)
+        xp.sqrt(scratch, out=scratch)
+        delta /= scratch
+        delta *= g
+        xp.multiply(delta, delta, out=scratch)
+        _scaled_add(xp, acc_delta, rho, scratch, 1 - rho, scratch)
+        delta *= lr
+        param -= delta
+
+    def adamax_update(self, param: Array, grad: Array, exp_avg: Array, exp_inf: Array, step: int, lr: float,
+                      beta1: float, beta2: float, eps: float, weight_decay: float, maximize: bool) -> None:
+        """Adamax (Adam with the infinity norm), ``step`` counting from 1:
+
+            m = beta1 m + (1 - beta1) g ;  u = max(beta2 u, |g| + eps)
+            param -= lr / (1 - beta1^t) * m / u"""
+        xp = self.xp
+        g = _effective_grad(xp, param, grad, weight_decay, maximize)
+        scratch = xp.empty_like(param)
+        _scaled_add(xp, exp_avg, beta1, g, 1 - beta1, scratch)
+        exp_inf *= beta2
+        xp.abs(g, out=scratch)
+        scratch += eps
+        xp.maximum(exp_inf, scratch, out=exp_inf)
+        xp.divide(exp_avg, exp_inf, out=scratch)
+        scratch *= lr / (1 - beta1 ** step)
+        param -= scratch
+
+    def nadam_update(self, param: Array, grad: Array, exp_avg: Array, exp_avg_sq: Array, step: int, lr: float,
+                     beta1: float, beta2: float, eps: float, weight_decay: float, mu: float, mu_next: float,
+                     mu_product: float, decoupled_weight_decay: bool, maximize: bool) -> None:
+        """NAdam, ``step`` counting from 1; ``mu`` and ``mu_next`` are the momentum coefficients of steps t and
+        t + 1 and ``mu_product`` the product of mu over steps 1..t (the optimizer keeps it in its state):
+
+            param *= 1 - lr * wd                          (decoupled; else g += wd * param)
+            m = beta1 m + (1 - beta1) g ;  v = beta2 v + (1 - beta2) g^2 ;  d = sqrt(v / (1 - beta2^t)) + eps
+            param -= lr (1 - mu) / (1 - mu_product) * g / d + lr mu_next / (1 - mu_product mu_next) * m / d"""
+        xp = self.xp
+        if decoupled_weight_decay and weight_decay != 0:
+            param *= 1 - lr * weight_decay
+        g = _effective_grad(xp, param, grad, 0 if decoupled_weight_decay else weight_decay, maximize)
+        scratch = xp.empty_like(param)
+        _scaled_add(xp, exp_avg, beta1, g, 1 - beta1, scratch)
+        xp.multiply(g, g, out=scratch)
+        _scaled_add(xp, exp_avg_sq, beta2, scratch, 1 - beta2, scratch)
+        denom = xp.divide(exp_avg_sq, 1 - beta2 ** step, out=scratch)
+        xp.sqrt(denom, out=denom)
+        denom += eps
+        update = xp.divide(g, denom, out=xp.empty_like(param))
+        update *= lr * (1 - mu) / (1 - mu_product)
+        param -= update
+        _descend(xp, param, exp_avg, denom, lr * mu_next / (1 - mu_product * mu_next))
+
+    def radam_update(self, param: Array, grad: Array, exp_avg: Array, exp_avg_sq: Array, step: int, lr: float,
+                     beta1: float, beta2: float, eps: float, weight_decay: float, decoupled_weight_decay: bool,
+                     maximize: bool) -> None:
+        """RAdam (rectified Adam), ``step`` counting from 1. With rho_inf = 2 / (1 - beta2) - 1 and
+        rho_t = rho_inf - 2 t beta2^t / (1 - beta2^t):
+
+            param *= 1 - lr * wd                          (decoupled; else g += wd * param)
+            m, v as Adam's ;  m^ = m / (1 - beta1^t)
+            rho_t > 5: param -= lr m^ r sqrt(1 - beta2^t) / (sqrt(v) + eps),
+                       r = sqrt((rho_t - 4)(rho_t - 2) rho_inf / ((rho_inf - 4)(rho_inf - 2) rho_t))
+            else:      param -= lr m^                     (SGD with momentum while v is unreliable)"""
+        xp = self.xp
+        if decoupled_weight_decay and weight_decay != 0:
+            param *= 1 - lr * weight_decay
+        g = _effective_grad(xp, param, grad, 0 if decoupled_weight_decay else weight_decay, maximize)
+        scratch = xp.empty_like(param)
+        _scaled_add(xp, exp_avg, beta1, g, 1 - beta1, scratch)
+        xp.multiply(g, g, out=scratch)
+        _scaled_add(xp, exp_avg_sq, beta2, scratch, 1 - beta2, scratch)
+        bias_correction1, bias_correction2 = 1 - beta1 ** step, 1 - beta2 ** step
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * beta2 ** step / bias_correction2
+        if rho_t > 5:
+            rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+            denom = xp.sqrt(exp_avg_sq, out=scratch)
+            denom += eps
+            _descend(xp, param, exp_avg, denom, lr * rect * math.sqrt(bias_correction2) / bias_correction1)
+        else:
+            xp.multiply(exp_avg, lr / bias_correction1, out=scratch)
+            param -= scratch
+
+    def asgd_update(self, param: Array, grad: Array, ax: Array, eta: float, mu: float, lambd: float,
+                    weight_decay: float, maximize: bool) -> None:
+        """Averaged SGD, with this step's ``eta`` (step size) and ``mu`` (averaging rate) from the optimizer:
+
+            g = ±grad + wd * param ;  param = param (1 - lambd eta) - eta g
+            ax += mu (param - ax)                          (ax = param exactly while mu == 1)"""
+        xp = self.xp
+        g = _effective_grad(xp, param, grad, weight_decay, maximize)
+        param *= 1 - lambd * eta
+        scratch = xp.multiply(g, eta, out=xp.empty_like(param))
+        param -= scratch
+        if mu != 1:
+            xp.subtract(param, ax, out=scratch)
+            scratch *= mu
+            ax += scratch
+        else:
+            xp.copyto(ax, param)

@@ -1,0 +1,39 @@
+"""``Adamax``: Adam with the infinity norm of past gradients in place of their RMS (Kingma & Ba, section 7)."""
+from __future__ import annotations
+
+from typing import Any
+
+from .optimizer import Optimizer, ParamsT, advance_step, check_hyperparameter, state_buffer
+
+
+def check_betas(betas: tuple[float, float]) -> None:
+    """PyTorch's checks of Adam-like ``betas``: each in [0, 1)."""
+    for i, beta in enumerate(betas):
+        check_hyperparameter(0.0 <= beta < 1.0, f"Invalid beta parameter at index {i}: {beta}")
+
+
+class Adamax(Optimizer):
+    """PyTorch's Adamax: with g = ±grad + weight_decay * param and t the step,
+
+        m = beta1 m + (1 - beta1) g ;  u = max(beta2 u, |g| + eps) ;  param -= lr / (1 - beta1^t) * m / u
+
+    State per parameter: "step", "exp_avg" (m), "exp_inf" (u)."""
+
+    def __init__(self, params: ParamsT, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0, foreach: bool | None = None, *,
+                 maximize: bool = False, differentiable: bool = False, capturable: bool = False) -> None:
+        check_hyperparameter(0.0 <= lr, f"Invalid learning rate: {lr}")
+        check_hyperparameter(0.0 <= eps, f"Invalid epsilon value: {eps}")
+        check_betas(betas)
+        check_hyperparameter(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize))
+
+    def _step_group(self, group: dict[str, Any]) -> None:
+        lr, eps, weight_decay = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
+        beta1, beta2 = (float(b) for b in group["betas"])
+        for p, state in self._params_with_grad(group):
+            step = advance_step(state)
+            exp_avg = state_buffer(state, "exp_avg", p)
+            exp_inf = state_buffer(state, "exp_inf", p)
+            p.device.backend.adamax_update(p.array, p.grad.array, exp_avg, exp_inf, step, lr, beta1, beta2, eps,
+                                           weight_decay, group["maximize"])
