@@ -97,7 +97,7 @@ def test_stale_rules_for_other_hosts_and_the_old_naming(tmp_path):
     target = tmp_path / "model.mt"
     save({"v": 1}, target)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True).stdout.strip()
+                          text=True, check=True).stdout.strip()
     h = _files._target_hash(target)
     other_host_recent = tmp_path / f".{h}.00000000.{dead}.0123abcd.mt-tmp"
     other_host_old = tmp_path / f".{h}.00000000.{dead}.4567abcd.mt-tmp"
@@ -253,9 +253,8 @@ def test_every_crafted_file_is_one_clear_error_naming_the_file(tmp_path, case):
     message = str(info.value)
     assert type(info.value) is RuntimeError and str(path) in message and why in message, message
     assert "allow_pickle" not in message
-    with open(path, "rb") as f:  # the same from a file object, named by its .name
-        with pytest.raises(RuntimeError, match="crafted.mt"):
-            load(f)
+    with open(path, "rb") as f, pytest.raises(RuntimeError, match="crafted.mt"):
+        load(f)  # the same from a file object, named by its .name
 
 
 def test_save_refuses_trees_deeper_than_load_accepts(tmp_path):

@@ -14,8 +14,9 @@ import re
 import secrets
 import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 # A temporary file whose writer we cannot see (another host or PID namespace) counts as abandoned only
 # after a day untouched: a live writer touches its file far more often than that.
