@@ -14,10 +14,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from minitensor.datasets import MNIST, DownloadError, IDXFormatError, download_file, read_idx
-
 from test_datasets import SHARED, fake_split, idx_bytes, md5, needs_shared
+
+from minitensor.datasets import (
+    MNIST,
+    DownloadError,
+    IDXFormatError,
+    download_file,
+    read_idx,
+)
 
 
 def bomb(path: Path, header: bytes, zeros_mb: int) -> Path:

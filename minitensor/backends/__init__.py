@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 
 from .base import Backend
+from .ops.random import seed_thread, thread_seed
 
 _REGISTRY: dict[str, str] = {
     "cpu": "minitensor.backends.numpy_backend:NumpyBackend",
@@ -52,7 +53,11 @@ def get_backend(device_type: str, index: int = 0) -> Backend:
 
 
 def seed_all(seed: int) -> None:
-    """Seed every backend created so far, and every one created later, with ``seed``."""
+    """Seed every backend created so far, and every one created later, with ``seed``; in a DataLoader
+    worker thread, only that thread's own generators (as in a PyTorch worker process)."""
+    if thread_seed() is not None:
+        seed_thread(seed)
+        return
     _SEED[0] = seed
     for backend in _INSTANCES.values():
         backend.seed(seed)

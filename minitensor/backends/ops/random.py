@@ -1,19 +1,48 @@
 """Random numbers from one generator per device, so one seed reproduces a run on that device."""
 from __future__ import annotations
 
+import threading
 from typing import Any, Sequence
 
 import numpy as np
 
 Array = Any
 
+# A DataLoader worker thread draws from generators of its own, as a PyTorch worker process does: its seed,
+# and one generator per backend, made from that seed on first use.
+_THREAD = threading.local()
+
+
+def thread_seed() -> int | None:
+    """The calling thread's own seed, or None where it draws from the shared generators."""
+    return getattr(_THREAD, "seed", None)
+
+
+def seed_thread(seed: int | None) -> None:
+    """Give the calling thread generators of its own seeded with ``seed`` (None: the shared ones again)."""
+    _THREAD.seed, _THREAD.rngs = seed, {}
+
 
 class RandomOps:
     xp: Any
-    _rng: Any
+    _shared_rng: Any
+
+    @property
+    def _rng(self) -> Any:
+        """The generator to draw from: the shared one, or the calling worker thread's own."""
+        if getattr(_THREAD, "seed", None) is None:
+            return self._shared_rng
+        rng = _THREAD.rngs.get(id(self))
+        if rng is None:
+            rng = _THREAD.rngs[id(self)] = self.xp.random.default_rng(_THREAD.seed)
+        return rng
 
     def seed(self, seed: int) -> None:
-        self._rng = self.xp.random.default_rng(seed)
+        """Reseed the generator the calling thread draws from."""
+        if thread_seed() is None:
+            self._shared_rng = self.xp.random.default_rng(seed)
+        else:
+            _THREAD.rngs[id(self)] = self.xp.random.default_rng(seed)
 
     def uniform(self, shape: Sequence[int], low: float, high: float, dtype: np.dtype) -> Array:
         """U[low, high) drawn in ``dtype`` (no float64 detour for float32)."""
