@@ -8,14 +8,20 @@ import numpy as np
 
 Array = Any
 
-# A DataLoader worker thread draws from generators of its own, as a PyTorch worker process does: its seed,
-# and one generator per backend, made from that seed on first use.
-_THREAD = threading.local()
+class _ThreadState(threading.local):
+    """A DataLoader worker thread draws from generators of its own, as a PyTorch worker process does: its
+    seed, and one generator per backend, made from that seed on first use. Other threads have seed None
+    (class attributes: read without an exception, which matters on every random op)."""
+    seed: int | None = None
+    rngs: dict[int, Any] = {}  # noqa: RUF012 - replaced, never mutated, while seed is None
+
+
+_THREAD = _ThreadState()
 
 
 def thread_seed() -> int | None:
     """The calling thread's own seed, or None where it draws from the shared generators."""
-    return getattr(_THREAD, "seed", None)
+    return _THREAD.seed
 
 
 def seed_thread(seed: int | None) -> None:
@@ -30,7 +36,7 @@ class RandomOps:
     @property
     def _rng(self) -> Any:
         """The generator to draw from: the shared one, or the calling worker thread's own."""
-        if getattr(_THREAD, "seed", None) is None:
+        if _THREAD.seed is None:
             return self._shared_rng
         rng = _THREAD.rngs.get(id(self))
         if rng is None:
@@ -39,7 +45,7 @@ class RandomOps:
 
     def seed(self, seed: int) -> None:
         """Reseed the generator the calling thread draws from."""
-        if thread_seed() is None:
+        if _THREAD.seed is None:
             self._shared_rng = self.xp.random.default_rng(seed)
         else:
             _THREAD.rngs[id(self)] = self.xp.random.default_rng(seed)
