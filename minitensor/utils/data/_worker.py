@@ -24,7 +24,13 @@ from typing import Any
 from ...backends.ops.random import seed_thread
 
 JOIN_TIMEOUT_S = 1.0
-_LOCAL = threading.local()
+
+
+class _Local(threading.local):
+    info: WorkerInfo | None = None  # set in worker threads
+
+
+_LOCAL = _Local()
 
 
 class WorkerInfo:
@@ -40,12 +46,13 @@ class WorkerInfo:
         raise RuntimeError(f"Cannot assign attributes to {type(self).__name__} objects")
 
     def __repr__(self) -> str:
-        return f"WorkerInfo(id={self.id}, num_workers={self.num_workers}, seed={self.seed}, dataset={self.dataset!r:.60})"
+        return (f"WorkerInfo(id={self.id}, num_workers={self.num_workers}, seed={self.seed}, "
+                f"dataset={self.dataset!r:.60})")
 
 
 def get_worker_info() -> WorkerInfo | None:
     """In a DataLoader worker thread, its ``WorkerInfo``; elsewhere None (as ``torch.utils.data``)."""
-    return getattr(_LOCAL, "info", None)
+    return _LOCAL.info
 
 
 class Workers:
@@ -100,7 +107,8 @@ def _work(load: Callable[[Sequence[int]], Any], tasks: queue.SimpleQueue, stop: 
             worker_init_fn(info.id)
         except BaseException as e:  # noqa: BLE001 - handed to the consumer with the batches
             init_error = e
-            e.add_note(f"(raised by worker_init_fn in DataLoader worker {info.id})")
+            if hasattr(e, "add_note"):  # Python 3.11+
+                e.add_note(f"(raised by worker_init_fn in DataLoader worker {info.id})")
     while True:
         task = tasks.get()
         if task is None or stop.is_set():

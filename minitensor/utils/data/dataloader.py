@@ -28,8 +28,7 @@ from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
 import numpy as np
 
 from ... import cuda
-from ...device import as_device, cpu
-from ...device import device as Device
+from ...device import as_device, cpu, device as Device
 from ...tensor import Tensor, _wrap, randint
 from ._rng import GeneratorLike, resolve_generator
 from ._worker import Workers
@@ -175,7 +174,8 @@ class _DataLoaderIter:
             if indices is None:
                 self._batches = None
                 break
-            self._pending.append((indices, self._pool.submit(next(self._turn), indices)))  # type: ignore[union-attr,arg-type]
+            worker = next(self._turn)  # type: ignore[arg-type]
+            self._pending.append((indices, self._pool.submit(worker, indices)))  # type: ignore[union-attr]
 
     def close(self) -> None:
         """Stop loading: queued batches are cancelled and the threads end after their current batch (waited
