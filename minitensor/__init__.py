@@ -15,7 +15,7 @@ from .dtypes import (bool, double, dtype, float, float16, float32, float64, get_
 from .functional import *  # noqa: F401,F403  (add, exp, sum, cat, where, ... as minitensor.<op>)
 from .functional import abs, all, any, max, min, round, sum  # noqa: F401
 from .backends.blas import get_num_threads, set_num_threads
-from .random import manual_seed, seed
+from .random import initial_seed, manual_seed, seed
 from .tensor import (Tensor, arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
                      ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
                      tensor, zeros, zeros_like)

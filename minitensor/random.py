@@ -1,7 +1,7 @@
 """Seeding: one generator per device, as in PyTorch."""
 from __future__ import annotations
 
-from .backends import seed_all
+from .backends import _SEED, seed_all, thread_seed
 
 
 def manual_seed(seed: int) -> None:
@@ -16,3 +16,10 @@ def seed() -> int:
     s = secrets.randbits(63)
     manual_seed(s)
     return s
+
+
+def initial_seed() -> int:
+    """The seed of the calling thread's generator: in a DataLoader worker, the worker's seed (the
+    iterator's base seed + worker id); elsewhere the last ``manual_seed`` or ``seed()`` (0 at import)."""
+    own = thread_seed()
+    return _SEED[0] if own is None else own

@@ -4,8 +4,9 @@ A checkpoint is an ``.npz`` archive (NumPy's zip of ``.npy`` arrays): one entry 
 (``a0``, ``a1``, ...) and an entry ``__minitensor__`` holding, as UTF-8 JSON, the format name, its
 version and the object tree. The tree records nesting (dict with keys of any JSON-able type, OrderedDict,
 list, tuple), scalars (int, float, bool, str, None) and, for each tensor, its array entry, dtype,
-dtype, device and ``requires_grad``. Loading reads it with ``allow_pickle=False``, so opening a checkpoint
-never runs code. Tensors that shared memory when saved come back as separate tensors.
+device and ``requires_grad``. Loading reads each member's ``.npy`` header itself and never pickles, so
+opening a checkpoint never runs code, and checks every size and structure before allocating or trusting
+it. Tensors that shared memory when saved come back as separate tensors.
 
 Saving to a path is atomic: the archive is written to a temporary file in the same folder, flushed to
 disk and renamed over the target, so a crash mid-save leaves the previous file intact.
@@ -14,7 +15,9 @@ from __future__ import annotations
 
 import collections
 import json
+import math
 import os
+import re
 import zipfile
 import zlib
 from typing import IO, Any
@@ -23,10 +26,11 @@ import numpy as np
 
 from .device import as_device, cpu, device
 from .tensor import Tensor, from_numpy
-from .utils._files import atomic_write
+from .utils._files import atomic_write, remove_stale_temporaries
 
 _FORMAT, _VERSION = "minitensor", 1
 _HEADER = "__minitensor__"
+_MAX_DEPTH = 100  # containers within containers: deeper trees are refused (JSON and Python recursion)
 FileLike = str | os.PathLike | IO[bytes]
 MapLocation = str | device | dict[str, str | device] | None
 
@@ -47,10 +51,14 @@ def save(obj: Any, f: FileLike) -> None:
 
 def load(f: FileLike, map_location: MapLocation = None) -> Any:
     """Read what ``save`` wrote. Tensors come back on the CPU, or on ``map_location``: a device, or a
-    dict from saved device names ("cuda:0") to devices (unlisted devices load on the CPU)."""
+    dict from saved device names ("cuda:0") to devices (unlisted devices load on the CPU).
+
+    Any file that is not a well-formed checkpoint raises one ``RuntimeError`` naming the file and what is
+    wrong with it (as ``torch.load`` does for a damaged archive); no part of it is ever unpickled."""
     if isinstance(f, (str, os.PathLike)):
         name = os.fspath(f)
-        with open(f, "rb") as file:  # ours to close, even when NumPy fails halfway through the archive
+        remove_stale_temporaries(f)  # left by saves of this path that were killed mid-write
+        with open(f, "rb") as file:  # ours to close, even when reading fails halfway through the archive
             arrays, tree = _read_archive(file, name)
     else:
         name = getattr(f, "name", "<file object>")
@@ -58,27 +66,102 @@ def load(f: FileLike, map_location: MapLocation = None) -> Any:
     return _decode(tree, arrays, map_location, name)
 
 
+class _Malformed(Exception):
+    """What is wrong with the archive (becomes the RuntimeError naming the file)."""
+
+
 def _read_archive(f: IO[bytes], name: str) -> tuple[dict[str, np.ndarray], Any]:
     """Every array of the archive, and the object tree; a clear error naming the file when it is not a
     readable minitensor checkpoint."""
     try:
-        archive = np.load(f, allow_pickle=False)
-        if not isinstance(archive, np.lib.npyio.NpzFile):
-            raise _not_a_checkpoint(name, "it holds a single .npy array, not an archive")
-        with archive:
-            if _HEADER not in archive.files:
-                raise _not_a_checkpoint(name, "it has no minitensor header")
-            arrays = {key: archive[key] for key in archive.files}
-        header = json.loads(arrays.pop(_HEADER).tobytes().decode("utf-8"))
-    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error, UnicodeDecodeError) as e:
-        raise RuntimeError(f"{name}: not a readable minitensor checkpoint (truncated, corrupt or another "
-                           f"format): {type(e).__name__}: {e}") from e
+        arrays = _read_members(f)
+        if _HEADER not in arrays:
+            raise _not_a_checkpoint(name, "it has no minitensor header")
+        raw = arrays.pop(_HEADER)
+        if raw.dtype != np.uint8 or raw.ndim != 1:
+            raise _Malformed(f"its header entry is {raw.dtype} {raw.shape}, not UTF-8 bytes")
+        header = json.loads(raw.tobytes().decode("utf-8"))
+    except RecursionError as e:
+        raise _unreadable(name, "its header is nested too deeply") from e
+    except _Malformed as e:
+        raise _unreadable(name, str(e)) from e
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError) as e:
+        raise _unreadable(name, f"{type(e).__name__}: {e}") from e  # UnicodeDecodeError is a ValueError
     if not isinstance(header, dict) or header.get("format") != _FORMAT or "tree" not in header:
         raise _not_a_checkpoint(name, "its header is not minitensor's")
     if header.get("version") != _VERSION:
         raise RuntimeError(f"{name}: minitensor checkpoint format version {header.get('version')}; this "
                            f"minitensor reads version {_VERSION}")
     return arrays, header["tree"]
+
+
+def _read_members(f: IO[bytes]) -> dict[str, np.ndarray]:
+    """The archive's ``.npy`` members by name (without ``.npy``), each checked before it is allocated.
+
+    NumPy's ``np.load`` is not used: it returns members that are not ``.npy`` as raw bytes and reads a
+    header's declared shape before knowing whether the file holds that much."""
+    file_size = f.seek(0, os.SEEK_END)  # zipfile seeks to the end itself
+    with zipfile.ZipFile(f) as archive:
+        arrays: dict[str, np.ndarray] = {}
+        for info in archive.infolist():
+            key = info.filename.removesuffix(".npy")
+            if key == info.filename:
+                raise _Malformed(f"archive member {info.filename!r} is not a .npy array")
+            if key in arrays:
+                raise _Malformed(f"archive member {info.filename!r} appears twice")
+            if info.header_offset + info.compress_size > file_size:
+                raise _Malformed(f"archive member {info.filename!r} runs past the end of the file (truncated)")
+            if info.file_size > _MAX_RATIO[info.compress_type] * info.compress_size + 4096:
+                raise _Malformed(f"archive member {info.filename!r} claims {info.file_size} bytes from "
+                                 f"{info.compress_size} stored (corrupt, or a decompression bomb)")
+            with archive.open(info) as member:
+                arrays[key] = _read_npy(member, info.file_size, info.filename)
+    return arrays
+
+
+_CHUNK = 1 << 22
+_HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+# the most bytes one stored byte can expand to: 1 uncompressed; DEFLATE's limit is about 1032
+_MAX_RATIO = collections.defaultdict(lambda: 1032, {zipfile.ZIP_STORED: 1})
+
+
+def _read_npy(member: IO[bytes], size: int, what: str) -> np.ndarray:
+    """One ``.npy`` member of ``size`` bytes: header checked (no object dtype, data size as declared), then
+    the data read straight into the new array."""
+    try:
+        version = np.lib.format.read_magic(member)
+        if version not in _HEADER_READERS:
+            raise _Malformed(f"archive member {what!r} is .npy format version {version}, not 1.0 or 2.0")
+        shape, fortran, dtype = _HEADER_READERS[version](member)
+    except ValueError as e:  # NumPy's first sentence only: the rest can advise allow_pickle
+        raise _Malformed(f"archive member {what!r} has no valid .npy header: {_first_sentence(e)}") from None
+    if dtype.hasobject:
+        raise _Malformed(f"archive member {what!r} holds Python objects (dtype {dtype}), which only pickle "
+                         f"could restore; checkpoints hold plain arrays")
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes != size - member.tell():
+        raise _Malformed(f"archive member {what!r} declares shape {shape} of {dtype} ({nbytes} bytes) but "
+                         f"holds {size - member.tell()} bytes of data")
+    flat = np.empty(math.prod(shape), dtype)
+    if nbytes:
+        buffer, filled = memoryview(flat.view(np.uint8)), 0
+        while filled < nbytes:
+            got = member.readinto(buffer[filled:filled + _CHUNK])  # zipfile reads a chunk, then copies
+            if not got:
+                raise _Malformed(f"archive member {what!r} is truncated")
+            filled += got
+    if member.read(1):  # also makes zipfile check the member's CRC
+        raise _Malformed(f"archive member {what!r} holds more data than its header declares")
+    return flat.reshape(shape[::-1]).T if fortran else flat.reshape(shape)
+
+
+def _first_sentence(e: Exception) -> str:
+    return re.split(r"\.\s", str(e), maxsplit=1)[0]
+
+
+def _unreadable(name: str, why: str) -> RuntimeError:
+    return RuntimeError(f"{name}: not a readable minitensor checkpoint (truncated, corrupt or another "
+                        f"format): {why}")
 
 
 def _not_a_checkpoint(name: str, why: str) -> RuntimeError:
@@ -89,7 +172,7 @@ def _not_a_checkpoint(name: str, why: str) -> RuntimeError:
 # JSON scalars (int, float, bool, str, None) stand for themselves; everything else is a one-key dict
 # {"kind": payload} so that no user value can be mistaken for a node.
 
-def _encode(obj: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
+def _encode(obj: Any, arrays: dict[str, np.ndarray], where: str, depth: int = 0) -> Any:
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
     if isinstance(obj, Tensor):
@@ -99,12 +182,15 @@ def _encode(obj: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
         return {"ndarray": _store(obj, arrays)}
     if isinstance(obj, np.generic):
         return {"npscalar": _store(np.asarray(obj), arrays)}
+    if isinstance(obj, (dict, list, tuple)) and depth >= _MAX_DEPTH:
+        raise ValueError(f"save: {where[:200]}... is nested more than {_MAX_DEPTH} containers deep")
     if isinstance(obj, dict):
         kind = "odict" if isinstance(obj, collections.OrderedDict) else "dict"
-        return {kind: [[_encode_key(k, where), _encode(v, arrays, f"{where}[{k!r}]")] for k, v in obj.items()]}
+        return {kind: [[_encode_key(k, where), _encode(v, arrays, f"{where}[{k!r}]", depth + 1)]
+                       for k, v in obj.items()]}
     if isinstance(obj, (list, tuple)):
         kind = "tuple" if isinstance(obj, tuple) else "list"
-        return {kind: [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(obj)]}
+        return {kind: [_encode(v, arrays, f"{where}[{i}]", depth + 1) for i, v in enumerate(obj)]}
     raise TypeError(f"save: cannot store {where} of type {type(obj).__name__}; checkpoints hold Tensors, "
                     f"NumPy arrays, numbers, strings, bools, None and dicts/lists/tuples of them")
 
@@ -126,39 +212,62 @@ def _store(array: np.ndarray, arrays: dict[str, np.ndarray]) -> str:
     return key
 
 
-def _decode(node: Any, arrays: dict[str, np.ndarray], map_location: MapLocation, name: str) -> Any:
+def _decode(tree: Any, arrays: dict[str, np.ndarray], map_location: MapLocation, name: str) -> Any:
+    try:
+        return _decode_node(tree, arrays, map_location, 0)
+    except _Malformed as e:
+        raise RuntimeError(f"{name}: corrupt minitensor checkpoint structure: {e}") from e
+
+
+def _decode_node(node: Any, arrays: dict[str, np.ndarray], map_location: MapLocation, depth: int) -> Any:
     if not isinstance(node, dict):
+        if isinstance(node, list):
+            raise _Malformed(f"a bare list {node!r:.60} where a value belongs")
         return node
+    if depth > _MAX_DEPTH:
+        raise _Malformed(f"containers nested more than {_MAX_DEPTH} deep")
+    kind = "?"
     try:
         (kind, payload), = node.items()
         if kind == "tensor":
             key, dtype, saved_device, requires_grad = payload
-            if arrays[key].dtype.name != dtype:
-                raise ValueError(f"array {key} is {arrays[key].dtype.name}, the header says {dtype}")
-            return _restore_tensor(arrays[key], saved_device, requires_grad, map_location)
+            t = from_numpy(arrays[key])  # a TypeError for dtypes tensors cannot hold
+            if t.dtype.name != dtype or not isinstance(requires_grad, bool) \
+                    or (requires_grad and not t.is_floating_point()):
+                raise ValueError(f"array {key} is {arrays[key].dtype}, the header says {dtype} with "
+                                 f"requires_grad={requires_grad!r}")
+            return _restore_tensor(t, str(saved_device), requires_grad, map_location)
         if kind == "ndarray":
             return arrays[payload]
-        if kind == "npscalar":
+        if kind == "npscalar" and arrays[payload].ndim == 0:
             return arrays[payload][()]
         if kind in ("dict", "odict"):
-            items = ((_decode_key(k), _decode(v, arrays, map_location, name)) for k, v in payload)
-            return collections.OrderedDict(items) if kind == "odict" else dict(items)
+            items = [(_decode_key(k, depth + 1), _decode_node(v, arrays, map_location, depth + 1))
+                     for k, v in payload]
+            out = collections.OrderedDict(items) if kind == "odict" else dict(items)
+            if len(out) != len(items):
+                raise ValueError("a key appears twice")
+            return out
         if kind in ("list", "tuple"):
-            values = [_decode(v, arrays, map_location, name) for v in payload]
+            values = [_decode_node(v, arrays, map_location, depth + 1) for v in payload]
             return tuple(values) if kind == "tuple" else values
-    except (ValueError, TypeError, KeyError) as e:
-        raise RuntimeError(f"{name}: corrupt minitensor checkpoint structure near {node!r:.80}: {e}") from e
-    raise RuntimeError(f"{name}: corrupt minitensor checkpoint: unknown node kind {kind!r}")
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        raise _Malformed(f"bad {kind!r} node {node!r:.80}: {type(e).__name__}: {e}") from None
+    raise _Malformed(f"unknown node {node!r:.80}")
 
 
-def _decode_key(key: Any) -> Any:
-    return tuple(_decode_key(k) for k in key["tuple"]) if isinstance(key, dict) else key
+def _decode_key(key: Any, depth: int) -> Any:
+    if depth > _MAX_DEPTH:
+        raise _Malformed(f"dict keys nested more than {_MAX_DEPTH} deep")
+    if isinstance(key, dict):
+        return tuple(_decode_key(k, depth + 1) for k in key["tuple"])
+    if isinstance(key, list):
+        raise TypeError(f"a list {key!r:.60} as a key")
+    return key
 
 
-def _restore_tensor(array: np.ndarray, saved_device: str, requires_grad: bool,
-                    map_location: MapLocation) -> Tensor:
+def _restore_tensor(t: Tensor, saved_device: str, requires_grad: bool, map_location: MapLocation) -> Tensor:
     target = map_location.get(saved_device) if isinstance(map_location, dict) else map_location
-    t = from_numpy(array)
     dev = as_device(target)
     if dev is not cpu:
         t = t.to(dev)

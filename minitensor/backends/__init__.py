@@ -13,6 +13,7 @@ blas.choose_openblas_coretype()  # before the first import of NumPy (the next li
 from . import cudnn, mps  # noqa: E402  (PyTorch's torch.backends.cudnn / .mps: flags and queries only)
 from .base import Backend  # noqa: E402
 from .blas import cpu_info  # noqa: E402
+from .ops.random import seed_thread, thread_seed  # noqa: E402
 
 _REGISTRY: dict[str, str] = {
     "cpu": "minitensor.backends.numpy_backend:NumpyBackend",
@@ -57,7 +58,11 @@ def get_backend(device_type: str, index: int = 0) -> Backend:
 
 
 def seed_all(seed: int) -> None:
-    """Seed every backend created so far, and every one created later, with ``seed``."""
+    """Seed every backend created so far, and every one created later, with ``seed``; in a DataLoader
+    worker thread, only that thread's own generators (as in a PyTorch worker process)."""
+    if thread_seed() is not None:
+        seed_thread(seed)
+        return
     _SEED[0] = seed
     for backend in _INSTANCES.values():
         backend.seed(seed)

@@ -29,7 +29,8 @@ class MNIST(ImageClassificationDataset):
     for items, ``data``, ``targets`` and ``tensors()``).
 
     ``mirrors`` (a class attribute, or the keyword argument for one instance) are tried in order; every
-    download is checked against the official md5 in ``resources``.
+    download is checked against the official md5 in ``resources``, cut off past the official size in
+    ``sizes``, and given ``download_deadline`` seconds per mirror.
     """
 
     mirrors: Sequence[str] = ("https://ossci-datasets.s3.amazonaws.com/mnist/",
@@ -40,8 +41,15 @@ class MNIST(ImageClassificationDataset):
         "t10k-images-idx3-ubyte.gz": "9fb629c4189551a2d022fa330f9573f3",
         "t10k-labels-idx1-ubyte.gz": "ec29112dd5afa0611ce80d1b7f02629c",
     }
+    sizes: dict[str, int] = {  # bytes: a download is cut off past these
+        "train-images-idx3-ubyte.gz": 9912422,
+        "train-labels-idx1-ubyte.gz": 28881,
+        "t10k-images-idx3-ubyte.gz": 1648877,
+        "t10k-labels-idx1-ubyte.gz": 4542,
+    }
     folders: Sequence[str] = ("MNIST/raw", "mnist", ".")
-    download_timeout: float = 30.0
+    download_timeout: float = 30.0  # seconds of silence before a mirror is given up
+    download_deadline: float = 600.0  # seconds for a whole file from one mirror
     classes = ["0 - zero", "1 - one", "2 - two", "3 - three", "4 - four", "5 - five", "6 - six",
                "7 - seven", "8 - eight", "9 - nine"]
 
@@ -72,15 +80,16 @@ class MNIST(ImageClassificationDataset):
         for stem in missing:
             name = stem + ".gz"
             found[stem] = download_file(name, self.mirrors, self.resources[name], dirs[0],
-                                        timeout=self.download_timeout)
+                                        timeout=self.download_timeout, deadline=self.download_deadline,
+                                        max_bytes=self.sizes.get(name))
         return [found[stem] for stem in stems]  # type: ignore[misc]
 
 
 class FashionMNIST(MNIST):
     """Zalando's Fashion-MNIST: the same format and sizes as MNIST, ten kinds of clothing.
 
-    md5s: the official ones published with the dataset (github.com/zalandoresearch/fashion-mnist, also
-    torchvision's).
+    md5s and sizes: the official ones published with the dataset (github.com/zalandoresearch/fashion-mnist;
+    the md5s are also torchvision's).
     """
 
     mirrors: Sequence[str] = ("http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",
@@ -90,6 +99,12 @@ class FashionMNIST(MNIST):
         "train-labels-idx1-ubyte.gz": "25c81989df183df01b3e8a0aad5dffbe",
         "t10k-images-idx3-ubyte.gz": "bef4ecab320f06d8554ea6380940ec79",
         "t10k-labels-idx1-ubyte.gz": "bb300cfdad3c16e7a12a480ee83cd310",
+    }
+    sizes: dict[str, int] = {
+        "train-images-idx3-ubyte.gz": 26421880,
+        "train-labels-idx1-ubyte.gz": 29515,
+        "t10k-images-idx3-ubyte.gz": 4422102,
+        "t10k-labels-idx1-ubyte.gz": 5148,
     }
     folders: Sequence[str] = ("FashionMNIST/raw", "fashion-mnist")
     classes = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",

@@ -1,8 +1,10 @@
 """``minitensor.utils.data``: PyTorch's data pipeline names - datasets, samplers, collation, DataLoader."""
+from ._worker import WorkerInfo, get_worker_info
 from .collate import default_collate
 from .dataloader import DataLoader
 from .dataset import ConcatDataset, Dataset, Subset, TensorDataset, random_split
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "random_split", "Sampler",
-           "SequentialSampler", "RandomSampler", "BatchSampler", "default_collate", "DataLoader"]
+           "SequentialSampler", "RandomSampler", "BatchSampler", "default_collate", "DataLoader",
+           "get_worker_info", "WorkerInfo"]

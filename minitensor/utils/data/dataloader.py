@@ -2,10 +2,12 @@
 
 Loading runs in the main thread with ``num_workers=0`` (the default). With ``num_workers=k > 0``, k
 threads load batches ahead of the consumer: up to ``k * prefetch_factor`` batches are in flight at once,
-and they come back in sampler order. Threads, not processes: NumPy releases the GIL while it copies and
-indexes arrays, which is most of a batch's cost here, and threads need no pickling. An exception raised
+batch j is loaded by worker j % k, and they come back in sampler order. Threads, not processes: NumPy
+releases the GIL while it copies and indexes arrays, which is most of a batch's cost here, and threads need
+no pickling. Each worker is seeded as PyTorch seeds its processes (``_worker.py``). An exception raised
 while loading a batch is re-raised in the consumer's thread with its original traceback; dropping the
-iterator, exhausting it or an exception stops the threads without waiting for queued batches.
+iterator, exhausting it, an exception or the interpreter's exit stops the threads without waiting for
+queued batches.
 
 ``pin_memory=True`` (PyTorch's option) puts every tensor of each batch in page-locked host memory, in the
 loading thread, when CUDA is available; without CUDA it warns and does nothing, as PyTorch does.
@@ -17,17 +19,19 @@ memory the copies do not block the host. ``device="cpu"`` changes nothing.
 from __future__ import annotations
 
 import collections
+import itertools
 import sys
 import warnings
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
 
 import numpy as np
 
 from ... import cuda
 from ...device import as_device, cpu, device as Device
-from ...tensor import Tensor, _wrap
-from ._rng import GeneratorLike
+from ...tensor import Tensor, _wrap, randint
+from ._rng import GeneratorLike, resolve_generator
+from ._worker import Workers
 from .collate import default_collate
 from .dataset import BatchFetcher, Dataset, Subset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -46,15 +50,19 @@ class DataLoader(Generic[T_co]):
     datasets without transforms - each batch is one fancy index per stored array.
 
     ``num_workers``: how many threads load batches ahead (0: load in the calling thread), with
-    ``prefetch_factor`` batches in flight per thread; ``pin_memory``: batches in pinned host memory (needs
-    CUDA); ``device``: where the batches are delivered (see the module docstring).
+    ``prefetch_factor`` batches in flight per thread; each iterator draws a base seed from ``generator``
+    (None: the global generator) and worker i's generators are seeded with base seed + i before
+    ``worker_init_fn(i)`` runs in it (``get_worker_info()`` and ``initial_seed()`` say so inside).
+    ``pin_memory``: batches in pinned host memory (needs CUDA); ``device``: where the batches are
+    delivered (see the module docstring).
     """
 
     def __init__(self, dataset: Dataset[T_co], batch_size: int = 1, shuffle: bool = False,
                  sampler: Sampler | None = None, batch_sampler: Sampler[Sequence[int]] | None = None,
                  num_workers: int = 0, collate_fn: Callable[[list], Any] | None = None,
                  pin_memory: bool = False, drop_last: bool = False, generator: GeneratorLike = None,
-                 prefetch_factor: int = 2, device: str | Device | None = None) -> None:
+                 worker_init_fn: Callable[[int], Any] | None = None, prefetch_factor: int = 2,
+                 device: str | Device | None = None) -> None:
         if not isinstance(num_workers, int) or num_workers < 0:
             raise ValueError(f"num_workers option should be a non-negative integer, got {num_workers!r}")
         if not isinstance(prefetch_factor, int) or prefetch_factor < 1:
@@ -68,8 +76,9 @@ class DataLoader(Generic[T_co]):
         elif batch_size is None:
             raise ValueError("batch_size=None (no automatic batching) is not supported; use batch_size=1 "
                              "or a batch_sampler")
+        seed_source = resolve_generator(generator)  # one generator for the order and the workers' seeds
         if sampler is None:
-            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+            sampler = RandomSampler(dataset, generator=seed_source) if shuffle else SequentialSampler(dataset)
         if batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
             batch_size_seen: int | None = batch_size
@@ -85,6 +94,8 @@ class DataLoader(Generic[T_co]):
         self.collate_fn = default_collate if collate_fn is None else collate_fn
         self.pin_memory = pin_memory
         self.generator = generator
+        self._seed_source = seed_source
+        self.worker_init_fn = worker_init_fn
         self.device = None if device is None else as_device(device)
 
     def __len__(self) -> int:
@@ -98,7 +109,13 @@ class DataLoader(Generic[T_co]):
         to_gpu = self.device is not None and self.device.type == "cuda"
         if to_gpu:
             self.device.backend  # raises the device's own "why unavailable" error before any loading
-        batches = _DataLoaderIter(iter(self.batch_sampler), self._batch_loader(pin), self.num_workers,
+        # PyTorch draws the base seed for every iterator, before the sampler draws its order
+        source = self._seed_source
+        base_seed = int(randint(0, 2**62, ()).item()) if source is None else int(source.integers(0, 2**62))
+        load = self._batch_loader(pin)
+        workers = Workers(load, self.num_workers, base_seed, self.worker_init_fn, self.dataset) \
+            if self.num_workers > 0 else None
+        batches = _DataLoaderIter(iter(self.batch_sampler), load, workers,
                                   self.num_workers * self.prefetch_factor, len(self))
         return _CudaPrefetcher(batches, self.device) if to_gpu else batches
 
@@ -117,17 +134,17 @@ class DataLoader(Generic[T_co]):
 
 
 class _DataLoaderIter:
-    """One pass over a DataLoader: loads in the caller's thread, or ahead in a thread pool."""
+    """One pass over a DataLoader: loads in the caller's thread, or ahead in worker threads."""
 
     def __init__(self, batches: Iterator[Sequence[int]], load: Callable[[Sequence[int]], Any],
-                 num_workers: int, depth: int, length: int) -> None:
+                 workers: Workers | None, depth: int, length: int) -> None:
         self._batches: Iterator[Sequence[int]] | None = batches
         self._load = load
         self._length = length
         self._depth = depth
         self._pending: collections.deque[tuple[Sequence[int], Future]] = collections.deque()
-        self._pool = ThreadPoolExecutor(num_workers, thread_name_prefix="minitensor-DataLoader") \
-            if num_workers > 0 else None
+        self._pool = workers
+        self._turn = itertools.cycle(range(workers.num_workers)) if workers is not None else None
 
     def __iter__(self) -> "_DataLoaderIter":
         return self
@@ -157,15 +174,19 @@ class _DataLoaderIter:
             if indices is None:
                 self._batches = None
                 break
-            self._pending.append((indices, self._pool.submit(self._load, indices)))  # type: ignore[union-attr]
+            worker = next(self._turn)  # type: ignore[arg-type]
+            self._pending.append((indices, self._pool.submit(worker, indices)))  # type: ignore[union-attr]
 
     def close(self) -> None:
-        """Stop loading: queued batches are cancelled and the threads end after their current batch."""
+        """Stop loading: queued batches are cancelled and the threads end after their current batch (waited
+        for a bounded time)."""
         self._batches = None
+        for _, future in self._pending:
+            future.cancel()
         self._pending.clear()
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+            pool, self._pool = self._pool, None
+            pool.stop()
 
     def __del__(self) -> None:
         self.close()
