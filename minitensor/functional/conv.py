@@ -113,15 +113,16 @@ def pair(value: IntPair, what: str, name: str, minimum: int = 1) -> tuple[int, i
     return values[0], values[1]
 
 
-def check_input(name: str, input: Tensor) -> None:
-    """A floating-point Tensor of shape (C, H, W) or (N, C, H, W)."""
+def check_input(name: str, input: Tensor, integers: bool = False) -> None:
+    """A floating-point (or, with ``integers``, integer) Tensor of shape (C, H, W) or (N, C, H, W)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}: input must be a Tensor, got {type(input).__name__}")
     if input.ndim not in (3, 4):
         raise RuntimeError(f"{name}: expected a 3D (unbatched) or 4D (batched) input, got shape "
                            f"{tuple(input.shape)}")
-    if not input.is_floating_point():
-        raise RuntimeError(f"{name}: expected a floating point input, got {input.dtype}")
+    if not (input.is_floating_point() or (integers and input.dtype.category == 1)):
+        kind = "a floating point or integer" if integers else "a floating point"
+        raise RuntimeError(f"{name}: expected {kind} input, got {input.dtype}")
 
 
 def batched(input: Tensor, op: Callable[[Tensor], Any]) -> Any:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -311,11 +312,16 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
-        if step <= 0 and n:
-            raise RuntimeError(f"split expects split_size be positive, got {step}")
+        if step < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        if step == 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
         sizes = [min(step, n - i) for i in range(0, n, step)] if n else [0]
     else:
-        sizes = list(split_size_or_sections)
+        sizes = [int(k) for k in split_size_or_sections]
+        if sizes and min(sizes) < 0:
+            raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                               f"split_sizes={sizes}")
         if sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
                                f"size at dimension {d}), but got split_sizes={sizes}")
@@ -324,10 +330,14 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Pieces of ceil(n / chunks) along ``dim`` (fewer when that covers n sooner); an empty dim gives
+    ``chunks`` empty pieces, as PyTorch."""
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input.shape[norm_dim(dim, input.ndim)]
-    return split(input, max(-(-n // chunks), 1), dim)
+    return split(input, -(-n // chunks) if n else [0] * chunks, dim)
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
@@ -337,14 +347,21 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 
 def flip(input: Tensor, dims: Any) -> Tensor:
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    axes = [norm_dim(d, input.ndim) for d in dims]
+    for a in axes:
+        if axes.count(a) > 1:
+            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+    if input.ndim == 0:  # a 0-d tensor takes dim 0 (or -1) and flips to itself
+        return input[()]
     index = [slice(None)] * input.ndim
-    for d in dims:
-        index[norm_dim(d, input.ndim)] = slice(None, None, -1)
+    for a in axes:
+        index[a] = slice(None, None, -1)
     return input[tuple(index)]
 
 
 def _pad_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
-    """For each output position along one dim, the input position it copies (reflect/replicate/circular)."""
+    """For each output position along one dim, the input position it copies (reflect/replicate/circular);
+    a negative ``lo`` or ``hi`` crops, and reflect/replicate still mirror at the uncropped input's ends."""
     pos = np.arange(-lo, n + hi)
     if mode == "reflect":
         if lo >= n or hi >= n:
@@ -365,13 +382,19 @@ def _pad_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad the last len(pad)/2 dims: ``pad = (left_last, right_last, left_prev, right_prev, ...)`` as in
     PyTorch; negative amounts crop. Modes: constant, reflect, replicate, circular."""
-    pad = [int(p) for p in pad]
+    pad = [operator.index(p) for p in pad]
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise RuntimeError(f"pad: padding length must be even and at most 2 * ndim ({2 * input.ndim}), got "
                            f"{len(pad)}")
     k = len(pad) // 2
     widths = [(0, 0)] * (input.ndim - k) + [(pad[2 * i], pad[2 * i + 1]) for i in reversed(range(k))]
-    if any(lo < 0 or hi < 0 for lo, hi in widths):  # crop first, then pad what is positive
+    for d, ((lo, hi), n) in enumerate(zip(widths, input.shape)):
+        if n + min(lo, 0) + min(hi, 0) < 0:
+            raise RuntimeError(f"The input size {n}, plus negative padding {lo} and {hi} resulted in a negative "
+                               f"output size, which is invalid. Check dimension {d} of your input.")
+    if mode in ("constant", "circular") and any(lo < 0 or hi < 0 for lo, hi in widths):
+        # crop first, then pad what is positive (circular padding wraps around the cropped input, as
+        # PyTorch's); reflect and replicate index the whole input instead (see _pad_index)
         crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(widths, input.shape))
         input = input[crop]
         widths = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
