@@ -71,8 +71,8 @@ class PoolOps:
         xp = self.xp
         n, c, h, w = x_shape
         size = n * c * h * w
-        plane_starts = xp.arange(n * c, dtype=xp.int64)[:, None] * (h * w)
-        flat = (indices.reshape(n * c, -1) + plane_starts).reshape(-1)
+        plane_starts = xp.arange(n * c, dtype=xp.int64).reshape(n, c, 1, 1) * (h * w)
+        flat = (indices + plane_starts).reshape(-1)
         if indices.size and int(indices.min()) < 0:
             flat = xp.where(indices.reshape(-1) < 0, size, flat)
         gx = xp.zeros(size + 1, dtype=gy.dtype)
