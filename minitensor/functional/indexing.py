@@ -13,7 +13,7 @@ import numpy as np
 from ..autograd.function import Function, IndexedGrad
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, as_tensor
-from ._util import SCALARS
+from ._util import SCALARS, write_error
 from .inplace import detach_saved_from
 
 __all__ = ["getitem", "setitem"]
@@ -99,12 +99,15 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         raise RuntimeError(f"setitem: value is on {value._device} but the tensor is on {x._device}; move it "
                            "with .to()")
     track = state.grad_enabled and (x._requires_grad or value._requires_grad)
-    if not track:
-        x.array[idx] = value.array
-        return
-    if x.grad_fn is None and x._requires_grad:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    if x.grad_fn is not None:
-        detach_saved_from(x.grad_fn, x)  # softmax and others save their output: keep its old values
-    out = IndexPut.apply(x, value, idx)
+    try:
+        if not track:
+            x.array[idx] = value.array
+            return
+        if x.grad_fn is None and x._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if x.grad_fn is not None:
+            detach_saved_from(x.grad_fn, x)  # softmax and others save their output: keep its old values
+        out = IndexPut.apply(x, value, idx)
+    except ValueError as e:
+        raise write_error(x.array[idx], value.shape, e, x.array) from None
     x.grad_fn, x._requires_grad = out.grad_fn, True

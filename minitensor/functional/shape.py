@@ -10,7 +10,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor, as_tensor
-from ._util import norm_dim, promote
+from ._util import broadcast_error, norm_dim, promote
 
 __all__ = ["reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose", "swapaxes", "permute",
            "movedim", "expand", "broadcast_to", "repeat", "cat", "concat", "concatenate", "stack", "split",
@@ -423,7 +423,10 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
         condition = as_tensor(condition, device=(a if isinstance(a, Tensor) else b).device)
     if condition.array.dtype != np.bool_:
         condition = condition != 0
-    return Where.apply(condition, a, b)
+    try:
+        return Where.apply(condition, a, b)
+    except ValueError:
+        raise broadcast_error([getattr(t, "shape", ()) for t in (condition, a, b)]) from None
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
