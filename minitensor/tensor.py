@@ -770,7 +770,11 @@ def _infer_numpy(data: Any) -> np.ndarray:
         return np.asarray(data)
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
         data = [_infer_numpy(x) for x in data]
-    arr = np.asarray(data)
+    try:
+        arr = np.asarray(data)
+    except ValueError:  # NumPy 2 refuses ragged nested sequences outright
+        raise ValueError(f"could not make a tensor from {type(data).__name__}: the nested sequences have "
+                         "different lengths") from None
     if arr.dtype == np.float64:
         arr = arr.astype(_dt.get_default_dtype().np)
     elif arr.dtype.kind in "iu" and arr.dtype != np.int64 and not isinstance(data, np.ndarray):

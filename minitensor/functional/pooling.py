@@ -101,7 +101,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) 
     check_input(name, input)
     sizes = (output_size,) * 2 if not isinstance(output_size, (tuple, list)) else tuple(output_size)
     if len(sizes) != 2:
-        raise ValueError(f"{name}: output_size must be an int or a pair, got {output_size!r}")
+        raise RuntimeError(f"{name}: output_size must be an int or a pair, got {output_size!r}")
     out = pair(tuple(input.shape[-2 + a] if s is None else s for a, s in enumerate(sizes)),
                "output_size", name)
     return batched(input, lambda x: AdaptiveAvgPool2d.apply(x, output_size=out))

@@ -260,6 +260,8 @@ def repeat(input: Tensor, sizes: Sequence[int]) -> Tensor:
     if len(sizes) < input.ndim:
         raise RuntimeError(f"repeat: number of repeat dims ({len(sizes)}) can not be smaller than the number "
                            f"of dimensions of the tensor ({input.ndim})")
+    if sizes and min(sizes) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: repeats {list(sizes)}")
     return Repeat.apply(input, sizes)
 
 
@@ -341,6 +343,8 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = norm_dim(dim, input.ndim)
     return tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
 
@@ -382,7 +386,10 @@ def _pad_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad the last len(pad)/2 dims: ``pad = (left_last, right_last, left_prev, right_prev, ...)`` as in
     PyTorch; negative amounts crop. Modes: constant, reflect, replicate, circular."""
-    pad = [operator.index(p) for p in pad]
+    try:
+        pad = [operator.index(p) for p in pad]
+    except TypeError:
+        raise TypeError(f"pad(): argument 'pad' must be a tuple of ints, got {pad!r}") from None
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise RuntimeError(f"pad: padding length must be even and at most 2 * ndim ({2 * input.ndim}), got "
                            f"{len(pad)}")
