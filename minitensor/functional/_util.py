@@ -127,9 +127,9 @@ def write_error(dst: Any, src_shape: Sequence[int], error: ValueError, whole: An
         if "broadcast" not in str(error):
             return error
         if len(src_shape) > dst.ndim:
-            return RuntimeError(f"the number of sizes provided ({dst.ndim}) must be greater or equal to the number "
-                                f"of dimensions in the value being written ({len(src_shape)}): cannot write "
-                                f"shape {tuple(src_shape)} into shape {tuple(dst.shape)}")
+            return RuntimeError(f"the number of sizes provided ({dst.ndim}) must be greater or equal to the "
+                                f"number of dimensions in the value being written ({len(src_shape)}): cannot "
+                                f"write shape {tuple(src_shape)} into shape {tuple(dst.shape)}")
         for d in range(1, len(src_shape) + 1):
             if src_shape[-d] not in (1, dst.shape[-d]):
                 return RuntimeError(f"The expanded size of the tensor ({dst.shape[-d]}) must match the existing "
