@@ -749,13 +749,10 @@ def _sizes(args: tuple) -> tuple[int, ...]:
     return tuple(args)
 
 
-def _new_shape(name: str, args: tuple) -> tuple[int, ...]:
-    """The size arguments of a creation function as ints, none negative (PyTorch's errors)."""
+def _new_shape(args: tuple) -> tuple[int, ...]:
+    """The size arguments of a creation function, none negative (PyTorch's error); a non-integer size is
+    left to the array library's TypeError (one ``min`` keeps this off the creation hot path)."""
     shape = _sizes(args)
-    try:
-        shape = tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"{name}(): argument 'size' must be a tuple of ints, got {args!r}") from None
     if shape and min(shape) < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
     return shape
@@ -834,7 +831,7 @@ def _factory(fill: str, size: tuple, dtype: Any, device: Any, requires_grad: boo
              value: Any = None) -> Tensor:
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
-    shape = _new_shape(fill, size)
+    shape = _new_shape(size)
     b = dev.backend
     if fill == "full":
         a = b.full(shape, value, dt.np)
@@ -952,7 +949,7 @@ def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
     """U[0, 1) from the device's generator (``manual_seed`` seeds it)."""
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
-    t = _wrap(dev.backend.uniform(_new_shape("rand", size), 0.0, 1.0, dt.np), dev)
+    t = _wrap(dev.backend.uniform(_new_shape(size), 0.0, 1.0, dt.np), dev)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -962,7 +959,7 @@ def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     """N(0, 1) from the device's generator."""
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
-    t = _wrap(dev.backend.normal(_new_shape("randn", size), 0.0, 1.0, dt.np), dev)
+    t = _wrap(dev.backend.normal(_new_shape(size), 0.0, 1.0, dt.np), dev)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -975,7 +972,7 @@ def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, dtyp
         if high is not None:
             size = high
         low, high = 0, low
-    size = _new_shape("randint", (tuple(size),))
+    size = _new_shape((tuple(size),))
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dev = as_device(device)
