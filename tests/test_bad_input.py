@@ -209,10 +209,14 @@ def test_pools_in_ceil_mode_past_the_padded_input():
         F.max_pool2d(t64(x), 3)
 
 
+@pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("dtype", [mt.int32, mt.int64, mt.int8, mt.uint8])
-def test_max_pool_integers(dtype):
+def test_max_pool_integers(dtype, channels_last):
     x = np.random.default_rng(1).integers(0, 100, (2, 3, 5, 6))
-    y, idx = F.max_pool2d(mt.tensor(x, dtype=dtype), 3, 2, 1, return_indices=True)
+    xt = mt.tensor(x, dtype=dtype)
+    if channels_last:
+        xt = xt.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+    y, idx = F.max_pool2d(xt, 3, 2, 1, return_indices=True)
     y64, idx64 = F.max_pool2d(t64(x), 3, 2, 1, return_indices=True)
     assert y.dtype == dtype
     np.testing.assert_array_equal(y.numpy(), y64.detach().numpy())
