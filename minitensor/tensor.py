@@ -924,6 +924,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
         raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
     if dt.np == np.bool_:
         raise RuntimeError("\"linspace\" not implemented for 'Bool'")
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))  # 0-d tensors, as PyTorch
     dev = as_device(device)
     t = _wrap(dev.backend.linspace(start, end, steps, dt.np), dev)
     if requires_grad:

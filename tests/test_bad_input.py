@@ -94,6 +94,7 @@ def test_valid_creation_edges():
     assert mt.zeros(0, 3).shape == (0, 3) and mt.randperm(0).shape == (0,)
     assert mt.arange(3, 3).shape == (0,) and mt.linspace(2, 7, 1).tolist() == [2.0]
     assert mt.randint(3, (4,)).shape == (4,) and mt.eye(0).shape == (0, 0)
+    assert mt.linspace(mt.tensor(2), mt.tensor(8), 4, dtype=mt.int64).tolist() == [2, 4, 6, 8]
 
 
 # ------------------------------------------------------------------------------ shape
@@ -165,6 +166,7 @@ def test_flip():
     s = mt.tensor(3.0)
     assert s.flip(0).item() == 3.0 and s.flip(()).item() == 3.0 and s.flip(-1).shape == ()
     np.testing.assert_array_equal(x.flip((0, 1)).numpy(), np.arange(6).reshape(2, 3)[::-1, ::-1])
+    np.testing.assert_array_equal(x.flip(np.int64(1)).numpy(), np.arange(6).reshape(2, 3)[:, ::-1])
 
 
 @FEW

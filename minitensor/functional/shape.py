@@ -350,7 +350,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def flip(input: Tensor, dims: Any) -> Tensor:
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     axes = [norm_dim(d, input.ndim) for d in dims]
     for a in axes:
         if axes.count(a) > 1:
