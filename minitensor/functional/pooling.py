@@ -68,7 +68,8 @@ def max_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
     (N, C, H, W) -> (N, C, oH, oW), oH = floor_or_ceil((H + 2p - d*(k-1) - 1) / s) + 1.
 
     ``stride`` defaults to ``kernel_size``; ``return_indices=True`` also returns the int64 argmax as a
-    flat position in each input H*W plane (PyTorch's indices, for ``max_unpool2d``)."""
+    flat position in each input H*W plane (PyTorch's indices, for ``max_unpool2d``; -1 for a dilated
+    window wholly in the padding, whose output is -inf). Floating point and integer inputs."""
     name = "max_pool2d"
     kernel, stride, padding = _pool_args(name, input, kernel_size, stride, padding, integers=True)
     dilation = pair(dilation, "dilation", name)

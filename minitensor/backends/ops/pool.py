@@ -32,7 +32,7 @@ class PoolOps:
         """-> (y, indices): indices are int64 flat positions in each input H*W plane, as PyTorch's.
 
         Ties go to the first element in scan order (row by row) and a NaN wins, the last NaN if several,
-        as in PyTorch; padding is -inf and never chosen."""
+        as in PyTorch; padding is -inf (an integer dtype's lowest value) and never chosen."""
         xp = self.xp
         geometry = self._geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode)
         lowest = -float("inf") if x.dtype.kind == "f" else xp.iinfo(x.dtype).min  # integers pool too
