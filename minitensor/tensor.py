@@ -6,6 +6,7 @@ detached from the graph.
 """
 from __future__ import annotations
 
+import operator
 import weakref
 from typing import Any, Iterator, Sequence
 
@@ -762,6 +763,15 @@ def _sizes(args: tuple) -> tuple[int, ...]:
     return tuple(args)
 
 
+def _new_shape(args: tuple) -> tuple[int, ...]:
+    """The size arguments of a creation function, none negative (PyTorch's error); a non-integer size is
+    left to the array library's TypeError (one ``min`` keeps this off the creation hot path)."""
+    shape = _sizes(args)
+    if shape and min(shape) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
+    return shape
+
+
 # ----------------------------------------------------------------------------------------- creation
 def _infer_numpy(data: Any) -> np.ndarray:
     """An ndarray for ``data`` with PyTorch's inference: Python floats give the default float dtype."""
@@ -771,7 +781,11 @@ def _infer_numpy(data: Any) -> np.ndarray:
         return np.asarray(data)
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
         data = [_infer_numpy(x) for x in data]
-    arr = np.asarray(data)
+    try:
+        arr = np.asarray(data)
+    except ValueError:  # NumPy 2 refuses ragged nested sequences outright
+        raise ValueError(f"could not make a tensor from {type(data).__name__}: the nested sequences have "
+                         "different lengths") from None
     if arr.dtype == np.float64:
         arr = arr.astype(_dt.get_default_dtype().np)
     elif arr.dtype.kind in "iu" and arr.dtype != np.int64 and not isinstance(data, np.ndarray):
@@ -831,7 +845,7 @@ def _factory(fill: str, size: tuple, dtype: Any, device: Any, requires_grad: boo
              value: Any = None) -> Tensor:
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
-    shape = _sizes(size)
+    shape = _new_shape(size)
     b = dev.backend
     if fill == "full":
         a = b.full(shape, value, dt.np)
@@ -899,6 +913,14 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     if dtype is None:
         category = max(_dt.scalar_category(v) for v in (start, end, step))
         dtype = _dt._DEFAULT_BY_CATEGORY[max(category, 1)]
+    bounds = float(start), float(end), float(step)
+    if bounds[2] == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if not (np.isfinite(bounds[0]) and np.isfinite(bounds[1])):
+        raise RuntimeError(f"arange: unsupported range: {start} -> {end}")
+    if (bounds[1] - bounds[0]) * bounds[2] < 0:
+        raise RuntimeError(f"arange: upper bound and larger bound inconsistent with step sign (start={start}, "
+                           f"end={end}, step={step})")
     dt = _dt.as_dtype(dtype)
     dev = as_device(device)
     t = _wrap(dev.backend.arange(start, end, step, dt.np), dev)
@@ -909,7 +931,14 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
+    """``steps`` points from start to end; integer dtypes truncate toward zero, as PyTorch does."""
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+    steps = operator.index(steps)
+    if steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+    if dt.np == np.bool_:
+        raise RuntimeError("\"linspace\" not implemented for 'Bool'")
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))  # 0-d tensors, as PyTorch
     dev = as_device(device)
     t = _wrap(dev.backend.linspace(start, end, steps, dt.np), dev)
     if requires_grad:
@@ -920,8 +949,12 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+    m = n if m is None else m
+    for what, v in (("n", n), ("m", m)):
+        if operator.index(v) < 0:
+            raise RuntimeError(f"eye: {what} must be greater or equal to 0, got {v}")
     dev = as_device(device)
-    t = _wrap(dev.backend.eye(n, n if m is None else m, dt.np), dev)
+    t = _wrap(dev.backend.eye(n, m, dt.np), dev)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -931,7 +964,7 @@ def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
     """U[0, 1) from the device's generator (``manual_seed`` seeds it)."""
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
-    t = _wrap(dev.backend.uniform(_sizes(size), 0.0, 1.0, dt.np), dev)
+    t = _wrap(dev.backend.uniform(_new_shape(size), 0.0, 1.0, dt.np), dev)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -941,7 +974,7 @@ def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     """N(0, 1) from the device's generator."""
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
-    t = _wrap(dev.backend.normal(_sizes(size), 0.0, 1.0, dt.np), dev)
+    t = _wrap(dev.backend.normal(_new_shape(size), 0.0, 1.0, dt.np), dev)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -954,10 +987,13 @@ def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, dtyp
         if high is not None:
             size = high
         low, high = 0, low
+    size = _new_shape((tuple(size),))
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.int64
     # Integers are drawn as integers, then cast: randint_like(float_tensor) gives whole floats.
-    a = dev.backend.randint(low, high, tuple(size), dt.np if dt.category == 1 else np.int64)
+    a = dev.backend.randint(low, high, size, dt.np if dt.category == 1 else np.int64)
     return _wrap(a.astype(dt.np, copy=False), dev)
 
 
@@ -980,6 +1016,8 @@ def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any
 def randperm(n: int, *, dtype: Any = None, device: Any = None) -> Tensor:
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.int64
+    if operator.index(n) < 0:
+        raise RuntimeError(f"randperm: n must be non-negative, got {n}")
     return _wrap(dev.backend.permutation(n).astype(dt.np, copy=False), dev)
 
 

@@ -111,8 +111,10 @@ def pool_cases(draw, dilation=True):
     p = (draw(st.integers(0, k[0] // 2)), draw(st.integers(0, k[1] // 2)))
     d = (draw(st.integers(1, 2)), draw(st.integers(1, 2))) if dilation else (1, 1)
     h, w = draw(st.integers(1, 9)), draw(st.integers(1, 9))
-    assume(d[0] * (k[0] - 1) < h + 2 * p[0] and d[1] * (k[1] - 1) < w + 2 * p[1])
-    return (draw(st.integers(1, 2)), draw(st.integers(1, 3)), h, w), k, s, p, d, draw(st.booleans())
+    ceil_mode = draw(st.booleans())
+    # PyTorch's only rule: at least one output (in ceil mode a window may reach past the padded input)
+    assume(min(out_len(h, k[0], s[0], p[0], d[0], ceil_mode), out_len(w, k[1], s[1], p[1], d[1], ceil_mode)) >= 1)
+    return (draw(st.integers(1, 2)), draw(st.integers(1, 3)), h, w), k, s, p, d, ceil_mode
 
 
 # ------------------------------------------------------------------------------ max pooling
@@ -127,7 +129,6 @@ def test_max_pool_values_and_indices_match_pytorch_rules(case, seed, data):
     elif data == "neg_inf":
         x[rng.random(shape) < 0.5] = -np.inf
     y_ref, idx_ref = max_pool_ref(x, k, s, p, d, ceil_mode)
-    assume((idx_ref >= 0).all())
     y, idx = F.max_pool2d(t64(x), k, s, p, d, ceil_mode, return_indices=True)
     np.testing.assert_array_equal(y.numpy(), y_ref)
     assert idx.dtype == mt.int64
@@ -149,11 +150,11 @@ def test_max_pool_cpu_paths_match_pytorch_rules(case, seed, data, gy_layout, num
     elif data == "neg_inf":
         x[rng.random(shape) < 0.5] = -np.inf
     y_ref, idx_ref = max_pool_ref(x, k, s, p, d, ceil_mode)
-    assume((idx_ref >= 0).all())
     gy = rng.standard_normal(y_ref.shape)
     gx_ref = np.zeros_like(x)
     for b, ch, r, q in np.ndindex(*idx_ref.shape):
-        gx_ref[b, ch].flat[idx_ref[b, ch, r, q]] += gy[b, ch, r, q]
+        if idx_ref[b, ch, r, q] >= 0:  # a window wholly in the padding sends its gradient nowhere
+            gx_ref[b, ch].flat[idx_ref[b, ch, r, q]] += gy[b, ch, r, q]
     with cpu_paths(numba) as B:
         y, idx = B.max_pool2d(channels_last(x), k, s, p, d, ceil_mode)
         gx = B.max_pool2d_backward(channels_last(gy) if gy_layout == "channels_last" else gy, idx, x.shape)
@@ -165,14 +166,31 @@ def test_max_pool_cpu_paths_match_pytorch_rules(case, seed, data, gy_layout, num
         assert numpy_backend.is_channels_last(y) and numpy_backend.is_channels_last(gx)
 
 
-def test_max_pool_kernel_window_without_a_cell_inside():
+@pytest.mark.parametrize("layout", [np.ascontiguousarray, channels_last])
+@pytest.mark.parametrize("numba", [True, False])
+def test_max_pool_window_without_a_cell_inside(layout, numba):
     """Dilation 3 over two rows with padding 1: the taps of every window are rows -1 and 2, none inside.
-    Either CPU path gives -inf and index -1 (the loops' marker), and its backward skips those windows."""
-    x = channels_last(np.arange(16.0).reshape(1, 2, 2, 4))
-    y, idx = get_backend("cpu").max_pool2d(x, (2, 2), (1, 1), (1, 1), (3, 1), False)
-    assert y.shape == (1, 2, 1, 5) and (y == -np.inf).all() and (idx == -1).all()
-    gx = get_backend("cpu").max_pool2d_backward(np.ones(y.shape), idx, x.shape)
+    Every CPU path gives -inf and index -1 (the loops' marker), and its backward skips those windows."""
+    x = layout(np.arange(16.0).reshape(1, 2, 2, 4))
+    with cpu_paths(numba) as B:
+        y, idx = B.max_pool2d(x, (2, 2), (1, 1), (1, 1), (3, 1), False)
+        assert y.shape == (1, 2, 1, 5) and (y == -np.inf).all() and (idx == -1).all()
+        gx = B.max_pool2d_backward(np.ones(y.shape), idx, x.shape)
     np.testing.assert_array_equal(gx, np.zeros(x.shape))
+
+
+def test_max_pool_backward_through_a_window_in_the_padding():
+    """Through autograd (the NumPy path for an NCHW input): windows wholly in the padding get no gradient,
+    the others scatter as usual."""
+    x = t64(np.arange(12.0).reshape(1, 1, 2, 6), True)
+    y = F.max_pool2d(x, (2, 1), 1, (1, 0), (3, 1))
+    assert y.shape == (1, 1, 1, 6) and (y.detach().numpy() == -np.inf).all()
+    y.masked_fill(y.isinf(), 0.0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((1, 1, 2, 6)))
+    x2 = t64(np.arange(12.0).reshape(1, 1, 3, 4), True)
+    z = F.max_pool2d(x2, 2, 1, 1, 2)  # taps at rows/cols -1 and 1, then 0 and 2: every window has a cell
+    z.sum().backward()
+    assert x2.grad.numpy().sum() == z.numel()
 
 
 def test_max_pool_known_values():
@@ -314,20 +332,23 @@ def test_float32_stays_float32(pool):
 # ------------------------------------------------------------------------------ errors
 def test_pool_errors():
     x = mt.randn(1, 1, 6, 6)
-    with pytest.raises(ValueError,
+    with pytest.raises(RuntimeError,
                        match=r"padding should be at most half of the kernel size, got padding=\(2, 2\)"):
         F.max_pool2d(x, 3, padding=2)
-    with pytest.raises(ValueError, match="padding should be at most half"):
+    with pytest.raises(RuntimeError, match="padding should be at most half"):
         F.avg_pool2d(x, 2, padding=(0, 2))
     with pytest.raises(RuntimeError, match=r"3D \(unbatched\) or 4D \(batched\) input, got shape \(6, 6\)"):
         F.max_pool2d(mt.randn(6, 6), 2)
-    with pytest.raises(RuntimeError, match=r"larger than the padded input \(6, 6\)"):
+    with pytest.raises(RuntimeError, match=r"Given input size: \(1x6x6\). Calculated output size: \(1x0x0\). "
+                                           "Output size is too small"):
         F.max_pool2d(x, 7)
-    with pytest.raises(RuntimeError, match="larger than the padded input"):
+    with pytest.raises(RuntimeError, match="Output size is too small"):
         F.max_pool2d(x, 3, dilation=3)
-    with pytest.raises(ValueError, match="divisor_override must not be zero"):
+    with pytest.raises(RuntimeError, match="divisor_override must not be zero"):
         F.avg_pool2d(x, 2, divisor_override=0)
-    with pytest.raises(ValueError, match="output_size must be at least 1"):
+    with pytest.raises(RuntimeError, match="output_size must be at least 1"):
         F.adaptive_avg_pool2d(x, (0, 2))
-    with pytest.raises(RuntimeError, match="floating point"):
-        F.max_pool2d(mt.zeros(1, 1, 4, 4, dtype=mt.int64), 2)
+    with pytest.raises(RuntimeError, match="floating point or integer input, got minitensor.bool"):
+        F.max_pool2d(mt.zeros(1, 1, 4, 4, dtype=mt.bool), 2)
+    with pytest.raises(RuntimeError, match="floating point input, got minitensor.int32"):
+        F.avg_pool2d(mt.zeros(1, 1, 4, 4, dtype=mt.int32), 2)  # PyTorch averages int64 only

@@ -112,3 +112,41 @@ def out_of_range(index: Any, low: int, high: int) -> int | None:
         return None
     lo, hi = int(index.min()), int(index.max())
     return lo if lo < low else hi if hi >= high else None
+
+
+def broadcast_error(shapes: Sequence[Sequence[int]]) -> RuntimeError:
+    """PyTorch's error for shapes that do not broadcast, naming the rightmost dim (counted in the
+    broadcast result) where two sizes differ and neither is 1."""
+    ndim = max(len(s) for s in shapes)
+    for k in range(1, ndim + 1):
+        sizes = [s[-k] for s in shapes if len(s) >= k and s[-k] != 1]
+        other = [n for n in sizes if n != sizes[0]] if sizes else []
+        if other:
+            return RuntimeError(f"The size of tensor a ({sizes[0]}) must match the size of tensor b "
+                                f"({other[0]}) at non-singleton dimension {ndim - k}")
+    return RuntimeError(f"shapes {', '.join(str(tuple(s)) for s in shapes)} cannot be broadcast together")
+
+
+def write_error(dst: Any, src_shape: Sequence[int], error: ValueError, whole: Any = None) -> Exception:
+    """PyTorch's error for a failed write of an array of ``src_shape`` into the array ``dst`` (part of the
+    tensor's array ``whole``, if given); NumPy's ValueError says "read-only" or "could not broadcast".
+    Other errors come back as they were."""
+    whole = dst if whole is None else whole
+    if getattr(getattr(whole, "flags", None), "writeable", True):  # CuPy arrays have no such flag
+        if "broadcast" not in str(error):
+            return error
+        if len(src_shape) > dst.ndim:
+            return RuntimeError(f"the number of sizes provided ({dst.ndim}) must be greater or equal to the "
+                                f"number of dimensions in the value being written ({len(src_shape)}): cannot "
+                                f"write shape {tuple(src_shape)} into shape {tuple(dst.shape)}")
+        for d in range(1, len(src_shape) + 1):
+            if src_shape[-d] not in (1, dst.shape[-d]):
+                return RuntimeError(f"The expanded size of the tensor ({dst.shape[-d]}) must match the existing "
+                                    f"size ({src_shape[-d]}) at non-singleton dimension {dst.ndim - d}. Target "
+                                    f"sizes: {list(dst.shape)}. Tensor sizes: {list(src_shape)}")
+        return error
+    if any(st == 0 and n > 1 for st, n in zip(whole.strides, whole.shape)):  # an expanded (broadcast) view
+        return RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                            "single memory location. Please clone() the tensor before performing the operation.")
+    return RuntimeError("the tensor's memory is read-only (it shares a read-only NumPy array, as from_numpy "
+                        "of one gives); clone() the tensor before writing into it")

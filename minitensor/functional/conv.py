@@ -77,20 +77,20 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     name = "conv_transpose2d"
     _check_conv_args(name, input, weight, bias, groups, transposed=True)
     if isinstance(padding, str):
-        raise ValueError(f"{name}: padding must be an int or a pair of ints, got {padding!r}")
+        raise TypeError(f"{name}: padding must be an int or a pair of ints, got {padding!r}")
     stride, dilation = pair(stride, "stride", name), pair(dilation, "dilation", name)
     padding = pair(padding, "padding", name, minimum=0)
     output_padding = pair(output_padding, "output_padding", name, minimum=0)
     for a, axis in enumerate(("height", "width")):
         if output_padding[a] >= max(stride[a], dilation[a]):
-            raise ValueError(f"{name}: output_padding must be smaller than either stride or dilation, got "
-                             f"output_padding={output_padding}, stride={stride}, dilation={dilation}")
+            raise RuntimeError(f"{name}: output_padding must be smaller than either stride or dilation, got "
+                               f"output_padding={output_padding}, stride={stride}, dilation={dilation}")
         size = (input.shape[-2 + a] - 1) * stride[a] - 2 * padding[a] \
             + dilation[a] * (weight.shape[2 + a] - 1) + output_padding[a] + 1
         if size < 1:
-            raise ValueError(f"{name}: the output {axis} would be {size} (input {tuple(input.shape)}, "
-                             f"weight {tuple(weight.shape)}, stride={stride}, padding={padding}); it must be "
-                             "positive")
+            raise RuntimeError(f"{name}: the output {axis} would be {size} (input {tuple(input.shape)}, "
+                               f"weight {tuple(weight.shape)}, stride={stride}, padding={padding}); it must be "
+                               "positive")
     return batched(input, lambda x: ConvTranspose2d.apply(
         x, weight, bias, stride=stride, padding=padding, output_padding=output_padding, dilation=dilation,
         groups=groups))
@@ -103,25 +103,26 @@ def pair(value: IntPair, what: str, name: str, minimum: int = 1) -> tuple[int, i
         values = tuple(operator.index(v) for v in value) if isinstance(value, (tuple, list)) \
             else (operator.index(value),)
     except TypeError:
-        raise ValueError(f"{name}: {what} must be an int or a pair of ints, got {value!r}") from None
+        raise TypeError(f"{name}: {what} must be an int or a pair of ints, got {value!r}") from None
     if len(values) == 1:
         values = values * 2
     if len(values) != 2:
-        raise ValueError(f"{name}: {what} must be an int or a pair of ints, got {value!r}")
+        raise RuntimeError(f"{name}: {what} must be an int or a pair of ints, got {value!r}")
     if min(values) < minimum:
-        raise ValueError(f"{name}: {what} must be at least {minimum}, got {value!r}")
+        raise RuntimeError(f"{name}: {what} must be at least {minimum}, got {value!r}")
     return values[0], values[1]
 
 
-def check_input(name: str, input: Tensor) -> None:
-    """A floating-point Tensor of shape (C, H, W) or (N, C, H, W)."""
+def check_input(name: str, input: Tensor, integers: bool = False) -> None:
+    """A floating-point (or, with ``integers``, integer) Tensor of shape (C, H, W) or (N, C, H, W)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}: input must be a Tensor, got {type(input).__name__}")
     if input.ndim not in (3, 4):
         raise RuntimeError(f"{name}: expected a 3D (unbatched) or 4D (batched) input, got shape "
                            f"{tuple(input.shape)}")
-    if not input.is_floating_point():
-        raise RuntimeError(f"{name}: expected a floating point input, got {input.dtype}")
+    if not (input.is_floating_point() or (integers and input.dtype.category == 1)):
+        kind = "a floating point or integer" if integers else "a floating point"
+        raise RuntimeError(f"{name}: expected {kind} input, got {input.dtype}")
 
 
 def batched(input: Tensor, op: Callable[[Tensor], Any]) -> Any:
@@ -152,10 +153,10 @@ def _conv2d_padding(padding: IntPair | str, kernel: Sequence[int], stride: tuple
         if padding == "valid":
             return (0, 0, 0, 0)
         if padding != "same":
-            raise ValueError(f"conv2d: padding must be an int, a pair, 'valid' or 'same', got {padding!r}")
+            raise RuntimeError(f"conv2d: padding must be an int, a pair, 'valid' or 'same', got {padding!r}")
         if stride != (1, 1):
-            raise ValueError("conv2d: padding='same' is not supported for strided convolutions "
-                             f"(stride={stride})")
+            raise RuntimeError("conv2d: padding='same' is not supported for strided convolutions "
+                               f"(stride={stride})")
         totals = [dilation[a] * (kernel[a] - 1) for a in range(2)]
         return (totals[0] // 2, totals[0] - totals[0] // 2, totals[1] // 2, totals[1] - totals[1] // 2)
     ph, pw = pair(padding, "padding", "conv2d", minimum=0)
@@ -176,12 +177,12 @@ def _check_conv_args(name: str, input: Tensor, weight: Tensor, bias: Tensor | No
         raise RuntimeError(f"{name}: input dtype {input.dtype} and weight dtype {weight.dtype} differ; cast "
                            f"one (e.g. input.to(weight.dtype))")
     if not isinstance(groups, int) or groups < 1:
-        raise ValueError(f"{name}: groups must be a positive int, got {groups!r}")
+        raise RuntimeError(f"{name}: groups must be a positive int, got {groups!r}")
     split, c_in, c_out = (("in_channels", weight.shape[0], weight.shape[1] * groups) if transposed else
                           ("out_channels", weight.shape[1] * groups, weight.shape[0]))
     if weight.shape[0] % groups:
-        raise ValueError(f"{name}: {split} {weight.shape[0]} (weight {tuple(weight.shape)}) is not divisible "
-                         f"by groups={groups}")
+        raise RuntimeError(f"{name}: {split} {weight.shape[0]} (weight {tuple(weight.shape)}) is not divisible "
+                           f"by groups={groups}")
     channels = input.shape[-3]
     if channels % groups:
         raise RuntimeError(f"{name}: input channels {channels} are not divisible by groups={groups} (input "

@@ -23,7 +23,7 @@ import numpy as np
 from ..autograd.function import Function, IndexedGrad
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, as_tensor
-from ._util import SCALARS, out_of_range
+from ._util import SCALARS, out_of_range, write_error
 from .inplace import detach_saved_from
 
 __all__ = ["getitem", "setitem"]
@@ -186,6 +186,12 @@ def _put(a: Any, pre: Any, adv: Any, v: Any) -> None:
         a[pre][adv] = v  # a[pre] is a view: the write lands in a
 
 
+def _target(a: Any, pre: Any, adv: Any) -> Any:
+    """The part of ``a`` that ``_put`` writes (for the error message when the write fails)."""
+    a = a if pre is None else a[pre]
+    return a if adv is None else a[adv]
+
+
 class GetItem(Function):
     @staticmethod
     def forward(ctx: Any, B: Any, x: Any, index: Any, basic: bool) -> Any:
@@ -242,15 +248,18 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         raise RuntimeError(f"setitem: value is on {value._device} but the tensor is on {x._device}; move it "
                            "with .to()")
     track = state.grad_enabled and (x._requires_grad or value._requires_grad)
-    if not track:
-        _put(x.array, pre, adv, value.array)
-        return
-    if x.grad_fn is None and x._requires_grad:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    if value.ndim and value.shape[0] == 1:  # PyTorch drops them; the gradient then sums to the right shape
-        lead = next((i for i, s in enumerate(value.shape) if s != 1), value.ndim)
-        value = value.reshape(value.shape[lead:])
-    if x.grad_fn is not None:
-        detach_saved_from(x.grad_fn, x)  # softmax and others save their output: keep its old values
-    out = IndexPut.apply(x, value, pre, adv)
+    try:
+        if not track:
+            _put(x.array, pre, adv, value.array)
+            return
+        if x.grad_fn is None and x._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if value.ndim and value.shape[0] == 1:  # PyTorch drops them; the gradient then sums to the right shape
+            lead = next((i for i, s in enumerate(value.shape) if s != 1), value.ndim)
+            value = value.reshape(value.shape[lead:])
+        if x.grad_fn is not None:
+            detach_saved_from(x.grad_fn, x)  # softmax and others save their output: keep its old values
+        out = IndexPut.apply(x, value, pre, adv)
+    except ValueError as e:
+        raise write_error(_target(x.array, pre, adv), value.shape, e, x.array) from None
     x.grad_fn, x._requires_grad = out.grad_fn, True

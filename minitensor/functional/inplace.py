@@ -14,6 +14,7 @@ import numpy as np
 
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, as_tensor
+from ._util import write_error
 
 __all__ = ["inplace", "copy_"]
 
@@ -38,7 +39,7 @@ def inplace(t: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: Any) -> 
     for node in (t.grad_fn, out.grad_fn):  # t's maker (exp, sigmoid save y) and this op may hold t's array
         if node is not None:
             detach_saved_from(node, t)
-    t.array[...] = out.array
+    _write(t, out.array)
     if out.grad_fn is not None:
         t.grad_fn, t._requires_grad = out.grad_fn, True
     return t
@@ -69,5 +70,13 @@ def copy_(t: Tensor, src: Any) -> Tensor:
         src = src.to(t._device)
     if state.grad_enabled and (src._requires_grad or t._requires_grad):
         return inplace(t, _replaced_by, src)
-    t.array[...] = src.array
+    _write(t, src.array)
     return t
+
+
+def _write(t: Tensor, src: Any) -> None:
+    """t's memory = src (broadcast), with PyTorch's errors for a read-only or expanded t."""
+    try:
+        t.array[...] = src
+    except ValueError as e:
+        raise write_error(t.array, src.shape, e) from None

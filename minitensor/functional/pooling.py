@@ -5,9 +5,12 @@ from __future__ import annotations
 import operator
 from typing import Any, Sequence
 
+import numpy as np
+
 from ..autograd.function import Function
+from ..backends.ops.pool import pool_out_len
 from ..tensor import Tensor
-from .conv import IntPair, batched, check_fits, check_input, pair
+from .conv import IntPair, batched, check_input, pair
 
 __all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
 
@@ -65,11 +68,12 @@ def max_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
     (N, C, H, W) -> (N, C, oH, oW), oH = floor_or_ceil((H + 2p - d*(k-1) - 1) / s) + 1.
 
     ``stride`` defaults to ``kernel_size``; ``return_indices=True`` also returns the int64 argmax as a
-    flat position in each input H*W plane (PyTorch's indices, for ``max_unpool2d``)."""
+    flat position in each input H*W plane (PyTorch's indices, for ``max_unpool2d``; -1 for a dilated
+    window wholly in the padding, whose output is -inf). Floating point and integer inputs."""
     name = "max_pool2d"
-    kernel, stride, padding = _pool_args(name, input, kernel_size, stride, padding)
+    kernel, stride, padding = _pool_args(name, input, kernel_size, stride, padding, integers=True)
     dilation = pair(dilation, "dilation", name)
-    check_fits(name, input, kernel, dilation, (2 * padding[0], 2 * padding[1]))
+    _check_output_size(input, kernel, stride, padding, dilation, ceil_mode)
     y, indices = batched(input, lambda x: MaxPool2d.apply(
         x, kernel_size=kernel, stride=stride, padding=padding, dilation=dilation, ceil_mode=bool(ceil_mode)))
     return (y, indices) if return_indices else y
@@ -81,10 +85,11 @@ def avg_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
     """y = (sum of the window of the zero-padded input) / divisor; the divisor is ``divisor_override``,
     else the window's size clipped to the padded input (``count_include_pad``) or to the input itself."""
     name = "avg_pool2d"
-    kernel, stride, padding = _pool_args(name, input, kernel_size, stride, padding)
+    kernel, stride, padding = _pool_args(name, input, kernel_size, stride, padding,
+                                         integers=isinstance(input, Tensor) and input.dtype.np == np.int64)
     if divisor_override is not None and operator.index(divisor_override) == 0:
-        raise ValueError(f"{name}: divisor_override must not be zero")
-    check_fits(name, input, kernel, (1, 1), (2 * padding[0], 2 * padding[1]))
+        raise RuntimeError(f"{name}: divisor_override must not be zero")
+    _check_output_size(input, kernel, stride, padding, (1, 1), ceil_mode)
     return batched(input, lambda x: AvgPool2d.apply(
         x, kernel_size=kernel, stride=stride, padding=padding, ceil_mode=bool(ceil_mode),
         count_include_pad=bool(count_include_pad), divisor_override=divisor_override))
@@ -97,21 +102,31 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) 
     check_input(name, input)
     sizes = (output_size,) * 2 if not isinstance(output_size, (tuple, list)) else tuple(output_size)
     if len(sizes) != 2:
-        raise ValueError(f"{name}: output_size must be an int or a pair, got {output_size!r}")
+        raise RuntimeError(f"{name}: output_size must be an int or a pair, got {output_size!r}")
     out = pair(tuple(input.shape[-2 + a] if s is None else s for a, s in enumerate(sizes)),
                "output_size", name)
     return batched(input, lambda x: AdaptiveAvgPool2d.apply(x, output_size=out))
 
 
-def _pool_args(name: str, input: Tensor, kernel_size: IntPair, stride: IntPair | None, padding: IntPair
-               ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+def _pool_args(name: str, input: Tensor, kernel_size: IntPair, stride: IntPair | None, padding: IntPair,
+               integers: bool = False) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
     """(kernel, stride, padding) as pairs; stride defaults to the kernel; padding at most half the kernel."""
-    check_input(name, input)
+    check_input(name, input, integers=integers)
     kernel = pair(kernel_size, "kernel_size", name)
     stride = kernel if stride is None or stride == [] or stride == () else pair(stride, "stride", name)
     padding = pair(padding, "padding", name, minimum=0)
     if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
-        raise ValueError(f"{name}: padding should be at most half of the kernel size, got padding={padding} "
-                         f"and kernel_size={kernel}")
+        raise RuntimeError(f"{name}: padding should be at most half of the kernel size, got padding={padding} "
+                           f"and kernel_size={kernel}")
     return kernel, stride, padding
 
+
+def _check_output_size(input: Tensor, kernel: tuple[int, int], stride: tuple[int, int],
+                       padding: tuple[int, int], dilation: tuple[int, int], ceil_mode: bool) -> None:
+    """PyTorch's rule: every output dim at least 1 (in ceil mode a window may hang past the input)."""
+    out = [pool_out_len(input.shape[-2 + a], kernel[a], stride[a], padding[a], dilation[a], bool(ceil_mode))
+           for a in range(2)]
+    if min(out) < 1:
+        planes, h, w = input.shape[-3:]
+        raise RuntimeError(f"Given input size: ({planes}x{h}x{w}). Calculated output size: "
+                           f"({planes}x{out[0]}x{out[1]}). Output size is too small")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -9,7 +10,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor, as_tensor
-from ._util import norm_dim, out_of_range, promote
+from ._util import broadcast_error, norm_dim, out_of_range, promote
 
 __all__ = ["reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose", "swapaxes", "permute",
            "movedim", "expand", "broadcast_to", "repeat", "cat", "concat", "concatenate", "stack", "split",
@@ -259,6 +260,8 @@ def repeat(input: Tensor, sizes: Sequence[int]) -> Tensor:
     if len(sizes) < input.ndim:
         raise RuntimeError(f"repeat: number of repeat dims ({len(sizes)}) can not be smaller than the number "
                            f"of dimensions of the tensor ({input.ndim})")
+    if sizes and min(sizes) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: repeats {list(sizes)}")
     return Repeat.apply(input, sizes)
 
 
@@ -323,11 +326,16 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
-        if step <= 0 and n:
-            raise RuntimeError(f"split expects split_size be positive, got {step}")
+        if step < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        if step == 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
         sizes = [min(step, n - i) for i in range(0, n, step)] if n else [0]
     else:
-        sizes = list(split_size_or_sections)
+        sizes = [int(k) for k in split_size_or_sections]
+        if sizes and min(sizes) < 0:
+            raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                               f"split_sizes={sizes}")
         if sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
                                f"size at dimension {d}), but got split_sizes={sizes}")
@@ -336,27 +344,40 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Pieces of ceil(n / chunks) along ``dim`` (fewer when that covers n sooner); an empty dim gives
+    ``chunks`` empty pieces, as PyTorch."""
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input.shape[norm_dim(dim, input.ndim)]
-    return split(input, max(-(-n // chunks), 1), dim)
+    return split(input, -(-n // chunks) if n else [0] * chunks, dim)
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = norm_dim(dim, input.ndim)
     return tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
 
 
 def flip(input: Tensor, dims: Any) -> Tensor:
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    axes = [norm_dim(d, input.ndim) for d in dims]
+    for a in axes:
+        if axes.count(a) > 1:
+            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+    if input.ndim == 0:  # a 0-d tensor takes dim 0 (or -1) and flips to itself
+        return input[()]
     index = [slice(None)] * input.ndim
-    for d in dims:
-        index[norm_dim(d, input.ndim)] = slice(None, None, -1)
+    for a in axes:
+        index[a] = slice(None, None, -1)
     return input[tuple(index)]
 
 
 def _pad_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
-    """For each output position along one dim, the input position it copies (reflect/replicate/circular)."""
+    """For each output position along one dim, the input position it copies (reflect/replicate/circular);
+    a negative ``lo`` or ``hi`` crops, and reflect/replicate still mirror at the uncropped input's ends."""
     pos = np.arange(-lo, n + hi)
     if mode == "reflect":
         if lo >= n or hi >= n:
@@ -377,13 +398,22 @@ def _pad_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad the last len(pad)/2 dims: ``pad = (left_last, right_last, left_prev, right_prev, ...)`` as in
     PyTorch; negative amounts crop. Modes: constant, reflect, replicate, circular."""
-    pad = [int(p) for p in pad]
+    try:
+        pad = [operator.index(p) for p in pad]
+    except TypeError:
+        raise TypeError(f"pad(): argument 'pad' must be a tuple of ints, got {pad!r}") from None
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise RuntimeError(f"pad: padding length must be even and at most 2 * ndim ({2 * input.ndim}), got "
                            f"{len(pad)}")
     k = len(pad) // 2
     widths = [(0, 0)] * (input.ndim - k) + [(pad[2 * i], pad[2 * i + 1]) for i in reversed(range(k))]
-    if any(lo < 0 or hi < 0 for lo, hi in widths):  # crop first, then pad what is positive
+    for d, ((lo, hi), n) in enumerate(zip(widths, input.shape)):
+        if n + min(lo, 0) + min(hi, 0) < 0:
+            raise RuntimeError(f"The input size {n}, plus negative padding {lo} and {hi} resulted in a negative "
+                               f"output size, which is invalid. Check dimension {d} of your input.")
+    if mode in ("constant", "circular") and any(lo < 0 or hi < 0 for lo, hi in widths):
+        # crop first, then pad what is positive (circular padding wraps around the cropped input, as
+        # PyTorch's); reflect and replicate index the whole input instead (see _pad_index)
         crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(widths, input.shape))
         input = input[crop]
         widths = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
@@ -412,7 +442,10 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
         condition = as_tensor(condition, device=(a if isinstance(a, Tensor) else b).device)
     if condition.array.dtype != np.bool_:
         condition = condition != 0
-    return Where.apply(condition, a, b)
+    try:
+        return Where.apply(condition, a, b)
+    except ValueError:
+        raise broadcast_error([getattr(t, "shape", ()) for t in (condition, a, b)]) from None
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:

@@ -33,7 +33,15 @@ class ArrayOps:
         return self.xp.arange(start, end, step, dtype=dtype)
 
     def linspace(self, start: float, end: float, steps: int, dtype: np.dtype) -> Array:
-        return self.xp.linspace(start, end, steps, dtype=dtype)
+        """PyTorch's points, in float64: start + step*i over the first half, end - step*(steps-1-i) over the
+        rest (so both ends are exact); integer dtypes truncate the bounds and the points toward zero."""
+        xp = self.xp
+        if np.dtype(dtype).kind in "iu":
+            start, end = int(start), int(end)
+        i = xp.arange(steps, dtype=xp.float64)
+        step = (end - start) / (steps - 1) if steps > 1 else 0.0
+        points = xp.where(i < max(steps // 2, 1), start + step * i, end - step * (steps - 1 - i))
+        return points.astype(dtype, copy=False)
 
     def eye(self, n: int, m: int, dtype: np.dtype) -> Array:
         return self.xp.eye(n, m, dtype=dtype)

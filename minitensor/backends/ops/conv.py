@@ -135,7 +135,7 @@ class ConvOps:
         windows = self.xp.lib.stride_tricks.as_strided(
             xpad, (c, kernel[0], kernel[1], n, out_hw[0], out_hw[1]),
             (s_c, dilation[0] * s_h, dilation[1] * s_w, s_n, stride[0] * s_h, stride[1] * s_w))
-        return windows.reshape(groups, -1, n, out_hw[0] * out_hw[1])  # the one copy
+        return windows.reshape(groups, c // groups * kernel[0] * kernel[1], n, out_hw[0] * out_hw[1])  # one copy
 
     def _conv_from_cols(self, cols: Array, weight: Array, bias: Array | None, out_hw: Sequence[int]
                         ) -> Array:
@@ -157,10 +157,11 @@ class ConvOps:
         is (cheaper than making the rows just for this)."""
         groups, k, n, p = cols.shape
         if gy2 is not None:
-            g = gy2.reshape(n * p, groups, -1).transpose(1, 2, 0)  # (G, Og, N*P)
+            g = gy2.reshape(n * p, groups, gy2.shape[1] // groups).transpose(1, 2, 0)  # (G, Og, N*P)
             gw = self.xp.matmul(g, cols.reshape(groups, k, n * p).transpose(0, 2, 1))
         else:
-            per_item = self.xp.matmul(gy.reshape(n, groups, -1, p), cols.transpose(2, 0, 3, 1))
+            per_item = self.xp.matmul(gy.reshape(n, groups, gy.shape[1] // groups, p),
+                                      cols.transpose(2, 0, 3, 1))
             gw = per_item.sum(axis=0)
         return gw.reshape(weight_shape)
 

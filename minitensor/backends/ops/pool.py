@@ -32,10 +32,11 @@ class PoolOps:
         """-> (y, indices): indices are int64 flat positions in each input H*W plane, as PyTorch's.
 
         Ties go to the first element in scan order (row by row) and a NaN wins, the last NaN if several,
-        as in PyTorch; padding is -inf and never chosen."""
+        as in PyTorch; padding is -inf (an integer dtype's lowest value) and never chosen."""
         xp = self.xp
         geometry = self._geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode)
-        xpad = pad_hw(xp, x, geometry["padding"], -float("inf"))
+        lowest = -float("inf") if x.dtype.kind == "f" else xp.iinfo(x.dtype).min  # integers pool too
+        xpad = pad_hw(xp, x, geometry["padding"], lowest)
         n_offsets = kernel_size[0] * kernel_size[1]
         arg_dtype = xp.int8 if n_offsets <= 127 else xp.int32
         best = arg = None
@@ -50,25 +51,33 @@ class PoolOps:
             grown = xp.maximum(best, v)
             xp.maximum(arg, xp.multiply(grown > best, k, dtype=arg_dtype), out=arg)
             best = grown
+        empty = None
         if padding[0] or padding[1]:
             # a window whose valid values are all -inf keeps its first valid element, not the padding
-            xp.maximum(arg, self._first_valid_offsets(kernel_size, stride, padding, dilation,
-                                                      geometry["out_hw"], arg_dtype), out=arg)
-        if xp.isnan(best).any():
+            first, empty = self._first_valid_offsets(x.shape[2:], kernel_size, stride, padding, dilation,
+                                                     geometry["out_hw"], arg_dtype)
+            xp.maximum(arg, first, out=arg)
+        if x.dtype.kind == "f" and xp.isnan(best).any():
             arg = self._last_nan_offsets(xpad, best, arg, kernel_size, stride, dilation, geometry["out_hw"])
-        return best, self._flat_indices(arg, x.shape[3], kernel_size, stride, padding, dilation,
-                                        geometry["out_hw"])
+        indices = self._flat_indices(arg, x.shape[3], kernel_size, stride, padding, dilation, geometry["out_hw"])
+        if empty is not None and empty.any():  # a dilated window wholly in the padding: -inf, index -1
+            indices[:, :, empty] = -1
+        return best, indices
 
     def max_pool2d_backward(self, gy: Array, indices: Array, x_shape: tuple[int, ...]) -> Array:
         """gx[n, c].flat[indices[n, c, p]] += gy[n, c, p]; windows that overlap repeat an index, and the
-        scatter-add accumulates the repeats."""
+        scatter-add accumulates the repeats. Index -1 (a window wholly in the padding) sends its gradient
+        to a spare slot past the end, dropped."""
         xp = self.xp
         n, c, h, w = x_shape
-        plane_starts = xp.arange(n * c, dtype=xp.int64)[:, None] * (h * w)
-        flat = (indices.reshape(n * c, -1) + plane_starts).reshape(-1)
-        gx = xp.zeros(n * c * h * w, dtype=gy.dtype)
+        size = n * c * h * w
+        plane_starts = xp.arange(n * c, dtype=xp.int64).reshape(n, c, 1, 1) * (h * w)
+        flat = (indices + plane_starts).reshape(-1)
+        if indices.size and int(indices.min()) < 0:
+            flat = xp.where(indices.reshape(-1) < 0, size, flat)
+        gx = xp.zeros(size + 1, dtype=gy.dtype)
         self.index_add(gx, flat, gy.reshape(-1))
-        return gx.reshape(x_shape)
+        return gx[:size].reshape(x_shape)
 
     def avg_pool2d(self, x: Array, kernel_size: Pair, stride: Pair, padding: Pair, ceil_mode: bool,
                    count_include_pad: bool, divisor_override: int | None) -> Array:
@@ -81,8 +90,11 @@ class PoolOps:
                 total = xpad[index].copy(order="K")
             else:
                 total += xpad[index]
-        total /= self._avg_divisor(x.shape, kernel_size, stride, padding, geometry["out_hw"],
-                                   count_include_pad, divisor_override, x.dtype)
+        divisor = self._avg_divisor(x.shape, kernel_size, stride, padding, geometry["out_hw"],
+                                    count_include_pad, divisor_override, x.dtype)
+        if total.dtype.kind != "f":  # int64, as PyTorch: the integer quotient, truncated toward zero
+            return self.xp.sign(total) * (self.xp.abs(total) // self.xp.abs(divisor)) * self.xp.sign(divisor)
+        total /= divisor
         return total
 
     def avg_pool2d_backward(self, gy: Array, x_shape: tuple[int, ...], kernel_size: Pair,
@@ -124,15 +136,20 @@ class PoolOps:
             after.append(max(reach - padding[a] - size, 0))
         return {"out_hw": tuple(out_hw), "padding": (padding[0], after[0], padding[1], after[1])}
 
-    def _first_valid_offsets(self, kernel_size: Pair, stride: Pair, padding: Pair, dilation: Pair,
-                             out_hw: Pair, dtype: Any) -> Array:
-        """(oH, oW): the scan-order offset i0*kW + j0 of each window's first element inside the input."""
+    def _first_valid_offsets(self, in_hw: tuple[int, ...], kernel_size: Pair, stride: Pair, padding: Pair,
+                             dilation: Pair, out_hw: Pair, dtype: Any) -> tuple[Array, Array]:
+        """(first, empty), both (oH, oW): the scan-order offset i0*kW + j0 of each window's first element
+        inside the input, and whether the window has no element inside the input at all (a dilated window
+        can fall wholly in the padding)."""
         xp = self.xp
-        first = []
+        first, empty = [], []
         for a in range(2):
-            before = padding[a] - xp.arange(out_hw[a]) * stride[a]  # padding cells at the window start
-            first.append(-(-xp.maximum(before, 0) // dilation[a]))  # ceil division
-        return (first[0][:, None] * kernel_size[1] + first[1][None, :]).astype(dtype)
+            start = xp.arange(out_hw[a]) * stride[a] - padding[a]
+            i0 = -(-xp.maximum(-start, 0) // dilation[a])  # ceil division: padding taps before the input
+            first.append(i0)
+            empty.append((i0 >= kernel_size[a]) | (start + i0 * dilation[a] >= in_hw[a]))
+        return ((first[0][:, None] * kernel_size[1] + first[1][None, :]).astype(dtype),
+                empty[0][:, None] | empty[1][None, :])
 
     def _last_nan_offsets(self, xpad: Array, best: Array, arg: Array, kernel_size: Pair, stride: Pair,
                           dilation: Pair, out_hw: Pair) -> Array:

@@ -38,14 +38,14 @@ __global__ void max_pool2d_forward(const T* __restrict__ x, T* __restrict__ y,
 }
 
 // gx (planes, H * W), zero on entry: gx[p, indices[p, o]] += gy[p, o]. Overlapping windows can pick the same
-// element, hence the atomic add.
+// element, hence the atomic add; index -1 (a dilated window wholly in the padding) has no element to take it.
 template <typename T>
 __global__ void max_pool2d_backward(const T* __restrict__ gy, const long long* __restrict__ indices,
                                     T* __restrict__ gx, long long planes, long long out_plane,
                                     long long in_plane) {
     const long long total = planes * out_plane;
     for (long long e = first_item(); e < total; e += item_stride())
-        atomicAdd(gx + (e / out_plane) * in_plane + indices[e], gy[e]);
+        if (indices[e] >= 0) atomicAdd(gx + (e / out_plane) * in_plane + indices[e], gy[e]);
 }
 
 // PyTorch's average-pooling divisor of output position o along one axis, as a count of cells: the window
