@@ -773,8 +773,10 @@ def _new_shape(args: tuple) -> tuple[int, ...]:
 
 
 # ----------------------------------------------------------------------------------------- creation
-def _infer_numpy(data: Any) -> np.ndarray:
-    """An ndarray for ``data`` with PyTorch's inference: Python floats give the default float dtype."""
+def _infer_numpy(data: Any, dtype: Any = None) -> np.ndarray:
+    """An ndarray for ``data`` with PyTorch's inference: Python floats give the default float dtype. With a
+    ``dtype`` asked for, the values are kept at full precision for the one cast to it (0.1 as float64 stays
+    the float64 0.1, not a float32 rounding of it)."""
     if isinstance(data, Tensor):
         return data._device.backend.to_numpy(data.array)
     if isinstance(data, (np.ndarray, np.generic)):
@@ -786,6 +788,8 @@ def _infer_numpy(data: Any) -> np.ndarray:
     except ValueError:  # NumPy 2 refuses ragged nested sequences outright
         raise ValueError(f"could not make a tensor from {type(data).__name__}: the nested sequences have "
                          "different lengths") from None
+    if dtype is not None and arr.dtype.kind != "O":
+        return arr
     if arr.dtype == np.float64:
         arr = arr.astype(_dt.get_default_dtype().np)
     elif arr.dtype.kind in "iu" and arr.dtype != np.int64 and not isinstance(data, np.ndarray):
@@ -818,7 +822,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
     """A new tensor holding a copy of ``data`` (nested sequences, scalars, arrays or tensors)."""
     dev = as_device(device) if device is not None else (
         data._device if isinstance(data, Tensor) else cpu)
-    src = data.array if isinstance(data, Tensor) and data._device is dev else _infer_numpy(data)
+    src = data.array if isinstance(data, Tensor) and data._device is dev else _infer_numpy(data, dtype)
     return _finish(src, dtype, dev, requires_grad, copy=True)
 
 
@@ -829,7 +833,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         return data
     dev = as_device(device) if device is not None else (
         data._device if isinstance(data, Tensor) else cpu)
-    src = data.array if isinstance(data, Tensor) and data._device is dev else _infer_numpy(data)
+    src = data.array if isinstance(data, Tensor) and data._device is dev else _infer_numpy(data, dtype)
     return _finish(src, dtype, dev, False, copy=False)
 
 

@@ -478,3 +478,13 @@ def test_manual_seed_reaches_a_backend_created_after_it():
     finally:
         backends._REGISTRY.pop("late")
         backends._INSTANCES.pop(("late", 0), None)
+
+
+def test_an_explicit_dtype_keeps_python_floats_at_full_precision():
+    """tensor(0.1, dtype=float64) is float64's 0.1 (no float32 rounding on the way), as in PyTorch."""
+    assert mt.tensor(0.1, dtype=mt.float64).item() == 0.1
+    assert mt.tensor([0.1, 1e-300], dtype=mt.float64).tolist() == [0.1, 1e-300]
+    assert mt.as_tensor([[0.1]], dtype=mt.float64).tolist() == [[0.1]]
+    assert mt.tensor(2**53 + 1, dtype=mt.int64).item() == 2**53 + 1
+    assert mt.tensor(0.1).dtype == mt.float32 and mt.tensor(0.1).item() == np.float32(0.1)
+    assert mt.tensor(-3.7, dtype=mt.int32).item() == -3  # one cast, truncating as PyTorch
