@@ -167,6 +167,8 @@ def softmax(input: Tensor, dim: int | None = None, *, dtype: Any = None) -> Tens
     """exp(x_i) / sum_j exp(x_j) along ``dim`` (the max is subtracted first, so nothing overflows);
     ``dtype`` casts the input first."""
     x, axis = _softmax_input("softmax", input, dim, dtype)
+    if x.ndim == 0:  # a 0-d tensor is its own row: 1 (the backend's kernels work on arrays with an axis)
+        return Softmax.apply(x.reshape(1), axis=0).reshape(())
     return Softmax.apply(x, axis=axis)
 
 
