@@ -10,11 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Function, IndexedGrad
+from ..autograd.function import Function, IndexedGrad, ViewFunction
 from ..autograd.grad_mode import state
-from ..tensor import Tensor, as_tensor
+from ..tensor import Tensor, _bump_version, as_tensor
 from ._util import SCALARS
-from .inplace import detach_saved_from
 
 __all__ = ["getitem", "setitem"]
 
@@ -47,7 +46,7 @@ def _normalize(index: Any, x: Tensor) -> tuple[Any, bool]:
     return tuple(out), basic
 
 
-class GetItem(Function):
+class GetItem(ViewFunction):
     @staticmethod
     def forward(ctx: Any, B: Any, x: Any, index: Any, basic: bool) -> Any:
         ctx.shape, ctx.index, ctx.basic = x.shape, index, basic
@@ -101,10 +100,10 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     track = state.grad_enabled and (x._requires_grad or value._requires_grad)
     if not track:
         x.array[idx] = value.array
+        _bump_version(x)
         return
     if x.grad_fn is None and x._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    if x.grad_fn is not None:
-        detach_saved_from(x.grad_fn, x)  # softmax and others save their output: keep its old values
     out = IndexPut.apply(x, value, idx)
+    _bump_version(x)
     x.grad_fn, x._requires_grad = out.grad_fn, True

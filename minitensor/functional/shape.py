@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import dtypes as _dt
-from ..autograd.function import Function
+from ..autograd.function import Function, ViewFunction
 from ..tensor import Tensor, as_tensor
 from ._util import norm_dim, promote
 
@@ -16,7 +16,7 @@ __all__ = ["reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose
            "chunk", "unbind", "narrow", "flip", "pad", "where", "masked_fill", "gather", "index_select"]
 
 
-class Reshape(Function):
+class Reshape(ViewFunction):
     @staticmethod
     def forward(ctx: Any, B: Any, x: Any, shape: tuple[int, ...]) -> Any:
         ctx.in_shape = x.shape
@@ -27,7 +27,7 @@ class Reshape(Function):
         return B.reshape(gy, ctx.in_shape), None
 
 
-class Permute(Function):
+class Permute(ViewFunction):
     @staticmethod
     def forward(ctx: Any, B: Any, x: Any, axes: tuple[int, ...]) -> Any:
         ctx.inverse = tuple(np.argsort(axes))
@@ -38,7 +38,7 @@ class Permute(Function):
         return B.transpose(gy, ctx.inverse), None
 
 
-class Expand(Function):
+class Expand(ViewFunction):
     """A broadcast view; the engine sums the gradient back to the input's shape."""
 
     @staticmethod
