@@ -54,7 +54,7 @@ class Function:
     # Per saved array that is an input's or the output's own memory: (its tensor's version counter, the
     # version when saved, its position in _saved, its tensor's grad_fn or the string "output"), checked
     # when backward reads saved_tensors (PyTorch's SavedVariable).
-    _versions: tuple[tuple[list[int], int, int, Any], ...] = ()
+    _versions: list[tuple[list[int], int, int, Any]] | tuple = ()
 
     @staticmethod
     def forward(ctx: "Function", B: Any, *args: Any, **kwargs: Any) -> Any:
@@ -161,26 +161,30 @@ class ViewFunction(Function):
 
 
 def _saved_versions(saved: tuple[Any, ...], args: tuple[Any, ...], arrays: list[Any], out: Any,
-                    result: Any) -> tuple[tuple[list[int], int, int, Any], ...]:
+                    result: Any) -> list[tuple[list[int], int, int, Any]]:
     """The version records (see ``Function._versions``) of the saved arrays that are the output's or a
     tensor input's own array: those an in-place op on that tensor (or a view of it) overwrites. Arrays an
-    op derived itself are private to it and need none."""
-    Tensor = _tensor_mod.Tensor
-    counter = _tensor_mod._counter
+    op derived itself are private to it and need none. (Written for speed: it runs once per recorded op.)"""
     records = []
-    for j, s in enumerate(saved):
-        if s is None:
-            continue
+    j = 0  # counters instead of enumerate(): this loop is on every recorded op's path
+    for s in saved:
         if s is out:
-            vc = counter(result)
-            records.append((vc, vc[0], j, "output"))
-            continue
-        for i, a in enumerate(arrays):
-            if a is s and isinstance(args[i], Tensor):
-                vc = counter(args[i])
-                records.append((vc, vc[0], j, args[i].grad_fn))
-                break
-    return tuple(records)
+            vc = result._vc = [0]  # the result is new: it has no counter yet
+            records.append((vc, 0, j, "output"))
+        elif s is not None:
+            i = 0
+            for a in arrays:
+                if a is s:
+                    t = args[i]
+                    if t is not s:  # a tensor (a raw array or a number argument has no version)
+                        vc = t._vc
+                        if vc is None:
+                            vc = t._vc = [0]
+                        records.append((vc, vc[0], j, t.grad_fn))
+                    break
+                i += 1
+        j += 1
+    return records
 
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
