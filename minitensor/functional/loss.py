@@ -41,7 +41,10 @@ def _reduce(B: Any, losses: Any, reduction: str, divisor: Any = None) -> Any:
     total = B.sum(losses, None, False)
     if reduction == "sum":
         return total
-    return total / (losses.size if divisor is None else divisor)
+    if divisor is None:
+        return total / losses.size
+    with np.errstate(invalid="ignore", divide="ignore"):  # every target ignored: 0/0 = nan, as PyTorch
+        return total / divisor
 
 
 def _unreduce(B: Any, g: Any, shape: tuple[int, ...], reduction: str, divisor: Any = None) -> Any:
