@@ -9,6 +9,8 @@ import pytest
 import minitensor as mt
 import minitensor.nn.functional as F
 
+from helpers import check_grad
+
 MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
 
 
@@ -117,3 +119,18 @@ def test_unsaved_outputs_can_be_written_before_backward():
     h.mul_(10.0)
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+@pytest.mark.parametrize("make", [
+    lambda x, s: x / s, lambda x, s: x ** 2.0, lambda x, s: F.leaky_relu(x * s, 0.1),
+    lambda x, s: F.elu(x * s), lambda x, s: F.hardtanh(x * s, -0.5, 0.5), lambda x, s: x * s])
+@pytest.mark.parametrize("write", [lambda y: y.add_(1.0), lambda y: y.mul_(3.0), lambda y: y.__setitem__(0, 2.0)])
+def test_writing_an_output_pytorch_does_not_save_keeps_the_gradient(make, write):
+    """PyTorch saves the inputs of div, pow(scalar), leaky_relu, elu and hardtanh, so writing into their
+    output is allowed there; minitensor matches (finite differences of the whole function)."""
+    def fn(x, s):
+        y = make(x, s)
+        write(y)
+        return y * y
+
+    check_grad(fn, np.array([0.3, -1.2, 0.8]), np.array([1.5, 0.7, -2.0]))

@@ -51,6 +51,9 @@ class Function:
     out_device: Any = None  # set by forward only when the output lives elsewhere (device copies)
     _retained: Any = None  # weakref to the output tensor when it called retain_grad()
     _stack: list[str] | None = None  # creation traceback, kept in anomaly mode
+    # True where the op saves its output and PyTorch its input (leaky_relu, elu, hardtanh): an in-place
+    # write into the output copies the saved output first, so the gradient stays valid, as PyTorch's.
+    copies_output_on_write = False
     # Per saved array that is an input's or the output's own memory: (its tensor's version counter, the
     # version when saved, its position in _saved, its tensor's grad_fn or the string "output"), checked
     # when backward reads saved_tensors (PyTorch's SavedVariable).

@@ -55,17 +55,19 @@ class Mul(Function):
 
 
 class Div(Function):
+    """a / b; da = gy / b, db = -gy a / b^2. Saves a rather than y, as PyTorch: writing into y in place
+    (``y = x / s; y += 1``) leaves the gradient valid."""
+
     @staticmethod
     def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
-        y = a / b
-        ctx.save_for_backward(b, y if ctx.needs_input_grad[1] else None)
-        return y
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+        return a / b
 
     @staticmethod
     def backward(ctx: Any, B: Any, gy: Any) -> Any:
-        b, y = ctx.saved_tensors
+        a, b = ctx.saved_tensors
         ga = gy / b
-        return ga, (-ga * y if ctx.needs_input_grad[1] else None)
+        return ga, (-ga * a / b if ctx.needs_input_grad[1] else None)
 
 
 class FloorDivide(Function):
@@ -101,7 +103,7 @@ class Pow(Function):
     @staticmethod
     def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
         y = B.power(a, b)
-        ctx.save_for_backward(a, b, y)
+        ctx.save_for_backward(a, b, y if ctx.needs_input_grad[1] else None)  # y only for db (PyTorch)
         return y
 
     @staticmethod

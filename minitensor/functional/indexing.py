@@ -13,6 +13,7 @@ import numpy as np
 from ..autograd.function import Function, IndexedGrad, ViewFunction
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, _bump_version, as_tensor
+from .inplace import detach_saved_from
 from ._util import SCALARS
 
 __all__ = ["getitem", "setitem"]
@@ -104,6 +105,8 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         return
     if x.grad_fn is None and x._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if x.grad_fn is not None and x.grad_fn.copies_output_on_write:
+        detach_saved_from(x.grad_fn, x)
     out = IndexPut.apply(x, value, idx)
     _bump_version(x)
     x.grad_fn, x._requires_grad = out.grad_fn, True

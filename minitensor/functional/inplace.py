@@ -3,7 +3,8 @@ into the tensor's own memory, so views of it see the change; with a graph, the t
 
 Every write bumps the tensor's version counter (shared with its views), so an op that saved the old
 values raises at backward, as PyTorch (``y = x.exp(); y += 1; y.sum().backward()``). The in-place op
-itself keeps a copy of what it saved from the tensor (PyTorch's ``original_self``).
+itself keeps a copy of what it saved from the tensor (PyTorch's ``original_self``), as does the op that made
+the tensor where it saved its output and PyTorch its input (``Function.copies_output_on_write``).
 """
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ def inplace(t: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: Any) -> 
     if out.shape != t.shape:
         raise RuntimeError(f"output with shape {tuple(t.shape)} doesn't match the broadcast shape "
                            f"{tuple(out.shape)}")
+    maker = t.grad_fn
+    if maker is not None and maker.copies_output_on_write:  # saved y where PyTorch saves x
+        detach_saved_from(maker, t)
     if out.grad_fn is not None:  # this op may have saved t's array (y.mul_(y)): keep the old values
         detach_saved_from(out.grad_fn, t)
     t.array[...] = out.array
@@ -44,9 +48,8 @@ def inplace(t: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: Any) -> 
 
 
 def detach_saved_from(node: Any, t: Tensor) -> None:
-    """Copy the arrays the in-place op's ``node`` saved that alias ``t``'s memory (``y.mul_(y)`` saves y
-    itself), so that writing its result into ``t`` cannot change what its backward reads; those copies
-    need no version check."""
+    """Copy the arrays ``node`` saved that alias ``t``'s memory (``y.mul_(y)`` saves y itself), so that
+    writing into ``t`` cannot change what its backward reads; those copies need no version check."""
     saved, xp = node._saved, t._device.backend.xp
     if saved:
         node._saved = tuple(s.copy() if hasattr(s, "shape") and xp.may_share_memory(s, t.array) else s
