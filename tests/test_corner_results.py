@@ -148,6 +148,12 @@ def test_pow_gradients_away_from_zero_match_finite_differences():
     check_grad(lambda b: 3.0 ** b, np.array([-1.0, 0.0, 2.0]))
 
 
+def test_integer_to_a_negative_power_raises_pytorchs_runtime_error():
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed"):
+        mt.tensor([2, 3]) ** -1
+    assert (mt.tensor([2, 3]) ** 2).tolist() == [4, 9]
+
+
 @pytest.mark.parametrize("name", ["sign", "floor", "ceil", "round"])
 def test_piecewise_constant_ops_give_a_zero_gradient(name):
     x = t64([-1.5, 0.0, 0.3, 2.5])

@@ -206,7 +206,12 @@ def remainder(input: Any, other: Any) -> Tensor:
 
 def pow(input: Any, exponent: Any) -> Tensor:
     a, b = promote(input, exponent)
-    return _apply(Pow, a, b)
+    try:
+        return _apply(Pow, a, b)
+    except ValueError as e:  # NumPy's, for integers to a negative integer power: PyTorch's type
+        if "negative integer powers" not in str(e):
+            raise
+        raise RuntimeError("Integers to negative integer powers are not allowed.") from None
 
 
 def neg(input: Tensor) -> Tensor:
