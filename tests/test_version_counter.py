@@ -134,3 +134,15 @@ def test_writing_an_output_pytorch_does_not_save_keeps_the_gradient(make, write)
         return y * y
 
     check_grad(fn, np.array([0.3, -1.2, 0.8]), np.array([1.5, 0.7, -2.0]))
+
+
+def test_batch_norm_training_bumps_the_running_statistics_an_eval_graph_saved():
+    bn = mt.nn.BatchNorm1d(3).eval()
+    x = mt.randn(4, 3, requires_grad=True)
+    y = bn(x).sum()  # evaluation saves running_mean and running_var's inverse std
+    versions = bn.running_mean._version, bn.running_var._version
+    bn.train()
+    bn(mt.randn(4, 3))
+    assert (bn.running_mean._version, bn.running_var._version) == (versions[0] + 1, versions[1] + 1)
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        y.backward()

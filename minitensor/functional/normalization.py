@@ -5,7 +5,7 @@ import math
 from typing import Any, Sequence
 
 from ..autograd.function import Function
-from ..tensor import Tensor
+from ..tensor import Tensor, _bump_version
 
 __all__ = ["batch_norm", "layer_norm"]
 
@@ -88,8 +88,13 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if weight is not None:
             out = out * weight[0]
         return out if bias is None else out + bias[0]
-    return BatchNorm.apply(input, running_mean, running_var, weight, bias, training=bool(training),
-                           momentum=float(momentum), eps=float(eps))
+    out = BatchNorm.apply(input, running_mean, running_var, weight, bias, training=bool(training),
+                          momentum=float(momentum), eps=float(eps))
+    if training:  # the running statistics were updated in place (an eval graph may have saved them)
+        for stat in (running_mean, running_var):
+            if stat is not None:
+                _bump_version(stat)
+    return out
 
 
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
