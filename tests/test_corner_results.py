@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 import minitensor as mt
 import minitensor.nn.functional as F
 
-from helpers import SETTINGS, check_grad, randn, seeds, t64
+from hypothesis.extra import numpy as hnp
+
+from helpers import SETTINGS, check_grad, randn, seeds, shapes, t64
 
 NAN = float("nan")
 
@@ -66,6 +68,23 @@ def test_full_max_min_send_the_gradient_to_the_nan(op):
     x = mt.tensor([[NAN, 1.0], [2.0, NAN]], requires_grad=True)
     getattr(x, op)().backward()
     assert x.grad.tolist() == [[0.5, 0.0], [0.0, 0.5]]
+
+
+@SETTINGS
+@given(shape=shapes, seed=seeds, op=st.sampled_from(["max", "min"]), nan_rate=st.sampled_from([0.0, 0.3]))
+def test_full_max_min_gradient_against_the_reference_rule(shape, seed, op, nan_rate):
+    """Reference (PyTorch's evenly_distribute_backward): the gradient is shared evenly among the elements
+    equal to the result, or among the nans when the result is nan."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-2, 3, size=shape).astype(np.float64)  # small integers: ties are common
+    a[rng.random(shape) < nan_rate] = np.nan
+    x = mt.tensor(a, requires_grad=True)
+    y = getattr(x, op)()
+    ref = getattr(np, op)(a)
+    assert (np.isnan(ref) and np.isnan(y.item())) or y.item() == ref
+    y.backward()
+    mask = np.isnan(a) if np.isnan(ref) else a == ref
+    np.testing.assert_array_equal(x.grad.numpy(), mask / mask.sum())
 
 
 def test_full_max_ties_share_and_match_finite_differences():
@@ -227,6 +246,22 @@ def test_softmax_of_empty_inputs_is_empty(shape, dim, name):
     y = getattr(F, name)(x, dim=dim)
     assert y.shape == shape
     y.sum().backward()
+    assert x.grad.shape == shape
+
+
+@SETTINGS
+@given(shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=3), seed=seeds, data=st.data())
+def test_softmax_and_logsumexp_over_shapes_with_empty_dims(shape, seed, data):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    a = randn(seed, shape)
+    x = mt.tensor(a, requires_grad=True)
+    with np.errstate(divide="ignore"):
+        lse = np.log(np.exp(a).sum(axis=dim))
+    np.testing.assert_allclose(x.logsumexp(dim).detach().numpy(), lse, rtol=1e-12)
+    e = np.exp(a - (a.max(axis=dim, keepdims=True) if a.size else 0))
+    y = F.softmax(x, dim=dim)
+    np.testing.assert_allclose(y.detach().numpy(), e / e.sum(axis=dim, keepdims=True), rtol=1e-12)
+    (y * y).sum().backward()
     assert x.grad.shape == shape
 
 
