@@ -105,6 +105,18 @@ def test_amax_with_nan_follows_pytorchs_scale_grad_by_count():
     assert np.isnan(g[0]).all() and g[1].tolist() == [0.0, 0.5, 0.5]
 
 
+@pytest.mark.parametrize("p", [float("inf"), float("-inf")])
+def test_inf_norm_with_nan_sends_the_gradient_to_the_nan(p):
+    """PyTorch's linalg_vector_norm_backward: mask = (|x| == norm) | isnan(|x|), times sgn(x)."""
+    x = mt.tensor([[1.0, NAN, -3.0], [2.0, -2.0, 1.0]], requires_grad=True)
+    y = x.norm(p, dim=1)
+    assert np.isnan(y[0].item()) and y[1].item() == (2.0 if p > 0 else 1.0)
+    y.sum().backward()
+    g = x.grad.numpy()
+    assert g[0, 0] == 0.0 and np.isnan(g[0, 1]) and g[0, 2] == 0.0
+    assert g[1].tolist() == ([0.5, -0.5, 0.0] if p > 0 else [0.0, 0.0, 1.0])
+
+
 def test_max_along_dim_with_nan_returns_and_differentiates_its_index():
     x = mt.tensor([[1.0, NAN, 3.0, NAN], [4.0, 5.0, 5.0, 0.0]], requires_grad=True)
     values, indices = x.max(1)

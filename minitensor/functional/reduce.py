@@ -392,10 +392,8 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) 
         return PNorm.apply(x, 2, axes, keepdim)
     if p == 1:
         return sum(x.abs(), axes, keepdim)
-    if p == float("inf"):
-        return amax(x.abs(), axes, keepdim)
-    if p == float("-inf"):
-        return amin(x.abs(), axes, keepdim)
+    if p in (float("inf"), float("-inf")):  # a nan |x| takes the gradient, as PyTorch's vector_norm
+        return _extreme("amax" if p > 0 else "amin", x.abs(), axes, keepdim, name="norm")
     if p == 0:
         return sum((x != 0).to(x.dtype), axes, keepdim)
     if isinstance(p, (int, float)):
