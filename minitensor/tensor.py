@@ -27,7 +27,26 @@ def _wrap(array: Any, dev: device, requires_grad: bool = False) -> "Tensor":
     t._requires_grad = requires_grad
     t.grad = None
     t.grad_fn = None
+    t._vc = None
     return t
+
+
+def _counter(t: "Tensor") -> list[int]:
+    """t's version counter: a one-element list shared with its views, made on first use (most tensors are
+    never saved for backward, written in place or viewed, so ``_wrap`` does not allocate one)."""
+    vc = t._vc
+    if vc is None:
+        vc = t._vc = [0]
+    return vc
+
+
+def _bump_version(t: "Tensor") -> None:
+    """Record an in-place write into t's memory (PyTorch's version counter bump)."""
+    vc = t._vc
+    if vc is None:
+        t._vc = [1]
+    else:
+        vc[0] += 1
 
 
 class Tensor:
@@ -37,7 +56,8 @@ class Tensor:
     prefer ``minitensor.tensor`` (which infers the dtype) and the other creation functions.
     """
 
-    __slots__ = ("array", "_device", "_requires_grad", "grad", "grad_fn", "__weakref__")
+    # _vc: the version counter (None until needed, see _counter), shared by views of the same memory.
+    __slots__ = ("array", "_device", "_requires_grad", "grad", "grad_fn", "_vc", "__weakref__")
     # NumPy defers to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
     __array_ufunc__ = None
 
@@ -46,7 +66,7 @@ class Tensor:
         src = tensor(data, dtype=dtype or _dt.get_default_dtype(), device=device,
                      requires_grad=requires_grad)
         self.array, self._device = src.array, src._device
-        self._requires_grad, self.grad, self.grad_fn = src._requires_grad, None, None
+        self._requires_grad, self.grad, self.grad_fn, self._vc = src._requires_grad, None, None, None
 
     # ----------------------------------------------------------------------------------- attributes
     @property
@@ -111,6 +131,12 @@ class Tensor:
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         self.requires_grad = requires_grad
         return self
+
+    @property
+    def _version(self) -> int:
+        """How many in-place writes this tensor's memory has had (shared with its views; ``.data`` has its
+        own, which is why writes through ``.data`` escape the check), as PyTorch's ``_version``."""
+        return 0 if self._vc is None else self._vc[0]
 
     @property
     def is_leaf(self) -> bool:
@@ -328,7 +354,10 @@ class Tensor:
                            create_graph=create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":
-        return _wrap(self.array, self._device)
+        """The same memory outside the graph; it shares the version counter (unlike ``.data``)."""
+        t = _wrap(self.array, self._device)
+        t._vc = _counter(self)
+        return t
 
     def detach_(self) -> "Tensor":
         self.grad_fn, self._requires_grad = None, False

@@ -355,23 +355,56 @@ def test_grads_of_mixed_float_arithmetic_expression():
 
 @pytest.mark.parametrize("modify", [
     lambda y: y.add_(1.0), lambda y: y.__imul__(2.0), lambda y: y.clamp_(max=1.5),
-    lambda y: y.__setitem__(0, 0.25), lambda y: y.__setitem__(mt.tensor([True, False, True]), 3.0)])
-def test_in_place_after_an_op_that_saved_its_output(modify):
-    """exp saves its output y: writing into y must not change what exp's backward reads (PyTorch raises
-    here instead; minitensor keeps the recorded values)."""
+    lambda y: y.__setitem__(0, 0.25), lambda y: y.__setitem__(mt.tensor([True, False, True]), 3.0),
+    lambda y: y[1:].mul_(2.0), lambda y: y.detach().zero_()])
+def test_in_place_after_an_op_that_saved_its_output_raises(modify):
+    """exp saves its output y: writing into y (or a view of it, or its detach()) bumps y's version, and
+    exp's backward raises PyTorch's error instead of reading the new values."""
+    x = mt.tensor([0.1, 0.4, 0.7], requires_grad=True)
+    y = x.exp()
+    modify(y)
+    assert y._version == 1
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation: \[minitensor.FloatTensor \[3\]\], "
+                       r"which is output 0 of ExpBackward, is at version 1; expected version 0 instead"):
+        (y * y).sum().backward()
+
+
+@pytest.mark.parametrize("modify", [lambda y: y.__setitem__((slice(None), 0), 0.5), lambda y: y.mul_(3.0)])
+def test_in_place_after_softmax_raises(modify):
+    y = mt.nn.functional.softmax(mt.ones(2, 3, requires_grad=True), dim=1)
+    modify(y)
+    with pytest.raises(RuntimeError, match="SoftmaxBackward, is at version 1; expected version 0"):
+        y.sum().backward()
+
+
+@pytest.mark.parametrize("modify", [lambda y: y.add_(1.0), lambda y: y.__imul__(2.0), lambda y: y.clamp_(max=1.5),
+                                    lambda y: y.__setitem__(0, 0.25)])
+def test_in_place_where_nothing_saved_the_values_differentiates(modify):
+    """y = x * 2 saves nothing of y: writing into it is fine, as in PyTorch."""
     def fn(x):
-        y = x.exp()
+        y = x * 2.0
         modify(y)
         return y * y
 
     check_grad(fn, np.array([0.1, 0.4, 0.7]))
 
 
-@pytest.mark.parametrize("modify", [lambda y: y.__setitem__((slice(None), 0), 0.5), lambda y: y.mul_(3.0)])
-def test_in_place_after_softmax_keeps_its_saved_output(modify):
-    def fn(x):
-        y = mt.nn.functional.softmax(x, dim=1)
+def test_in_place_op_keeps_its_own_saved_input():
+    """y.mul_(y) and y.pow_(2) save y, then write y: they keep a copy (PyTorch's original_self)."""
+    for modify, ref in ((lambda y: y.pow_(2.0), lambda a: 8 * a), (lambda y: y.mul_(y), lambda a: 8 * a)):
+        a = np.array([0.1, -0.4, 0.7])
+        x = mt.tensor(a, requires_grad=True)
+        y = x * 2.0
         modify(y)
-        return y * mt.tensor([[1.0, 2.0, 3.0]], dtype=mt.float64)
+        y.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), ref(a), rtol=1e-12)
 
-    check_grad(fn, np.array([[0.1, 0.4, 0.7], [1.0, -1.0, 0.0]]))
+
+def test_writes_through_data_are_not_versioned():
+    """``.data`` shares memory but has its own version counter (PyTorch's way around the check)."""
+    x = mt.tensor([0.1, 0.4], requires_grad=True)
+    y = x.exp()
+    y.data.mul_(2.0)
+    assert y._version == 0
+    y.sum().backward()  # reads the doubled values, as PyTorch's would
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([0.1, 0.4]), rtol=1e-6)

@@ -51,6 +51,13 @@ class Function:
     out_device: Any = None  # set by forward only when the output lives elsewhere (device copies)
     _retained: Any = None  # weakref to the output tensor when it called retain_grad()
     _stack: list[str] | None = None  # creation traceback, kept in anomaly mode
+    # True where the op saves its output and PyTorch its input (leaky_relu, elu, hardtanh): an in-place
+    # write into the output copies the saved output first, so the gradient stays valid, as PyTorch's.
+    copies_output_on_write = False
+    # Per saved array that is an input's or the output's own memory: (its tensor's version counter, the
+    # version when saved, its position in _saved, its tensor's grad_fn or the string "output"), checked
+    # when backward reads saved_tensors (PyTorch's SavedVariable).
+    _versions: list[tuple[list[int], int, int, Any]] | tuple = ()
 
     @staticmethod
     def forward(ctx: "Function", B: Any, *args: Any, **kwargs: Any) -> Any:
@@ -67,6 +74,9 @@ class Function:
     def saved_tensors(self) -> tuple[Any, ...]:
         if self._saved is None:
             raise RuntimeError(_FREED)
+        for record in self._versions:
+            if record[0][0] != record[1]:
+                raise RuntimeError(_modified_message(self, record))
         return self._saved
 
     def name(self) -> str:
@@ -131,9 +141,74 @@ class Function:
             ctx._next = tuple(edges)
             result._requires_grad = True
             result.grad_fn = ctx
+            if ctx._saved:
+                ctx._versions = _saved_versions(ctx._saved, args, arrays, out, result)
         if extras:
             return (result, *(wrap(e, device) for e in extras))
         return result
+
+
+class ViewFunction(Function):
+    """A Function whose output may be a view of its first input's memory (reshape, permute, basic
+    indexing...): when it is, the output shares the input's version counter, as PyTorch's views do, so an
+    in-place write through either is seen by what saved the other."""
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        out = super().apply(*args, **kwargs)
+        x = args[0]
+        base = out.array.base
+        if base is not None and (base is x.array or base is x.array.base):
+            out._vc = _tensor_mod._counter(x)
+        return out
+
+
+def _saved_versions(saved: tuple[Any, ...], args: tuple[Any, ...], arrays: list[Any], out: Any,
+                    result: Any) -> list[tuple[list[int], int, int, Any]]:
+    """The version records (see ``Function._versions``) of the saved arrays that are the output's or a
+    tensor input's own array: those an in-place op on that tensor (or a view of it) overwrites. Arrays an
+    op derived itself are private to it and need none. (Written for speed: it runs once per recorded op.)"""
+    records = []
+    j = 0  # counters instead of enumerate(): this loop is on every recorded op's path
+    for s in saved:
+        if s is out:
+            vc = result._vc = [0]  # the result is new: it has no counter yet
+            records.append((vc, 0, j, "output"))
+        elif s is not None:
+            i = 0
+            for a in arrays:
+                if a is s:
+                    t = args[i]
+                    if t is not s:  # a tensor (a raw array or a number argument has no version)
+                        vc = t._vc
+                        if vc is None:
+                            vc = t._vc = [0]
+                        records.append((vc, vc[0], j, t.grad_fn))
+                    break
+                i += 1
+        j += 1
+    return records
+
+
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+               "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+               "bool": "Bool"}
+
+
+def _modified_message(ctx: Function, record: tuple[list[int], int, int, Any]) -> str:
+    """PyTorch's error for a saved tensor written in place after it was saved."""
+    counter, version, j, owner = record
+    a = ctx._saved[j]
+    kind = "cuda." if ctx._device is not None and ctx._device.type == "cuda" else ""
+    what = f"[minitensor.{kind}{_TYPE_NAMES.get(a.dtype.name, a.dtype.name)}Tensor {list(a.shape)}]"
+    if owner == "output":
+        what += f", which is output 0 of {ctx.name()},"
+    elif owner is not None:
+        what += f", which is output 0 of {owner.name()},"
+    return ("one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: {what} is at version {counter[0]}; expected version {version} instead. Hint: enable "
+            "anomaly detection to find the operation that failed to compute its gradient, with "
+            "minitensor.autograd.set_detect_anomaly(True).")
 
 
 class IndexedGrad:

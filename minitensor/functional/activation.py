@@ -35,18 +35,21 @@ class _Pointwise(Function):
         return getattr(B, ctx.op + "_backward")(gy, saved, **ctx.params, **ctx.backward_params)
 
 
-def _pointwise(name: str, op: str, save_output: bool = True, **backward_params: Any) -> type[Function]:
+def _pointwise(name: str, op: str, save_output: bool = True, copies_output_on_write: bool = False,
+               **backward_params: Any) -> type[Function]:
     return type(name, (_Pointwise,), {"op": op, "save_output": save_output,
+                                      "copies_output_on_write": copies_output_on_write,
                                       "backward_params": backward_params, "__module__": __name__})
 
 
 Relu = _pointwise("Relu", "relu")
 Sigmoid = _pointwise("Sigmoid", "sigmoid")
 Tanh = _pointwise("Tanh", "tanh")
-Hardtanh = _pointwise("Hardtanh", "hardtanh")
-LeakyRelu = _pointwise("LeakyRelu", "leaky_relu")  # y has x's sign for a slope > 0
+# These three save y where PyTorch saves x (same gradient, y is what inplace=True leaves): see Function.
+Hardtanh = _pointwise("Hardtanh", "hardtanh", copies_output_on_write=True)
+LeakyRelu = _pointwise("LeakyRelu", "leaky_relu", copies_output_on_write=True)  # y has x's sign (slope > 0)
 LeakyReluFromInput = _pointwise("LeakyReluFromInput", "leaky_relu", save_output=False)  # slope < 0
-Elu = _pointwise("Elu", "elu", is_result=True)  # alpha >= 0: y has x's sign, dy/dx = y + alpha below 0
+Elu = _pointwise("Elu", "elu", copies_output_on_write=True, is_result=True)  # alpha >= 0: y has x's sign
 EluFromInput = _pointwise("EluFromInput", "elu", save_output=False, is_result=False)  # alpha < 0
 Gelu = _pointwise("Gelu", "gelu", save_output=False)
 Silu = _pointwise("Silu", "silu", save_output=False)
@@ -167,6 +170,8 @@ def softmax(input: Tensor, dim: int | None = None, *, dtype: Any = None) -> Tens
     """exp(x_i) / sum_j exp(x_j) along ``dim`` (the max is subtracted first, so nothing overflows);
     ``dtype`` casts the input first."""
     x, axis = _softmax_input("softmax", input, dim, dtype)
+    if x.ndim == 0:  # a 0-d tensor is its own row: 1 (the backend's kernels work on arrays with an axis)
+        return Softmax.apply(x.reshape(1), axis=0).reshape(())
     return Softmax.apply(x, axis=axis)
 
 

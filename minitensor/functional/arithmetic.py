@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import arrays_of, promote, wrap_nondiff
@@ -53,17 +55,19 @@ class Mul(Function):
 
 
 class Div(Function):
+    """a / b; da = gy / b, db = -gy a / b^2. Saves a rather than y, as PyTorch: writing into y in place
+    (``y = x / s; y += 1``) leaves the gradient valid."""
+
     @staticmethod
     def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
-        y = a / b
-        ctx.save_for_backward(b, y if ctx.needs_input_grad[1] else None)
-        return y
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+        return a / b
 
     @staticmethod
     def backward(ctx: Any, B: Any, gy: Any) -> Any:
-        b, y = ctx.saved_tensors
+        a, b = ctx.saved_tensors
         ga = gy / b
-        return ga, (-ga * y if ctx.needs_input_grad[1] else None)
+        return ga, (-ga * a / b if ctx.needs_input_grad[1] else None)
 
 
 class FloorDivide(Function):
@@ -93,12 +97,13 @@ class Remainder(Function):
 
 
 class Pow(Function):
-    """a ** b; da = b a^(b-1) (0 where b = 0), db = a^b log(a) (0 where a = 0), as PyTorch."""
+    """a ** b; da = b a^(b-1) (0 where b = 0), db = a^b log(a) (0 where a = 0 and b >= 0; at a = 0, b < 0
+    that is inf * -inf = -inf), as PyTorch's pow_backward_self / pow_backward_exponent."""
 
     @staticmethod
     def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
         y = B.power(a, b)
-        ctx.save_for_backward(a, b, y)
+        ctx.save_for_backward(a, b, y if ctx.needs_input_grad[1] else None)  # y only for db (PyTorch)
         return y
 
     @staticmethod
@@ -112,7 +117,8 @@ class Pow(Function):
             xp = B.xp
             if not hasattr(a, "shape"):  # a Python base: an array of y's dtype, so log(a) is not float64
                 a = xp.asarray(a, dtype=y.dtype)
-            gb = gy * xp.where(a == 0, 0, y * xp.log(xp.where(a == 0, 1, a)))
+            with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf is meant
+                gb = gy * xp.where((a == 0) & (b >= 0), 0, y * xp.log(a))
         else:
             gb = None
         return ga, gb
@@ -164,6 +170,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return floor_divide(input, other)
     if rounding_mode == "trunc":
         a, b = promote(input, other)
+        _check_integer_divisor(a, b)
         x, y, dev = arrays_of(a, b)
         xp = dev.backend.xp
         q = xp.trunc(xp.true_divide(x, y))
@@ -176,19 +183,35 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
 true_divide = div
 
 
+def _check_integer_divisor(a: Any, b: Any) -> None:
+    """Integer division by zero raises ZeroDivisionError on the CPU, as PyTorch (NumPy returns 0). Not
+    checked on CUDA, where PyTorch does not check either and the check would cost a host sync."""
+    t = b if isinstance(b, Tensor) else a
+    if t.array.dtype.kind in "iu" and t._device.type == "cpu" and \
+            (bool((b.array == 0).any()) if isinstance(b, Tensor) else b == 0):
+        raise ZeroDivisionError("ZeroDivisionError")
+
+
 def floor_divide(input: Any, other: Any) -> Tensor:
     a, b = promote(input, other)
+    _check_integer_divisor(a, b)
     return _apply(FloorDivide, a, b)
 
 
 def remainder(input: Any, other: Any) -> Tensor:
     a, b = promote(input, other)
+    _check_integer_divisor(a, b)
     return _apply(Remainder, a, b)
 
 
 def pow(input: Any, exponent: Any) -> Tensor:
     a, b = promote(input, exponent)
-    return _apply(Pow, a, b)
+    try:
+        return _apply(Pow, a, b)
+    except ValueError as e:  # NumPy's, for integers to a negative integer power: PyTorch's type
+        if "negative integer powers" not in str(e):
+            raise
+        raise RuntimeError("Integers to negative integer powers are not allowed.") from None
 
 
 def neg(input: Tensor) -> Tensor:

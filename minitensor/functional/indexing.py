@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Function, IndexedGrad
+from ..autograd.function import Function, IndexedGrad, ViewFunction
 from ..autograd.grad_mode import state
-from ..tensor import Tensor, as_tensor
+from ..tensor import Tensor, _bump_version, as_tensor
 from ._util import SCALARS, out_of_range, write_error
 from .inplace import detach_saved_from
 
@@ -192,7 +192,7 @@ def _target(a: Any, pre: Any, adv: Any) -> Any:
     return a if adv is None else a[adv]
 
 
-class GetItem(Function):
+class GetItem(ViewFunction):
     @staticmethod
     def forward(ctx: Any, B: Any, x: Any, index: Any, basic: bool) -> Any:
         ctx.shape, ctx.index, ctx.basic = x.shape, index, basic
@@ -251,15 +251,17 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     try:
         if not track:
             _put(x.array, pre, adv, value.array)
+            _bump_version(x)
             return
         if x.grad_fn is None and x._requires_grad:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         if value.ndim and value.shape[0] == 1:  # PyTorch drops them; the gradient then sums to the right shape
             lead = next((i for i, s in enumerate(value.shape) if s != 1), value.ndim)
             value = value.reshape(value.shape[lead:])
-        if x.grad_fn is not None:
+        if x.grad_fn is not None and x.grad_fn.copies_output_on_write:
             detach_saved_from(x.grad_fn, x)  # softmax and others save their output: keep its old values
         out = IndexPut.apply(x, value, pre, adv)
+        _bump_version(x)
     except ValueError as e:
         raise write_error(_target(x.array, pre, adv), value.shape, e, x.array) from None
     x.grad_fn, x._requires_grad = out.grad_fn, True

@@ -1,10 +1,10 @@
 """In-place forms (``add_``, ``+=``, ``copy_``...): the op runs out of place and its result is written
 into the tensor's own memory, so views of it see the change; with a graph, the tensor takes the op's node.
 
-Differs from PyTorch: there is no version counter. The op that made the tensor and the in-place op itself
-get copies of what they saved from its memory (so ``y = x.exp(); y += 1`` differentiates correctly, where
-PyTorch raises); any other op that saved the array sees the new values (PyTorch raises); see
-docs/differences.md.
+Every write bumps the tensor's version counter (shared with its views), so an op that saved the old
+values raises at backward, as PyTorch (``y = x.exp(); y += 1; y.sum().backward()``). The in-place op
+itself keeps a copy of what it saved from the tensor (PyTorch's ``original_self``), as does the op that made
+the tensor where it saved its output and PyTorch its input (``Function.copies_output_on_write``).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..autograd.grad_mode import state
-from ..tensor import Tensor, as_tensor
+from ..tensor import Tensor, _bump_version, as_tensor
 from ._util import write_error
 
 __all__ = ["inplace", "copy_"]
@@ -36,9 +36,11 @@ def inplace(t: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: Any) -> 
     if out.shape != t.shape:
         raise RuntimeError(f"output with shape {tuple(t.shape)} doesn't match the broadcast shape "
                            f"{tuple(out.shape)}")
-    for node in (t.grad_fn, out.grad_fn):  # t's maker (exp, sigmoid save y) and this op may hold t's array
-        if node is not None:
-            detach_saved_from(node, t)
+    maker = t.grad_fn
+    if maker is not None and maker.copies_output_on_write:  # saved y where PyTorch saves x
+        detach_saved_from(maker, t)
+    if out.grad_fn is not None:  # this op may have saved t's array (y.mul_(y)): keep the old values
+        detach_saved_from(out.grad_fn, t)
     _write(t, out.array)
     if out.grad_fn is not None:
         t.grad_fn, t._requires_grad = out.grad_fn, True
@@ -46,13 +48,14 @@ def inplace(t: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: Any) -> 
 
 
 def detach_saved_from(node: Any, t: Tensor) -> None:
-    """Copy the arrays ``node`` saved that alias ``t``'s memory (``y.mul_(y)`` saves y itself, ``exp``
-    saves its output), so that writing into ``t`` cannot change what its backward reads. Only these
-    two nodes are checked: other ops that saved ``t`` are not (no version counter; docs/differences.md)."""
+    """Copy the arrays ``node`` saved that alias ``t``'s memory (``y.mul_(y)`` saves y itself), so that
+    writing into ``t`` cannot change what its backward reads; those copies need no version check."""
     saved, xp = node._saved, t._device.backend.xp
     if saved:
         node._saved = tuple(s.copy() if hasattr(s, "shape") and xp.may_share_memory(s, t.array) else s
                             for s in saved)
+        if t._vc is not None:
+            node._versions = tuple(r for r in node._versions if r[0] is not t._vc)
 
 
 def _replaced_by(x: Tensor, src: Tensor) -> Tensor:
@@ -80,3 +83,4 @@ def _write(t: Tensor, src: Any) -> None:
         t.array[...] = src
     except ValueError as e:
         raise write_error(t.array, src.shape, e) from None
+    _bump_version(t)

@@ -41,15 +41,21 @@ def _reduce(B: Any, losses: Any, reduction: str, divisor: Any = None) -> Any:
     total = B.sum(losses, None, False)
     if reduction == "sum":
         return total
-    return total / (losses.size if divisor is None else divisor)
+    if divisor is None:
+        return total / losses.size
+    with np.errstate(invalid="ignore", divide="ignore"):  # every target ignored: 0/0 = nan, as PyTorch
+        return total / divisor
 
 
 def _unreduce(B: Any, g: Any, shape: tuple[int, ...], reduction: str, divisor: Any = None) -> Any:
-    """The gradient of each unreduced loss from that of the reduced one (a broadcast view: read only)."""
+    """The gradient of each unreduced loss from that of the reduced one (a broadcast view: read only).
+
+    A zero ``divisor`` (every target ignored: the 'mean' loss is 0/0 = nan) divides by 1 instead: the rows'
+    weights are all 0, so the gradient is 0 as PyTorch's (not 0 * inf = nan), with no host sync."""
     if reduction == "none":
         return g
     if reduction == "mean":
-        g = g / (math.prod(shape) if divisor is None else divisor)
+        g = g / (math.prod(shape) if divisor is None else B.xp.where(divisor == 0, 1, divisor))
     return B.broadcast_to(g, shape)
 
 
@@ -174,10 +180,13 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     _float_input("binary_cross_entropy", input)
     target = _like_input("binary_cross_entropy", "target", target, input, must_match=True)
     weight = _like_input("binary_cross_entropy", "weight", weight, input, must_match=False)
-    x = input.array
-    if bool(((x < 0) | (x > 1)).any()):
-        raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1 (pass "
-                         "logits to binary_cross_entropy_with_logits instead)")
+    # PyTorch's checks (nan fails them too); one host sync for both in the common, valid case.
+    bad_input, bad_target = ((~((a >= 0) & (a <= 1))).any() for a in (input.array, target.array))
+    if bool(bad_input | bad_target):
+        if bool(bad_input):
+            raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1 "
+                               "(pass logits to binary_cross_entropy_with_logits instead)")
+        raise RuntimeError("binary_cross_entropy: all elements of target should be between 0 and 1")
     return BinaryCrossEntropy.apply(input, target, weight, None,
                                     reduction=_reduction(size_average, reduce, reduction))
 

@@ -117,20 +117,41 @@ def square(input: Tensor) -> Tensor:
     return Square.apply(input)
 
 
-def _piecewise_constant(name: str) -> Callable[[Tensor], Tensor]:
-    """sign, floor, ceil, round: zero gradient almost everywhere, so they record no graph."""
-    def op(input: Tensor) -> Tensor:
-        return wrap_nondiff(getattr(input._device.backend.xp, name)(input.array), input._device)
-    op.__name__ = name
-    return op
+class PiecewiseConstant(Function):
+    """sign, floor, ceil, round: y = f(x), whose gradient is zero almost everywhere; x gets a zero gradient,
+    as in PyTorch (not none)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, f: Callable[[Any], Any]) -> Any:
+        return f(x)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        return B.xp.zeros(gy.shape, gy.dtype), None
 
 
-sign, floor, ceil = map(_piecewise_constant, ("sign", "floor", "ceil"))
+def _piecewise_constant(input: Tensor, f: Callable[[Any], Any]) -> Tensor:
+    if input.array.dtype.kind == "f":
+        return PiecewiseConstant.apply(input, f)
+    return wrap_nondiff(f(input.array), input._device)
+
+
+def sign(input: Tensor) -> Tensor:
+    return _piecewise_constant(input, input._device.backend.xp.sign)
+
+
+def floor(input: Tensor) -> Tensor:
+    return _piecewise_constant(input, input._device.backend.xp.floor)
+
+
+def ceil(input: Tensor) -> Tensor:
+    return _piecewise_constant(input, input._device.backend.xp.ceil)
 
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Round half to even, as PyTorch."""
-    return wrap_nondiff(input._device.backend.xp.round(input.array, decimals), input._device)
+    xp = input._device.backend.xp
+    return _piecewise_constant(input, xp.round if decimals == 0 else lambda a: xp.round(a, decimals))
 
 
 def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:

@@ -1,10 +1,11 @@
 """Normalisation: batch norm and layer norm, each one Function on a fused backend pair."""
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 from ..autograd.function import Function
-from ..tensor import Tensor
+from ..tensor import Tensor, _bump_version
 
 __all__ = ["batch_norm", "layer_norm"]
 
@@ -74,14 +75,26 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     for what, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
         _check_shape(name, what, t, channels)
+    if not eps > 0:  # eps <= 0 divides a constant channel's 0 by sqrt(0 + eps): nan (PyTorch raises)
+        raise RuntimeError(f"{name}: eps must be positive, got {eps}")
     if training:
-        if input.numel() // max(input.shape[1], 1) <= 1:
+        if input.shape[0] * math.prod(input.shape[2:]) == 1:
             raise ValueError(f"{name}: expected more than 1 value per channel when training, got input "
                              f"of shape {tuple(input.shape)}")
     elif running_mean is None or running_var is None:
         raise ValueError(f"{name}: running_mean and running_var are needed when training=False")
-    return BatchNorm.apply(input, running_mean, running_var, weight, bias, training=bool(training),
-                           momentum=float(momentum), eps=float(eps))
+    if input.numel() == 0:  # an empty batch: an empty output still joined to weight and bias, running
+        out = input.clone()  # statistics untouched (PyTorch's _batch_norm_impl_index does the same)
+        if weight is not None:
+            out = out * weight[0]
+        return out if bias is None else out + bias[0]
+    out = BatchNorm.apply(input, running_mean, running_var, weight, bias, training=bool(training),
+                          momentum=float(momentum), eps=float(eps))
+    if training:  # the running statistics were updated in place (an eval graph may have saved them)
+        for stat in (running_mean, running_var):
+            if stat is not None:
+                _bump_version(stat)
+    return out
 
 
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,

@@ -119,12 +119,15 @@ class Prod(Function):
 
 
 class _Extreme(Function):
-    """amax/amin: the gradient is shared evenly between tied extremes (PyTorch's rule)."""
+    """amax/amin: the gradient is shared evenly between tied extremes (PyTorch's rule). A nan extreme
+    matches no element, so its slice gets nan gradients, as PyTorch's amax; ``nan_ties`` (the full
+    ``max()``/``min()``) counts the nans as the ties instead, so the gradient goes to them (PyTorch's
+    evenly_distribute_backward)."""
     op: str
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, axes: Any, keepdims: bool) -> Any:
-        ctx.axes, ctx.keepdims = axes, keepdims
+    def forward(ctx: Any, B: Any, x: Any, axes: Any, keepdims: bool, nan_ties: bool = False) -> Any:
+        ctx.axes, ctx.keepdims, ctx.nan_ties = axes, keepdims, nan_ties
         y = getattr(B, ctx.op)(x, axes, True)
         ctx.save_for_backward(x, y)
         return y if keepdims or x.ndim == 0 else B.xp.squeeze(y, axis=axes)
@@ -133,8 +136,11 @@ class _Extreme(Function):
     def backward(ctx: Any, B: Any, gy: Any) -> Any:
         x, y = ctx.saved_tensors
         hit = x == y
+        if ctx.nan_ties:
+            xp = B.xp
+            hit |= xp.isnan(x) & xp.isnan(y)
         share = hit / B.sum(hit, ctx.axes, True).astype(x.dtype)
-        return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * share, None, None
+        return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * share, None, None, None
 
 
 class Amax(_Extreme):
@@ -210,7 +216,14 @@ class PNorm(Function):
         return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * dx * (y != 0), None, None, None
 
 
+def _tensor_input(name: str, input: Any) -> None:
+    """PyTorch's TypeError for a non-tensor input (``sum(1.0)``), instead of an AttributeError."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+
+
 def _float_reduction(name: str, input: Tensor, dtype: Any) -> Tensor:
+    _tensor_input(name, input)
     if dtype is not None:
         return input.to(_dt.as_dtype(dtype))
     if input.array.dtype.kind != "f":
@@ -221,6 +234,7 @@ def _float_reduction(name: str, input: Tensor, dtype: Any) -> Tensor:
 
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum over ``dim``; integer and bool inputs sum to int64 (as PyTorch)."""
+    _tensor_input("sum", input)
     if dtype is not None:
         input = input.to(_dt.as_dtype(dtype))
     elif input.array.dtype.kind in "biu":
@@ -254,6 +268,7 @@ def std(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool 
 
 
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    _tensor_input("prod", input)
     axis = None if dim is None else norm_dim(dim, input.ndim)
     if input.array.dtype.kind != "f":
         a = input._device.backend.prod(input.array.astype(np.int64), None if axis is None else (axis,), keepdim)
@@ -261,13 +276,27 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor
     return Prod.apply(input, axis if input.ndim else None, keepdim)
 
 
-def _extreme(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+def _check_reducible(name: str, input: Tensor, axes: tuple[int, ...] | None) -> None:
+    """max, min, argmax... have no identity: PyTorch's errors for a reduction over a zero-size dim (an
+    empty tensor may still be reduced over its other, non-empty dims)."""
+    shape = input.array.shape
+    if axes is None:
+        if input.array.size == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument.")
+        return
+    for a in axes:
+        if shape[a] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
+
+
+def _extreme(op: str, input: Tensor, dim: Any, keepdim: bool, name: str | None = None) -> Tensor:
+    _tensor_input(name or op, input)
     axes = norm_dims(dim, input.ndim)
-    if input.numel() == 0:
-        raise RuntimeError(f"{op}(): expected a non-empty tensor (reduction has no identity)")
+    _check_reducible(name or op, input, axes)
     if input.array.dtype.kind != "f":
         return wrap_nondiff(getattr(input._device.backend, op)(input.array, axes, keepdim), input._device)
-    return (Amax if op == "amax" else Amin).apply(input, axes, keepdim)
+    return (Amax if op == "amax" else Amin).apply(input, axes, keepdim, nan_ties=name is not None)
 
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
@@ -285,9 +314,12 @@ def _along(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:
         from .math import maximum, minimum
         return (maximum if op == "amax" else minimum)(input, dim)
     if dim is None:
-        return _extreme(op, input, None, False)
+        return _extreme(op, input, None, False, name=op[1:])
+    _tensor_input(op[1:], input)
     axis = norm_dim(dim, input.ndim)
     arg = "argmax" if op == "amax" else "argmin"
+    if input.ndim:
+        _check_reducible(op[1:], input, (axis,))
     if input.ndim == 0:
         return values_indices(input, wrap_nondiff(input._device.backend.zeros((), np.int64), input._device))
     if input.array.dtype.kind != "f":
@@ -310,6 +342,8 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
 
 
 def _arg(op: str, input: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    _tensor_input(op, input)
+    _check_reducible(op, input, None if dim is None or not input.ndim else (norm_dim(dim, input.ndim),))
     B = input._device.backend
     if dim is None:
         a = getattr(B, op)(input.array.reshape(-1), 0, False)
@@ -331,16 +365,19 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) over ``dim``, stable for large x (shifted by the max)."""
+    _tensor_input("logsumexp", input)
     x = to_float(input)
     return LogSumExp.apply(x, norm_dims(dim, x.ndim), keepdim)
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    _tensor_input("all", input)
     return wrap_nondiff(input._device.backend.all(input.array, norm_dims(dim, input.ndim), keepdim),
                         input._device)
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    _tensor_input("any", input)
     return wrap_nondiff(input._device.backend.any(input.array, norm_dims(dim, input.ndim), keepdim),
                         input._device)
 
@@ -348,16 +385,15 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
     """The vector p-norm over ``dim`` (all elements when None): p in "fro", 2, 1, inf, -inf, 0, or any
     number, as ``torch.norm``."""
+    _tensor_input("norm", input)
     x = to_float(input)
     axes = norm_dims(dim, x.ndim)
     if p in ("fro", 2, 2.0):
         return PNorm.apply(x, 2, axes, keepdim)
     if p == 1:
         return sum(x.abs(), axes, keepdim)
-    if p == float("inf"):
-        return amax(x.abs(), axes, keepdim)
-    if p == float("-inf"):
-        return amin(x.abs(), axes, keepdim)
+    if p in (float("inf"), float("-inf")):  # a nan |x| takes the gradient, as PyTorch's vector_norm
+        return _extreme("amax" if p > 0 else "amin", x.abs(), axes, keepdim, name="norm")
     if p == 0:
         return sum((x != 0).to(x.dtype), axes, keepdim)
     if isinstance(p, (int, float)):

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import dtypes as _dt
-from ..autograd.function import Function
+from ..autograd.function import Function, ViewFunction
 from ..tensor import Tensor, as_tensor
 from ._util import broadcast_error, norm_dim, out_of_range, promote
 
@@ -17,7 +17,7 @@ __all__ = ["reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose
            "chunk", "unbind", "narrow", "flip", "pad", "where", "masked_fill", "gather", "index_select"]
 
 
-class Reshape(Function):
+class Reshape(ViewFunction):
     @staticmethod
     def forward(ctx: Any, B: Any, x: Any, shape: tuple[int, ...]) -> Any:
         ctx.in_shape = x.shape
@@ -28,7 +28,7 @@ class Reshape(Function):
         return B.reshape(gy, ctx.in_shape), None
 
 
-class Permute(Function):
+class Permute(ViewFunction):
     @staticmethod
     def forward(ctx: Any, B: Any, x: Any, axes: tuple[int, ...]) -> Any:
         ctx.inverse = tuple(np.argsort(axes))
@@ -39,7 +39,7 @@ class Permute(Function):
         return B.transpose(gy, ctx.inverse), None
 
 
-class Expand(Function):
+class Expand(ViewFunction):
     """A broadcast view; the engine sums the gradient back to the input's shape."""
 
     @staticmethod

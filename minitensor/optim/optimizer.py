@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from .. import dtypes as _dt
 from ..autograd import enable_grad, zero_grads
-from ..tensor import Tensor, tensor, zeros_like
+from ..tensor import Tensor, _bump_version, tensor, zeros_like
 
 ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
 
@@ -148,6 +148,7 @@ class Optimizer:
             if grad.shape != p.shape:
                 raise RuntimeError(f"a parameter of shape {tuple(p.shape)} has a gradient of shape "
                                    f"{tuple(grad.shape)}")
+            _bump_version(p)  # the step writes into p: graphs that saved p must not backward through it
             yield p, self.state[p]
 
     # ------------------------------------------------------------------------------ state dict

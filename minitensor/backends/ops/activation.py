@@ -218,6 +218,8 @@ class ActivationOps:
     def softmax(self, x: Array, axis: int) -> Array:
         """exp(x - max) / sum(exp(x - max)) along ``axis``."""
         xp = self.xp
+        if x.size == 0:  # nothing to normalise (an empty axis has no max): empty, as PyTorch
+            return xp.empty_like(x)
         y = x - x.max(axis=axis, keepdims=True)
         xp.exp(y, out=y)
         y /= y.sum(axis=axis, keepdims=True)
@@ -232,6 +234,8 @@ class ActivationOps:
     def log_softmax(self, x: Array, axis: int) -> Array:
         """x - logsumexp(x) along ``axis`` (max subtracted first, so nothing overflows)."""
         xp = self.xp
+        if x.size == 0:
+            return xp.empty_like(x)
         y = x - x.max(axis=axis, keepdims=True)
         y -= xp.log(xp.exp(y).sum(axis=axis, keepdims=True))
         return y

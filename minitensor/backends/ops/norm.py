@@ -5,6 +5,7 @@ x_hat = (x - mean) * invstd in backward, rather than keeping a second input-size
 """
 from __future__ import annotations
 
+import math
 import string
 from typing import Any
 
@@ -33,7 +34,8 @@ class NormOps:
         mean = xp.mean(x, axis=axes, keepdims=True)
         x_hat = x - mean
         kept = tuple(i for i in range(x.ndim) if i not in axes)
-        var = (self._dot(x_hat, x_hat, kept) / (x.size // mean.size)).reshape(mean.shape)
+        count = math.prod(x.shape[i] for i in axes)  # not x.size // mean.size: either may be 0
+        var = (self._dot(x_hat, x_hat, kept) / count).reshape(mean.shape)
         invstd = 1 / xp.sqrt(var + eps)
         x_hat *= invstd
         return x_hat, mean, var, invstd
@@ -127,7 +129,7 @@ class NormOps:
         gx = None
         if needs[0]:
             gx = gy.copy() if weight is None else gy * weight  # g, then gx in the same memory
-            count = x_hat.size // mean.size
+            count = math.prod(x.shape[-normalized_ndim:])
             x_hat *= (self._dot(gx, x_hat, lead) / count).reshape(mean.shape)
             gx -= xp.mean(gx, axis=norm, keepdims=True)
             gx -= x_hat

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 Array = Any
 
 
@@ -43,6 +45,9 @@ class ReduceOps:
     def logsumexp(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
         """log(sum(exp(x))) computed as m + log(sum(exp(x - m))) with m the max, so it cannot overflow."""
         xp = self.xp
+        if x.size == 0:  # no max to shift by (an empty axis has none): log(0) = -inf there, as PyTorch
+            with np.errstate(divide="ignore"):
+                return xp.log(xp.sum(xp.exp(x), axis=axis, keepdims=keepdims))
         m = xp.amax(x, axis=axis, keepdims=True)
         m = xp.where(xp.isfinite(m), m, 0)  # all -inf rows give -inf, not nan
         out = xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True)) + m
