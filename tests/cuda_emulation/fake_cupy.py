@@ -9,8 +9,8 @@
 - ``cuda.runtime.getDevice()`` and ``cuda.Device(i)`` for one device, 0.
 - Everything else is NumPy's, with ``DeviceArray`` as ``ndarray``: a NumPy array that carries
   ``.data.ptr``. Arrays this module allocates (``empty``, ``zeros``, ``asarray``, ``ascontiguousarray``, ...)
-  sit between two guard zones of 0xFF bytes (NaN as float, -1 as int64), checked after every launch, so a
-  kernel that writes out of bounds fails, and one that reads out of bounds mostly reads NaN.
+  sit between two guard zones of NaNs (``_guard_pattern``), checked after every launch, so a kernel that
+  writes out of bounds fails, and one that reads out of bounds mostly reads NaN.
 """
 from __future__ import annotations
 
@@ -25,7 +25,19 @@ import numpy as np
 from . import build
 
 GUARD = 256  # bytes before and after every allocation
-_GUARDED: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDictionary()
+_GUARDS: dict[int, tuple["weakref.ref[np.ndarray]", bytes]] = {}  # id(buffer) -> (buffer, its guard bytes)
+_patterns = np.random.default_rng(0)
+
+
+def _guard_pattern(itemsize: int) -> bytes:
+    """2 * GUARD bytes of NaNs in the array's float width with random payloads: a kernel that reads out of
+    bounds mostly reads NaN, and one that writes there cannot write back the same bytes by chance (not even
+    a NaN carried over from another array's guard, whose payloads differ)."""
+    if itemsize == 4:
+        words = np.uint32(0x7FC00000) | _patterns.integers(0, 2 ** 22, 2 * GUARD // 4, dtype=np.uint32)
+    else:
+        words = np.uint64(0x7FF8000000000000) | _patterns.integers(0, 2 ** 51, 2 * GUARD // 8, dtype=np.uint64)
+    return words.tobytes()
 
 
 class MemoryPointer:
@@ -49,8 +61,13 @@ def _allocate(shape: Any, dtype: Any) -> DeviceArray:
     dtype = np.dtype(dtype)
     shape = (shape,) if np.isscalar(shape) else tuple(shape)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    raw = np.full(nbytes + 2 * GUARD, 0xFF, dtype=np.uint8)
-    _GUARDED[id(raw)] = raw
+    pattern = _guard_pattern(dtype.itemsize)
+    raw = np.empty(nbytes + 2 * GUARD, dtype=np.uint8)
+    raw[:GUARD] = np.frombuffer(pattern[:GUARD], np.uint8)
+    raw[GUARD + nbytes:] = np.frombuffer(pattern[GUARD:], np.uint8)
+    key = id(raw)
+    _GUARDS[key] = (weakref.ref(raw), pattern)
+    weakref.finalize(raw, _GUARDS.pop, key, None)
     return raw[GUARD:GUARD + nbytes].view(dtype).reshape(shape).view(DeviceArray)
 
 
@@ -109,18 +126,16 @@ def asnumpy(a: Any) -> np.ndarray:
     return np.array(a).view(np.ndarray)  # a host copy
 
 
-def _guarded_root(a: np.ndarray) -> np.ndarray | None:
-    root = a
-    while isinstance(root.base, np.ndarray):
-        root = root.base
-    return root if _GUARDED.get(id(root)) is root else None
-
-
 def check_guards(arrays: Sequence[Any], kernel: str) -> None:
     """RuntimeError when a launch wrote into the guard zone of one of its array arguments."""
     for position, a in enumerate(arrays):
-        root = _guarded_root(a) if isinstance(a, DeviceArray) else None
-        if root is not None and not ((root[:GUARD] == 0xFF).all() and (root[-GUARD:] == 0xFF).all()):
+        if not isinstance(a, DeviceArray):
+            continue
+        root = a
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        ref, pattern = _GUARDS.get(id(root), (None, b""))
+        if ref is not None and ref() is root and (root[:GUARD].tobytes() + root[-GUARD:].tobytes()) != pattern:
             raise RuntimeError(f"{kernel}: wrote outside argument {position} (out-of-bounds write)")
 
 
