@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import cuda_emulation
 import numpy as np
 import pytest
 
@@ -21,8 +22,6 @@ import minitensor as mt
 from minitensor.backends import get_backend
 from minitensor.backends.cuda import raw_ops, rawmodule
 from minitensor.backends.numpy_backend import NumpyBackend
-
-import cuda_emulation
 
 CPU = NumpyBackend()
 DTYPES = [np.float32, np.float64]

@@ -8,7 +8,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from minitensor.backends.base import Backend
 from minitensor.backends.cuda import raw_ops, rawmodule

@@ -18,14 +18,15 @@ import ctypes
 import os
 import types
 import weakref
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from . import build
 
 GUARD = 256  # bytes before and after every allocation
-_GUARDS: dict[int, tuple["weakref.ref[np.ndarray]", bytes]] = {}  # id(buffer) -> (buffer, its guard bytes)
+_GUARDS: dict[int, tuple[weakref.ref[np.ndarray], bytes]] = {}  # id(buffer) -> (buffer, its guard bytes)
 _patterns = np.random.default_rng(0)
 
 
@@ -224,10 +225,10 @@ class Device:
         if device != 0:
             raise ValueError("the emulation has one device, 0")
 
-    def __enter__(self) -> "Device":
+    def __enter__(self) -> Device:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         return None
 
     def synchronize(self) -> None:

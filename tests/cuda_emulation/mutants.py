@@ -14,8 +14,9 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 

@@ -27,7 +27,7 @@ def run_sanitized(*args: str) -> subprocess.CompletedProcess:
     env = race_env()
     if env is None:
         pytest.skip("ThreadSanitizer's runtime (libtsan) is missing")
-    return subprocess.run([sys.executable, *args], env=env, cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, *args], env=env, cwd=ROOT, capture_output=True, text=True, check=False,
                           timeout=600)
 
 
