@@ -56,7 +56,7 @@ inline dim3 gridDim;
 namespace emu {
 
 constexpr int WARP = 32;
-constexpr auto DEADLOCK_AFTER = std::chrono::seconds(20);  // a barrier waited on this long never completes
+constexpr auto DEADLOCK_AFTER = std::chrono::seconds(60);  // no thread arrived for this long: never completes
 
 struct Abort {};  // unwinds every thread of a failed launch
 
@@ -91,11 +91,11 @@ public:
             cv_.notify_all();
             return;
         }
-        const auto deadline = std::chrono::steady_clock::now() + DEADLOCK_AFTER;
+        last_arrival_ = std::chrono::steady_clock::now();
         while (generation_ == generation) {
             if (failed) throw Abort{};
             cv_.wait_for(lock, std::chrono::milliseconds(20));
-            if (generation_ == generation && std::chrono::steady_clock::now() > deadline) {
+            if (generation_ == generation && std::chrono::steady_clock::now() > last_arrival_ + DEADLOCK_AFTER) {
                 fail(std::string(what_) + " never completed: deadlock (a barrier or shuffle that not every "
                      "thread reaches the same number of times)");
                 throw Abort{};
@@ -121,6 +121,7 @@ private:
     std::condition_variable cv_;
     int count_ = 0, arrived_ = 0, left_ = 0;
     unsigned long generation_ = 0;
+    std::chrono::steady_clock::time_point last_arrival_;  // no arrival for DEADLOCK_AFTER: a deadlock
     const char* what_ = "";
 };
 
