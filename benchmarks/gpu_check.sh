@@ -92,7 +92,9 @@ cd "$ROOT" || exit 2
 run() {  # a heavy command: run, or only echoed under GPU_CHECK_FAKE=1
     if [[ "$FAKE" == 1 ]]; then echo "[fake] $*"; sleep "$FAKE_SECONDS"; else "$@"; fi
 }
-data_args() { if [[ -n "$DATA_DIR" ]]; then echo "--dataset mnist-test-split --data-dir $DATA_DIR"; else echo "--dataset mnist-test-split"; fi; }
+data_args() {
+    echo "--dataset mnist-test-split${DATA_DIR:+ --data-dir $DATA_DIR}"
+}
 
 # ------------------------------------------------------------------------------------------ the steps
 describe() {
@@ -108,7 +110,8 @@ describe() {
 
 step_env() {
     if [[ -n "$WHEELS" ]]; then
-        run "$PY" -m pip install --no-index --find-links "$WHEELS" "$WHEELS"/*.whl || echo "installing the wheels failed"
+        run "$PY" -m pip install --no-index --find-links "$WHEELS" "$WHEELS"/*.whl \
+            || echo "installing the wheels failed"
     fi
     run nvidia-smi
     run nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv
@@ -116,7 +119,8 @@ step_env() {
     run "$PY" - <<'PYTHON'
 import importlib, importlib.metadata as md, platform, sys
 print("python", sys.version.split()[0], platform.platform())
-for dist in ("numpy", "cupy-cuda13x", "cupy-cuda12x", "numba", "numba-cuda", "torch", "pytest", "hypothesis", "asv"):
+for dist in ("numpy", "cupy-cuda13x", "cupy-cuda12x", "numba", "numba-cuda", "torch", "pytest", "hypothesis",
+             "asv"):
     try:
         print(f"{dist} {md.version(dist)}")
     except md.PackageNotFoundError:
@@ -133,7 +137,11 @@ try:
 except Exception as e:
     print("torch unusable:", repr(e))
 import minitensor as mt
-print("minitensor cuda available:", mt.cuda.is_available(), mt.cuda.unavailable_reason() if hasattr(mt.cuda, "unavailable_reason") else "")
+print("minitensor cuda available:", mt.cuda.is_available())
+try:
+    mt.zeros(1, device="cuda")
+except RuntimeError as e:
+    print("  why not:", e)
 PYTHON
 }
 
@@ -142,13 +150,14 @@ step_pytest-gpu() {
 }
 
 example() {  # example() NAME: on cuda, then on cpu, same seed and steps
-    local name="$1" device
+    local name="$1" device rc=0
     for device in cuda cpu; do
         echo "== $name on $device"
         # shellcheck disable=SC2046
         run "$PY" "examples/$name.py" --device "$device" --seed 0 $(data_args) --limit-steps "$EXAMPLE_STEPS" \
-            --no-progress --out "$OUT/examples/$name-$device" || return $?
+            --no-progress --out "$OUT/examples/$name-$device" || rc=$?
     done
+    return $rc
 }
 step_examples-mlp() { example mlp; }
 step_examples-cnn() { example cnn; }
@@ -216,21 +225,26 @@ if junit.exists():
     except ET.ParseError as e:
         lines += ["", f"pytest-gpu.xml unreadable: {e}"]
 
-def losses(path):
+def epochs(path):
     try:
-        log = json.loads(path.read_text())
+        return json.loads(path.read_text()).get("epochs", [])
     except (OSError, ValueError):
-        return None
-    return [{k: v for k, v in epoch.items() if isinstance(v, (int, float))} for epoch in log.get("epochs", [])]
+        return []
 
 for name in ("mlp", "cnn", "gan"):
-    runs = {device: losses(out / "examples" / f"{name}-{device}" / "metrics.json") for device in ("cuda", "cpu")}
+    runs = {device: epochs(out / "examples" / f"{name}-{device}" / "metrics.json") for device in ("cuda", "cpu")}
     if not any(runs.values()):
         continue
-    lines += ["", f"## examples/{name}.py, cuda beside cpu (same seed and steps)", ""]
-    for device, epochs in runs.items():
-        for epoch in epochs or []:
-            lines.append(f"- {device} " + ", ".join(f"{k} {v:.6g}" for k, v in epoch.items()))
+    keys = [k for k in dict.fromkeys(k for e in runs["cuda"] + runs["cpu"] for k in e)
+            if "loss" in k or "accuracy" in k or k == "ms_per_step"]
+    lines += ["", f"## examples/{name}.py: cuda beside cpu (seed 0, the same steps)", "",
+              "| epoch | step | " + " | ".join(f"{k} {d}" for k in keys for d in ("cuda", "cpu")) + " |",
+              "| --- " * (2 + 2 * len(keys)) + "|"]
+    for i in range(max(len(runs["cuda"]), len(runs["cpu"]))):
+        row = [runs[d][i] if i < len(runs[d]) else {} for d in ("cuda", "cpu")]
+        cells = [f"{r[k]:.5g}" if isinstance(r.get(k), (int, float)) else "-" for k in keys for r in row]
+        first = row[0] or row[1]
+        lines.append(f"| {first.get('epoch', i + 1)} | {first.get('step', '-')} | " + " | ".join(cells) + " |")
 
 for title, path in (("speedup", out / "speedup" / "speedup.json"), ("compare", out / "compare.md")):
     if path.exists():

@@ -3,6 +3,7 @@ the plumbing (step selection, status files, resuming after a cut, the summary) w
 faked (GPU_CHECK_FAKE=1 echoes them instead of running them)."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -67,3 +68,20 @@ def test_a_step_cut_by_its_timeout_runs_again(tmp_path):
 def test_unknown_step_is_refused(tmp_path):
     done = gpu_check(tmp_path, "--steps", "env,nope", "--dry-run")
     assert done.returncode == 2 and "unknown step 'nope'" in done.stderr
+
+
+def test_summary_reads_the_junit_xml_and_puts_the_loss_curves_side_by_side(tmp_path):
+    for device, loss in (("cuda", 0.5), ("cpu", 0.625)):
+        run = tmp_path / "examples" / f"mlp-{device}"
+        run.mkdir(parents=True)
+        (run / "metrics.json").write_text(json.dumps({"epochs": [{"epoch": 1, "step": 80, "loss": loss}]}))
+    (tmp_path / "pytest-gpu.xml").write_text(
+        '<testsuites><testsuite tests="3" failures="1" errors="0" skipped="1" time="2.5">'
+        '<testcase classname="tests.test_x" name="test_a"><failure message="boom"/></testcase>'
+        '<testcase classname="tests.test_x" name="test_b"/></testsuite></testsuites>')
+    done = gpu_check(tmp_path, "--steps", "env", GPU_CHECK_FAKE="1")
+    assert done.returncode == 0, done.stderr
+    summary = (tmp_path / "summary.md").read_text()
+    assert "| 1 | 80 | 0.5 | 0.625 |" in summary
+    assert "tests 3, failures 1, errors 0, skipped 1" in summary
+    assert "- FAILED tests.test_x::test_a" in summary

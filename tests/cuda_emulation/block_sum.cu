@@ -6,8 +6,8 @@ template <typename T>
 __global__ void block_sum(const T* __restrict__ x, T* __restrict__ out, long long n) {
     __shared__ T partial[1024];
     T acc = T(0);
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x)
-        acc += x[e];
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (long long e = first; e < n; e += (long long)gridDim.x * blockDim.x) acc += x[e];
     partial[threadIdx.x] = acc;
     __syncthreads();
     for (unsigned stride = blockDim.x / 2; stride > 0; stride /= 2) {

@@ -13,8 +13,8 @@ pytestmark = pytest.mark.skipif(not available(), reason="the CUDA emulation need
 PROBE = """
 template <typename T>
 __global__ void probe(T* __restrict__ out, long long n, T scale) {
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x)
-        out[e] = T(e) * scale;
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (long long e = first; e < n; e += (long long)gridDim.x * blockDim.x) out[e] = T(e) * scale;
 }
 // thread 0 waits for the block's last thread: finishes only if a block's threads run at the same time
 template <typename T>
