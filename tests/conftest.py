@@ -17,6 +17,9 @@ from minitensor.autograd.grad_mode import state
 # The Numba kernels' tests need NUMBA_ENABLE_CUDASIM=1 set before numba is first imported, so they run in
 # their own pytest process (.ci/run): ``NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/cudasim``.
 collect_ignore = [] if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else ["cudasim"]
+# The emulated kernels under ThreadSanitizer (about a minute): their own step in .ci/run.
+if os.environ.get("MINITENSOR_RACE_CHECK") != "1":
+    collect_ignore.append("cuda_emulation/test_races.py")
 
 
 @pytest.fixture(autouse=True)

@@ -1,13 +1,20 @@
-"""RawKernelOps on a GPU: every override, run by the CUDA backend, against the NumPy backend on the same
-host data, in float32 and float64 (float64 to ~1e-12), and every kernel instance compiled and loaded.
+"""RawKernelOps: every override against the NumPy backend on the same host data, in float32 and float64
+(float64 to ~1e-12), and every kernel instance compiled and loaded, on two targets:
+
+- ``cuda`` (marked ``gpu``): the real CudaBackend on a GPU, skipped without one;
+- ``emulated``: the same ``.cu`` text compiled with g++ against ``tests/cuda_emulation`` (CPU threads for a
+  block's threads, real barriers and atomics) and launched through ``rawmodule`` and ``RawKernelOps``
+  unchanged, with a fake CuPy in ``sys.modules``, at three launch geometries (block sizes that do and do
+  not divide the work, and grids too small for it, so that the grid-stride loops wrap). Skipped without g++.
 
 Each case also checks, through the ``launched`` spy, which kernels ran: a comparison that silently went
-through the generic ``super()`` path would prove nothing about the kernel. Skipped without a GPU.
+through the generic ``super()`` path would prove nothing about the kernel.
 """
 from __future__ import annotations
 
 from typing import Any
 
+import cuda_emulation
 import numpy as np
 import pytest
 
@@ -16,10 +23,6 @@ from minitensor.backends import get_backend
 from minitensor.backends.cuda import raw_ops, rawmodule
 from minitensor.backends.numpy_backend import NumpyBackend
 
-pytestmark = pytest.mark.gpu
-if not mt.cuda.is_available():
-    pytest.skip("no CUDA device (CuPy, an NVIDIA driver and a GPU are needed)", allow_module_level=True)
-
 CPU = NumpyBackend()
 DTYPES = [np.float32, np.float64]
 # float32: a few ulps of each output's scale (sums of up to ~100 terms, other libm/BLAS); float64: ~1e-12
@@ -27,9 +30,27 @@ TOL = {np.float32: dict(rtol=3e-5, atol=3e-6), np.float64: dict(rtol=1e-11, atol
 rng = np.random.default_rng(5)
 
 
-@pytest.fixture(scope="module")
-def gpu():
-    return get_backend("cuda")
+# emulated launch geometries: (threads per block, most blocks); rawmodule's own, a block of two warps with
+# at most two blocks (every grid-stride loop wraps), and three warps (96: no power of two) with one block
+GEOMETRIES = {"emulated": (rawmodule.THREADS, rawmodule.MAX_BLOCKS), "emulated-64x2": (64, 2),
+              "emulated-96x1": (96, 1)}
+
+
+@pytest.fixture(scope="module", params=[pytest.param("cuda", marks=pytest.mark.gpu), *GEOMETRIES])
+def gpu(request):
+    """The backend under test: the GPU's, or the emulated RawKernel tier at one launch geometry."""
+    if request.param == "cuda":
+        if not mt.cuda.is_available():
+            pytest.skip("no CUDA device (CuPy, an NVIDIA driver and a GPU are needed)")
+        yield get_backend("cuda")
+        return
+    if not cuda_emulation.available():
+        pytest.skip("the CUDA emulation needs g++")
+    threads, max_blocks = GEOMETRIES[request.param]
+    with cuda_emulation.installed(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rawmodule, "THREADS", threads)
+        patch.setattr(rawmodule, "MAX_BLOCKS", max_blocks)
+        yield cuda_emulation.EmulatedCudaBackend()
 
 
 @pytest.fixture
@@ -71,7 +92,7 @@ def normal(*shape: int, dtype: Any = np.float64) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------------ compilation
 @pytest.mark.parametrize("file", sorted(rawmodule.KERNEL_FILES))
-def test_every_name_expression_compiles_and_loads(file):
+def test_every_name_expression_compiles_and_loads(gpu, file):
     entry = rawmodule.KERNEL_FILES[file]
     for template in entry.templates:
         for dtype in entry.dtypes:
