@@ -28,6 +28,7 @@ def _wrap(array: Any, dev: device, requires_grad: bool = False) -> "Tensor":
     t.grad = None
     t.grad_fn = None
     t._vc = None
+    t._hv = None
     return t
 
 
@@ -47,6 +48,19 @@ def _bump_version(t: "Tensor") -> None:
         t._vc = [1]
     else:
         vc[0] += 1
+    hv = t._hv
+    if hv is not None:  # t's own history now covers the write; other views of the same memory go stale
+        hv[0] += 1
+        t._gv = hv[0]
+
+
+def stale_history_error(t: "Tensor") -> RuntimeError:
+    return RuntimeError(
+        f"a tensor of shape {list(t.shape)} that requires grad was modified in place through a view of the same "
+        "memory (or, for a view, through its base) after its gradient history was recorded; minitensor does not "
+        "rewrite the history of the other tensors of that memory (PyTorch's CopySlices), so its gradient would "
+        "miss the write. Write into the tensor itself (x[idx] = value, x.mul_(...)), or use out-of-place ops "
+        "(docs/differences.md).")
 
 
 class Tensor:
@@ -57,7 +71,11 @@ class Tensor:
     """
 
     # _vc: the version counter (None until needed, see _counter), shared by views of the same memory.
-    __slots__ = ("array", "_device", "_requires_grad", "grad", "grad_fn", "_vc", "__weakref__")
+    # _hv: the history counter, shared by a tensor and its graph views (ViewFunction outputs, not detach);
+    # _gv: its value when this tensor's own history was last brought up to date. _hv[0] != _gv means the
+    # memory was written through another view, so grad_fn no longer describes the values (see
+    # ``ViewFunction`` and ``_bump_version``).
+    __slots__ = ("array", "_device", "_requires_grad", "grad", "grad_fn", "_vc", "_hv", "_gv", "__weakref__")
     # NumPy defers to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
     __array_ufunc__ = None
 
@@ -67,6 +85,7 @@ class Tensor:
                      requires_grad=requires_grad)
         self.array, self._device = src.array, src._device
         self._requires_grad, self.grad, self.grad_fn, self._vc = src._requires_grad, None, None, None
+        self._hv = None
 
     # ----------------------------------------------------------------------------------- attributes
     @property

@@ -146,3 +146,59 @@ def test_batch_norm_training_bumps_the_running_statistics_an_eval_graph_saved():
     assert (bn.running_mean._version, bn.running_var._version) == (versions[0] + 1, versions[1] + 1)
     with pytest.raises(RuntimeError, match=MODIFIED):
         y.backward()
+
+
+# --------------------------------------------------------------- writes through another view of the memory
+def test_writing_through_a_view_makes_the_base_refuse_a_silently_wrong_gradient():
+    """y[0].mul_(3) changes y's values but not y's history (PyTorch would rewrite it with CopySlices): any
+    later use of y in the graph raises instead of giving x.grad == 2 everywhere."""
+    x = mt.randn(3, 4, requires_grad=True)
+    y = x * 2
+    y[0].mul_(3)
+    with pytest.raises(RuntimeError, match="modified in place through a view of the same memory"):
+        y.sum()
+
+
+def test_a_view_made_before_a_write_into_its_base_refuses_too():
+    x = mt.randn(3, 4, requires_grad=True)
+    y = x * 2
+    v = y[0]
+    y.mul_(3)
+    with pytest.raises(RuntimeError, match="through a view of the same memory"):
+        v.sum()
+
+
+def test_the_written_tensor_itself_and_later_views_keep_exact_gradients():
+    x = mt.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+    y = x * 2
+    v = y[0]
+    v.mul_(3)  # v's own history covers the write
+    (v * v).sum().backward()
+    expected = np.zeros((3, 4))
+    expected[0] = 2 * (6 * np.arange(4.0)) * 6  # d/dx (6x)^2 = 72 x
+    np.testing.assert_allclose(x.grad.numpy(), expected)
+
+    x.grad = None
+    y = x * 2
+    y[1] = 3.0  # setitem on y: y's history covers it
+    w = y[2]    # a view made after the write is current
+    (w.sum() + y.sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[2.0] * 4, [0.0] * 4, [4.0] * 4])
+
+
+def test_a_view_written_in_place_then_used_alone_is_fine():
+    """The usual pattern: a view made, written in place, and used; the base is not used again."""
+    x = mt.randn(2, 6, requires_grad=True)
+    y = (x * 2).view(12)
+    mt.nn.functional.relu(y, inplace=True)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.where(x.detach().numpy() > 0, 2.0, 0.0))
+
+
+def test_writes_through_detach_do_not_make_the_history_stale():
+    """detach() shares the version counter but is no graph view: y keeps its history, as in PyTorch."""
+    x = mt.ones(3, requires_grad=True)
+    y = x * 2
+    y.detach().mul_(3)
+    (y * 1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0, 2.0])

@@ -106,6 +106,10 @@ class Function:
                 arrays[i] = a.array
                 if a._requires_grad:
                     grad_inputs.append(i)
+                    hv = a._hv
+                    if hv is not None and hv[0] != a._gv and a.grad_fn is not None and state.grad_enabled \
+                            and not _backward_will_refuse(a):
+                        raise _tensor_mod.stale_history_error(a)
         if device is None:
             raise TypeError(f"{cls.__name__}.apply needs at least one tensor argument")
         B = device.backend
@@ -160,7 +164,19 @@ class ViewFunction(Function):
         base = out.array.base
         if base is not None and (base is x.array or base is x.array.base):
             out._vc = _tensor_mod._counter(x)
+            hv = x._hv
+            if hv is None:  # the history counter, created at the first view (x's history is current)
+                hv = x._hv = [0]
+                x._gv = 0
+            out._hv, out._gv = hv, hv[0]
         return out
+
+
+def _backward_will_refuse(t: Any) -> bool:
+    """Whether t's maker saved t's memory and will raise PyTorch's "modified by an inplace operation" error
+    at backward (then that error, PyTorch's, is the one the user sees)."""
+    vc = t._vc
+    return any(r[0] is vc and vc[0] != r[1] for r in getattr(t.grad_fn, "_versions", ()))
 
 
 def _saved_versions(saved: tuple[Any, ...], args: tuple[Any, ...], arrays: list[Any], out: Any,

@@ -22,7 +22,7 @@ class Parameter(Tensor):
             raise TypeError(f"Parameter needs a Tensor as data, got {type(data).__name__}")
         p = object.__new__(cls)
         p.array, p._device = data.array, data._device
-        p._requires_grad, p.grad, p.grad_fn, p._vc = False, None, None, None
+        p._requires_grad, p.grad, p.grad_fn, p._vc, p._hv = False, None, None, None, None
         p.requires_grad = requires_grad  # the setter refuses integer dtypes
         return p
 
