@@ -6,13 +6,13 @@ import math
 
 import numpy as np
 import pytest
+from helpers import FEW, SETTINGS, as_np, assert_close, check_grad, randn, seeds, t64
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import minitensor as mt
 import minitensor.nn.functional as F
-from helpers import FEW, SETTINGS, as_np, assert_close, check_grad, randn, seeds, t64
 
 
 # ------------------------------------------------------------------------------------------- tril / triu

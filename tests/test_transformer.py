@@ -8,10 +8,10 @@ import math
 
 import numpy as np
 import pytest
+from helpers import as_np, assert_close
 
 import minitensor as mt
 import minitensor.nn.functional as F
-from helpers import as_np, assert_close
 from minitensor import nn
 
 
@@ -297,8 +297,8 @@ class TransformerModel(nn.Transformer):
     """Container module with an encoder, a recurrent or transformer module, and a decoder."""
 
     def __init__(self, ntoken, ninp, nhead, nhid, nlayers, dropout=0.5):
-        super(TransformerModel, self).__init__(d_model=ninp, nhead=nhead, dim_feedforward=nhid,
-                                               num_encoder_layers=nlayers)
+        super().__init__(d_model=ninp, nhead=nhead, dim_feedforward=nhid,
+                         num_encoder_layers=nlayers)
         self.model_type = "Transformer"
         self.src_mask = None
         self.pos_encoder = PositionalEncoding(ninp, dropout)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...tensor import Tensor, empty
-from .. import functional as F, init
+from .. import functional as F
+from .. import init
 from ..parameter import Parameter
 from .linear import Linear
 from .module import Module

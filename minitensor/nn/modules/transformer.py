@@ -12,8 +12,10 @@ import copy
 from typing import Any, Callable
 
 from ... import functional as _ops
+from ...functional.multihead_attention import _canonical_mask, _none_or_dtype
 from ...tensor import Tensor, full
-from .. import functional as F, init
+from .. import functional as F
+from .. import init
 from .activation import GELU, ReLU
 from .attention import MultiheadAttention
 from .container import ModuleList
@@ -21,7 +23,6 @@ from .dropout import Dropout
 from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
-from ...functional.multihead_attention import _canonical_mask, _none_or_dtype
 
 
 def _generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
