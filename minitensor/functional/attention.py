@@ -36,7 +36,10 @@ class ScaledDotProductAttention(Function):
         qs = q * q.dtype.type(scale)  # (..., L, E): cheaper to scale than the scores, and contiguous for BLAS
         s = B.matmul(qs, k.swapaxes(-1, -2))
         if bias is not None:
-            s = s + bias if np.broadcast_shapes(s.shape, bias.shape) != s.shape else _iadd(s, bias)
+            if np.broadcast_shapes(s.shape, bias.shape) == s.shape:
+                s += bias
+            else:  # the mask has batch dims that q and k lack
+                s = s + bias
         if causal:  # top-left aligned: query i sees keys 0..i
             s += xp.where(xp.tri(*s.shape[-2:], dtype=bool), 0, -xp.inf).astype(s.dtype)
         p = _safe_softmax(xp, s)
@@ -73,11 +76,6 @@ class ScaledDotProductAttention(Function):
             gq *= gq.dtype.type(ctx.scale)
         gk = B.matmul(gs.swapaxes(-1, -2), qs) if need_k else None  # qs = scale q carries the scale
         return gq, gk, gv, gbias
-
-
-def _iadd(s: Any, bias: Any) -> Any:
-    s += bias
-    return s
 
 
 def _safe_softmax(xp: Any, s: Any) -> Any:
