@@ -144,7 +144,10 @@ def multi_head_attention_forward(
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
-    if not use_separate_proj_weight and key.shape[:2] != value.shape[:2]:
+    if use_separate_proj_weight and key.shape[:2] != value.shape[:2]:
+        raise AssertionError(f"key's sequence and batch dims {tuple(key.shape[:2])} do not match value's "
+                             f"{tuple(value.shape[:2])}")
+    if not use_separate_proj_weight and key.shape != value.shape:
         raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape {tuple(value.shape)}")
     if use_separate_proj_weight:
         if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
