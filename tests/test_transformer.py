@@ -175,6 +175,12 @@ def test_multihead_attention_parameters_init_and_gradients():
         mha(x, x, x, is_causal=True)
     with pytest.raises(RuntimeError, match="2D attn_mask"):
         mha(x, x, x, attn_mask=mt.zeros(3, 3))
+    with pytest.raises(AssertionError, match="does not match value shape"):
+        mha(x, x, mt.randn(3, 2, 8))
+    with pytest.raises(AssertionError, match="key_padding_mask shape"):
+        mha(x, x, x, key_padding_mask=mt.zeros(2, 3, dtype=mt.bool))
+    with pytest.raises(AssertionError, match="only bool and floating"):
+        mha(x, x, x, attn_mask=mt.zeros(4, 4, dtype=mt.int64))
 
 
 def test_multihead_attention_causal_hint_matches_the_explicit_mask_and_dropout_runs_only_in_training():
