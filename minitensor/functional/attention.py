@@ -5,12 +5,12 @@
     O = dropout(P) v              (..., L, Ev)
 
 Composed from matmul, mul, add, softmax and dropout this is six nodes that each allocate and pass over the
-(..., L, S_len) scores; fused it is two GEMMs, in-place passes over one scores array, and (scaled) q, k, v
-and P are all that is saved (the dropout mask too when p > 0). The backward, with D = dropout's scaling:
+(..., L, S_len) scores; fused it is two GEMMs, in-place passes over one scores array, and q, k, v and P
+are all that is saved (the dropout mask too when p > 0). The backward, with D = dropout's scaling:
 
-    dV = (D P)^T dO,   dP = D (dO V^T),   dS = P (dP - rowsum(dP P)),   dQ = scale dS K,   dK = dS^T (scale Q)
+    dV = (D P)^T dO,   dP = D (dO V^T),   dS = P (dP - rowsum(dP P)),   dQ = scale dS K,   dK = scale dS^T Q
 
-q is scaled before its product (an (L, E) pass rather than one over the (L, S) scores) and saved scaled.
+q is scaled before its product (a pass over (L, E) rather than over the (L, S) scores).
 """
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ class ScaledDotProductAttention(Function):
     def forward(ctx: Any, B: Any, q: Any, k: Any, v: Any, bias: Any, *, scale: float, causal: bool,
                 dropout_p: float) -> Any:
         xp = B.xp
-        qs = q * q.dtype.type(scale)  # (..., L, E): cheaper to scale than the scores, and contiguous for BLAS
-        s = B.matmul(qs, k.swapaxes(-1, -2))
+        # scaling q (..., L, E) is cheaper than scaling the scores, and gives BLAS a contiguous operand
+        s = B.matmul(q * q.dtype.type(scale), k.swapaxes(-1, -2))
         if bias is not None:
             if np.broadcast_shapes(s.shape, bias.shape) == s.shape:
                 s += bias
@@ -48,13 +48,13 @@ class ScaledDotProductAttention(Function):
         if dropout_p > 0:
             keep = B.bernoulli(1 - dropout_p, p.shape)
             pd = B.dropout_backward(p, keep, dropout_p)  # P * keep / (1 - p), the same scaling as dropout
-        ctx.save_for_backward(qs, k, v, p, keep)
+        ctx.save_for_backward(q, k, v, p, keep)  # q, not qs: q is usually a view that lives on anyway
         ctx.scale, ctx.dropout_p = scale, dropout_p
         return B.matmul(pd, v)
 
     @staticmethod
     def backward(ctx: Any, B: Any, go: Any) -> Any:
-        qs, k, v, p, keep = ctx.saved_tensors
+        q, k, v, p, keep = ctx.saved_tensors
         need_q, need_k, need_v, need_bias = ctx.needs_input_grad
         dropped = keep is not None
         gv = None
@@ -70,12 +70,15 @@ class ScaledDotProductAttention(Function):
         gs *= p
         gs -= p * gs.sum(axis=-1, keepdims=True)
         gbias = gs if need_bias else None
-        gq = None
-        if need_q:
-            gq = B.matmul(gs, k)
-            gq *= gq.dtype.type(ctx.scale)
-        gk = B.matmul(gs.swapaxes(-1, -2), qs) if need_k else None  # qs = scale q carries the scale
+        scale = gs.dtype.type(ctx.scale)
+        gq = _scaled(B.matmul(gs, k), scale) if need_q else None
+        gk = _scaled(B.matmul(gs.swapaxes(-1, -2), q), scale) if need_k else None
         return gq, gk, gv, gbias
+
+
+def _scaled(a: Any, scale: Any) -> Any:
+    a *= scale
+    return a
 
 
 def _safe_softmax(xp: Any, s: Any) -> Any:
