@@ -165,7 +165,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     bias = None if attn_mask is None else _mask_bias(attn_mask, query)
     heads = query.shape[-3] if query.ndim >= 3 else 1
-    if enable_gqa and heads != key.shape[-3]:
+    if enable_gqa and heads != (key.shape[-3] if key.ndim >= 3 else 1):
         query, key, value, groups = _group_heads(query, key, value)
         bias = None if bias is None else _group_bias(bias, groups, heads)
         out = ScaledDotProductAttention.apply(query, key, value, bias, scale=scale, causal=bool(is_causal),
