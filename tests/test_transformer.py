@@ -228,8 +228,9 @@ def test_decoder_layer_matches_the_reference_and_padding_masks_apply():
     tgt, memory = rand(4, 2, 8), rand(6, 2, 8, seed=1)
     mask = np.triu(np.full((4, 4), -np.inf), 1)
     pad = np.array([[False] * 6, [False] * 4 + [True] * 2])
-    ff = lambda h: np.maximum(h @ w["linear1.weight"].T + w["linear1.bias"], 0) @ w["linear2.weight"].T + \
-        w["linear2.bias"]  # noqa: E731
+
+    def ff(h):
+        return np.maximum(h @ w["linear1.weight"].T + w["linear1.bias"], 0) @ w["linear2.weight"].T + w["linear2.bias"]
     x = layer_norm(tgt + mha_ref(tgt, tgt, tgt, sub(w, "self_attn"), 2, attn_mask=mask)[0], w, "norm1")
     x = layer_norm(x + mha_ref(x, memory, memory, sub(w, "multihead_attn"), 2, key_padding_mask=pad)[0], w,
                    "norm2")

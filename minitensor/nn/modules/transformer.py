@@ -9,7 +9,8 @@ attention applies the triangle itself instead of adding an (S, S) mask.
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ... import functional as _ops
 from ...functional.multihead_attention import _canonical_mask, _none_or_dtype
