@@ -1,5 +1,6 @@
 """asv benchmarks of single ops on each device: matmul, conv2d forward and backward, max-pool,
-softmax-cross-entropy and each optimizer's update, at the sizes the workloads use.
+softmax-cross-entropy, scaled dot-product attention and each optimizer's update, at the sizes the workloads
+use.
 
 Inputs are drawn on the host from a fixed seed and moved, so both devices see the same numbers. A CUDA
 benchmark skips itself (NotImplementedError in setup) where no GPU is usable, and every timed call on a GPU
@@ -104,6 +105,22 @@ class SoftmaxCrossEntropy(_OnDevice):
 
     def time_forward_backward(self, device: str, shape: tuple[int, int]) -> None:
         F.cross_entropy(self.logits, self.target).backward()
+        self.sync()
+
+
+class ScaledDotProductAttention(_OnDevice):
+    """The Transformer workload's causal self-attention, (batch 32, 8 heads, 128 tokens, 64 per head):
+    forward and the backward of q, k and v, with and without dropout on the weights."""
+
+    params = [list(DEVICES), [0.0, 0.1]]
+    param_names = ["device", "dropout_p"]
+
+    def setup(self, device: str, dropout_p: float) -> None:
+        super().setup(device)
+        self.q, self.k, self.v = (_randn(32, 8, 128, 64, device=device, requires_grad=True) for _ in range(3))
+
+    def time_forward_backward(self, device: str, dropout_p: float) -> None:
+        F.scaled_dot_product_attention(self.q, self.k, self.v, dropout_p=dropout_p, is_causal=True).sum().backward()
         self.sync()
 
 

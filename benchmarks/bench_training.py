@@ -1,4 +1,4 @@
-"""asv benchmarks of one training step of the four workloads (``workloads.py``: MLP-S, MLP-L, CNN, GAN) on
+"""asv benchmarks of one training step of the workloads (``workloads.py``: MLP-S, MLP-L, CNN, GAN, Transformer) on
 each device, with the GPU's speedup over the CPU and the peak memory of a step as ``track_`` figures.
 
 A CUDA benchmark skips itself (NotImplementedError in setup) where no GPU is usable; timed calls on a GPU

@@ -1,4 +1,4 @@
-"""minitensor beside PyTorch on the four workloads of ``workloads.py`` (MLP-S, MLP-L, CNN, GAN): one
+"""minitensor beside PyTorch on the workloads of ``workloads.py`` (MLP-S, MLP-L, CNN, GAN, Transformer): one
 training step each, timed in the same run, from the same weights and the same batches.
 
     python benchmarks/compare.py --threads 2                       # cpu, every workload
@@ -66,7 +66,7 @@ import numpy as np  # noqa: E402
 from benchmarks import torch_workloads, workloads  # noqa: E402
 
 MINITENSOR, PYTORCH = "minitensor", "PyTorch"
-TITLES = {"mlp-s": "MLP-S", "mlp-l": "MLP-L", "cnn": "CNN", "gan": "GAN"}
+TITLES = {"mlp-s": "MLP-S", "mlp-l": "MLP-L", "cnn": "CNN", "gan": "GAN", "transformer": "Transformer"}
 CHUNK_SECONDS = 0.25  # --steps by default: steps per chunk for the slower framework's chunk to last this
 PEAK_STEPS = 3        # steps run after the high-water mark is reset (cpu peak memory)
 MIB = 2 ** 20

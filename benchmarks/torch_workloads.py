@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .workloads import IMAGE_SIZE, LATENT_DIM, NUM_CLASSES, Snapshot
+from .workloads import IMAGE_SIZE, LATENT_DIM, NUM_CLASSES, TRANSFORMER, Snapshot
 
 GAN_LR, GAN_BETAS = 2e-4, (0.5, 0.999)  # examples/gan.py's
 HIDDEN = {"mlp-s": (128,), "mlp-l": (1024, 1024)}
@@ -59,9 +59,11 @@ def build(snapshot: Snapshot, device: str = "cpu") -> TorchWorkload:
 
 # ------------------------------------------------------------------------------------------------ models
 def _classifier(name: str) -> Any:
-    """examples/models.py's mlp and cnn, and workloads.mlp_large, in PyTorch (same module indices, so the
-    state-dict keys match)."""
+    """examples/models.py's mlp, cnn and TransformerLM, and workloads.mlp_large, in PyTorch (same module
+    names, so the state-dict keys match)."""
     from torch import nn
+    if name == "transformer":
+        return _transformer_lm(**TRANSFORMER)
     if name == "cnn":
         side = IMAGE_SIZE // 4
         return nn.Sequential(
@@ -74,6 +76,32 @@ def _classifier(name: str) -> Any:
         layers += [nn.Linear(width, hidden), nn.ReLU()]
         width = hidden
     return nn.Sequential(*layers, nn.Linear(width, NUM_CLASSES))
+
+
+def _transformer_lm(ntoken: int, d_model: int, nhead: int, d_hid: int, nlayers: int, dropout: float,
+                    max_len: int) -> Any:
+    """models.TransformerLM in PyTorch; its ``pe`` buffer comes with the state dict."""
+    import math
+
+    import torch
+    from torch import nn
+
+    class TransformerLM(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.d_model = d_model
+            self.input_emb = nn.Embedding(ntoken, d_model)
+            self.register_buffer("pe", torch.zeros(max_len, 1, d_model))
+            layer = nn.TransformerEncoderLayer(d_model, nhead, d_hid, dropout)
+            self.encoder = nn.TransformerEncoder(layer, nlayers, enable_nested_tensor=False)
+            self.decoder = nn.Linear(d_model, ntoken)
+
+        def forward(self, src: Any) -> Any:
+            mask = nn.Transformer.generate_square_subsequent_mask(src.shape[0], device=src.device)
+            x = self.input_emb(src) * math.sqrt(self.d_model) + self.pe[:src.shape[0]]
+            logits = self.decoder(self.encoder(x, mask=mask))
+            return logits.reshape(-1, logits.shape[-1])
+    return TransformerLM()
 
 
 def _generator(_name: str, hidden: int = 256) -> Any:

@@ -1,19 +1,23 @@
-"""The four training-step workloads of the asv suite and of ``compare.py``, one definition each, built from
-the examples' own models and step functions so that a timing is always about what the examples train:
+"""The training-step workloads of the asv suite and of ``compare.py``, one definition each, built from the
+examples' own models and step functions so that a timing is always about what the examples train:
 
-=========  ==========================================================  =====  ============================
-name       model                                                       batch  optimizer
-=========  ==========================================================  =====  ============================
-``mlp-s``  ``models.mlp``: 784-128-10                                  100    Adam (lr 1e-3)
-``mlp-l``  ``models.mlp(hidden=(1024, 1024))``: 784-1024-1024-10      512    Adam (lr 1e-3)
-``cnn``    ``models.cnn``: two conv+ReLU+max-pool blocks, 3136-128-10  64     Adam (lr 1e-3)
-``gan``    ``gan.build_gan("gan")``: G 100-256-784, D 784-256-1; one   64     Adam each (lr 2e-4,
-           D update on real + fake, then one G update                         betas 0.5, 0.999)
-=========  ==========================================================  =====  ============================
+===============  ==========================================================  =====  ========================
+name             model                                                       batch  optimizer
+===============  ==========================================================  =====  ========================
+``mlp-s``        ``models.mlp``: 784-128-10                                  100    Adam (lr 1e-3)
+``mlp-l``        ``models.mlp(hidden=(1024, 1024))``: 784-1024-1024-10      512    Adam (lr 1e-3)
+``cnn``          ``models.cnn``: two conv+ReLU+max-pool blocks, 3136-128-10  64     Adam (lr 1e-3)
+``gan``          ``gan.build_gan("gan")``: G 100-256-784, D 784-256-1; one   64     Adam each (lr 2e-4,
+                 D update on real + fake, then one G update                         betas 0.5, 0.999)
+``transformer``  ``models.TransformerLM``: PyTorch's default encoder layers  32     Adam (lr 1e-3)
+                 (d_model 512, 8 heads, feed-forward 2048), 2 of them,
+                 causal, on 128 tokens of a 1000-word vocabulary; dropout 0
+===============  ==========================================================  =====  ========================
 
 float32 throughout. The weights come from ``mt.manual_seed(seed)`` on the host and are then moved, so every
 device starts from the same ones; each workload trains on one fixed batch (random MNIST-shaped images;
-labels for the classifiers, images in [-1, 1] for the GAN), which stays on the device.
+labels for the classifiers, images in [-1, 1] for the GAN; random tokens for the Transformer), which stays
+on the device.
 """
 from __future__ import annotations
 
@@ -30,10 +34,16 @@ from minitensor import nn, optim
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))  # the examples are scripts
 from common import StepFn, classifier_step, synchronize  # noqa: E402
 from gan import build_gan, gan_step  # noqa: E402
-from models import LATENT_DIM, NUM_CLASSES, cnn, mlp  # noqa: E402
+from models import LATENT_DIM, NUM_CLASSES, TransformerLM, cnn, mlp  # noqa: E402
 
 IMAGE_SIZE = 28
-BATCH_SIZES = {"mlp-s": 100, "mlp-l": 512, "cnn": 64, "gan": 64}
+BATCH_SIZES = {"mlp-s": 100, "mlp-l": 512, "cnn": 64, "gan": 64, "transformer": 32}
+IMAGE_WORKLOADS = ("mlp-s", "mlp-l", "cnn", "gan")
+# The Transformer: PyTorch's default sizes, a sequence of 128 tokens. Dropout is 0 so that both frameworks
+# compute the same first loss (their dropout masks differ); PyTorch skips dropout at p = 0, as we do.
+SEQ_LEN, VOCAB, TRANSFORMER_LAYERS = 128, 1000, 2
+TRANSFORMER = {"ntoken": VOCAB, "d_model": 512, "nhead": 8, "d_hid": 2048, "nlayers": TRANSFORMER_LAYERS,
+               "dropout": 0.0, "max_len": SEQ_LEN}
 WORKLOADS = tuple(BATCH_SIZES)
 DEVICES = ("cpu", "cuda")
 NOISE_SEED_OFFSET = 1  # the GAN's noise stream starts from seed + this, after the weights and the batch
@@ -41,7 +51,8 @@ NOISE_SEED_OFFSET = 1  # the GAN's noise stream starts from seed + this, after t
 
 @dataclass
 class Workload:
-    """A model (or the GAN's two), its optimizer(s) and one fixed batch on ``device``."""
+    """A model (or the GAN's two), its optimizer(s) and one fixed batch on ``device``: images and labels, or
+    the Transformer's tokens (SEQ_LEN, batch) and next tokens (SEQ_LEN * batch,)."""
     name: str
     device: mt.device
     seed: int
@@ -95,6 +106,14 @@ def build(name: str, device: str | mt.device = "cpu", seed: int = 0) -> Workload
         modules = {"generator": generator, "discriminator": discriminator}
         step = gan_step(generator, discriminator, opt_g, opt_d)
         x = mt.rand(batch, 1, IMAGE_SIZE, IMAGE_SIZE) * 2 - 1  # "real" images in the generator's range
+    elif name == "transformer":
+        model = TransformerLM(**TRANSFORMER).to(device)
+        modules = {"model": model}
+        step = classifier_step(model, optim.Adam(model.parameters()))
+        tokens = mt.randint(0, VOCAB, (SEQ_LEN + 1, batch))
+        mt.manual_seed(seed + NOISE_SEED_OFFSET)
+        return Workload(name, device, seed, modules, (tokens[:-1].to(device), tokens[1:].reshape(-1).to(device)),
+                        step)
     else:
         model = CLASSIFIERS[name](IMAGE_SIZE).to(device)
         modules = {"model": model}

@@ -1,5 +1,5 @@
-"""The examples' models, in one place: the MLP, the CNN, and the GAN's generator and discriminator (plain
-and DCGAN). Each adapts its first (or last) layer to the image size, so the same code trains on 28x28
+"""The examples' models, in one place: the MLP, the CNN, the GAN's generator and discriminator (plain
+and DCGAN), and a Transformer language model. Each adapts its first (or last) layer to the image size, so the same code trains on 28x28
 MNIST and on scikit-learn's 8x8 digits.
 
 ``benchmarks/`` and ``tests/`` build their workloads from here too, so a timing or a quality bar is always
@@ -7,6 +7,9 @@ about the model the examples train.
 """
 from __future__ import annotations
 
+import math
+
+import minitensor as mt
 from minitensor import nn
 
 LATENT_DIM = 100  # the GAN's noise vector z ~ N(0, I)
@@ -77,3 +80,37 @@ def _quarter(image_size: int) -> int:
         raise ValueError(f"the DCGAN halves the image side twice, so it needs a side divisible by 4; got "
                          f"{image_size}")
     return image_size // 4
+
+
+def positional_encoding(max_len: int, d_model: int) -> mt.Tensor:
+    """The sinusoidal table (max_len, 1, d_model): sin(p w_i) in even and cos(p w_i) in odd columns,
+    w_i = 10000^(-2i / d_model) (PyTorch's word_language_model's PositionalEncoding)."""
+    position = mt.arange(0, max_len, dtype=mt.float32).unsqueeze(1)
+    div_term = mt.exp(mt.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+    pe = mt.zeros(max_len, d_model)
+    pe[:, 0::2] = mt.sin(position * div_term)
+    pe[:, 1::2] = mt.cos(position * div_term)
+    return pe.unsqueeze(1)
+
+
+class TransformerLM(nn.Module):
+    """Tokens (S, N) -> next-token logits (S * N, ntoken): embedding * sqrt(d_model) + the sinusoidal
+    positions (buffer ``pe``), a causal ``TransformerEncoder`` of ``nlayers`` PyTorch-default layers
+    (post-norm, ReLU), and a Linear decoder; PyTorch's word_language_model TransformerModel without its
+    unused decoder stack. The logits come flattened, so that cross-entropy takes them as a classifier's."""
+
+    def __init__(self, ntoken: int, d_model: int = 512, nhead: int = 8, d_hid: int = 2048, nlayers: int = 2,
+                 dropout: float = 0.1, max_len: int = 512) -> None:
+        super().__init__()
+        self.d_model = d_model
+        self.input_emb = nn.Embedding(ntoken, d_model)
+        self.register_buffer("pe", positional_encoding(max_len, d_model))
+        layer = nn.TransformerEncoderLayer(d_model, nhead, d_hid, dropout)
+        self.encoder = nn.TransformerEncoder(layer, nlayers, enable_nested_tensor=False)
+        self.decoder = nn.Linear(d_model, ntoken)
+
+    def forward(self, src: mt.Tensor) -> mt.Tensor:
+        mask = nn.Transformer.generate_square_subsequent_mask(src.shape[0], device=src.device)
+        x = self.input_emb(src) * math.sqrt(self.d_model) + self.pe[:src.shape[0]]
+        logits = self.decoder(self.encoder(x, mask=mask))
+        return logits.reshape(-1, logits.shape[-1])

@@ -803,6 +803,18 @@ class Tensor:
     def flip(self, dims: Any) -> "Tensor":
         return _F.flip(self, dims)
 
+    def tril(self, diagonal: int = 0) -> "Tensor":
+        return _F.tril(self, diagonal)
+
+    def triu(self, diagonal: int = 0) -> "Tensor":
+        return _F.triu(self, diagonal)
+
+    def tril_(self, diagonal: int = 0) -> "Tensor":
+        return _F.inplace(self, _F.tril, diagonal)
+
+    def triu_(self, diagonal: int = 0) -> "Tensor":
+        return _F.inplace(self, _F.triu, diagonal)
+
 
 def _sizes(args: tuple) -> tuple[int, ...]:
     """``f(2, 3)`` and ``f((2, 3))`` both give (2, 3), as PyTorch's size arguments do."""

@@ -32,8 +32,10 @@ PARAMETERS = {
 }
 BATCH = {"mlp-s": 100, "mlp-l": 512, "cnn": 64, "gan": 64}
 # Untrained: a classifier's cross-entropy on 10 classes is about ln 10; a GAN's D says about 1/2 to
-# everything, so loss_D = 2 ln 2 and loss_G = ln 2.
+# everything, so loss_D = 2 ln 2 and loss_G = ln 2. The Transformer's decoder sees LayerNorm's unit-variance
+# features through U(-1/sqrt(512), 1/sqrt(512)) weights: logits of variance 1/3, so about ln V + 1/6.
 UNTRAINED_LOSS = {"loss": math.log(10), "loss_D": 2 * math.log(2), "loss_G": math.log(2)}
+TRANSFORMER_UNTRAINED_LOSS = math.log(1000) + 1 / 6
 
 
 def host(losses: dict[str, mt.Tensor]) -> dict[str, float]:
@@ -41,7 +43,7 @@ def host(losses: dict[str, mt.Tensor]) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------------------------------- workloads
-@pytest.mark.parametrize("name", workloads.WORKLOADS)
+@pytest.mark.parametrize("name", workloads.IMAGE_WORKLOADS)
 def test_workload_is_the_issues_definition(name):
     run = workloads.build(name, "cpu")
     sizes = {k: sum(p.numel() for p in m.parameters()) for k, m in run.modules.items()}
@@ -52,12 +54,27 @@ def test_workload_is_the_issues_definition(name):
     assert all(p.dtype == mt.float32 for m in run.modules.values() for p in m.parameters())
 
 
+def test_transformer_workload_is_pytorchs_default_encoder():
+    run = workloads.build("transformer", "cpu")
+    model = run.modules["model"]
+    d, ff, vocab = 512, 2048, 1000
+    layer = (3 * d * d + 3 * d) + (d * d + d) + (d * ff + ff) + (ff * d + d) + 4 * d
+    assert sum(p.numel() for p in model.parameters()) == vocab * d + 2 * layer + LINEAR(d, vocab)
+    layers = model.encoder.layers
+    assert len(layers) == 2 and layers[0].self_attn.num_heads == 8 and layers[0].dropout.p == 0
+    x, y = run.batch
+    assert tuple(x.shape) == (128, 32) and x.dtype == mt.int64 and tuple(y.shape) == (128 * 32,)
+    np.testing.assert_array_equal(x.numpy()[1:], y.numpy().reshape(128, 32)[:-1])  # next-token targets
+    assert all(p.dtype == mt.float32 for p in model.parameters())
+
+
 @pytest.mark.parametrize("name", workloads.WORKLOADS)
 def test_workload_step_gives_the_untrained_loss_and_is_reproducible(name):
     first = host(workloads.build(name, "cpu", seed=3).step())
     assert set(first) == ({"loss_D", "loss_G"} if name == "gan" else {"loss"})
     for key, value in first.items():
-        assert math.isfinite(value) and value == pytest.approx(UNTRAINED_LOSS[key], abs=0.1)
+        expected = TRANSFORMER_UNTRAINED_LOSS if name == "transformer" else UNTRAINED_LOSS[key]
+        assert math.isfinite(value) and value == pytest.approx(expected, abs=0.1)
     assert host(workloads.build(name, "cpu", seed=3).step()) == first
 
 

@@ -12,3 +12,4 @@ from .math import abs, round  # noqa: F401  (names that shadow builtins, re-expo
 from .reduce import *  # noqa: F401,F403
 from .reduce import all, any, max, min, sum  # noqa: F401
 from .shape import *  # noqa: F401,F403
+from .triangular import tril, triu

@@ -2,6 +2,7 @@
 ``minitensor.functional``."""
 
 from ..functional.activation import *  # noqa: F401,F403
+from ..functional.attention import *  # noqa: F401,F403
 from ..functional.conv import *  # noqa: F401,F403
 from ..functional.dropout import *  # noqa: F401,F403
 from ..functional.loss import *  # noqa: F401,F403
@@ -10,3 +11,4 @@ from ..functional.pooling import *  # noqa: F401,F403
 from ..functional.shape import pad  # noqa: F401
 from ..functional.sparse import *  # noqa: F401,F403
 from ..functional.linalg import linear  # noqa: F401
+from ..functional.multihead_attention import *  # noqa: F401,F403

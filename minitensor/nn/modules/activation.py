@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ...tensor import Tensor
 from .. import functional as F
+from .attention import MultiheadAttention  # noqa: F401  (torch.nn.modules.activation is its home in PyTorch)
 from .module import Module
 
 
