@@ -369,8 +369,9 @@ def test_transformer_language_model_subclass_trains_with_pytorch_state_dict_keys
 # -------------------------------------------------------------------------------------------- PyTorch
 def to_torch(module, torch_module):
     import torch
+    torch_module = torch_module.double()  # first: loading float64 weights into float32 ones would round them
     torch_module.load_state_dict({k: torch.from_numpy(as_np(v).copy()) for k, v in module.state_dict().items()})
-    return torch_module.double().eval()
+    return torch_module.eval()
 
 
 @pytest.mark.torch
