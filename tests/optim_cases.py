@@ -1,6 +1,6 @@
 """The optimizer-update cases shared by the tests of the compiled updates: the CPU loops
-(tests/test_cpu_optim_kernels.py), the Numba CUDA kernels under the simulator (tests/cudasim) and on a GPU
-(tests/test_cuda_numba_ops.py).
+(tests/cpu/test_cpu_optim_kernels.py), the Numba CUDA kernels under the simulator (tests/cudasim) and on a GPU
+(tests/cuda/test_cuda_numba_ops.py).
 
 A case is ``(update(B, arrays, step), state array names, kernel name)``; ``trajectory`` runs one on any
 backend, from host data that is the same for every backend, and returns host copies after each step.

@@ -466,8 +466,8 @@ assert all(sys.modules[m] is None for m in ('cupy', 'numba'))
 def test_manual_seed_reaches_a_backend_created_after_it():
     """PyTorch seeds a lazily initialised CUDA generator with the last manual_seed; so do we."""
     from minitensor import backends
-    from minitensor.backends.numpy_backend import NumpyBackend
-    backends.register_backend("late", "minitensor.backends.numpy_backend:NumpyBackend")
+    from minitensor.backends.cpu.backend import NumpyBackend
+    backends.register_backend("late", "minitensor.backends.cpu.backend:NumpyBackend")
     try:
         mt.manual_seed(123)
         late = backends.get_backend("late")

@@ -13,10 +13,10 @@ blas.choose_openblas_coretype()  # before the first import of NumPy (the next li
 from . import cudnn, mps  # noqa: E402  (PyTorch's torch.backends.cudnn / .mps: flags and queries only)
 from .base import Backend  # noqa: E402
 from .blas import cpu_info  # noqa: E402
-from .ops.random import seed_thread, thread_seed  # noqa: E402
+from .generic.random import seed_thread, thread_seed  # noqa: E402
 
 _REGISTRY: dict[str, str] = {
-    "cpu": "minitensor.backends.numpy_backend:NumpyBackend",
+    "cpu": "minitensor.backends.cpu.backend:NumpyBackend",
     "cuda": "minitensor.backends.cuda.backend:CudaBackend",
 }
 _INSTANCES: dict[tuple[str, int], Backend] = {}

@@ -1,4 +1,4 @@
-"""The one backend interface. Every op the library has is a method here, grouped by family (see ``ops/``).
+"""The one backend interface. Every op the library has is a method here, grouped by family (see ``generic/``).
 
 A backend is a subclass that sets ``xp`` (an array module with NumPy's API) and overrides only the
 methods where its own kernel pays, calling ``super()`` for the cases it does not cover.
@@ -7,19 +7,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from .ops.activation import ActivationOps
-from .ops.array import ArrayOps
-from .ops.conv import ConvOps
-from .ops.dropout import DropoutOps
-from .ops.elementwise import ElementwiseOps
-from .ops.linalg import LinalgOps
-from .ops.loss import LossOps
-from .ops.norm import NormOps
-from .ops.optim import OptimOps
-from .ops.pool import PoolOps
-from .ops.random import RandomOps
-from .ops.reduce import ReduceOps
-from .ops.shape import ShapeOps
+from .generic.activation import ActivationOps
+from .generic.array import ArrayOps
+from .generic.conv import ConvOps
+from .generic.dropout import DropoutOps
+from .generic.math import ElementwiseOps
+from .generic.linalg import LinalgOps
+from .generic.loss import LossOps
+from .generic.normalization import NormOps
+from .generic.optim import OptimOps
+from .generic.pooling import PoolOps
+from .generic.random import RandomOps
+from .generic.reduce import ReduceOps
+from .generic.shape import ShapeOps
 
 
 class Backend(ArrayOps, RandomOps, ElementwiseOps, ReduceOps, ShapeOps, LinalgOps, ActivationOps,

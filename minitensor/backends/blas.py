@@ -122,7 +122,7 @@ def cpu_info() -> CpuInfo:
     import numpy  # noqa: F401  (loads the BLAS that threadpoolctl then finds)
     from threadpoolctl import threadpool_info
 
-    from .cpu_kernels import numba_version
+    from .cpu.numba_kernels import numba_version
 
     cpu = read_cpu_features()
     libs = [lib for lib in threadpool_info() if lib.get("user_api") == "blas"]

@@ -1,8 +1,8 @@
 """The per-element maths of the fused optimizer updates, written once for the CPU loops
-(``cpu_kernels/optim.py``) and the CUDA kernels (``cuda/numba_kernels/optim.py``).
+(``cpu/numba_kernels/optim.py``) and the CUDA kernels (``cuda/numba_kernels/optim.py``).
 
 Each ``*_element(i, ...)`` updates index ``i`` of the parameter and of every state array in place. The
-arithmetic follows ``ops/optim.py`` operation by operation, in the same order, so that the results match
+arithmetic follows ``generic/optim.py`` operation by operation, in the same order, so that the results match
 the NumPy bodies: the scalars arrive precomputed and rounded to the array's dtype. An absent state array
 (no momentum buffer, no AMSGrad maximum, not centered) is ``grad``, which an element never writes.
 

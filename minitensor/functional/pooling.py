@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..autograd.function import Function
-from ..backends.ops.pool import pool_out_len
+from ..backends.generic.pooling import pool_out_len
 from ..tensor import Tensor
 from .conv import IntPair, batched, check_input, pair
 

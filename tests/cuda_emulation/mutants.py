@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from minitensor.backends.cuda import rawmodule
-from minitensor.backends.numpy_backend import NumpyBackend
+from minitensor.backends.cpu.backend import NumpyBackend
 
 from . import EmulatedCudaBackend, build, fake_cupy, installed
 

@@ -1,5 +1,5 @@
 """The emulated RawKernels under ThreadSanitizer, each run in a process started with libtsan preloaded: the
-parity cases of tests/test_cuda_raw_ops.py at one launch geometry (two warps a block, two blocks: every
+parity cases of tests/cuda/test_cuda_raw_ops.py at one launch geometry (two warps a block, two blocks: every
 grid-stride loop wraps), in float32, report no race; the race mutants' checks pass on the real sources;
 and each race mutant (a plain += where a scatter needs an atomicAdd, a dropped __syncthreads) is caught.
 
@@ -32,7 +32,7 @@ def run_sanitized(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_parity_cases_report_no_race():
-    done = run_sanitized("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_cuda_raw_ops.py",
+    done = run_sanitized("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/cuda/test_cuda_raw_ops.py",
                          "-k", "emulated-64x2 and not float64")  # a race does not depend on the dtype
     assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:])
     assert " passed" in done.stdout and " failed" not in done.stdout

@@ -21,7 +21,7 @@ if not numba.config.ENABLE_CUDASIM:
                        "its own pytest process")
 
 from minitensor.backends.cuda.numba_ops import NumbaOps  # noqa: E402
-from minitensor.backends.numpy_backend import NumpyBackend  # noqa: E402
+from minitensor.backends.cpu.backend import NumpyBackend  # noqa: E402
 from numba_cases import record_launches  # noqa: E402
 
 

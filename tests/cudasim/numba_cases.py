@@ -1,4 +1,4 @@
-"""What the simulator run (tests/cudasim) and the GPU run (tests/test_cuda_numba_ops.py) of the Numba tier
+"""What the simulator run (tests/cudasim) and the GPU run (tests/cuda/test_cuda_numba_ops.py) of the Numba tier
 share: the optimizer-update cases (from tests/optim_cases.py, shared with the CPU loops' tests), a record of
 the kernels launched, and a call of every override.
 """

@@ -72,7 +72,7 @@ def test_the_numba_tier_runs_without_cupy_under_the_simulator():
         "import sys\n"
         "sys.modules['cupy'] = None\n"
         "import numpy as np\n"
-        "from minitensor.backends.numpy_backend import NumpyBackend\n"
+        "from minitensor.backends.cpu.backend import NumpyBackend\n"
         "from minitensor.backends.cuda.numba_ops import NumbaOps\n"
         "class SimBackend(NumbaOps, NumpyBackend): pass\n"
         "B = SimBackend()\n"

@@ -1,5 +1,5 @@
 """Every ``NumbaOps`` override under the CUDA simulator against ``NumpyBackend``'s own method (the reference,
-itself checked against PyTorch's formulas in tests/test_optim.py and tests/test_dropout_embedding.py).
+itself checked against PyTorch's formulas in tests/test_optim.py and tests/ops/test_dropout_embedding.py).
 
 Run only as ``NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/cudasim -q``; conftest.py refuses to run
 otherwise. The contract checked: C-contiguous float32/float64 arrays of one shape take exactly one kernel
@@ -14,8 +14,8 @@ import pytest
 
 from minitensor.backends.cuda.numba_kernels import launch
 from minitensor.backends.cuda.numba_ops import NumbaOps
-from minitensor.backends.ops.dropout import DropoutOps
-from minitensor.backends.ops.optim import OptimOps
+from minitensor.backends.generic.dropout import DropoutOps
+from minitensor.backends.generic.optim import OptimOps
 from numba_cases import (REPRESENTATIVE, STEPS, assert_same_trajectory, call_every_override, optimizer_cases,
                          trajectory)
 

@@ -14,7 +14,7 @@ numba-cuda >= 0.30 takes a CuPy array through DLPack before ``__cuda_array_inter
 CuPy, finding that stream to be its current one, adds nothing; on another stream it would enqueue an event
 wait, still without blocking the host. The older CAI path synchronised the host on the array's stream at
 every launch (``NUMBA_CUDA_ARRAY_INTERFACE_SYNC=1``, the default), which is why ``numba-cuda>=0.30`` is
-pinned. To verify on a GPU: ``tests/test_cuda_numba_ops.py`` queues a two-second kernel, then 500 updates
+pinned. To verify on a GPU: ``tests/cuda/test_cuda_numba_ops.py`` queues a two-second kernel, then 500 updates
 (and a whole optimizer step), and checks that the host gets past them while the kernel still runs
 (``cupy.cuda.Event().query()`` is False); or profile a training step with ``nsys profile --trace=cuda python train.py`` and check that
 ``cudaStreamSynchronize`` / ``cuStreamSynchronize`` calls do not grow with the number of steps.
@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.dropout import DropoutOps
-from ..ops.optim import OptimOps
+from ..generic.dropout import DropoutOps
+from ..generic.optim import OptimOps
 from .numba_kernels import launch
 from .numba_kernels.dropout import dropout_backward_kernel, dropout_forward_kernel
 from .numba_kernels.optim import adagrad_kernel, adam_kernel, rmsprop_kernel, sgd_kernel

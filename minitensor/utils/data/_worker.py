@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from ...backends.ops.random import seed_thread
+from ...backends.generic.random import seed_thread
 
 JOIN_TIMEOUT_S = 1.0
 

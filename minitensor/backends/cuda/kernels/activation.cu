@@ -1,4 +1,4 @@
-// Activations whose plain-CuPy form takes several kernels and temporaries (ops/activation.py has each
+// Activations whose plain-CuPy form takes several kernels and temporaries (generic/activation.py has each
 // formula; these evaluate the same expressions in one pass). Inputs and outputs are contiguous, n elements.
 // relu and tanh forward are single CuPy kernels already and have no kernel here.
 

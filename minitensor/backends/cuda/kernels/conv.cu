@@ -1,4 +1,4 @@
-// im2col and col2im: the index work of conv2d / conv_transpose2d as GEMMs (ops/conv.py has the layouts);
+// im2col and col2im: the index work of conv2d / conv_transpose2d as GEMMs (generic/conv.py has the layouts);
 // the GEMMs themselves run in cuBLAS. x is (N, C, H, W); o = (oy, ox) an output position; a kernel offset
 // (i, j) of output o reads the input at
 // (oy * stride_h - pad_top + i * dil_h, ox * stride_w - pad_left + j * dil_w).

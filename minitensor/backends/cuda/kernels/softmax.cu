@@ -1,6 +1,6 @@
 // Row-wise softmax, log-softmax and softmax cross-entropy over a contiguous (rows, cols) array: one warp
 // per row, the max and the sum of exponentials reduced with warp shuffles (see common.cu), then one more
-// pass that writes the row. Every formula is the base class's (ops/activation.py, ops/loss.py), in the
+// pass that writes the row. Every formula is the base class's (generic/activation.py, generic/loss.py), in the
 // same order.
 
 // m = max(row) and s = sum(exp(row - m)) of row x[0..cols), the same in every lane of the warp.

@@ -3,7 +3,7 @@ and every state array at that index), so one launch does the work of the ``Optim
 
 The per-element maths lives in ``minitensor/backends/optim_elements.py`` (shared with the CPU loops),
 compiled here as device functions; each kernel grid-strides over the elements. It follows
-``ops/optim.py`` operation by operation, in the same order, so that the results match the NumPy backend to
+``generic/optim.py`` operation by operation, in the same order, so that the results match the NumPy backend to
 rounding (on a GPU the compiler may fuse a multiply-add into one FMA). Scalars that the reference computes
 in double precision on the host (``1 - beta1``, ``lr / (1 - beta1^t)``, ...) arrive precomputed and rounded
 to the array's dtype, as NumPy rounds a Python float operand.

@@ -16,11 +16,13 @@ from hypothesis import strategies as st
 
 import minitensor as mt
 import minitensor.nn.functional as F
-from minitensor.backends import cpu_kernels, get_backend, numpy_backend
+from minitensor.backends import get_backend
+from minitensor.backends.cpu import backend as cpu_backend
+from minitensor.backends.cpu import numba_kernels
 from minitensor.testing import gradcheck
 
 SETTINGS = settings(max_examples=30, deadline=None)
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # ------------------------------------------------------------------------------ naive references
@@ -202,9 +204,9 @@ def cpu_paths(numba: bool, chunk_bytes: int | None):
     """The CPU backend with the Numba kernels on or off and im2col chunks of at most ``chunk_bytes``."""
     with ExitStack() as stack:
         if not numba:
-            stack.enter_context(mock.patch.object(cpu_kernels, "load", lambda: None))
+            stack.enter_context(mock.patch.object(numba_kernels, "load", lambda: None))
         if chunk_bytes is not None:
-            stack.enter_context(mock.patch.object(numpy_backend, "CHUNK_BYTES", chunk_bytes))
+            stack.enter_context(mock.patch.object(cpu_backend, "CHUNK_BYTES", chunk_bytes))
         yield get_backend("cpu")
 
 
@@ -233,7 +235,7 @@ def test_conv2d_layouts_chunks_and_kernels_match_loops(case, seed, x_layout, gy_
     np.testing.assert_allclose(gb, gy.sum(axis=(0, 2, 3)), rtol=1e-12, atol=1e-12)
     assert gx.shape == x.shape and gw.shape == w.shape and gw.flags.c_contiguous
     if groups == 1:
-        assert numpy_backend.is_channels_last(y) and numpy_backend.is_channels_last(gx)
+        assert cpu_backend.is_channels_last(y) and cpu_backend.is_channels_last(gx)
 
 
 def test_conv2d_known_values_in_float32_with_every_path():
@@ -265,7 +267,7 @@ def test_cnn_blocks_gradcheck_through_channels_last_intermediates():
 
     def net(x, w1, b1, w2):
         h = F.max_pool2d(F.relu(F.conv2d(x, w1, b1, padding=1)), 2)
-        assert numpy_backend.is_channels_last(h.array)
+        assert cpu_backend.is_channels_last(h.array)
         return F.conv2d(h, w2, padding=1).flatten(1)
 
     assert gradcheck(net, (x, w1, b1, w2))
@@ -280,8 +282,8 @@ import minitensor.nn.functional as F
 x = mt.randn(2, 3, 8, 8, requires_grad=True)
 F.max_pool2d(F.conv2d(x, mt.randn(4, 3, 3, 3), padding=1), 2).sum().backward()
 assert x.grad.shape == (2, 3, 8, 8)
-from minitensor.backends import cpu_kernels
-assert cpu_kernels.load() is None and "numba" not in sys.modules, sorted(sys.modules)
+from minitensor.backends.cpu import numba_kernels
+assert numba_kernels.load() is None and "numba" not in sys.modules, sorted(sys.modules)
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "MINITENSOR_NUMBA": "0",

@@ -21,7 +21,7 @@ import pytest
 import minitensor as mt
 from minitensor.backends import get_backend
 from minitensor.backends.cuda import raw_ops, rawmodule
-from minitensor.backends.numpy_backend import NumpyBackend
+from minitensor.backends.cpu.backend import NumpyBackend
 
 CPU = NumpyBackend()
 DTYPES = [np.float32, np.float64]

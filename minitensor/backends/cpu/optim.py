@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.optim import OptimOps
-from . import load
+from ..generic.optim import OptimOps
+from .numba_kernels import load
 
 Array = Any
 

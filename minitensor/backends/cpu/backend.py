@@ -17,7 +17,7 @@ cols come from one of two copies of a strided view: channels-last rows (N, oH, o
 channels-last copy of x, runs of C; or, for an NCHW-contiguous x (the network's input, often one channel,
 where a run of C would be a single element), K-major columns (C, kH, kW, N, oH, oW), runs of oW, whose
 transpose is the rows matrix as BLAS reads it. col2im and max pooling use the Numba kernels of
-``cpu_kernels`` when Numba is installed, and NumPy loops over the kernel offsets otherwise.
+``numba_kernels`` when Numba is installed, and NumPy loops over the kernel offsets otherwise.
 
 Creating the backend also tunes glibc's malloc to keep freed memory for reuse (``retain_freed_memory``).
 """
@@ -30,10 +30,10 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from . import cpu_kernels
-from .base import Backend
-from .cpu_kernels.optim_ops import FusedOptimOps
-from .ops.conv import Pad4, Pair, conv_out_len, pad_hw
+from . import numba_kernels
+from ..base import Backend
+from .optim import FusedOptimOps
+from ..generic.conv import Pad4, Pair, conv_out_len, pad_hw
 
 Array = Any
 CHUNK_BYTES = 2 ** 22  # the im2col columns of one GEMM: about two cores' L2 caches (1-8 MiB time alike)
@@ -172,7 +172,7 @@ class NumpyBackend(FusedOptimOps, Backend):
         w2 = np.ascontiguousarray(weight.transpose(0, 2, 3, 1)).reshape(c_out, -1)
         per_chunk = _images_per_chunk(n, p * w2.shape[1] * gy2.dtype.itemsize)
         gcols = np.empty((per_chunk * p, w2.shape[1]), dtype=gy2.dtype)
-        kernels = cpu_kernels.load() if gy2.dtype in KERNEL_DTYPES else None
+        kernels = numba_kernels.load() if gy2.dtype in KERNEL_DTYPES else None
         gx = np.empty((n, h, w, c), dtype=gy2.dtype) if kernels else np.zeros((n, h, w, c), dtype=gy2.dtype)
         for start in range(0, n, per_chunk):
             stop = min(start + per_chunk, n)
@@ -194,7 +194,7 @@ class NumpyBackend(FusedOptimOps, Backend):
                    ceil_mode: bool) -> tuple[Array, Array]:
         """As ``PoolOps.max_pool2d``; a channels-last x takes the Numba kernel (one pass, y and indices
         channels-last too)."""
-        kernels = cpu_kernels.load() if x.dtype in KERNEL_DTYPES and is_channels_last(x) else None
+        kernels = numba_kernels.load() if x.dtype in KERNEL_DTYPES and is_channels_last(x) else None
         if kernels is None:
             return super().max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode)
         n, c = x.shape[:2]
@@ -207,7 +207,7 @@ class NumpyBackend(FusedOptimOps, Backend):
     def max_pool2d_backward(self, gy: Array, indices: Array, x_shape: tuple[int, ...]) -> Array:
         """As ``PoolOps.max_pool2d_backward``; channels-last indices (from the kernel above) take the Numba
         scatter, and gx is channels-last too."""
-        kernels = (cpu_kernels.load() if gy.dtype in KERNEL_DTYPES and indices.dtype == np.int64
+        kernels = (numba_kernels.load() if gy.dtype in KERNEL_DTYPES and indices.dtype == np.int64
                    and is_channels_last(indices) else None)
         if kernels is None:
             return super().max_pool2d_backward(gy, indices, x_shape)

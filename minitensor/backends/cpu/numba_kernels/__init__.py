@@ -1,5 +1,5 @@
 """Optional Numba-compiled CPU kernels for the NumPy backend: ``conv_pool.py`` (col2im, max pooling) and
-``optim.py`` (the optimizer updates, one loop each; ``optim_ops.FusedOptimOps`` calls them).
+``optim.py`` (the optimizer updates, one loop each; ``cpu/optim.py``'s ``FusedOptimOps`` calls them).
 
 Nothing here imports numba at ``import minitensor``: the kernels' module is imported at its first use,
 and without Numba (or with ``MINITENSOR_NUMBA=0`` in the environment) the backend runs its NumPy bodies.

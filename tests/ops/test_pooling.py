@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 import minitensor as mt
 import minitensor.nn.functional as F
-from minitensor.backends import cpu_kernels, get_backend, numpy_backend
+from minitensor.backends import get_backend
+from minitensor.backends.cpu import backend as cpu_backend
+from minitensor.backends.cpu import numba_kernels
 from minitensor.testing import gradcheck
 
 SETTINGS = settings(max_examples=40, deadline=None)
@@ -94,7 +96,7 @@ def channels_last(a):
 @contextmanager
 def cpu_paths(numba: bool):
     """The CPU backend with the Numba kernels on, or off as when numba is not installed."""
-    with mock.patch.object(cpu_kernels, "load", cpu_kernels.load if numba else lambda: None):
+    with mock.patch.object(numba_kernels, "load", numba_kernels.load if numba else lambda: None):
         yield get_backend("cpu")
 
 
@@ -162,8 +164,8 @@ def test_max_pool_cpu_paths_match_pytorch_rules(case, seed, data, gy_layout, num
     np.testing.assert_array_equal(idx, idx_ref)
     assert idx.dtype == np.int64
     np.testing.assert_allclose(gx, gx_ref, rtol=1e-12, atol=1e-12)
-    if numba and cpu_kernels.load() is not None:  # the kernel ran (not the NumPy body): channels-last out
-        assert numpy_backend.is_channels_last(y) and numpy_backend.is_channels_last(gx)
+    if numba and numba_kernels.load() is not None:  # the kernel ran (not the NumPy body): channels-last out
+        assert cpu_backend.is_channels_last(y) and cpu_backend.is_channels_last(gx)
 
 
 @pytest.mark.parametrize("layout", [np.ascontiguousarray, channels_last])

@@ -28,8 +28,8 @@ from minitensor.backends.cuda.numba_kernels.dropout import (dropout_backward_ker
 from minitensor.backends.cuda.numba_kernels.optim import (adagrad_kernel, adam_kernel,  # noqa: E402
                                                           rmsprop_kernel, sgd_kernel)
 from minitensor.backends.cuda.numba_ops import NumbaOps  # noqa: E402
-from minitensor.backends.numpy_backend import NumpyBackend  # noqa: E402
-from minitensor.backends.ops.dropout import DropoutOps  # noqa: E402
+from minitensor.backends.cpu.backend import NumpyBackend  # noqa: E402
+from minitensor.backends.generic.dropout import DropoutOps  # noqa: E402
 
 DTYPES = [np.float32, np.float64]
 # The GPU contracts a * b + c into one FMA where NumPy rounds twice: agreement to a few ulps per step.

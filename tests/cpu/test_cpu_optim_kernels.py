@@ -1,4 +1,4 @@
-"""The fused CPU optimizer updates (``backends/cpu_kernels``) against the NumPy bodies of ``OptimOps``.
+"""The fused CPU optimizer updates (``backends/cpu/optim.py``) against the NumPy bodies of ``OptimOps``.
 
 ``OptimOps`` is the reference here (tests/test_optim.py checks it against PyTorch's formulas in float64).
 The loops do the same float operations in the same order, so the trajectories agree to the last bit in
@@ -18,10 +18,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from minitensor.backends.cpu_kernels import optim_ops
-from minitensor.backends.cpu_kernels.optim_ops import FusedOptimOps
-from minitensor.backends.numpy_backend import NumpyBackend
-from minitensor.backends.ops.optim import OptimOps
+from minitensor.backends.cpu import optim as optim_ops
+from minitensor.backends.cpu.optim import FusedOptimOps
+from minitensor.backends.cpu.backend import NumpyBackend
+from minitensor.backends.generic.optim import OptimOps
 from optim_cases import REPRESENTATIVE, STEPS, assert_same_trajectory, optimizer_cases, trajectory
 
 TOL = {np.float32: dict(rtol=1e-6, atol=1e-7), np.float64: dict(rtol=1e-14, atol=1e-15)}
@@ -127,9 +127,9 @@ def test_without_numba_the_numpy_bodies_run_and_nothing_imports_it():
         sys.modules["numba"] = None  # import numba now raises ImportError
         import numpy as np
         import minitensor
-        from minitensor.backends.cpu_kernels import optim_ops
-        from minitensor.backends.numpy_backend import NumpyBackend
-        from minitensor.backends.ops.optim import OptimOps
+        from minitensor.backends.cpu import optim as optim_ops
+        from minitensor.backends.cpu.backend import NumpyBackend
+        from minitensor.backends.generic.optim import OptimOps
         assert optim_ops.kernels() is None
         Fused = optim_ops.FusedOptimOps
         B = NumpyBackend() if issubclass(NumpyBackend, Fused) else type("F", (Fused, NumpyBackend), {})()
@@ -153,6 +153,6 @@ def test_import_minitensor_does_not_import_numba():
 
 
 def test_the_cpu_backend_runs_the_compiled_updates():
-    from minitensor.backends.cpu_kernels.optim_ops import FusedOptimOps
-    from minitensor.backends.numpy_backend import NumpyBackend
+    from minitensor.backends.cpu.optim import FusedOptimOps
+    from minitensor.backends.cpu.backend import NumpyBackend
     assert issubclass(NumpyBackend, FusedOptimOps)

@@ -1,5 +1,5 @@
 """Fused in-place optimizer updates on the CPU: one Numba-compiled loop per optimizer, which updates the
-parameter and every state array at each index in one pass (``optim_ops.FusedOptimOps`` calls them).
+parameter and every state array at each index in one pass (``cpu/optim.py``'s ``FusedOptimOps`` calls them).
 
 The per-element maths lives in ``backends/optim_elements.py`` (shared with the CUDA kernels), compiled
 here with ``inline="always"`` so that each loop compiles as one body. Each loop takes flat, C-contiguous
@@ -18,7 +18,7 @@ import functools
 
 import numba
 
-from ..optim_elements import compile_elements
+from ...optim_elements import compile_elements
 
 # _nrt=False: the loops allocate nothing, and without it each element call increfs and decrefs its arrays,
 # which stops LLVM vectorising the loop (Adam on 1M float32: 2.6 ms instead of 0.58 ms).

@@ -15,7 +15,7 @@ import pytest
 
 import minitensor as mt
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CUDA_STACK = ("cupy", "cupyx", "cupy_backends", "numba", "numba_cuda")
 
 TRAINING_STEP = """
