@@ -11,6 +11,7 @@ from .generic.activation import ActivationOps
 from .generic.array import ArrayOps
 from .generic.conv import ConvOps
 from .generic.dropout import DropoutOps
+from .generic.embedding import EmbeddingOps
 from .generic.math import ElementwiseOps
 from .generic.linalg import LinalgOps
 from .generic.loss import LossOps
@@ -23,7 +24,7 @@ from .generic.shape import ShapeOps
 
 
 class Backend(ArrayOps, RandomOps, ElementwiseOps, ReduceOps, ShapeOps, LinalgOps, ActivationOps,
-              ConvOps, PoolOps, NormOps, LossOps, DropoutOps, OptimOps):
+              ConvOps, PoolOps, NormOps, LossOps, DropoutOps, EmbeddingOps, OptimOps):
     """Identity: ``name`` ("cpu", "cuda"), ``xp`` (the array module), availability and synchronisation."""
 
     name: str = "abstract"

@@ -397,6 +397,8 @@ POINTERS = {
     "conv2d_backward": "ops/test_conv.py::test_conv2d_backward_is_the_transpose_of_forward",
     "conv_transpose2d": "ops/test_conv.py::test_conv_transpose2d_matches_loops",
     "conv_transpose2d_backward": "ops/test_conv.py::test_conv_transpose2d_gradcheck",
+    "im2col": "ops/test_conv.py::test_conv_index_hooks_match_loops",
+    "col2im": "ops/test_conv.py::test_conv_index_hooks_match_loops",
     "max_pool2d": "ops/test_pooling.py::test_max_pool_values_and_indices_match_pytorch_rules",
     "max_pool2d_backward": "ops/test_pooling.py::test_max_pool_backward_scatters_to_the_indices",
     "avg_pool2d": "ops/test_pooling.py::test_avg_pool_matches_pytorch_divisors",

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from minitensor.backends.cpu import optim as optim_ops
-from minitensor.backends.cpu.optim import FusedOptimOps
+from minitensor.backends.cpu.optim import CpuOptimOps
 from minitensor.backends.cpu.backend import NumpyBackend
 from minitensor.backends.generic.optim import OptimOps
 from optim_cases import REPRESENTATIVE, STEPS, assert_same_trajectory, optimizer_cases, trajectory
@@ -28,9 +28,9 @@ TOL = {np.float32: dict(rtol=1e-6, atol=1e-7), np.float64: dict(rtol=1e-14, atol
 UPDATES = ("sgd_update", "adam_update", "rmsprop_update", "adagrad_update")
 
 
-# The CPU backend with the fused updates: NumpyBackend itself once it composes FusedOptimOps.
-FusedBackend = (NumpyBackend if issubclass(NumpyBackend, FusedOptimOps)
-                else type("FusedBackend", (FusedOptimOps, NumpyBackend), {}))
+# The CPU backend with the fused updates: NumpyBackend itself once it composes CpuOptimOps.
+FusedBackend = (NumpyBackend if issubclass(NumpyBackend, CpuOptimOps)
+                else type("FusedBackend", (CpuOptimOps, NumpyBackend), {}))
 
 
 class NumpyBodies(NumpyBackend):
@@ -72,7 +72,7 @@ def loops_called(monkeypatch, fused) -> list[str]:
 # ------------------------------------------------------------------------------------------------ tests
 def test_overrides_keep_the_base_signatures():
     for name in UPDATES:
-        assert inspect.signature(getattr(FusedOptimOps, name)) == inspect.signature(getattr(OptimOps, name)), name
+        assert inspect.signature(getattr(CpuOptimOps, name)) == inspect.signature(getattr(OptimOps, name)), name
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -131,7 +131,7 @@ def test_without_numba_the_numpy_bodies_run_and_nothing_imports_it():
         from minitensor.backends.cpu.backend import NumpyBackend
         from minitensor.backends.generic.optim import OptimOps
         assert optim_ops.kernels() is None
-        Fused = optim_ops.FusedOptimOps
+        Fused = optim_ops.CpuOptimOps
         B = NumpyBackend() if issubclass(NumpyBackend, Fused) else type("F", (Fused, NumpyBackend), {})()
         a = [np.linspace(-1, 1, 6, dtype=np.float32) for _ in range(2)]
         states = [[np.zeros(6, np.float32) for _ in range(2)] for _ in range(2)]
@@ -153,6 +153,6 @@ def test_import_minitensor_does_not_import_numba():
 
 
 def test_the_cpu_backend_runs_the_compiled_updates():
-    from minitensor.backends.cpu.optim import FusedOptimOps
+    from minitensor.backends.cpu.optim import CpuOptimOps
     from minitensor.backends.cpu.backend import NumpyBackend
-    assert issubclass(NumpyBackend, FusedOptimOps)
+    assert issubclass(NumpyBackend, CpuOptimOps)

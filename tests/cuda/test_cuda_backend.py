@@ -226,6 +226,18 @@ for _label, (_xs, _cout, _k, _s, _p, _dil, _g, _bias) in CONV2D.items():
     case("conv2d_backward", _label, lambda d, f=_conv2d_backward: f(d)[0])
     case("conv2d_backward", _label + "-weight-only", lambda d, f=_conv2d_backward: f(d)[1])
 
+    def _im2col_args(d: Data, make=_conv2d_args):
+        x, w, b, s, p, dil, g = make(d)
+        return (x, w.shape[2:], s, p, dil, CPU.conv2d(x, w, b, s, p, dil, g).shape[2:], g)
+    case("im2col", _label, _im2col_args)
+
+    def _col2im_args(d: Data, make=_conv2d_args):
+        x, w, b, s, p, dil, g = make(d)
+        gy = d.n(*CPU.conv2d(x, w, b, s, p, dil, g).shape)
+        gy2 = np.ascontiguousarray(gy.transpose(0, 2, 3, 1)).reshape(-1, gy.shape[1])
+        return (gy2, gy.shape[2:], w, x.shape, s, p, dil, g)
+    case("col2im", _label, _col2im_args)
+
 # (x shape, C_out, kernel, stride, padding (pH, pW), output_padding, dilation, groups, bias)
 CONV_T = {
     "basic": ((2, 4, 5, 4), 3, (3, 3), (2, 2), (1, 1), (1, 0), (1, 1), 1, True),

@@ -20,15 +20,15 @@ if not mt.cuda.is_available():
 import cupy  # noqa: E402
 from numba import types  # noqa: E402
 
-from cudasim.numba_cases import (REPRESENTATIVE, STEPS, assert_same_trajectory, call_every_override,  # noqa: E402
+from cudasim.numba_cases import (NumbaOps, REPRESENTATIVE, STEPS, assert_same_trajectory, call_every_override,  # noqa: E402
                                  optimizer_cases, record_launches, trajectory)
 from minitensor.backends.cuda.numba_kernels import launch  # noqa: E402
 from minitensor.backends.cuda.numba_kernels.dropout import (dropout_backward_kernel,  # noqa: E402
                                                             dropout_forward_kernel)
 from minitensor.backends.cuda.numba_kernels.optim import (adagrad_kernel, adam_kernel,  # noqa: E402
                                                           rmsprop_kernel, sgd_kernel)
-from minitensor.backends.cuda.numba_ops import NumbaOps  # noqa: E402
 from minitensor.backends.cpu.backend import NumpyBackend  # noqa: E402
+from minitensor.backends.cuda.optim import CudaOptimOps  # noqa: E402
 from minitensor.backends.generic.dropout import DropoutOps  # noqa: E402
 
 DTYPES = [np.float32, np.float64]
@@ -62,6 +62,7 @@ def test_the_cuda_backend_takes_these_methods_from_numba_ops(gpu):
     for name in ("sgd_update", "adam_update", "rmsprop_update", "adagrad_update", "dropout",
                  "dropout_backward"):
         assert inspect.unwrap(getattr(type(gpu), name)) is getattr(NumbaOps, name), name
+    assert inspect.unwrap(type(gpu)._fused_kernel) is CudaOptimOps._fused_kernel
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -1,9 +1,10 @@
-"""RawKernelOps: every override against the NumPy backend on the same host data, in float32 and float64
-(float64 to ~1e-12), and every kernel instance compiled and loaded, on two targets:
+"""The RawKernel overrides (``backends/cuda/<family>.py``): every override against the NumPy backend on the
+same host data, in float32 and float64 (float64 to ~1e-12), and every kernel instance compiled and loaded,
+on two targets:
 
 - ``cuda`` (marked ``gpu``): the real CudaBackend on a GPU, skipped without one;
 - ``emulated``: the same ``.cu`` text compiled with g++ against ``tests/cuda_emulation`` (CPU threads for a
-  block's threads, real barriers and atomics) and launched through ``rawmodule`` and ``RawKernelOps``
+  block's threads, real barriers and atomics) and launched through ``rawmodule`` and the family mixins
   unchanged, with a fake CuPy in ``sys.modules``, at three launch geometries (block sizes that do and do
   not divide the work, and grids too small for it, so that the grid-stride loops wrap). Skipped without g++.
 
@@ -20,7 +21,7 @@ import pytest
 
 import minitensor as mt
 from minitensor.backends import get_backend
-from minitensor.backends.cuda import raw_ops, rawmodule
+from minitensor.backends.cuda import rawmodule
 from minitensor.backends.cpu.backend import NumpyBackend
 
 CPU = NumpyBackend()
@@ -57,13 +58,13 @@ def gpu(request):
 def launched(monkeypatch):
     """The kernel templates launched during the test, in order."""
     names: list[str] = []
-    real = raw_ops.launch
+    real = rawmodule.launch
 
     def spy(template, *args, **kwargs):
         names.append(template)
         return real(template, *args, **kwargs)
 
-    monkeypatch.setattr(raw_ops, "launch", spy)
+    monkeypatch.setattr(rawmodule, "launch", spy)
     return names
 
 

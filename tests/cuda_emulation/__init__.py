@@ -1,5 +1,5 @@
 """The RawKernel tier without a GPU: our ``.cu`` kernels compiled with g++ against ``cuda_emu.h`` (CPU
-threads for a block's threads, real barriers, atomics), launched through ``RawKernelOps`` and ``rawmodule``
+threads for a block's threads, real barriers, atomics), launched through the CUDA backend's family mixins and ``rawmodule``
 unchanged, with ``fake_cupy`` standing in for CuPy in ``sys.modules``. docs/cuda.md says what this proves
 and what only a GPU can.
 """
@@ -12,7 +12,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from minitensor.backends.base import Backend
-from minitensor.backends.cuda import raw_ops, rawmodule
+from minitensor.backends.cuda import rawmodule
+from minitensor.backends.cuda.activation import CudaActivationOps
+from minitensor.backends.cuda.conv import CudaConvOps
+from minitensor.backends.cuda.embedding import CudaEmbeddingOps
+from minitensor.backends.cuda.loss import CudaLossOps
+from minitensor.backends.cuda.pooling import CudaPoolOps
 
 from . import build, fake_cupy
 
@@ -45,8 +50,8 @@ def installed() -> Iterator[None]:
         _clear_kernel_caches()
 
 
-class EmulatedCudaBackend(raw_ops.RawKernelOps, Backend):
-    """``CudaBackend``'s RawKernel tier over the generic bodies, as there, with ``xp`` the fake CuPy: every
+class EmulatedCudaBackend(CudaActivationOps, CudaConvOps, CudaPoolOps, CudaLossOps, CudaEmbeddingOps, Backend):
+    """``CudaBackend``'s RawKernel families (``backends/cuda/<family>.py``) over the generic bodies, as there, with ``xp`` the fake CuPy: every
     override runs its kernel through ``rawmodule.launch`` and the emulated library, and hands ``super()``
     what it does not cover. (The Numba tier runs under Numba's own simulator: tests/cudasim.)"""
 

@@ -97,12 +97,12 @@ MUTANTS = {
         "activation.cu", "e < n; e += item_stride()) gx[e] = gy[e] * T(y[e] > T(0));",
         "e <= n; e += item_stride()) gx[e] = gy[e] * T(y[e] > T(0));", check_relu_backward),
     "off_by_one_pool_window_bound": Mutant(
-        "pool.cu", "if (yy < 0 || yy >= height) continue;", "if (yy < 0 || yy > height) continue;",
+        "pooling.cu", "if (yy < 0 || yy >= height) continue;", "if (yy < 0 || yy > height) continue;",
         check_max_pool),
     "off_by_one_im2col_bound": Mutant(
         "conv.cu", "y >= 0 && y < height", "y >= 0 && y <= height", check_conv),
     "shuffle_in_lane_divergent_loop": Mutant(
-        "softmax.cu", "m = math_fmax(m, x[c]);\n    m = warp_max(m);", "m = warp_max(math_fmax(m, x[c]));",
+        "common.cu", "m = math_fmax(m, x[c]);\n    m = warp_max(m);", "m = warp_max(math_fmax(m, x[c]));",
         check_softmax),
     "dropped_syncthreads": Mutant(
         "block_sum.cu", "partial[threadIdx.x + stride];\n        __syncthreads();",
@@ -111,7 +111,7 @@ MUTANTS = {
         "embedding.cu", "atomicAdd(gw + row * dim + (e - lookup * dim), gy[e]);",
         "gw[row * dim + (e - lookup * dim)] += gy[e];", check_embedding_backward, race=True),
     "non_atomic_max_pool_scatter": Mutant(
-        "pool.cu", "atomicAdd(gx + (e / out_plane) * in_plane + indices[e], gy[e]);",
+        "pooling.cu", "atomicAdd(gx + (e / out_plane) * in_plane + indices[e], gy[e]);",
         "gx[(e / out_plane) * in_plane + indices[e]] += gy[e];", check_max_pool_backward, race=True),
 }
 

@@ -20,12 +20,13 @@ if not numba.config.ENABLE_CUDASIM:
     raise RuntimeError("numba was imported before NUMBA_ENABLE_CUDASIM=1 took effect; run tests/cudasim in "
                        "its own pytest process")
 
-from minitensor.backends.cuda.numba_ops import NumbaOps  # noqa: E402
 from minitensor.backends.cpu.backend import NumpyBackend  # noqa: E402
+from minitensor.backends.cuda.dropout import CudaDropoutOps  # noqa: E402
+from minitensor.backends.cuda.optim import CudaOptimOps  # noqa: E402
 from numba_cases import record_launches  # noqa: E402
 
 
-class SimBackend(NumbaOps, NumpyBackend):
+class SimBackend(CudaDropoutOps, CudaOptimOps, NumpyBackend):
     """The Numba overrides on NumPy arrays (the simulator takes host arrays), the NumPy backend elsewhere."""
 
 

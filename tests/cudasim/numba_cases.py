@@ -7,7 +7,14 @@ from __future__ import annotations
 from optim_cases import (REPRESENTATIVE, STEPS, assert_same_trajectory, optimizer_cases,  # noqa: F401
                           trajectory)
 
+from minitensor.backends.cuda.dropout import CudaDropoutOps
 from minitensor.backends.cuda.numba_kernels import launch
+from minitensor.backends.cuda.optim import CudaOptimOps
+
+
+class NumbaOps(CudaDropoutOps, CudaOptimOps):
+    """The CUDA backend's Numba tier, its dropout and optim families (``backends/cuda/{dropout,optim}.py``),
+    for looking its methods up (a backend composes the two families directly, as ``CudaBackend`` does)."""
 
 
 def record_launches(monkeypatch) -> list[str]:

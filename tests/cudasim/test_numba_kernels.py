@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from minitensor.backends.cuda.numba_kernels import launch
-from minitensor.backends.cuda.numba_ops import NumbaOps
+from minitensor.backends.cuda.optim import CudaOptimOps
 from minitensor.backends.generic.dropout import DropoutOps
 from minitensor.backends.generic.optim import OptimOps
-from numba_cases import (REPRESENTATIVE, STEPS, assert_same_trajectory, call_every_override, optimizer_cases,
+from numba_cases import (NumbaOps, REPRESENTATIVE, STEPS, assert_same_trajectory, call_every_override, optimizer_cases,
                          trajectory)
 
 DTYPES = [np.float32, np.float64]
@@ -31,6 +31,7 @@ def test_overrides_keep_the_base_signatures(sim):
                        "dropout_backward": DropoutOps}.items():
         assert inspect.signature(getattr(NumbaOps, name)) == inspect.signature(getattr(base, name)), name
         assert getattr(type(sim), name) is getattr(NumbaOps, name), name
+    assert type(sim)._fused_kernel is CudaOptimOps._fused_kernel  # the optim front end launches the kernels
 
 
 # ---- optimizer updates ---------------------------------------------------------------------------------

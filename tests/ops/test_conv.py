@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import minitensor as mt
 import minitensor.nn.functional as F
 from minitensor.backends import get_backend
-from minitensor.backends.cpu import backend as cpu_backend
+from minitensor.backends.cpu import conv as cpu_conv
 from minitensor.backends.cpu import numba_kernels
 from minitensor.testing import gradcheck
 
@@ -132,6 +132,46 @@ def test_conv2d_backward_is_the_transpose_of_forward(case, seed):
     np.testing.assert_allclose(gw_alone, gw, rtol=1e-10, atol=1e-10)
 
 
+def im2col_ref(x, kernel, stride, pad, dilation, out_hw, groups):
+    """cols[g, (c, i, j), n, (oh, ow)] = x_pad[n, g*Cg + c, oh*s + i*d, ow*s + j*d], by loops."""
+    n, c, h, wd = x.shape
+    top, bottom, left, right = pad
+    xp = np.zeros((n, c, h + top + bottom, wd + left + right))
+    xp[:, :, top:top + h, left:left + wd] = x
+    cg = c // groups
+    cols = np.zeros((groups, cg * kernel[0] * kernel[1], n, out_hw[0] * out_hw[1]))
+    for g, ci, i, j, b_, r, q in np.ndindex(groups, cg, *kernel, n, *out_hw):
+        cols[g, (ci * kernel[0] + i) * kernel[1] + j, b_, r * out_hw[1] + q] = \
+            xp[b_, g * cg + ci, r * stride[0] + i * dilation[0], q * stride[1] + j * dilation[1]]
+    return cols
+
+
+def hook_backends():
+    """The backends whose index hooks are checked: cpu, and cuda where a GPU is present."""
+    return [get_backend("cpu")] + ([get_backend("cuda")] if mt.cuda.is_available() else [])
+
+
+@SETTINGS
+@given(conv_cases(), st.integers(0, 2**31 - 1))
+def test_conv_index_hooks_match_loops(case, seed):
+    """The two hooks a device overrides with its kernels (ConvOps.im2col and ConvOps.col2im), on every
+    backend: im2col against the loops, and col2im as conv2d's input gradient, <gx, dx> = <gy, conv(dx, w)>."""
+    shape, w_shape, stride, pad, dilation, groups, _ = case
+    rng = np.random.default_rng(seed)
+    x, w, dx = rng.standard_normal(shape), rng.standard_normal(w_shape), rng.standard_normal(shape)
+    y = conv2d_ref(x, w, None, stride, pad, dilation, groups)
+    gy = rng.standard_normal(y.shape)
+    gy2 = np.ascontiguousarray(gy.transpose(0, 2, 3, 1)).reshape(-1, gy.shape[1])
+    along_dx = np.sum(gy * conv2d_ref(dx, w, None, stride, pad, dilation, groups))
+    for B in hook_backends():
+        cols = B.im2col(B.asarray(x), w_shape[2:], stride, pad, dilation, y.shape[2:], groups)
+        np.testing.assert_allclose(B.to_numpy(cols), im2col_ref(x, w_shape[2:], stride, pad, dilation,
+                                                                 y.shape[2:], groups), rtol=0, atol=0)
+        gx = B.to_numpy(B.col2im(B.asarray(gy2), y.shape[2:], B.asarray(w), shape, stride, pad, dilation, groups))
+        assert gx.shape == shape
+        np.testing.assert_allclose(np.sum(gx * dx), along_dx, rtol=1e-10, atol=1e-10)
+
+
 def test_conv2d_backward_skips_what_is_not_needed():
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((1, 2, 5, 5)), rng.standard_normal((3, 2, 3, 3))
@@ -204,9 +244,9 @@ def cpu_paths(numba: bool, chunk_bytes: int | None):
     """The CPU backend with the Numba kernels on or off and im2col chunks of at most ``chunk_bytes``."""
     with ExitStack() as stack:
         if not numba:
-            stack.enter_context(mock.patch.object(numba_kernels, "load", lambda: None))
+            stack.enter_context(mock.patch.object(numba_kernels, "load", lambda *_: None))
         if chunk_bytes is not None:
-            stack.enter_context(mock.patch.object(cpu_backend, "CHUNK_BYTES", chunk_bytes))
+            stack.enter_context(mock.patch.object(cpu_conv, "CHUNK_BYTES", chunk_bytes))
         yield get_backend("cpu")
 
 
@@ -235,7 +275,7 @@ def test_conv2d_layouts_chunks_and_kernels_match_loops(case, seed, x_layout, gy_
     np.testing.assert_allclose(gb, gy.sum(axis=(0, 2, 3)), rtol=1e-12, atol=1e-12)
     assert gx.shape == x.shape and gw.shape == w.shape and gw.flags.c_contiguous
     if groups == 1:
-        assert cpu_backend.is_channels_last(y) and cpu_backend.is_channels_last(gx)
+        assert cpu_conv.is_channels_last(y) and cpu_conv.is_channels_last(gx)
 
 
 def test_conv2d_known_values_in_float32_with_every_path():
@@ -267,7 +307,7 @@ def test_cnn_blocks_gradcheck_through_channels_last_intermediates():
 
     def net(x, w1, b1, w2):
         h = F.max_pool2d(F.relu(F.conv2d(x, w1, b1, padding=1)), 2)
-        assert cpu_backend.is_channels_last(h.array)
+        assert cpu_conv.is_channels_last(h.array)
         return F.conv2d(h, w2, padding=1).flatten(1)
 
     assert gradcheck(net, (x, w1, b1, w2))
@@ -283,7 +323,7 @@ x = mt.randn(2, 3, 8, 8, requires_grad=True)
 F.max_pool2d(F.conv2d(x, mt.randn(4, 3, 3, 3), padding=1), 2).sum().backward()
 assert x.grad.shape == (2, 3, 8, 8)
 from minitensor.backends.cpu import numba_kernels
-assert numba_kernels.load() is None and "numba" not in sys.modules, sorted(sys.modules)
+assert numba_kernels.load("conv") is None and "numba" not in sys.modules, sorted(sys.modules)
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "MINITENSOR_NUMBA": "0",

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import minitensor as mt
 import minitensor.nn.functional as F
 from minitensor.backends import get_backend
-from minitensor.backends.cpu import backend as cpu_backend
+from minitensor.backends.cpu import conv as cpu_conv
 from minitensor.backends.cpu import numba_kernels
 from minitensor.testing import gradcheck
 
@@ -96,7 +96,7 @@ def channels_last(a):
 @contextmanager
 def cpu_paths(numba: bool):
     """The CPU backend with the Numba kernels on, or off as when numba is not installed."""
-    with mock.patch.object(numba_kernels, "load", numba_kernels.load if numba else lambda: None):
+    with mock.patch.object(numba_kernels, "load", numba_kernels.load if numba else lambda *_: None):
         yield get_backend("cpu")
 
 
@@ -164,8 +164,8 @@ def test_max_pool_cpu_paths_match_pytorch_rules(case, seed, data, gy_layout, num
     np.testing.assert_array_equal(idx, idx_ref)
     assert idx.dtype == np.int64
     np.testing.assert_allclose(gx, gx_ref, rtol=1e-12, atol=1e-12)
-    if numba and numba_kernels.load() is not None:  # the kernel ran (not the NumPy body): channels-last out
-        assert cpu_backend.is_channels_last(y) and cpu_backend.is_channels_last(gx)
+    if numba and numba_kernels.load("pooling") is not None:  # the kernel ran (not NumPy): channels-last out
+        assert cpu_conv.is_channels_last(y) and cpu_conv.is_channels_last(gx)
 
 
 @pytest.mark.parametrize("layout", [np.ascontiguousarray, channels_last])

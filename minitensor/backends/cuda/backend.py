@@ -4,8 +4,9 @@ Every op sits in one tier (the design notes, section 4):
 
 - ``CupyBackend`` (this module): the base class's generic bodies with ``xp = cupy`` - arithmetic,
   reductions, shapes, matmul (cuBLAS) - plus the four methods where CuPy's API differs from NumPy's;
-- ``RawKernelOps`` (``raw_ops.py``): the ``.cu`` kernels (convolution, pooling, softmax and losses, ...);
-- ``NumbaOps`` (``numba_ops.py``): the Numba kernels (optimizer updates, dropout).
+- one mixin per op family where a kernel pays, in ``<family>.py``: ``activation``, ``conv``, ``pooling``,
+  ``loss``, ``embedding`` (our ``.cu`` RawKernels, ``kernels/<family>.cu``, through ``rawmodule.py``) and
+  ``dropout``, ``optim`` (Numba kernels, ``numba_kernels/<family>.py``).
 
 A kernel method falls back to ``super()`` for what it does not cover, which lands on the CuPy bodies.
 
@@ -47,12 +48,17 @@ except ImportError as e:  # before the kernel modules import it, so that the err
     raise ImportError(_cupy_import_failure(e)) from e
 
 try:
-    from .numba_ops import NumbaOps
+    from .dropout import CudaDropoutOps
+    from .optim import CudaOptimOps
 except ImportError as e:  # numba-cuda comes with CuPy in the same extras
     if (e.name or "").partition(".")[0] != "numba":
         raise
     raise ImportError(f"CUDA devices need numba-cuda, which cannot be imported ({e}): {INSTALL_HINT}") from e
-from .raw_ops import RawKernelOps  # noqa: E402 (after the checks above)
+from .activation import CudaActivationOps  # noqa: E402 (after the checks above)
+from .conv import CudaConvOps  # noqa: E402
+from .embedding import CudaEmbeddingOps  # noqa: E402
+from .loss import CudaLossOps  # noqa: E402
+from .pooling import CudaPoolOps  # noqa: E402
 
 Array = Any
 
@@ -144,7 +150,8 @@ class CupyBackend(Backend):
 
 
 @_runs_on_own_device
-class CudaBackend(RawKernelOps, NumbaOps, CupyBackend):
+class CudaBackend(CudaActivationOps, CudaConvOps, CudaPoolOps, CudaLossOps, CudaDropoutOps, CudaEmbeddingOps,
+                  CudaOptimOps, CupyBackend):
     """GPU ``index`` (``device("cuda:index")``): the kernel tiers over the CuPy bodies, each method run with
     that GPU current."""
 

@@ -15,11 +15,16 @@ cache keeps the compiled binary across processes. This module imports CuPy only 
 from __future__ import annotations
 
 import functools
+import math
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
+
+from ..compiled import KERNEL_DTYPES
+
+Array = Any
 
 KERNEL_DIR = Path(__file__).parent / "kernels"
 PRELUDE = "common.cu"  # helpers prepended to every file; it declares no kernels
@@ -29,7 +34,7 @@ MAX_BLOCKS = 65535  # more work than THREADS * MAX_BLOCKS items is covered by th
 WARP_SIZE = 32  # common.cu's WARP_SIZE: row kernels take one warp per row
 
 C_TYPES = {"float32": "float", "float64": "double"}  # dtype name -> the C++ type that stands for T
-_FLOATS = ("float32", "float64")
+_FLOATS = tuple(d.name for d in KERNEL_DTYPES)  # float32, float64
 
 
 class KernelFile(NamedTuple):
@@ -37,17 +42,16 @@ class KernelFile(NamedTuple):
     dtypes: tuple[str, ...]  # the dtypes each of them is instantiated for
 
 
-KERNEL_FILES: dict[str, KernelFile] = {
-    "conv.cu": KernelFile(("im2col", "col2im"), _FLOATS),
-    "pool.cu": KernelFile(("max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward",
-                           "avg_pool2d_backward"), _FLOATS),
-    "softmax.cu": KernelFile(("softmax_forward", "log_softmax_forward", "softmax_backward",
-                              "log_softmax_backward", "softmax_cross_entropy_forward",
-                              "softmax_cross_entropy_backward"), _FLOATS),
+KERNEL_FILES: dict[str, KernelFile] = {  # one file per op family, as the backend's <family>.py modules
     "activation.cu": KernelFile(("relu_backward", "leaky_relu_forward", "leaky_relu_backward",
                                  "sigmoid_forward", "sigmoid_backward", "tanh_backward", "gelu_forward",
-                                 "gelu_backward"), _FLOATS),
+                                 "gelu_backward", "softmax_forward", "log_softmax_forward", "softmax_backward",
+                                 "log_softmax_backward"), _FLOATS),
+    "conv.cu": KernelFile(("im2col", "col2im"), _FLOATS),
     "embedding.cu": KernelFile(("embedding_backward",), _FLOATS),
+    "loss.cu": KernelFile(("softmax_cross_entropy_forward", "softmax_cross_entropy_backward"), _FLOATS),
+    "pooling.cu": KernelFile(("max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward",
+                              "avg_pool2d_backward"), _FLOATS),
 }
 _FILE_OF = {template: file for file, entry in KERNEL_FILES.items() for template in entry.templates}
 
@@ -156,3 +160,52 @@ def check_arguments(template: str, dtype: Any, args: tuple[Any, ...]) -> None:
         else:
             assert isinstance(arg, np.generic), f"{where}: needs a NumPy scalar, got {type(arg).__name__}"
         assert arg.dtype == expected[kind], f"{where}: dtype {arg.dtype}, expected {expected[kind]}"
+
+
+# ------------------------------------------------------------------------------- what every family shares
+def longs(*values: int) -> tuple[np.int64, ...]:
+    """Integer kernel arguments: every integer parameter of our kernels is a ``long long``."""
+    return tuple(np.int64(v) for v in values)
+
+
+class RawKernelOps:
+    """The helpers of the family mixins (``activation.py``, ``loss.py``, ``conv.py``, ``pooling.py``,
+    ``embedding.py``): each override has the base method's signature and semantics (the base docstring is
+    the contract) and hands to ``super()`` what its kernel does not cover (dtypes without an instance, mixed
+    dtypes, layouts the kernel does not take). Inputs are made C-contiguous (a copy only when they are
+    not); outputs are allocated by ``self.xp`` (CuPy's memory pool)."""
+
+    xp: Any
+
+    @staticmethod
+    def _fits(template: str, *arrays: Array) -> bool:
+        """All arrays share one dtype and ``template`` is compiled for it."""
+        dtype = arrays[0].dtype
+        return all(a.dtype == dtype for a in arrays) and has_instance(template, dtype)
+
+    def _fits_same_shape(self, template: str, *arrays: Array) -> bool:
+        return self._fits(template, *arrays) and all(a.shape == arrays[0].shape for a in arrays)
+
+    def _elementwise(self, template: str, inputs: Sequence[Array], scalars: tuple[Any, ...] = ()) -> Array:
+        """out = template(inputs...) element by element, for kernels (inputs..., out, n, scalars...)."""
+        xp = self.xp
+        shape, dtype = inputs[0].shape, inputs[0].dtype
+        out = xp.empty(shape, dtype=dtype)
+        launch(template, dtype, out.size,
+               (*(xp.ascontiguousarray(a) for a in inputs), out, np.int64(out.size), *scalars))
+        return out
+
+    def _rowwise(self, template: str, *inputs: Array) -> Array:
+        """out = template(inputs...) row by row over the last axis, for kernels
+        (inputs..., out, rows, cols)."""
+        xp = self.xp
+        shape, dtype = inputs[0].shape, inputs[0].dtype
+        out = xp.empty(shape, dtype=dtype)
+        rows, cols = math.prod(shape[:-1]), shape[-1]
+        launch(template, dtype, rows, (*(xp.ascontiguousarray(a) for a in inputs), out, *longs(rows, cols)),
+               threads_per_item=WARP_SIZE)
+        return out
+
+    @staticmethod
+    def _on_last_axis(x: Array, axis: int) -> bool:
+        return x.ndim >= 1 and axis in (-1, x.ndim - 1)

@@ -4,7 +4,7 @@ Shapes: x (N, C_in, H, W); conv2d weight (C_out, C_in/groups, kH, kW); conv_tran
 (C_in, C_out/groups, kH, kW); bias (C_out,) or None. ``padding`` is (top, bottom, left, right) for
 conv2d (asymmetric "same" padding is resolved by the caller) and (pH, pW) for conv_transpose2d.
 
-Layout. ``_im2col`` copies a strided view of the padded input once, into cols (G, Cg*kH*kW, N, oH*oW);
+Layout. ``im2col`` copies a strided view of the padded input once, into cols (G, Cg*kH*kW, N, oH*oW);
 the copy runs along output rows, which is fast even for one input channel. With P = oH*oW:
 
     forward       y[n, group] (Og, P) = w[group] (Og, Cg*kH*kW) @ cols[group, :, n]   one batched matmul
@@ -50,6 +50,11 @@ def kernel_offsets(kernel: Pair, stride: Pair, dilation: Pair, out_hw: Pair) -> 
             yield i * kernel[1] + j, (Ellipsis, r, c)
 
 
+def channels_last_rows(a: Array) -> Array:
+    """a (N, C, H, W) as rows (N*H*W, C): a view when channels-last in memory, else one transposing copy."""
+    return a.transpose(0, 2, 3, 1).reshape(-1, a.shape[1])
+
+
 def pad_hw(xp: Any, x: Array, padding: Pad4, value: float) -> Array:
     """x (..., H, W) padded by (top, bottom, left, right) with ``value``; x itself when nothing is padded."""
     top, bottom, left, right = padding
@@ -72,7 +77,7 @@ class ConvOps:
         kernel = weight.shape[2:]
         out_hw = tuple(conv_out_len(x.shape[2 + a], kernel[a], stride[a], padding[2 * a] + padding[2 * a + 1],
                                     dilation[a]) for a in range(2))
-        cols = self._im2col(x, kernel, stride, padding, dilation, out_hw, groups)
+        cols = self.im2col(x, kernel, stride, padding, dilation, out_hw, groups)
         return self._conv_from_cols(cols, weight, bias, out_hw)
 
     def conv2d_backward(self, gy: Array, x: Array, weight: Array, stride: Pair, padding: Pad4,
@@ -81,11 +86,11 @@ class ConvOps:
         """-> (gx, gweight, gbias), None where ``needs`` is False."""
         gx = gw = gb = gy2 = None
         if needs[0]:
-            gy2 = self._channels_last_rows(gy)
-            gx = self._col2im_input_grad(gy2, gy.shape[2:], weight, x.shape, stride, padding, dilation,
+            gy2 = channels_last_rows(gy)
+            gx = self.col2im(gy2, gy.shape[2:], weight, x.shape, stride, padding, dilation,
                                          groups)
         if needs[1]:
-            cols = self._im2col(x, weight.shape[2:], stride, padding, dilation, gy.shape[2:], groups)
+            cols = self.im2col(x, weight.shape[2:], stride, padding, dilation, gy.shape[2:], groups)
             gw = self._weight_grad(gy, gy2, cols, weight.shape)
         if needs[2]:
             gb = gy.sum(axis=(0, 2, 3))
@@ -100,7 +105,7 @@ class ConvOps:
         out_hw = tuple((size - 1) * stride[a] - 2 * padding[a] + dilation[a] * (kernel[a] - 1)
                        + output_padding[a] + 1 for a, size in enumerate((h, w)))
         y_shape = (n, weight.shape[1] * groups) + out_hw
-        y = self._col2im_input_grad(self._channels_last_rows(x), (h, w), weight, y_shape, stride,
+        y = self.col2im(channels_last_rows(x), (h, w), weight, y_shape, stride,
                                     _symmetric(padding), dilation, groups)
         if bias is not None:
             y += bias[:, None, None]
@@ -115,7 +120,7 @@ class ConvOps:
         gx = gw = gb = None
         if needs[0] or needs[1]:
             hw = x.shape[2:]
-            cols = self._im2col(gy, weight.shape[2:], stride, _symmetric(padding), dilation, hw, groups)
+            cols = self.im2col(gy, weight.shape[2:], stride, _symmetric(padding), dilation, hw, groups)
             if needs[0]:
                 gx = self._conv_from_cols(cols, weight, None, hw)
             if needs[1]:
@@ -124,8 +129,8 @@ class ConvOps:
             gb = gy.sum(axis=(0, 2, 3))
         return gx, gw, gb
 
-    # ------------------------------------------------------------------------------ shared helpers
-    def _im2col(self, x: Array, kernel: Sequence[int], stride: Pair, padding: Pad4, dilation: Pair,
+    # ------------------------------------- the index hooks a device overrides with its kernels
+    def im2col(self, x: Array, kernel: Sequence[int], stride: Pair, padding: Pad4, dilation: Pair,
                 out_hw: Sequence[int], groups: int) -> Array:
         """cols (G, Cg*kH*kW, N, oH*oW): cols[g, (c, i, j), n, (oh, ow)] = x_pad[n, g*Cg + c,
         oh*s + i*d, ow*s + j*d], made by one copy of a strided view of the padded input."""
@@ -137,6 +142,7 @@ class ConvOps:
             (s_c, dilation[0] * s_h, dilation[1] * s_w, s_n, stride[0] * s_h, stride[1] * s_w))
         return windows.reshape(groups, c // groups * kernel[0] * kernel[1], n, out_hw[0] * out_hw[1])  # one copy
 
+    # ------------------------------------------------------------------------------ shared helpers
     def _conv_from_cols(self, cols: Array, weight: Array, bias: Array | None, out_hw: Sequence[int]
                         ) -> Array:
         """y (N, C_out, oH, oW) = w[group] @ cols[group, :, n] for every (n, group), in one matmul call."""
@@ -146,10 +152,6 @@ class ConvOps:
         if bias is not None:
             y += bias[:, None, None]
         return y
-
-    def _channels_last_rows(self, g: Array) -> Array:
-        """g (N, C, H, W) as g2 (N*H*W, C) (a copy unless g is channels-last in memory already)."""
-        return g.transpose(0, 2, 3, 1).reshape(-1, g.shape[1])
 
     def _weight_grad(self, gy: Array, gy2: Array | None, cols: Array, weight_shape: Sequence[int]) -> Array:
         """gw[o, (c, i, j)] = sum_{n, p} gy[n, o, p] cols[group(o), (c, i, j), n, p], (C_out, Cg, kH, kW):
@@ -165,7 +167,7 @@ class ConvOps:
             gw = per_item.sum(axis=0)
         return gw.reshape(weight_shape)
 
-    def _col2im_input_grad(self, gy2: Array, gy_hw: Sequence[int], weight: Array, x_shape: Sequence[int],
+    def col2im(self, gy2: Array, gy_hw: Sequence[int], weight: Array, x_shape: Sequence[int],
                            stride: Pair, padding: Pad4, dilation: Pair, groups: int) -> Array:
         """gx (N, C, H, W) of conv2d: for each kernel offset k, the GEMM gy2 @ w[:, :, k] is added into
         the channels-last padded gradient at the positions that offset read; one copy to NCHW at the end."""

@@ -13,7 +13,9 @@ when ``maximize`` or (coupled) weight decay changes it.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
+
+from ..compiled import flat, kernel_fits
 
 Array = Any
 
@@ -267,3 +269,73 @@ class OptimOps:
             ax += scratch
         else:
             xp.copyto(ax, param)
+
+class FusedOptimOps(OptimOps):
+    """The one front end of the fused updates (the CPU's Numba loops, the CUDA Numba kernels): each update is
+    one compiled loop over the elements, written in ``backends/optim_elements.py``.
+
+    A backend overrides ``_fused_kernel(name)`` to hand back its loop for "sgd", "adam", "rmsprop" or
+    "adagrad" (called with flat arrays and scalars), or None when it has none (Numba absent). The scalars
+    reach the loop precomputed and rounded to the array's dtype (as NumPy rounds a Python float operand),
+    booleans as ``bool``; an absent state array is replaced by ``grad``, which the loop then leaves alone.
+    Arrays the loops do not cover (``compiled.kernel_fits``: a transposed or broadcast gradient, float16)
+    take the NumPy body through ``super()``."""
+
+    def _fused_kernel(self, name: str) -> Callable[..., None] | None:
+        return None
+
+    def _fused(self, name: str, *arrays: Array) -> Callable[..., None] | None:
+        """The loop ``name`` when it covers ``arrays``, else None."""
+        loop = self._fused_kernel(name)
+        return loop if loop is not None and kernel_fits(*arrays) else None
+
+    def sgd_update(self, param: Array, grad: Array, momentum_buf: Array | None, lr: float, momentum: float,
+                   dampening: float, nesterov: bool, weight_decay: float, maximize: bool,
+                   first_step: bool) -> None:
+        buf = momentum_buf if momentum != 0 else grad
+        loop = self._fused("sgd", param, grad, buf)
+        if loop is None:
+            return super().sgd_update(param, grad, momentum_buf, lr, momentum, dampening, nesterov,
+                                      weight_decay, maximize, first_step)
+        t = param.dtype.type
+        loop(flat(param), flat(grad), flat(buf), t(lr), t(momentum), t(1 - dampening), t(weight_decay),
+             bool(nesterov), bool(maximize), bool(first_step))
+
+    def adam_update(self, param: Array, grad: Array, exp_avg: Array, exp_avg_sq: Array,
+                    max_exp_avg_sq: Array | None, step: int, lr: float, beta1: float, beta2: float,
+                    eps: float, weight_decay: float, amsgrad: bool, decoupled_weight_decay: bool,
+                    maximize: bool) -> None:
+        v_max = max_exp_avg_sq if amsgrad else grad
+        loop = self._fused("adam", param, grad, exp_avg, exp_avg_sq, v_max)
+        if loop is None:
+            return super().adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1,
+                                       beta2, eps, weight_decay, amsgrad, decoupled_weight_decay, maximize)
+        t = param.dtype.type
+        param_decay = 1 - lr * weight_decay if decoupled_weight_decay else 1.0
+        coupled_weight_decay = 0.0 if decoupled_weight_decay else weight_decay
+        loop(flat(param), flat(grad), flat(exp_avg), flat(exp_avg_sq), flat(v_max), t(lr / (1 - beta1 ** step)),
+             t(beta1), t(1 - beta1), t(beta2), t(1 - beta2), t(math.sqrt(1 - beta2 ** step)), t(eps),
+             t(coupled_weight_decay), t(param_decay), bool(amsgrad), bool(maximize))
+
+    def rmsprop_update(self, param: Array, grad: Array, square_avg: Array, momentum_buf: Array | None,
+                       grad_avg: Array | None, lr: float, alpha: float, eps: float, weight_decay: float,
+                       momentum: float, centered: bool, maximize: bool) -> None:
+        buf = momentum_buf if momentum > 0 else grad
+        gbar = grad_avg if centered else grad
+        loop = self._fused("rmsprop", param, grad, square_avg, buf, gbar)
+        if loop is None:
+            return super().rmsprop_update(param, grad, square_avg, momentum_buf, grad_avg, lr, alpha, eps,
+                                          weight_decay, momentum, centered, maximize)
+        t = param.dtype.type
+        loop(flat(param), flat(grad), flat(square_avg), flat(buf), flat(gbar), t(lr), t(alpha), t(1 - alpha),
+             t(eps), t(weight_decay), t(momentum), bool(centered), bool(maximize))
+
+    def adagrad_update(self, param: Array, grad: Array, state_sum: Array, step: int, lr: float,
+                       lr_decay: float, weight_decay: float, eps: float, maximize: bool) -> None:
+        loop = self._fused("adagrad", param, grad, state_sum)
+        if loop is None:
+            return super().adagrad_update(param, grad, state_sum, step, lr, lr_decay, weight_decay, eps,
+                                          maximize)
+        t = param.dtype.type
+        loop(flat(param), flat(grad), flat(state_sum), t(lr / (1 + (step - 1) * lr_decay)), t(eps),
+             t(weight_decay), bool(maximize))

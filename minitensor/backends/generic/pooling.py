@@ -23,6 +23,20 @@ def pool_out_len(size: int, kernel: int, stride: int, pad: int, dilation: int, c
     return out
 
 
+def pool_geometry(x_shape: tuple[int, ...], kernel_size: Pair, stride: Pair, padding: Pair,
+                  dilation: Pair, ceil_mode: bool) -> dict[str, Any]:
+    """Output size and the (top, bottom, left, right) padding that every window needs: the given
+    padding before, and after only as much as the last (ceil-mode) window reaches past the input."""
+    out_hw, after = [], []
+    for a in range(2):
+        size = x_shape[2 + a]
+        out = pool_out_len(size, kernel_size[a], stride[a], padding[a], dilation[a], ceil_mode)
+        reach = (out - 1) * stride[a] + dilation[a] * (kernel_size[a] - 1) + 1
+        out_hw.append(out)
+        after.append(max(reach - padding[a] - size, 0))
+    return {"out_hw": tuple(out_hw), "padding": (padding[0], after[0], padding[1], after[1])}
+
+
 class PoolOps:
     xp: Any
     index_add: Callable[..., Array]  # from ShapeOps: out[index] += src with repeats accumulating
@@ -34,7 +48,7 @@ class PoolOps:
         Ties go to the first element in scan order (row by row) and a NaN wins, the last NaN if several,
         as in PyTorch; padding is -inf (an integer dtype's lowest value) and never chosen."""
         xp = self.xp
-        geometry = self._geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode)
+        geometry = pool_geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode)
         lowest = -float("inf") if x.dtype.kind == "f" else xp.iinfo(x.dtype).min  # integers pool too
         xpad = pad_hw(xp, x, geometry["padding"], lowest)
         n_offsets = kernel_size[0] * kernel_size[1]
@@ -82,7 +96,7 @@ class PoolOps:
     def avg_pool2d(self, x: Array, kernel_size: Pair, stride: Pair, padding: Pair, ceil_mode: bool,
                    count_include_pad: bool, divisor_override: int | None) -> Array:
         """y = (sum of the window over the zero-padded input) / divisor; see ``_avg_divisor``."""
-        geometry = self._geometry(x.shape, kernel_size, stride, padding, (1, 1), ceil_mode)
+        geometry = pool_geometry(x.shape, kernel_size, stride, padding, (1, 1), ceil_mode)
         xpad = pad_hw(self.xp, x, geometry["padding"], 0)
         total = None
         for _, index in kernel_offsets(kernel_size, stride, (1, 1), geometry["out_hw"]):
@@ -101,7 +115,7 @@ class PoolOps:
                             stride: Pair, padding: Pair, ceil_mode: bool,
                             count_include_pad: bool, divisor_override: int | None) -> Array:
         """Each window's gy / divisor added to every position of the window (padding cut off after)."""
-        geometry = self._geometry(x_shape, kernel_size, stride, padding, (1, 1), ceil_mode)
+        geometry = pool_geometry(x_shape, kernel_size, stride, padding, (1, 1), ceil_mode)
         top, bottom, left, right = geometry["padding"]
         n, c, h, w = x_shape
         share = gy / self._avg_divisor(x_shape, kernel_size, stride, padding, gy.shape[2:],
@@ -123,19 +137,6 @@ class PoolOps:
         return self._matmul_hw(gy, a_h.T, a_w.T)
 
     # ------------------------------------------------------------------------------ helpers
-    def _geometry(self, x_shape: tuple[int, ...], kernel_size: Pair, stride: Pair, padding: Pair,
-                  dilation: Pair, ceil_mode: bool) -> dict[str, Any]:
-        """Output size and the (top, bottom, left, right) padding that every window needs: the given
-        padding before, and after only as much as the last (ceil-mode) window reaches past the input."""
-        out_hw, after = [], []
-        for a in range(2):
-            size = x_shape[2 + a]
-            out = pool_out_len(size, kernel_size[a], stride[a], padding[a], dilation[a], ceil_mode)
-            reach = (out - 1) * stride[a] + dilation[a] * (kernel_size[a] - 1) + 1
-            out_hw.append(out)
-            after.append(max(reach - padding[a] - size, 0))
-        return {"out_hw": tuple(out_hw), "padding": (padding[0], after[0], padding[1], after[1])}
-
     def _first_valid_offsets(self, in_hw: tuple[int, ...], kernel_size: Pair, stride: Pair, padding: Pair,
                              dilation: Pair, out_hw: Pair, dtype: Any) -> tuple[Array, Array]:
         """(first, empty), both (oH, oW): the scan-order offset i0*kW + j0 of each window's first element

@@ -1,5 +1,6 @@
-"""Optional Numba-compiled CPU kernels for the NumPy backend: ``conv_pool.py`` (col2im, max pooling) and
-``optim.py`` (the optimizer updates, one loop each; ``cpu/optim.py``'s ``FusedOptimOps`` calls them).
+"""Optional Numba-compiled CPU kernels for the NumPy backend, one module per family: ``conv.py`` (col2im),
+``pooling.py`` (max pooling) and ``optim.py`` (the optimizer updates, one loop each). The CPU's own
+``<family>.py`` calls them; the only Numba imports on the CPU live in this folder.
 
 Nothing here imports numba at ``import minitensor``: the kernels' module is imported at its first use,
 and without Numba (or with ``MINITENSOR_NUMBA=0`` in the environment) the backend runs its NumPy bodies.
@@ -15,7 +16,7 @@ from types import ModuleType
 
 
 @functools.cache
-def load(module: str = "conv_pool") -> ModuleType | None:
+def load(module: str) -> ModuleType | None:
     """The kernels' module ``module`` of this package, imported once; None when numba is absent or
     MINITENSOR_NUMBA=0."""
     if os.environ.get("MINITENSOR_NUMBA", "1") == "0":

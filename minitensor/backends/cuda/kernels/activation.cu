@@ -85,3 +85,59 @@ __global__ void gelu_backward(const T* __restrict__ gy, const T* __restrict__ x,
         gx[e] = gy[e] * slope;
     }
 }
+
+// Row-wise softmax and log-softmax over a contiguous (rows, cols) array: one warp per row, the max and the
+// sum of exponentials reduced with warp shuffles (common.cu's row_max_and_sum), then one more pass that
+// writes the row.
+
+// y = exp(x - m) / s.
+template <typename T>
+__global__ void softmax_forward(const T* __restrict__ x, T* __restrict__ y, long long rows, long long cols) {
+    for (long long r = first_warp(); r < rows; r += warp_stride()) {
+        T m, s;
+        row_max_and_sum(x + r * cols, cols, m, s);
+        for (long long c = lane_id(); c < cols; c += WARP_SIZE)
+            y[r * cols + c] = math_exp(x[r * cols + c] - m) / s;
+    }
+}
+
+// y = (x - m) - log(s).
+template <typename T>
+__global__ void log_softmax_forward(const T* __restrict__ x, T* __restrict__ y, long long rows,
+                                    long long cols) {
+    for (long long r = first_warp(); r < rows; r += warp_stride()) {
+        T m, s;
+        row_max_and_sum(x + r * cols, cols, m, s);
+        const T log_s = math_log(s);
+        for (long long c = lane_id(); c < cols; c += WARP_SIZE)
+            y[r * cols + c] = (x[r * cols + c] - m) - log_s;
+    }
+}
+
+// gx = gy * y - y * sum(gy * y).
+template <typename T>
+__global__ void softmax_backward(const T* __restrict__ gy, const T* __restrict__ y, T* __restrict__ gx,
+                                 long long rows, long long cols) {
+    for (long long r = first_warp(); r < rows; r += warp_stride()) {
+        const long long start = r * cols;
+        T dot = T(0);
+        for (long long c = lane_id(); c < cols; c += WARP_SIZE) dot += gy[start + c] * y[start + c];
+        dot = warp_sum(dot);
+        for (long long c = lane_id(); c < cols; c += WARP_SIZE)
+            gx[start + c] = gy[start + c] * y[start + c] - y[start + c] * dot;
+    }
+}
+
+// gx = gy - exp(y) * sum(gy), y being the log-probabilities.
+template <typename T>
+__global__ void log_softmax_backward(const T* __restrict__ gy, const T* __restrict__ y, T* __restrict__ gx,
+                                     long long rows, long long cols) {
+    for (long long r = first_warp(); r < rows; r += warp_stride()) {
+        const long long start = r * cols;
+        T total = T(0);
+        for (long long c = lane_id(); c < cols; c += WARP_SIZE) total += gy[start + c];
+        total = warp_sum(total);
+        for (long long c = lane_id(); c < cols; c += WARP_SIZE)
+            gx[start + c] = gy[start + c] - math_exp(y[start + c]) * total;
+    }
+}

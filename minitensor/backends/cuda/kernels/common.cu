@@ -56,3 +56,14 @@ __device__ inline T warp_max(T v) {  // fmax ignores NaN; a NaN in a row still r
         v = math_fmax(v, __shfl_xor_sync(0xffffffffu, v, offset));
     return v;
 }
+
+// m = max(row) and s = sum(exp(row - m)) of row x[0..cols), the same in every lane of the warp.
+template <typename T>
+__device__ inline void row_max_and_sum(const T* x, long long cols, T& m, T& s) {
+    m = -positive_infinity<T>();
+    for (long long c = lane_id(); c < cols; c += WARP_SIZE) m = math_fmax(m, x[c]);
+    m = warp_max(m);
+    s = T(0);
+    for (long long c = lane_id(); c < cols; c += WARP_SIZE) s += math_exp(x[c] - m);
+    s = warp_sum(s);
+}

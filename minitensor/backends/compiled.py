@@ -1,0 +1,31 @@
+"""What our compiled kernels cover, one definition for both devices: the CPU's Numba loops
+(``cpu/numba_kernels/``), the CUDA RawKernels (``cuda/kernels/``) and Numba kernels (``cuda/numba_kernels/``).
+
+Each is compiled for ``KERNEL_DTYPES`` only; the flat kernels (optimizer updates, dropout) also need
+C-contiguous arrays of one shape, which ``kernel_fits`` checks. Anything else goes to the generic body.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+Array = Any
+
+KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def kernel_fits(first: Array, *others: Array) -> bool:
+    """Whether a flat kernel covers these arrays: C-contiguous (it walks flat views), one shape, one dtype
+    among ``KERNEL_DTYPES``."""
+    if first.dtype not in KERNEL_DTYPES or not first.flags.c_contiguous:
+        return False
+    for a in others:  # a loop, not all(generator): this runs once per parameter per step
+        if a.dtype != first.dtype or a.shape != first.shape or not a.flags.c_contiguous:
+            return False
+    return True
+
+
+def flat(a: Array) -> Array:
+    """The 1-D view of a C-contiguous array (no copy, so a kernel's writes land in ``a``)."""
+    return a.reshape(-1)
