@@ -333,7 +333,7 @@ def blas_threads(threads: int | None) -> Iterator[None]:
 
 
 def machine_info(devices: Sequence[mt.device]) -> dict[str, Any]:
-    """Where the figures were measured; CuPy is imported only when a GPU was measured."""
+    """Where the figures were measured; the GPU's name and CuPy's version only when a GPU was measured."""
     info: dict[str, Any] = {
         "date": datetime.now().astimezone().isoformat(timespec="seconds"),
         "platform": platform.platform(), "processor": platform.processor() or platform.machine(),
@@ -342,9 +342,9 @@ def machine_info(devices: Sequence[mt.device]) -> dict[str, Any]:
         "minitensor": mt.__version__,
     }
     if any(d.type == "cuda" for d in devices):
-        import cupy  # present: a cuda device was measured
-        info["gpu"] = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
-        info["cupy"] = cupy.__version__
+        info["gpu"] = mt.cuda.get_device_name()
+        # the installed CuPy distribution (cupy-cuda12x, ...), read without importing cupy here
+        info["cupy"] = importlib.metadata.version(importlib.metadata.packages_distributions()["cupy"][0])
     return info
 
 

@@ -16,9 +16,10 @@ from .functional import *  # noqa: F401,F403  (add, exp, sum, cat, where, ... as
 from .functional import abs, all, any, max, min, round, sum  # noqa: F401
 from .backends.blas import get_num_threads, set_num_threads
 from .random import initial_seed, manual_seed, seed
-from .tensor import (Tensor, arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
-                     ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
-                     tensor, zeros, zeros_like)
+from .tensor import Tensor
+from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
+                       ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, zeros,
+                       zeros_like)
 from . import datasets, nn, optim, utils  # noqa: E402  (after Tensor: these build on it)
 from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402

@@ -25,7 +25,8 @@ from typing import IO, Any
 import numpy as np
 
 from .device import as_device, cpu, device
-from .tensor import Tensor, from_numpy
+from .tensor import Tensor
+from .creation import from_numpy
 from .utils._files import atomic_write, remove_stale_temporaries
 
 _FORMAT, _VERSION = "minitensor", 1

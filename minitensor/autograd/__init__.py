@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-import minitensor.tensor as _tensor_mod
+import minitensor.tensor as _tensor_mod  # first: creation builds on Tensor
+import minitensor.creation as _creation  # noqa: I001
 
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import _accumulate_leaf_grad, run_backward
@@ -23,7 +24,7 @@ def _seed_grads(tensors: Sequence[Any], grads: Sequence[Any] | None) -> list[Any
             out.append(t._device.backend.ones(t.shape, t.array.dtype))
             continue
         if not isinstance(g, _tensor_mod.Tensor):
-            g = _tensor_mod.as_tensor(g, dtype=t.dtype, device=t.device)
+            g = _creation.as_tensor(g, dtype=t.dtype, device=t.device)
         if g.shape != t.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
                                f"output[{i}] has a shape of {tuple(t.shape)}.")
@@ -73,7 +74,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     result = []
     for t, g in zip(inputs, arrays):
         if g is None:
-            result.append(_tensor_mod.zeros_like(t) if materialize_grads else None)
+            result.append(_creation.zeros_like(t) if materialize_grads else None)
         else:
             g = g if g.shape == t.shape else t._device.backend.sum_to_shape(g, t.shape)
             result.append(_tensor_mod._wrap(g, t._device))

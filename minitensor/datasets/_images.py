@@ -6,7 +6,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..tensor import Tensor, from_numpy
+from ..tensor import Tensor
+from ..creation import from_numpy
 from ..utils.data.dataset import BatchFetcher, Dataset
 
 Transform = Callable[[Any], Any]

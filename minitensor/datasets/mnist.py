@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..tensor import from_numpy
+from ..creation import from_numpy
 from ._images import ImageClassificationDataset, Transform, fixed_split_rows
 from .download import download_file
 from .idx import IDXFormatError, read_idx

@@ -6,7 +6,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import dtypes as _dt
-from ..tensor import Tensor, _wrap, as_tensor
+from ..tensor import Tensor, _wrap
+from ..creation import as_tensor
 
 SCALARS = (int, float, bool)
 

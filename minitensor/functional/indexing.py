@@ -22,7 +22,8 @@ import numpy as np
 
 from ..autograd.function import Function, IndexedGrad, ViewFunction
 from ..autograd.grad_mode import state
-from ..tensor import Tensor, _bump_version, as_tensor
+from ..tensor import Tensor, _bump_version
+from ..creation import as_tensor
 from ._util import SCALARS, out_of_range, write_error
 from .inplace import detach_saved_from
 

@@ -13,7 +13,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..autograd.grad_mode import state
-from ..tensor import Tensor, _bump_version, as_tensor
+from ..tensor import Tensor, _bump_version
+from ..creation import as_tensor
 from ._util import write_error
 
 __all__ = ["inplace", "copy_"]

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from ..autograd.function import Function
-from ..tensor import Tensor, as_tensor
+from ..tensor import Tensor
+from ..creation import as_tensor
 from ._util import promote
 
 __all__ = ["mse_loss", "l1_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",

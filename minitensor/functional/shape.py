@@ -9,7 +9,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..autograd.function import Function, ViewFunction
-from ..tensor import Tensor, as_tensor
+from ..tensor import Tensor
+from ..creation import as_tensor
 from ._util import broadcast_error, norm_dim, out_of_range, promote
 
 __all__ = ["reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose", "swapaxes", "permute",

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..autograd.function import Function
-from ..tensor import Tensor, as_tensor
+from ..tensor import Tensor
+from ..creation import as_tensor
 
 __all__ = ["embedding"]
 

@@ -13,7 +13,8 @@ import numpy as np
 
 from ..autograd import no_grad
 from ..functional import where
-from ..tensor import Tensor, randn
+from ..tensor import Tensor
+from ..creation import randn
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_"]

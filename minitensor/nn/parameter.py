@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tensor import Tensor, _wrap, empty
+from ..tensor import Tensor, _wrap
+from ..creation import empty
 
 
 class Parameter(Tensor):

@@ -15,7 +15,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 from .. import dtypes as _dt
 from ..autograd import enable_grad, zero_grads
-from ..tensor import Tensor, _bump_version, tensor, zeros_like
+from ..tensor import Tensor, _bump_version
+from ..creation import tensor, zeros_like
 
 ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
 

@@ -37,10 +37,8 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
     if kind in _HOST:
         array, dev = np.from_dlpack(ext_tensor), cpu
     elif kind in _CUDA:
-        from .. import cuda
-        cp = cuda._cupy()  # the clear error when this machine has no usable GPU
-        with cp.cuda.Device(index):  # the producer syncs with the current stream of its own device
-            array = cp.from_dlpack(ext_tensor)
+        from ..backends.cuda.runtime import array_from_dlpack  # the clear error without a usable GPU
+        array = array_from_dlpack(ext_tensor, index)  # the producer syncs with that device's current stream
         dev = device("cuda", index)
     else:
         raise BufferError(f"from_dlpack(): DLPack device type {kind} is neither host nor CUDA memory")

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import minitensor as mt
+from minitensor.backends.cuda import runtime as cuda_runtime
 from minitensor.tensor import _wrap
 from minitensor.utils.data import DataLoader, Dataset, TensorDataset
 
@@ -292,7 +293,7 @@ def test_device_cpu_yields_the_same_batches(workers):
 
 # ------------------------------------------------------- the device loader's protocol, on a fake CuPy
 class FakeCupy(types.ModuleType):
-    """The few CuPy calls ``_CudaPrefetcher`` makes, logging what runs on which stream. Events are done
+    """The few CuPy calls ``CudaPrefetcher`` makes, logging what runs on which stream. Events are done
     unless ``pending`` is set, so that a test can hold copies "in flight"."""
 
     def __init__(self):
@@ -359,8 +360,8 @@ def fake_cupy(monkeypatch):
 
     def is_pinned(a):
         return any(r() is not None and (r() is a or r() is a.base) for r in pinned)
-    monkeypatch.setattr(mt.cuda, "_pinned_copy", pinned_copy)
-    monkeypatch.setattr(mt.cuda, "_is_pinned", is_pinned)
+    monkeypatch.setattr(cuda_runtime, "pinned_copy", pinned_copy)
+    monkeypatch.setattr(cuda_runtime, "is_pinned", is_pinned)
     fake.live_pinned = lambda: sum(r() is not None for r in pinned)
     return fake
 

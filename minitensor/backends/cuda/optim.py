@@ -9,7 +9,8 @@ wait, still without blocking the host. The older CAI path synchronised the host 
 every launch (``NUMBA_CUDA_ARRAY_INTERFACE_SYNC=1``, the default), which is why ``numba-cuda>=0.30`` is
 pinned. To verify on a GPU: ``tests/cuda/test_cuda_numba_ops.py`` queues a two-second kernel, then 500 updates
 (and a whole optimizer step), and checks that the host gets past them while the kernel still runs
-(``cupy.cuda.Event().query()`` is False); or profile a training step with ``nsys profile --trace=cuda python train.py`` and check that
+(``cupy.cuda.Event().query()`` is False); or profile a training step with ``nsys profile --trace=cuda python
+train.py`` and check that
 ``cudaStreamSynchronize`` / ``cuStreamSynchronize`` calls do not grow with the number of steps.
 """
 from __future__ import annotations

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 from ... import dtypes as _dt
-from ...tensor import Tensor, empty, ones, tensor, zeros
+from ...tensor import Tensor
+from ...creation import empty, ones, tensor, zeros
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module

@@ -4,7 +4,8 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from ...tensor import Tensor, empty
+from ...tensor import Tensor
+from ...creation import empty
 from .. import functional as F, init
 from ..parameter import Parameter
 from .linear import reset_bias_from_fan_in

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ...tensor import Tensor, empty
+from ...tensor import Tensor
+from ...creation import empty
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module

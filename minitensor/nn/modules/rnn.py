@@ -20,7 +20,8 @@ import warnings
 from typing import Any, Callable, Sequence
 
 from ...functional import cat, stack
-from ...tensor import Tensor, empty, zeros
+from ...tensor import Tensor
+from ...creation import empty, zeros
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module

@@ -7,7 +7,8 @@ from typing import Iterable
 from ... import dtypes as _dt
 from ...autograd import no_grad
 from ...functional import stack
-from ...tensor import Tensor, tensor
+from ...tensor import Tensor
+from ...creation import tensor
 
 _Parameters = Tensor | Iterable[Tensor]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ...tensor import randint
+from ...creation import randint
 
 GeneratorLike = Any  # None | int | np.random.Generator
 

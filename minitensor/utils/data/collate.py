@@ -22,7 +22,8 @@ import numpy as np
 
 from ... import functional as _F
 from ...dtypes import float64
-from ...tensor import Tensor, from_numpy, tensor
+from ...tensor import Tensor
+from ...creation import from_numpy, tensor
 
 _UNSUPPORTED = ("default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
                 "found {}")

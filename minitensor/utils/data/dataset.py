@@ -16,7 +16,8 @@ from typing import Any, Callable, Generic, Iterable, Sequence, TypeVar
 
 import numpy as np
 
-from ...tensor import Tensor, from_numpy
+from ...tensor import Tensor
+from ...creation import from_numpy
 from ._rng import GeneratorLike, active_generator, resolve_generator
 
 T_co = TypeVar("T_co", covariant=True)

@@ -1,0 +1,275 @@
+"""The creation functions: ``tensor``, ``as_tensor``, ``from_numpy``, ``zeros``, ``ones``, ``empty``, ``full``,
+``arange``, ``linspace``, ``eye``, the ``*_like`` forms and the random ``rand*`` draws (PyTorch's names and
+dtype inference; ``minitensor`` re-exports them all)."""
+from __future__ import annotations
+
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import dtypes as _dt
+from .device import as_device, cpu, device
+from .tensor import Tensor, _wrap
+from .tensor_methods import sizes_of as _sizes
+
+
+def _new_shape(args: tuple) -> tuple[int, ...]:
+    """The size arguments of a creation function, none negative (PyTorch's error); a non-integer size is
+    left to the array library's TypeError (one ``min`` keeps this off the creation hot path)."""
+    shape = _sizes(args)
+    if shape and min(shape) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
+    return shape
+
+
+def _infer_numpy(data: Any, dtype: Any = None) -> np.ndarray:
+    """An ndarray for ``data`` with PyTorch's inference: Python floats give the default float dtype. With a
+    ``dtype`` asked for, the values are kept at full precision for the one cast to it (0.1 as float64 stays
+    the float64 0.1, not a float32 rounding of it)."""
+    if isinstance(data, Tensor):
+        return data._device.backend.to_numpy(data.array)
+    if isinstance(data, (np.ndarray, np.generic)):
+        return np.asarray(data)
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        data = [_infer_numpy(x) for x in data]
+    try:
+        arr = np.asarray(data)
+    except ValueError:  # NumPy 2 refuses ragged nested sequences outright
+        raise ValueError(f"could not make a tensor from {type(data).__name__}: the nested sequences have "
+                         "different lengths") from None
+    if dtype is not None and arr.dtype.kind != "O":
+        return arr
+    if arr.dtype == np.float64:
+        arr = arr.astype(_dt.get_default_dtype().np)
+    elif arr.dtype.kind in "iu" and arr.dtype != np.int64 and not isinstance(data, np.ndarray):
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind == "O":
+        raise TypeError(f"could not make a tensor from {type(data).__name__}: ragged or non-numeric data")
+    return arr
+
+
+def _finish(host_or_array: Any, dtype: Any, dev: device, requires_grad: bool, copy: bool) -> Tensor:
+    backend = dev.backend
+    np_dtype = None if dtype is None else _dt.as_dtype(dtype).np
+    a = host_or_array
+    if np_dtype is not None and a.dtype != np_dtype:
+        a = a.astype(np_dtype)
+        copy = False
+    _dt.from_numpy_dtype(a.dtype)  # refuses unsupported dtypes with a clear message
+    if isinstance(a, np.ndarray) and dev is not cpu:
+        a = backend.asarray(a)
+        copy = False
+    if copy:
+        a = backend.copy(a)
+    t = _wrap(a, dev)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested sequences, scalars, arrays or tensors)."""
+    dev = as_device(device) if device is not None else (
+        data._device if isinstance(data, Tensor) else cpu)
+    src = data.array if isinstance(data, Tensor) and data._device is dev else _infer_numpy(data, dtype)
+    return _finish(src, dtype, dev, requires_grad, copy=True)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """Like ``tensor`` but shares memory where dtype and device allow."""
+    if isinstance(data, Tensor) and (dtype is None or _dt.as_dtype(dtype).np == data.array.dtype) and \
+            (device is None or as_device(device) is data._device):
+        return data
+    dev = as_device(device) if device is not None else (
+        data._device if isinstance(data, Tensor) else cpu)
+    src = data.array if isinstance(data, Tensor) and data._device is dev else _infer_numpy(data, dtype)
+    return _finish(src, dtype, dev, False, copy=False)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A CPU tensor sharing ``array``'s memory and dtype."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    _dt.from_numpy_dtype(array.dtype)
+    return _wrap(array, cpu)
+
+
+def _factory(fill: str, size: tuple, dtype: Any, device: Any, requires_grad: bool,
+             value: Any = None) -> Tensor:
+    dev = as_device(device)
+    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+    shape = _new_shape(size)
+    b = dev.backend
+    if fill == "full":
+        a = b.full(shape, value, dt.np)
+    else:
+        a = getattr(b, fill)(shape, dt.np)
+    t = _wrap(a, dev)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _factory("zeros", size, dtype, device, requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _factory("ones", size, dtype, device, requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _factory("empty", size, dtype, device, requires_grad)
+
+
+def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """Filled with ``fill_value``; the dtype follows the value (bool, int64, default float) when not given."""
+    if dtype is None:
+        dtype = _dt._DEFAULT_BY_CATEGORY[_dt.scalar_category(fill_value)]
+    return _factory("full", (tuple(size),), dtype, device, requires_grad, fill_value)
+
+
+def _like(t: Tensor, dtype: Any, device: Any) -> tuple[Any, Any]:
+    return (dtype or t.dtype), (device or t._device)
+
+
+def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return zeros(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return ones(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return empty(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return full(input.shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    """[start, end) in steps; int64 when every bound is an integer, else the default float dtype."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        category = max(_dt.scalar_category(v) for v in (start, end, step))
+        dtype = _dt._DEFAULT_BY_CATEGORY[max(category, 1)]
+    bounds = float(start), float(end), float(step)
+    if bounds[2] == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if not (np.isfinite(bounds[0]) and np.isfinite(bounds[1])):
+        raise RuntimeError(f"arange: unsupported range: {start} -> {end}")
+    if (bounds[1] - bounds[0]) * bounds[2] < 0:
+        raise RuntimeError(f"arange: upper bound and larger bound inconsistent with step sign (start={start}, "
+                           f"end={end}, step={step})")
+    dt = _dt.as_dtype(dtype)
+    dev = as_device(device)
+    t = _wrap(dev.backend.arange(start, end, step, dt.np), dev)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``steps`` points from start to end; integer dtypes truncate toward zero, as PyTorch does."""
+    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+    steps = operator.index(steps)
+    if steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+    if dt.np == np.bool_:
+        raise RuntimeError("\"linspace\" not implemented for 'Bool'")
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))  # 0-d tensors, as PyTorch
+    dev = as_device(device)
+    t = _wrap(dev.backend.linspace(start, end, steps, dt.np), dev)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:
+    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+    m = n if m is None else m
+    for what, v in (("n", n), ("m", m)):
+        if operator.index(v) < 0:
+            raise RuntimeError(f"eye: {what} must be greater or equal to 0, got {v}")
+    dev = as_device(device)
+    t = _wrap(dev.backend.eye(n, m, dt.np), dev)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """U[0, 1) from the device's generator (``manual_seed`` seeds it)."""
+    dev = as_device(device)
+    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+    t = _wrap(dev.backend.uniform(_new_shape(size), 0.0, 1.0, dt.np), dev)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """N(0, 1) from the device's generator."""
+    dev = as_device(device)
+    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+    t = _wrap(dev.backend.normal(_new_shape(size), 0.0, 1.0, dt.np), dev)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, dtype: Any = None,
+            device: Any = None) -> Tensor:
+    """Integers in [low, high) (``randint(high, size)`` also works, as in PyTorch)."""
+    if high is None or isinstance(high, (tuple, list)):
+        if high is not None:
+            size = high
+        low, high = 0, low
+    size = _new_shape((tuple(size),))
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    dev = as_device(device)
+    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.int64
+    # Integers are drawn as integers, then cast: randint_like(float_tensor) gives whole floats.
+    a = dev.backend.randint(low, high, size, dt.np if dt.category == 1 else np.int64)
+    return _wrap(a.astype(dt.np, copy=False), dev)
+
+
+def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return rand(input.shape, dtype=dt, device=dev)
+
+
+def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return randn(input.shape, dtype=dt, device=dev)
+
+
+def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None,
+                 device: Any = None) -> Tensor:
+    dt, dev = _like(input, dtype, device)
+    return randint(low, high, input.shape, dtype=dt, device=dev)
+
+
+def randperm(n: int, *, dtype: Any = None, device: Any = None) -> Tensor:
+    dev = as_device(device)
+    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.int64
+    if operator.index(n) < 0:
+        raise RuntimeError(f"randperm: n must be non-negative, got {n}")
+    return _wrap(dev.backend.permutation(n).astype(dt.np, copy=False), dev)

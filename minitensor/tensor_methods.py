@@ -1,0 +1,435 @@
+"""``TensorMethods``: the operators and op methods of ``Tensor`` (its base class), each a thin call into
+``minitensor.functional``, where the differentiable ops live.
+
+``_F`` is bound to ``minitensor.functional`` by ``tensor.py`` once ``Tensor`` exists (the ops import it), so
+that a method call costs one global lookup, not an import.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+_F: Any = None  # minitensor.functional, bound by tensor.py
+
+
+def sizes_of(args: tuple) -> tuple[int, ...]:
+    """``f(2, 3)`` and ``f((2, 3))`` both give (2, 3), as PyTorch's size arguments do."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+class TensorMethods:
+    """What ``Tensor`` does through ``minitensor.functional``: arithmetic, in-place updates, math, reductions
+    and shape methods."""
+
+    __slots__ = ()  # Tensor's own slots hold the state; no __dict__ here
+    array: Any
+
+
+
+
+    # ------------------------------------------------------------------------------- arithmetic
+    def __add__(self, other: Any) -> "Tensor":
+        return _F.add(self, other)
+
+    def __radd__(self, other: Any) -> "Tensor":
+        return _F.add(other, self)
+
+    def __sub__(self, other: Any) -> "Tensor":
+        return _F.sub(self, other)
+
+    def __rsub__(self, other: Any) -> "Tensor":
+        return _F.sub(other, self)
+
+    def __mul__(self, other: Any) -> "Tensor":
+        return _F.mul(self, other)
+
+    def __rmul__(self, other: Any) -> "Tensor":
+        return _F.mul(other, self)
+
+    def __truediv__(self, other: Any) -> "Tensor":
+        return _F.div(self, other)
+
+    def __rtruediv__(self, other: Any) -> "Tensor":
+        return _F.div(other, self)
+
+    def __floordiv__(self, other: Any) -> "Tensor":
+        return _F.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> "Tensor":
+        return _F.floor_divide(other, self)
+
+    def __mod__(self, other: Any) -> "Tensor":
+        return _F.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> "Tensor":
+        return _F.remainder(other, self)
+
+    def __pow__(self, other: Any) -> "Tensor":
+        return _F.pow(self, other)
+
+    def __rpow__(self, other: Any) -> "Tensor":
+        return _F.pow(other, self)
+
+    def __matmul__(self, other: Any) -> "Tensor":
+        return _F.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> "Tensor":
+        return _F.matmul(other, self)
+
+    def __neg__(self) -> "Tensor":
+        return _F.neg(self)
+
+    def __pos__(self) -> "Tensor":
+        return self
+
+    def __abs__(self) -> "Tensor":
+        return _F.abs(self)
+
+    def __eq__(self, other: Any) -> "Tensor":  # type: ignore[override]
+        return _F.eq(self, other)
+
+    def __ne__(self, other: Any) -> "Tensor":  # type: ignore[override]
+        return _F.ne(self, other)
+
+    def __lt__(self, other: Any) -> "Tensor":
+        return _F.lt(self, other)
+
+    def __le__(self, other: Any) -> "Tensor":
+        return _F.le(self, other)
+
+    def __gt__(self, other: Any) -> "Tensor":
+        return _F.gt(self, other)
+
+    def __ge__(self, other: Any) -> "Tensor":
+        return _F.ge(self, other)
+
+    def __and__(self, other: Any) -> "Tensor":
+        return _F.logical_and(self, other) if self.array.dtype == np.bool_ else _F.bitwise_and(self, other)
+
+    def __or__(self, other: Any) -> "Tensor":
+        return _F.logical_or(self, other) if self.array.dtype == np.bool_ else _F.bitwise_or(self, other)
+
+    def __xor__(self, other: Any) -> "Tensor":
+        return _F.logical_xor(self, other) if self.array.dtype == np.bool_ else _F.bitwise_xor(self, other)
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
+
+    def __invert__(self) -> "Tensor":
+        return _F.logical_not(self) if self.array.dtype == np.bool_ else _F.bitwise_not(self)
+
+    # ----------------------------------------------------------------------------------- in place
+    def __iadd__(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.add, other)
+
+    def __isub__(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.sub, other)
+
+    def __imul__(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.mul, other)
+
+    def __itruediv__(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.div, other)
+
+    def add_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        return _F.inplace(self, _F.add, other, alpha=alpha)
+
+    def sub_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        return _F.inplace(self, _F.sub, other, alpha=alpha)
+
+    def mul_(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.mul, other)
+
+    def div_(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.div, other)
+
+    def pow_(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.pow, other)
+
+    def clamp_(self, min: Any = None, max: Any = None) -> "Tensor":
+        return _F.inplace(self, _F.clamp, min, max)
+
+    def masked_fill_(self, mask: "Tensor", value: Any) -> "Tensor":
+        return _F.inplace(self, _F.masked_fill, mask, value)
+
+    def copy_(self, src: Any) -> "Tensor":
+        """Copy ``src`` (broadcast, cast, from any device) into this tensor's memory."""
+        return _F.copy_(self, src)
+
+    def fill_(self, value: Any) -> "Tensor":
+        return _F.copy_(self, value)
+
+    def zero_(self) -> "Tensor":
+        return _F.copy_(self, 0)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0) -> "Tensor":
+        from .creation import rand
+        return _F.copy_(self, rand(*self.shape, dtype=self.dtype, device=self._device) * (b - a) + a)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
+        from .creation import randn
+        return _F.copy_(self, randn(*self.shape, dtype=self.dtype, device=self._device) * std + mean)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        _F.setitem(self, index, value)
+
+    def __getitem__(self, index: Any) -> "Tensor":
+        return _F.getitem(self, index)
+
+    # ---------------------------------------------------------------------------- math methods
+    def add(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        return _F.add(self, other, alpha=alpha)
+
+    def sub(self, other: Any, *, alpha: Any = 1) -> "Tensor":
+        return _F.sub(self, other, alpha=alpha)
+
+    def mul(self, other: Any) -> "Tensor":
+        return _F.mul(self, other)
+
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> "Tensor":
+        return _F.div(self, other, rounding_mode=rounding_mode)
+
+    def pow(self, exponent: Any) -> "Tensor":
+        return _F.pow(self, exponent)
+
+    def matmul(self, other: "Tensor") -> "Tensor":
+        return _F.matmul(self, other)
+
+    def exp(self) -> "Tensor":
+        return _F.exp(self)
+
+    def log(self) -> "Tensor":
+        return _F.log(self)
+
+    def log1p(self) -> "Tensor":
+        return _F.log1p(self)
+
+    def expm1(self) -> "Tensor":
+        return _F.expm1(self)
+
+    def sqrt(self) -> "Tensor":
+        return _F.sqrt(self)
+
+    def rsqrt(self) -> "Tensor":
+        return _F.rsqrt(self)
+
+    def abs(self) -> "Tensor":
+        return _F.abs(self)
+
+    def sign(self) -> "Tensor":
+        return _F.sign(self)
+
+    def neg(self) -> "Tensor":
+        return _F.neg(self)
+
+    def reciprocal(self) -> "Tensor":
+        return _F.reciprocal(self)
+
+    def square(self) -> "Tensor":
+        return _F.mul(self, self)
+
+    def sin(self) -> "Tensor":
+        return _F.sin(self)
+
+    def cos(self) -> "Tensor":
+        return _F.cos(self)
+
+    def tanh(self) -> "Tensor":
+        return _F.tanh(self)
+
+    def sigmoid(self) -> "Tensor":
+        return _F.sigmoid(self)
+
+    def relu(self) -> "Tensor":
+        return _F.relu(self)
+
+    def clamp(self, min: Any = None, max: Any = None) -> "Tensor":
+        return _F.clamp(self, min, max)
+
+    clip = clamp
+
+    def maximum(self, other: "Tensor") -> "Tensor":
+        return _F.maximum(self, other)
+
+    def minimum(self, other: "Tensor") -> "Tensor":
+        return _F.minimum(self, other)
+
+    def eq(self, other: Any) -> "Tensor":
+        return _F.eq(self, other)
+
+    def ne(self, other: Any) -> "Tensor":
+        return _F.ne(self, other)
+
+    def lt(self, other: Any) -> "Tensor":
+        return _F.lt(self, other)
+
+    def le(self, other: Any) -> "Tensor":
+        return _F.le(self, other)
+
+    def gt(self, other: Any) -> "Tensor":
+        return _F.gt(self, other)
+
+    def ge(self, other: Any) -> "Tensor":
+        return _F.ge(self, other)
+
+    def logical_not(self) -> "Tensor":
+        return _F.logical_not(self)
+
+    def isnan(self) -> "Tensor":
+        return _F.isnan(self)
+
+    def isinf(self) -> "Tensor":
+        return _F.isinf(self)
+
+    def isfinite(self) -> "Tensor":
+        return _F.isfinite(self)
+
+    def where(self, condition: "Tensor", other: Any) -> "Tensor":
+        return _F.where(condition, self, other)
+
+    def masked_fill(self, mask: "Tensor", value: Any) -> "Tensor":
+        return _F.masked_fill(self, mask, value)
+
+    def gather(self, dim: int, index: "Tensor") -> "Tensor":
+        return _F.gather(self, dim, index)
+
+    def softmax(self, dim: int) -> "Tensor":
+        return _F.softmax(self, dim)
+
+    def log_softmax(self, dim: int) -> "Tensor":
+        return _F.log_softmax(self, dim)
+
+    def index_select(self, dim: int, index: "Tensor") -> "Tensor":
+        return _F.index_select(self, dim, index)
+
+    def narrow(self, dim: int, start: Any, length: int) -> "Tensor":
+        return _F.narrow(self, dim, start, length)
+
+    # ------------------------------------------------------------------------------ reductions
+    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
+        return _F.sum(self, dim, keepdim, dtype=dtype)
+
+    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
+        return _F.mean(self, dim, keepdim, dtype=dtype)
+
+    def var(self, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
+            unbiased: bool | None = None) -> "Tensor":
+        return _F.var(self, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+
+    def std(self, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
+            unbiased: bool | None = None) -> "Tensor":
+        return _F.std(self, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+
+    def prod(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
+        return _F.prod(self, dim, keepdim)
+
+    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
+        return _F.max(self, dim, keepdim)
+
+    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
+        return _F.min(self, dim, keepdim)
+
+    def amax(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
+        return _F.amax(self, dim, keepdim)
+
+    def amin(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
+        return _F.amin(self, dim, keepdim)
+
+    def argmax(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
+        return _F.argmax(self, dim, keepdim)
+
+    def argmin(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
+        return _F.argmin(self, dim, keepdim)
+
+    def logsumexp(self, dim: Any, keepdim: bool = False) -> "Tensor":
+        return _F.logsumexp(self, dim, keepdim)
+
+    def all(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
+        return _F.all(self, dim, keepdim)
+
+    def any(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
+        return _F.any(self, dim, keepdim)
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> "Tensor":
+        return _F.norm(self, p, dim, keepdim)
+
+    # ----------------------------------------------------------------------------------- shape
+    def reshape(self, *shape: Any) -> "Tensor":
+        return _F.reshape(self, sizes_of(shape))
+
+    def view(self, *shape: Any, dtype: Any = None) -> "Tensor":
+        """A view with a new shape, or, given a dtype, of the same bytes read as that dtype."""
+        if dtype is None and len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
+            dtype = shape[0]
+        if dtype is not None:
+            return _F.view_dtype(self, dtype)
+        return _F.reshape(self, sizes_of(shape))
+
+    def view_as(self, other: "Tensor") -> "Tensor":
+        return _F.reshape(self, other.shape)
+
+    reshape_as = view_as
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
+        return _F.flatten(self, start_dim, end_dim)
+
+    def unflatten(self, dim: int, sizes: Sequence[int]) -> "Tensor":
+        return _F.unflatten(self, dim, sizes)
+
+    def squeeze(self, dim: Any = None) -> "Tensor":
+        return _F.squeeze(self, dim)
+
+    def unsqueeze(self, dim: int) -> "Tensor":
+        return _F.unsqueeze(self, dim)
+
+    def transpose(self, dim0: int, dim1: int) -> "Tensor":
+        return _F.transpose(self, dim0, dim1)
+
+    def t(self) -> "Tensor":
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return self.T
+
+    def permute(self, *dims: Any) -> "Tensor":
+        return _F.permute(self, sizes_of(dims))
+
+    def expand(self, *sizes: Any) -> "Tensor":
+        return _F.expand(self, sizes_of(sizes))
+
+    def expand_as(self, other: "Tensor") -> "Tensor":
+        return _F.expand(self, other.shape)
+
+    def broadcast_to(self, shape: Sequence[int]) -> "Tensor":
+        return _F.broadcast_to(self, shape)
+
+    def repeat(self, *sizes: Any) -> "Tensor":
+        return _F.repeat(self, sizes_of(sizes))
+
+    def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple["Tensor", ...]:
+        return _F.split(self, split_size_or_sections, dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple["Tensor", ...]:
+        return _F.chunk(self, chunks, dim)
+
+    def unbind(self, dim: int = 0) -> tuple["Tensor", ...]:
+        return _F.unbind(self, dim)
+
+    def flip(self, dims: Any) -> "Tensor":
+        return _F.flip(self, dims)
+
+    def tril(self, diagonal: int = 0) -> "Tensor":
+        return _F.tril(self, diagonal)
+
+    def triu(self, diagonal: int = 0) -> "Tensor":
+        return _F.triu(self, diagonal)
+
+    def tril_(self, diagonal: int = 0) -> "Tensor":
+        return _F.inplace(self, _F.tril, diagonal)
+
+    def triu_(self, diagonal: int = 0) -> "Tensor":
+        return _F.inplace(self, _F.triu, diagonal)
