@@ -4,7 +4,7 @@ from __future__ import annotations
 from .activation import log_softmax, relu, sigmoid, softmax, tanh
 from .arithmetic import *  # noqa: F401,F403
 from .cast import clone, to_device, to_dtype, view_dtype
-from .indexing import getitem, setitem
+from .indexing import *  # noqa: F401,F403
 from .inplace import copy_, inplace
 from .linalg import bmm, dot, linear, matmul, mm, mv
 from .math import *  # noqa: F401,F403

@@ -20,14 +20,15 @@ from typing import Any
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..autograd.function import Function, IndexedGrad, ViewFunction
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, _bump_version
 from ..creation import as_tensor
-from ._util import SCALARS, out_of_range, write_error
+from ._util import SCALARS, broadcast_error, norm_dim, out_of_range, promote, write_error
 from .inplace import detach_saved_from
 
-__all__ = ["getitem", "setitem"]
+__all__ = ["getitem", "setitem", "where", "masked_fill", "gather", "index_select"]
 
 _FULL = slice(None)
 _BASIC = (int, slice, type(None), type(Ellipsis))  # bool is an int: told apart by ``type(item) is bool``
@@ -266,3 +267,108 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     except ValueError as e:
         raise write_error(_target(x.array, pre, adv), value.shape, e, x.array) from None
     x.grad_fn, x._requires_grad = out.grad_fn, True
+
+
+class IndexSelect(Function):
+    """x.take(index, axis); the gradient scatter-adds back (repeated indices accumulate)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, index: Any, axis: int) -> Any:
+        ctx.shape, ctx.axis = x.shape, axis
+        ctx.save_for_backward(index)
+        return B.xp.take(x, index, axis=axis)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        index, = ctx.saved_tensors
+        out = B.zeros(ctx.shape, gy.dtype)
+        where = (slice(None),) * ctx.axis + (index,)
+        return B.index_add(out, where, gy), None, None
+
+
+class Where(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, cond: Any, a: Any, b: Any) -> Any:
+        ctx.save_for_backward(cond)
+        return B.where(cond, a, b)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        cond, = ctx.saved_tensors
+        _, need_a, need_b = ctx.needs_input_grad
+        return (None, B.where(cond, gy, 0) if need_a else None, B.where(cond, 0, gy) if need_b else None)
+
+
+class Gather(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Any, x: Any, index: Any, axis: int) -> Any:
+        ctx.shape, ctx.axis = x.shape, axis
+        ctx.save_for_backward(index)
+        return B.take_along_axis(x, index, axis)
+
+    @staticmethod
+    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+        index, = ctx.saved_tensors
+        return B.scatter_add_along_axis(B.zeros(ctx.shape, gy.dtype), index, gy, ctx.axis), None, None
+
+
+def where(condition: Tensor, input: Any, other: Any) -> Tensor:
+    """input where condition else other, broadcasting all three; scalars allowed."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # Two scalars: a 0-d tensor of their PyTorch dtype (float32 for floats) carries dtype and device.
+        input = as_tensor(input, dtype=_dt.result_type(input, other),
+                          device=condition.device if isinstance(condition, Tensor) else None)
+    a, b = promote(input, other)
+    if not isinstance(condition, Tensor):
+        condition = as_tensor(condition, device=(a if isinstance(a, Tensor) else b).device)
+    if condition.array.dtype != np.bool_:
+        condition = condition != 0
+    try:
+        return Where.apply(condition, a, b)
+    except ValueError:
+        raise broadcast_error([getattr(t, "shape", ()) for t in (condition, a, b)]) from None
+
+
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """``value`` where ``mask`` is True; mask and input broadcast together (``masked_fill_`` needs the
+    result to keep input's shape)."""
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s)")
+        value = value.to(input.dtype)
+    elif input.array.dtype.kind != "f" and isinstance(value, float):
+        raise RuntimeError(f"masked_fill: value {value} cannot be converted to {input.dtype} without overflow")
+    return where(mask, value, input)  # broadcasts input and mask together, as PyTorch's out-of-place form
+
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """out[i][j] = input[index[i][j]][j] for dim 0 (and so on): ``take_along_axis``. ``index`` may be smaller
+    than ``input`` in the other dims, as PyTorch allows."""
+    d = norm_dim(dim, input.ndim)
+    if index.ndim != input.ndim:
+        raise RuntimeError(f"gather: index tensor must have the same number of dimensions as input tensor "
+                           f"({index.ndim} vs {input.ndim})")
+    if index.array.dtype.kind not in "iu":
+        raise RuntimeError(f"gather(): expected an integer index tensor, got {index.dtype}")
+    for k, (i, n) in enumerate(zip(index.shape, input.shape)):
+        if k != d and i > n:
+            raise RuntimeError(f"gather: size of index {tuple(index.shape)} exceeds input {tuple(input.shape)} at "
+                               f"dim {k}")
+    n = input.shape[d] if input.ndim else 1
+    bad = out_of_range(index.array, 0, n)
+    if bad is not None:  # take_along_axis would wrap a negative index
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+    if any(i != n for k, (i, n) in enumerate(zip(index.shape, input.shape)) if k != d):
+        input = input[tuple(slice(0, i) if k != d else slice(None) for k, i in enumerate(index.shape))]
+    return Gather.apply(input, index, d)
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    if index.ndim > 1 or index.array.dtype.kind not in "iu":
+        raise RuntimeError(f"index_select(): index must be a 1-D integer tensor, got shape "
+                           f"{tuple(index.shape)} and {index.dtype}")
+    d = norm_dim(dim, input.ndim)
+    if out_of_range(index.array, 0, input.shape[d] if input.ndim else 1) is not None:  # take wraps negatives
+        raise IndexError("index out of range in self")
+    return IndexSelect.apply(input, index, d)

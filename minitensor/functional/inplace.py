@@ -62,7 +62,7 @@ def detach_saved_from(node: Any, t: Tensor) -> None:
 def _replaced_by(x: Tensor, src: Tensor) -> Tensor:
     """src broadcast and cast to x's shape and dtype, as a new array that stays in x's graph with a zero
     gradient for x's old value (as PyTorch: after ``y.zero_()`` nothing flows back through y)."""
-    from .shape import where
+    from .indexing import where
     return where(as_tensor(True, device=x._device), src.to(x.dtype), x)
 
 

@@ -9,6 +9,6 @@ from ..functional.loss import *  # noqa: F401,F403
 from ..functional.normalization import *  # noqa: F401,F403
 from ..functional.pooling import *  # noqa: F401,F403
 from ..functional.shape import pad  # noqa: F401
-from ..functional.sparse import *  # noqa: F401,F403
+from ..functional.embedding import *  # noqa: F401,F403
 from ..functional.linalg import linear  # noqa: F401
 from ..functional.multihead_attention import *  # noqa: F401,F403
