@@ -16,6 +16,7 @@ import minitensor.tensor as _tensor_mod
 
 from .function import Function, IndexedGrad, _check_finite
 from .grad_mode import state
+from ..backends.base import Backend
 
 
 def _refs_of_a_private_result() -> int:
@@ -69,7 +70,7 @@ def _nodes_leading_to(order: Sequence[Function], wanted_nodes: Any, wanted_leave
     return needed
 
 
-def _accumulate(store: dict, owned: set, key: Any, g: Any, B: Any = None, private: bool = False) -> None:
+def _accumulate(store: dict, owned: set, key: Any, g: Any, B: Backend = None, private: bool = False) -> None:
     """store[key] += g. A sum the engine made, or a ``private`` gradient (an array nothing else refers to),
     is ``owned`` and is added into in place; any other gradient may alias an array still in use (an
     identity backward returns its input), so it is never written to."""
@@ -78,7 +79,7 @@ def _accumulate(store: dict, owned: set, key: Any, g: Any, B: Any = None, privat
         if prev is None:
             prev = B.zeros(g.shape, g.value.dtype)
         elif key not in owned:
-            prev = B.xp.array(prev, copy=True)  # an array even for 0-d (NumPy gives scalars there)
+            prev = B.copy(prev)  # an array even for 0-d (NumPy gives scalars there)
         owned.add(key)
         if g.basic:
             prev[g.index] += g.value
@@ -201,7 +202,7 @@ def _accumulate_leaf_grad(t: Any, g: Any, owned: bool = False) -> None:
     if t.grad is None:
         B = t._device.backend
         if not owned or type(g) is not B.array_type:  # NumPy 0-d results are scalars: make an array
-            g = B.xp.array(g, copy=True)
+            g = B.copy(g)
         t.grad = _tensor_mod._wrap(g, t._device)
     else:
         t.grad.array += g

@@ -28,6 +28,7 @@ from typing import Any
 import minitensor.tensor as _tensor_mod
 
 from .grad_mode import state
+from ..backends.base import Backend
 
 _FREED = ("Trying to backward through the graph a second time (or to read saved tensors after they were "
           "freed). Saved arrays are freed after backward; pass retain_graph=True to the first "
@@ -58,13 +59,14 @@ class Function:
     # version when saved, its position in _saved, its tensor's grad_fn or the string "output"), checked
     # when backward reads saved_tensors (PyTorch's SavedVariable).
     _versions: list[tuple[list[int], int, int, Any]] | tuple = ()
+    differentiable = True  # False: an op without a gradient (comparisons, rounding...), never recorded
 
     @staticmethod
-    def forward(ctx: "Function", B: Any, *args: Any, **kwargs: Any) -> Any:
+    def forward(ctx: "Function", B: Backend, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
 
     @staticmethod
-    def backward(ctx: "Function", B: Any, grad: Any) -> Any:
+    def backward(ctx: "Function", B: Backend, grad: Any) -> Any:
         raise NotImplementedError(f"{type(ctx).__name__} is not differentiable")
 
     def save_for_backward(self, *arrays: Any) -> None:
@@ -114,7 +116,7 @@ class Function:
             raise TypeError(f"{cls.__name__}.apply needs at least one tensor argument")
         B = device.backend
         ctx = cls()
-        track = bool(grad_inputs) and state.grad_enabled
+        track = bool(grad_inputs) and state.grad_enabled and cls.differentiable
         if track:
             needs = [False] * len(args)
             for i in grad_inputs:
@@ -127,7 +129,7 @@ class Function:
         if type(out) is tuple:
             out, *extras = out
         if type(out) is not B.array_type:  # NumPy reductions return scalars; tensors hold arrays
-            out = B.xp.asarray(out)
+            out = B.asarray(out)
         if state.anomaly:
             _check_finite(B, out, f"Function '{cls.__name__}' returned nan or inf values in its forward output")
             ctx._stack = traceback.format_stack()[:-1]
@@ -238,6 +240,6 @@ class IndexedGrad:
         self.shape, self.index, self.value, self.basic = shape, index, value, basic
 
 
-def _check_finite(B: Any, a: Any, message: str) -> None:
+def _check_finite(B: Backend, a: Any, message: str) -> None:
     if a is not None and a.dtype.kind in "fc" and not B.isfinite_all(a):
         raise RuntimeError(message)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .generic.activation import ActivationOps
+from .generic.arithmetic import ComparisonOps
 from .generic.array import ArrayOps
 from .generic.conv import ConvOps
 from .generic.dropout import DropoutOps
@@ -23,7 +24,7 @@ from .generic.reduce import ReduceOps
 from .generic.shape import ShapeOps
 
 
-class Backend(ArrayOps, RandomOps, ElementwiseOps, ReduceOps, ShapeOps, LinalgOps, ActivationOps,
+class Backend(ArrayOps, RandomOps, ElementwiseOps, ComparisonOps, ReduceOps, ShapeOps, LinalgOps, ActivationOps,
               ConvOps, PoolOps, NormOps, LossOps, DropoutOps, EmbeddingOps, OptimOps):
     """Identity: ``name`` ("cpu", "cuda"), ``xp`` (the array module), availability and synchronisation."""
 

@@ -1,12 +1,15 @@
-"""Helpers shared by the op families: operand promotion and dim normalisation."""
+"""Helpers shared by the op families: operand promotion, the path of the ops without a gradient, and dim
+normalisation."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .. import dtypes as _dt
-from ..tensor import Tensor, _wrap
+from ..autograd.function import Function
+from ..backends.base import Backend
+from ..tensor import Tensor
 from ..creation import as_tensor
 
 SCALARS = (int, float, bool)
@@ -54,30 +57,25 @@ def to_float(x: Tensor) -> Tensor:
     return x if x.array.dtype.kind == "f" else cast(x, _dt.get_default_dtype())
 
 
-def arrays_of(*xs: Any) -> tuple[Any, ...]:
-    """Raw arrays (or Python scalars) of tensors that share one device, for ops without gradient; the
-    device comes last."""
-    dev = next((x._device for x in xs if isinstance(x, Tensor)), None)
-    if dev is None:
+class NoGrad(Function):
+    """An op without a gradient (comparisons, logical and bitwise ops, rounding, integer reductions): it takes
+    the one path of every op, ``Function.apply`` (device check, backend, wrapping), and records nothing."""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, *arrays: Any, op: Callable[..., Any]) -> Any:
+        return op(B, *arrays)
+
+
+def nondiff(op: Callable[..., Any], *inputs: Any) -> Any:
+    """``op(B, *arrays)`` on the inputs' backend, as tensors without grad (a tuple ``op`` result gives a tuple
+    of tensors). Python scalars and None pass as they are; NumPy scalars become Python ones and other
+    array-likes tensors on the first tensor's device."""
+    like = next((x for x in inputs if isinstance(x, Tensor)), None)
+    if like is None:
         raise TypeError("expected at least one tensor argument")
-    out = []
-    for x in xs:
-        if isinstance(x, Tensor):
-            if x._device is not dev:
-                raise RuntimeError(f"expected all tensors on one device, got {dev} and {x._device}; move "
-                                   f"one with .to()")
-            out.append(x.array)
-        elif isinstance(x, np.generic):
-            out.append(x.item())
-        elif isinstance(x, SCALARS) or x is None:
-            out.append(x)
-        else:
-            out.append(as_tensor(x, device=dev).array)
-    return (*out, dev)
-
-
-def wrap_nondiff(array: Any, dev: Any) -> Tensor:
-    return _wrap(array, dev)
+    return NoGrad.apply(*(x if x is None else as_operand(x, like) for x in inputs), op=op)
 
 
 def norm_dim(dim: int, ndim: int) -> int:

@@ -1,7 +1,7 @@
 """Activations: each a Function on the backend's forward/backward pair, and its public function.
 
-Most are one ``_Pointwise`` row: the backend op's name and whether its backward needs the output ``y``
-(saved when the derivative is a function of it, as for relu or sigmoid) or the input ``x``.
+Most are one ``_Pointwise`` row: the backend's forward and backward methods and whether the backward needs
+the output ``y`` (saved when the derivative is a function of it, as for relu or sigmoid) or the input ``x``.
 """
 from __future__ import annotations
 
@@ -11,51 +11,81 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import norm_dim, to_float
 from .inplace import inplace as _inplace
+from ..backends.base import Backend
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu", "silu",
            "softplus", "sigmoid", "tanh", "hardtanh", "hardtanh_", "softmax", "log_softmax"]
 
 
 class _Pointwise(Function):
-    """y = B.<op>(x, **params); backward is B.<op>_backward(gy, y or x, **params, **backward_params)."""
-    op: str
+    """y = f(B, x, **params); backward is df(B, gy, y or x, **params, **backward_params)."""
+    f: Callable[..., Any]
+    df: Callable[..., Any]
     save_output = True
     backward_params: dict[str, Any] = {}
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, **params: Any) -> Any:
-        y = getattr(B, ctx.op)(x, **params)
+    def forward(ctx: Any, B: Backend, x: Any, **params: Any) -> Any:
+        y = ctx.f(B, x, **params)
         ctx.params = params
         ctx.save_for_backward(y if ctx.save_output else x)
         return y
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         saved, = ctx.saved_tensors
-        return getattr(B, ctx.op + "_backward")(gy, saved, **ctx.params, **ctx.backward_params)
+        return ctx.df(B, gy, saved, **ctx.params, **ctx.backward_params)
 
 
-def _pointwise(name: str, op: str, save_output: bool = True, copies_output_on_write: bool = False,
-               **backward_params: Any) -> type[Function]:
-    return type(name, (_Pointwise,), {"op": op, "save_output": save_output,
+def _pointwise(name: str, f: Callable[..., Any], df: Callable[..., Any], save_output: bool = True,
+               copies_output_on_write: bool = False, **backward_params: Any) -> type[Function]:
+    return type(name, (_Pointwise,), {"f": staticmethod(f), "df": staticmethod(df), "save_output": save_output,
                                       "copies_output_on_write": copies_output_on_write,
                                       "backward_params": backward_params, "__module__": __name__})
 
 
-Relu = _pointwise("Relu", "relu")
-Sigmoid = _pointwise("Sigmoid", "sigmoid")
-Tanh = _pointwise("Tanh", "tanh")
+def _relu(B: Backend, x: Any) -> Any:
+    return B.relu(x)
+
+
+def _leaky_relu(B: Backend, x: Any, **p: Any) -> Any:
+    return B.leaky_relu(x, **p)
+
+
+def _leaky_relu_backward(B: Backend, gy: Any, s: Any, **p: Any) -> Any:
+    return B.leaky_relu_backward(gy, s, **p)
+
+
+def _elu(B: Backend, x: Any, **p: Any) -> Any:
+    return B.elu(x, **p)
+
+
+def _elu_backward(B: Backend, gy: Any, s: Any, **p: Any) -> Any:
+    return B.elu_backward(gy, s, **p)
+
+
+Relu = _pointwise("Relu", _relu, lambda B, gy, y: B.relu_backward(gy, y))
+Sigmoid = _pointwise("Sigmoid", lambda B, x: B.sigmoid(x), lambda B, gy, y: B.sigmoid_backward(gy, y))
+Tanh = _pointwise("Tanh", lambda B, x: B.tanh(x), lambda B, gy, y: B.tanh_backward(gy, y))
 # These three save y where PyTorch saves x (same gradient, y is what inplace=True leaves): see Function.
-Hardtanh = _pointwise("Hardtanh", "hardtanh", copies_output_on_write=True)
-LeakyRelu = _pointwise("LeakyRelu", "leaky_relu", copies_output_on_write=True)  # y has x's sign (slope > 0)
-LeakyReluFromInput = _pointwise("LeakyReluFromInput", "leaky_relu", save_output=False)  # slope < 0
-Elu = _pointwise("Elu", "elu", copies_output_on_write=True, is_result=True)  # alpha >= 0: y has x's sign
-EluFromInput = _pointwise("EluFromInput", "elu", save_output=False, is_result=False)  # alpha < 0
-Gelu = _pointwise("Gelu", "gelu", save_output=False)
-Silu = _pointwise("Silu", "silu", save_output=False)
-Softplus = _pointwise("Softplus", "softplus", save_output=False)
-Softmax = _pointwise("Softmax", "softmax")
-LogSoftmax = _pointwise("LogSoftmax", "log_softmax")
+Hardtanh = _pointwise("Hardtanh", lambda B, x, **p: B.hardtanh(x, **p),
+                      lambda B, gy, y, **p: B.hardtanh_backward(gy, y, **p), copies_output_on_write=True)
+LeakyRelu = _pointwise("LeakyRelu", _leaky_relu, _leaky_relu_backward,
+                       copies_output_on_write=True)  # y has x's sign (slope > 0)
+LeakyReluFromInput = _pointwise("LeakyReluFromInput", _leaky_relu, _leaky_relu_backward,
+                                save_output=False)  # slope < 0
+Elu = _pointwise("Elu", _elu, _elu_backward, copies_output_on_write=True,
+                 is_result=True)  # alpha >= 0: y has x's sign
+EluFromInput = _pointwise("EluFromInput", _elu, _elu_backward, save_output=False, is_result=False)  # alpha < 0
+Gelu = _pointwise("Gelu", lambda B, x, **p: B.gelu(x, **p), lambda B, gy, x, **p: B.gelu_backward(gy, x, **p),
+                  save_output=False)
+Silu = _pointwise("Silu", lambda B, x: B.silu(x), lambda B, gy, x: B.silu_backward(gy, x), save_output=False)
+Softplus = _pointwise("Softplus", lambda B, x, **p: B.softplus(x, **p),
+                      lambda B, gy, x, **p: B.softplus_backward(gy, x, **p), save_output=False)
+Softmax = _pointwise("Softmax", lambda B, x, **p: B.softmax(x, **p),
+                     lambda B, gy, y, **p: B.softmax_backward(gy, y, **p))
+LogSoftmax = _pointwise("LogSoftmax", lambda B, x, **p: B.log_softmax(x, **p),
+                        lambda B, gy, y, **p: B.log_softmax_backward(gy, y, **p))
 
 
 def _maybe_inplace(input: Tensor, inplace: bool, fn: Callable[..., Tensor], *args: Any,

@@ -5,13 +5,14 @@ An operand may be a Python scalar; it then gets no gradient.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import arrays_of, promote, wrap_nondiff
+from ._util import nondiff, promote
+from ..backends.base import Backend
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow", "neg",
            "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
@@ -20,35 +21,35 @@ __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder
 
 class Add(Function):
     @staticmethod
-    def forward(ctx: Any, B: Any, a: Any, b: Any, alpha: Any = 1) -> Any:
+    def forward(ctx: Any, B: Backend, a: Any, b: Any, alpha: Any = 1) -> Any:
         ctx.alpha = alpha
         return a + b if alpha == 1 else a + b * alpha
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         return gy, (gy if ctx.alpha == 1 else gy * ctx.alpha)
 
 
 class Sub(Function):
     @staticmethod
-    def forward(ctx: Any, B: Any, a: Any, b: Any, alpha: Any = 1) -> Any:
+    def forward(ctx: Any, B: Backend, a: Any, b: Any, alpha: Any = 1) -> Any:
         ctx.alpha = alpha
         return a - b if alpha == 1 else a - b * alpha
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         return gy, (-gy if ctx.alpha == 1 else gy * -ctx.alpha) if ctx.needs_input_grad[1] else None
 
 
 class Mul(Function):
     @staticmethod
-    def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
+    def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
         need_a, need_b = ctx.needs_input_grad
         ctx.save_for_backward(a if need_b else None, b if need_a else None)
         return a * b
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         return (gy * b if need_a else None), (gy * a if need_b else None)
@@ -59,12 +60,12 @@ class Div(Function):
     (``y = x / s; y += 1``) leaves the gradient valid."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
+    def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
         return a / b
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         a, b = ctx.saved_tensors
         ga = gy / b
         return ga, (-ga * a / b if ctx.needs_input_grad[1] else None)
@@ -74,11 +75,11 @@ class FloorDivide(Function):
     """floor(a / b): piecewise constant, so no gradient flows (PyTorch's is zero)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
+    def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
         return a // b
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         return None, None
 
 
@@ -86,14 +87,14 @@ class Remainder(Function):
     """a - floor(a / b) * b (the sign of b, like Python's %); da = 1, db = -floor(a / b)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
+    def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
-        return B.xp.remainder(a, b)
+        return B.remainder(a, b)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         a, b = ctx.saved_tensors
-        return gy, (-gy * B.xp.floor(a / b) if ctx.needs_input_grad[1] else None)
+        return gy, (-gy * B.floor(a / b) if ctx.needs_input_grad[1] else None)
 
 
 class Pow(Function):
@@ -101,17 +102,17 @@ class Pow(Function):
     that is inf * -inf = -inf), as PyTorch's pow_backward_self / pow_backward_exponent."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
+    def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
         y = B.power(a, b)
         ctx.save_for_backward(a, b, y if ctx.needs_input_grad[1] else None)  # y only for db (PyTorch)
         return y
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         a, b, y = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         # b a^(b-1) is 0 where b = 0 (PyTorch): use exponent 0 there, not 0^-1 = inf times 0 = nan at a = 0.
-        b_nonzero = B.xp.where(b == 0, 1, b) if hasattr(b, "shape") else (b or 1)
+        b_nonzero = B.where(b == 0, 1, b) if hasattr(b, "shape") else (b or 1)
         ga = gy * b * B.power(a, b_nonzero - 1) if need_a else None
         if need_b:
             xp = B.xp
@@ -126,11 +127,11 @@ class Pow(Function):
 
 class Neg(Function):
     @staticmethod
-    def forward(ctx: Any, B: Any, a: Any) -> Any:
+    def forward(ctx: Any, B: Backend, a: Any) -> Any:
         return -a
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         return -gy
 
 
@@ -171,11 +172,8 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode == "trunc":
         a, b = promote(input, other)
         _check_integer_divisor(a, b)
-        x, y, dev = arrays_of(a, b)
-        xp = dev.backend.xp
-        q = xp.trunc(xp.true_divide(x, y))
-        return wrap_nondiff(q.astype(a.array.dtype if isinstance(a, Tensor) else b.array.dtype,
-                                     copy=False), dev)
+        dt = (a if isinstance(a, Tensor) else b).array.dtype
+        return nondiff(lambda B, x, y: B.trunc(x / y).astype(dt, copy=False), a, b)
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                      f"'{rounding_mode}'")
 
@@ -218,79 +216,79 @@ def neg(input: Tensor) -> Tensor:
     return Neg.apply(input)
 
 
-def eq(input: Any, other: Any) -> Tensor:
-    return _ufunc("equal", input, other)
-
-
-def ne(input: Any, other: Any) -> Tensor:
-    return _ufunc("not_equal", input, other)
-
-
-def lt(input: Any, other: Any) -> Tensor:
-    return _ufunc("less", input, other)
-
-
-def le(input: Any, other: Any) -> Tensor:
-    return _ufunc("less_equal", input, other)
-
-
-def gt(input: Any, other: Any) -> Tensor:
-    return _ufunc("greater", input, other)
-
-
-def ge(input: Any, other: Any) -> Tensor:
-    return _ufunc("greater_equal", input, other)
-
-
-def _ufunc(name: str, *xs: Any) -> Tensor:
-    """A ufunc without gradient (comparisons, logical and bitwise ops)."""
-    *arrays, dev = arrays_of(*xs)
+def _elementwise(name: str, op: Callable[..., Any], *inputs: Any) -> Tensor:
+    """An element-wise op without gradient (comparisons, logical and bitwise ops), with PyTorch's error type
+    when the shapes do not broadcast."""
     try:
-        return wrap_nondiff(getattr(dev.backend.xp, name)(*arrays), dev)
+        return nondiff(op, *inputs)
     except ValueError:
-        shapes = " and ".join(str(tuple(getattr(x, "shape", ()))) for x in xs)
+        shapes = " and ".join(str(tuple(getattr(x, "shape", ()))) for x in inputs)
         raise RuntimeError(f"{name}: shapes {shapes} cannot be broadcast together") from None
 
 
+def eq(input: Any, other: Any) -> Tensor:
+    return _elementwise("equal", lambda B, a, b: B.equal(a, b), input, other)
+
+
+def ne(input: Any, other: Any) -> Tensor:
+    return _elementwise("not_equal", lambda B, a, b: B.not_equal(a, b), input, other)
+
+
+def lt(input: Any, other: Any) -> Tensor:
+    return _elementwise("less", lambda B, a, b: B.less(a, b), input, other)
+
+
+def le(input: Any, other: Any) -> Tensor:
+    return _elementwise("less_equal", lambda B, a, b: B.less_equal(a, b), input, other)
+
+
+def gt(input: Any, other: Any) -> Tensor:
+    return _elementwise("greater", lambda B, a, b: B.greater(a, b), input, other)
+
+
+def ge(input: Any, other: Any) -> Tensor:
+    return _elementwise("greater_equal", lambda B, a, b: B.greater_equal(a, b), input, other)
+
+
 def logical_and(input: Any, other: Any) -> Tensor:
-    return _ufunc("logical_and", input, other)
+    return _elementwise("logical_and", lambda B, a, b: B.logical_and(a, b), input, other)
 
 
 def logical_or(input: Any, other: Any) -> Tensor:
-    return _ufunc("logical_or", input, other)
+    return _elementwise("logical_or", lambda B, a, b: B.logical_or(a, b), input, other)
 
 
 def logical_xor(input: Any, other: Any) -> Tensor:
-    return _ufunc("logical_xor", input, other)
+    return _elementwise("logical_xor", lambda B, a, b: B.logical_xor(a, b), input, other)
 
 
 def logical_not(input: Tensor) -> Tensor:
-    return _ufunc("logical_not", input)
+    return _elementwise("logical_not", lambda B, x: B.logical_not(x), input)
 
 
 def bitwise_and(input: Any, other: Any) -> Tensor:
-    return _ufunc("bitwise_and", input, other)
+    return _elementwise("bitwise_and", lambda B, a, b: B.bitwise_and(a, b), input, other)
 
 
 def bitwise_or(input: Any, other: Any) -> Tensor:
-    return _ufunc("bitwise_or", input, other)
+    return _elementwise("bitwise_or", lambda B, a, b: B.bitwise_or(a, b), input, other)
 
 
 def bitwise_xor(input: Any, other: Any) -> Tensor:
-    return _ufunc("bitwise_xor", input, other)
+    return _elementwise("bitwise_xor", lambda B, a, b: B.bitwise_xor(a, b), input, other)
 
 
 def bitwise_not(input: Tensor) -> Tensor:
-    return _ufunc("invert", input)
+    return _elementwise("invert", lambda B, x: B.bitwise_not(x), input)
 
 
 def isnan(input: Tensor) -> Tensor:
-    return _ufunc("isnan", input)
+    return _elementwise("isnan", lambda B, x: B.isnan(x), input)
 
 
 def isinf(input: Tensor) -> Tensor:
-    return _ufunc("isinf", input)
+    return _elementwise("isinf", lambda B, x: B.isinf(x), input)
 
 
 def isfinite(input: Tensor) -> Tensor:
-    return _ufunc("isfinite", input)
+    return _elementwise("isfinite", lambda B, x: B.isfinite(x), input)

@@ -7,6 +7,7 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..device import device
 from ..tensor import Tensor, _wrap
+from ..backends.base import Backend
 
 __all__ = ["to_dtype", "view_dtype", "to_device", "clone", "contiguous"]
 
@@ -15,11 +16,11 @@ class ToDtype(Function):
     """A cast; the gradient is cast back (the engine casts to the input's dtype)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, np_dtype: Any) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, np_dtype: Any) -> Any:
         return B.astype(x, np_dtype)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         return gy, None
 
 
@@ -27,12 +28,12 @@ class ToDevice(Function):
     """A copy to another device through host memory; the gradient makes the way back."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, target: device) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, target: device) -> Any:
         ctx.out_device, ctx.source = target, B
         return target.backend.asarray(B.to_numpy(x))
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         return B.asarray(ctx.out_device.backend.to_numpy(gy)), None
 
 
@@ -40,11 +41,11 @@ class Clone(Function):
     """A copy in the source's layout, or C-contiguous (``contiguous=True``); the gradient passes through."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, contiguous: bool = False) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, contiguous: bool = False) -> Any:
         return B.ascontiguous(x) if contiguous else B.copy(x)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         return gy
 
 

@@ -10,6 +10,7 @@ from typing import Any, Callable, Sequence
 
 from ..autograd.function import Function
 from ..tensor import Tensor
+from ..backends.base import Backend
 
 __all__ = ["conv2d", "conv_transpose2d"]
 
@@ -21,14 +22,14 @@ class Conv2d(Function):
     w[o, c, i, j] * x_pad[n, c, oh*s_h + i*d_h, ow*s_w + j*d_w]."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, weight: Any, bias: Any, *, stride: tuple[int, int],
+    def forward(ctx: Any, B: Backend, x: Any, weight: Any, bias: Any, *, stride: tuple[int, int],
                 padding: tuple[int, int, int, int], dilation: tuple[int, int], groups: int) -> Any:
         ctx.params = (stride, padding, dilation, groups)
         ctx.save_for_backward(x, weight)
         return B.conv2d(x, weight, bias, stride, padding, dilation, groups)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, weight = ctx.saved_tensors
         return B.conv2d_backward(gy, x, weight, *ctx.params, needs=tuple(ctx.needs_input_grad))
 
@@ -38,7 +39,7 @@ class ConvTranspose2d(Function):
     output, at (h*s - p + i*d, w*s - p + j*d)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, weight: Any, bias: Any, *, stride: tuple[int, int],
+    def forward(ctx: Any, B: Backend, x: Any, weight: Any, bias: Any, *, stride: tuple[int, int],
                 padding: tuple[int, int], output_padding: tuple[int, int], dilation: tuple[int, int],
                 groups: int) -> Any:
         ctx.params = (stride, padding, output_padding, dilation, groups)
@@ -46,7 +47,7 @@ class ConvTranspose2d(Function):
         return B.conv_transpose2d(x, weight, bias, stride, padding, output_padding, dilation, groups)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, weight = ctx.saved_tensors
         return B.conv_transpose2d_backward(gy, x, weight, *ctx.params, needs=tuple(ctx.needs_input_grad))
 

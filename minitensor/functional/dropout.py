@@ -5,6 +5,7 @@ from typing import Any
 
 from ..autograd.function import Function
 from ..tensor import Tensor
+from ..backends.base import Backend
 
 __all__ = ["dropout"]
 
@@ -13,14 +14,14 @@ class Dropout(Function):
     """y = x * mask / (1 - p); the boolean mask (from the device's generator) is saved for backward."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, *, p: float) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, *, p: float) -> Any:
         y, mask = B.dropout(x, p)
         ctx.save_for_backward(mask)
         ctx.p = p
         return y
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         mask, = ctx.saved_tensors
         return B.dropout_backward(gy, mask, ctx.p)
 

@@ -6,6 +6,7 @@ from typing import Any
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ..creation import as_tensor
+from ..backends.base import Backend
 
 __all__ = ["embedding"]
 
@@ -14,7 +15,7 @@ class Embedding(Function):
     """y = weight[indices]; the gradient scatter-adds gy rows back (repeated indices accumulate)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, indices: Any, weight: Any, *, padding_idx: int | None,
+    def forward(ctx: Any, B: Backend, indices: Any, weight: Any, *, padding_idx: int | None,
                 scale_grad_by_freq: bool) -> Any:
         ctx.save_for_backward(indices)
         ctx.num_embeddings, ctx.padding_idx = weight.shape[0], padding_idx
@@ -22,7 +23,7 @@ class Embedding(Function):
         return B.embedding(weight, indices)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         indices, = ctx.saved_tensors
         if not ctx.needs_input_grad[1]:
             return None, None

@@ -27,6 +27,7 @@ from ..tensor import Tensor, _bump_version
 from ..creation import as_tensor
 from ._util import SCALARS, broadcast_error, norm_dim, out_of_range, promote, write_error
 from .inplace import detach_saved_from
+from ..backends.base import Backend
 
 __all__ = ["getitem", "setitem", "where", "masked_fill", "gather", "index_select"]
 
@@ -196,12 +197,12 @@ def _target(a: Any, pre: Any, adv: Any) -> Any:
 
 class GetItem(ViewFunction):
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, index: Any, basic: bool) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, index: Any, basic: bool) -> Any:
         ctx.shape, ctx.index, ctx.basic = x.shape, index, basic
         return x[index]
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         return IndexedGrad(ctx.shape, ctx.index, gy, ctx.basic), None, None
 
 
@@ -210,13 +211,13 @@ class IndexPut(Function):
     dx = gy with the written places zeroed; dv = gy[pre][adv] (summed back to v's shape by the engine)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, v: Any, pre: Any, adv: Any) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, v: Any, pre: Any, adv: Any) -> Any:
         ctx.pre, ctx.adv = pre, adv
         _put(x, pre, adv, v)
         return x
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         gx = None
         if ctx.needs_input_grad[0]:
             gx = B.xp.array(gy, copy=True)  # an array even for 0-d (NumPy gives scalars there)
@@ -273,13 +274,13 @@ class IndexSelect(Function):
     """x.take(index, axis); the gradient scatter-adds back (repeated indices accumulate)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, index: Any, axis: int) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, index: Any, axis: int) -> Any:
         ctx.shape, ctx.axis = x.shape, axis
         ctx.save_for_backward(index)
-        return B.xp.take(x, index, axis=axis)
+        return B.take(x, index, axis)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         index, = ctx.saved_tensors
         out = B.zeros(ctx.shape, gy.dtype)
         where = (slice(None),) * ctx.axis + (index,)
@@ -288,12 +289,12 @@ class IndexSelect(Function):
 
 class Where(Function):
     @staticmethod
-    def forward(ctx: Any, B: Any, cond: Any, a: Any, b: Any) -> Any:
+    def forward(ctx: Any, B: Backend, cond: Any, a: Any, b: Any) -> Any:
         ctx.save_for_backward(cond)
         return B.where(cond, a, b)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         cond, = ctx.saved_tensors
         _, need_a, need_b = ctx.needs_input_grad
         return (None, B.where(cond, gy, 0) if need_a else None, B.where(cond, 0, gy) if need_b else None)
@@ -301,13 +302,13 @@ class Where(Function):
 
 class Gather(Function):
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, index: Any, axis: int) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, index: Any, axis: int) -> Any:
         ctx.shape, ctx.axis = x.shape, axis
         ctx.save_for_backward(index)
         return B.take_along_axis(x, index, axis)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         index, = ctx.saved_tensors
         return B.scatter_add_along_axis(B.zeros(ctx.shape, gy.dtype), index, gy, ctx.axis), None, None
 

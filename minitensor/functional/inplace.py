@@ -51,9 +51,9 @@ def inplace(t: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: Any) -> 
 def detach_saved_from(node: Any, t: Tensor) -> None:
     """Copy the arrays ``node`` saved that alias ``t``'s memory (``y.mul_(y)`` saves y itself), so that
     writing into ``t`` cannot change what its backward reads; those copies need no version check."""
-    saved, xp = node._saved, t._device.backend.xp
+    saved, B = node._saved, t._device.backend
     if saved:
-        node._saved = tuple(s.copy() if hasattr(s, "shape") and xp.may_share_memory(s, t.array) else s
+        node._saved = tuple(s.copy() if hasattr(s, "shape") and B.may_share_memory(s, t.array) else s
                             for s in saved)
         if t._vc is not None:
             node._versions = tuple(r for r in node._versions if r[0] is not t._vc)

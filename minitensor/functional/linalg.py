@@ -6,6 +6,7 @@ from typing import Any
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import promote
+from ..backends.base import Backend
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "linear"]
 
@@ -15,7 +16,7 @@ class MatMul(Function):
     added dim is dropped from y. da = gy @ b^T, db = a^T @ gy (the engine sums broadcast batch dims)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
+    def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
         ctx.a_vec, ctx.b_vec = a.ndim == 1, b.ndim == 1
         if ctx.a_vec:
             a = a[None, :]
@@ -30,7 +31,7 @@ class MatMul(Function):
         return y
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         a, b = ctx.saved_tensors
         if ctx.b_vec:
             gy = gy[..., None]
@@ -104,7 +105,7 @@ class Linear(Function):
     each product is one 2-D GEMM (a batched matmul over them is several times slower)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, w: Any, b: Any) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, w: Any, b: Any) -> Any:
         ctx.save_for_backward(x if ctx.needs_input_grad[1] else None, w if ctx.needs_input_grad[0] else None)
         y = B.matmul(_rows(x), w.T)
         if b is not None:
@@ -112,7 +113,7 @@ class Linear(Function):
         return y.reshape(x.shape[:-1] + (w.shape[0],)) if x.ndim != 2 else y
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, w = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
         g2 = _rows(gy)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ..creation import as_tensor
 from ._util import promote
+from ..backends.base import Backend
 
 __all__ = ["mse_loss", "l1_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits"]
@@ -35,7 +36,7 @@ def _reduction(size_average: bool | None, reduce: bool | None, reduction: str) -
     return reduction
 
 
-def _reduce(B: Any, losses: Any, reduction: str, divisor: Any = None) -> Any:
+def _reduce(B: Backend, losses: Any, reduction: str, divisor: Any = None) -> Any:
     """sum, mean (sum / divisor; divisor defaults to the element count) or the losses themselves."""
     if reduction == "none":
         return losses
@@ -48,7 +49,7 @@ def _reduce(B: Any, losses: Any, reduction: str, divisor: Any = None) -> Any:
         return total / divisor
 
 
-def _unreduce(B: Any, g: Any, shape: tuple[int, ...], reduction: str, divisor: Any = None) -> Any:
+def _unreduce(B: Backend, g: Any, shape: tuple[int, ...], reduction: str, divisor: Any = None) -> Any:
     """The gradient of each unreduced loss from that of the reduced one (a broadcast view: read only).
 
     A zero ``divisor`` (every target ignored: the 'mean' loss is 0/0 = nan) divides by 1 instead: the rows'
@@ -62,40 +63,42 @@ def _unreduce(B: Any, g: Any, shape: tuple[int, ...], reduction: str, divisor: A
 
 # ------------------------------------------------------------------------------- elementwise losses
 class _DifferenceLoss(Function):
-    """loss = reduce(B.<op>(x, t)) for losses of x - t (x and t broadcast); d/dt = -d/dx."""
-    op: str
+    """loss = reduce(loss(B, x, t)) for losses of x - t (x and t broadcast); d/dt = -d/dx."""
+    loss: Callable[..., Any]  # the backend's loss and its backward, as static methods
+    loss_backward: Callable[..., Any]
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, t: Any, *, reduction: str) -> Any:
-        losses = getattr(B, ctx.op)(x, t)
+    def forward(ctx: Any, B: Backend, x: Any, t: Any, *, reduction: str) -> Any:
+        losses = ctx.loss(B, x, t)
         ctx.save_for_backward(x, t)
         ctx.shape, ctx.reduction = losses.shape, reduction
         return _reduce(B, losses, reduction)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, g: Any) -> Any:
+    def backward(ctx: Any, B: Backend, g: Any) -> Any:
         x, t = ctx.saved_tensors
-        gx = getattr(B, ctx.op + "_backward")(_unreduce(B, g, ctx.shape, ctx.reduction), x, t)
+        gx = ctx.loss_backward(B, _unreduce(B, g, ctx.shape, ctx.reduction), x, t)
         return (gx if ctx.needs_input_grad[0] else None), (-gx if ctx.needs_input_grad[1] else None)
 
 
 class MSELoss(_DifferenceLoss):
-    op = "mse_loss"
+    loss = staticmethod(lambda B, x, t: B.mse_loss(x, t))
+    loss_backward = staticmethod(lambda B, g, x, t: B.mse_loss_backward(g, x, t))
 
 
 class L1Loss(_DifferenceLoss):
-    op = "l1_loss"
+    loss = staticmethod(lambda B, x, t: B.l1_loss(x, t))
+    loss_backward = staticmethod(lambda B, g, x, t: B.l1_loss_backward(g, x, t))
 
 
 class _BinaryLoss(Function):
-    """loss = reduce(weight * B.<op>(x, t[, pos_weight])); weight and pos_weight get no gradient."""
-    op: str
-    with_pos_weight: bool
+    """loss = reduce(weight * loss(B, x, t, pos_weight)); weight and pos_weight get no gradient."""
+    loss: Callable[..., Any]  # the backend's loss and its backward, as static methods
+    loss_backward: Callable[..., Any]
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, t: Any, weight: Any, pos_weight: Any, *, reduction: str) -> Any:
-        extra = (pos_weight,) if ctx.with_pos_weight else ()
-        losses = getattr(B, ctx.op)(x, t, *extra)
+    def forward(ctx: Any, B: Backend, x: Any, t: Any, weight: Any, pos_weight: Any, *, reduction: str) -> Any:
+        losses = ctx.loss(B, x, t, pos_weight)
         if weight is not None:
             losses *= weight
         ctx.save_for_backward(x, t, weight, pos_weight)
@@ -103,22 +106,25 @@ class _BinaryLoss(Function):
         return _reduce(B, losses, reduction)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, g: Any) -> Any:
+    def backward(ctx: Any, B: Backend, g: Any) -> Any:
         x, t, weight, pos_weight = ctx.saved_tensors
         g = _unreduce(B, g, x.shape, ctx.reduction)
         if weight is not None:
             g = g * weight
-        extra = (pos_weight,) if ctx.with_pos_weight else ()
-        gx, gt = getattr(B, ctx.op + "_backward")(g, x, t, *extra, needs=ctx.needs_input_grad[:2])
+        gx, gt = ctx.loss_backward(B, g, x, t, pos_weight, ctx.needs_input_grad[:2])
         return gx, gt, None, None
 
 
 class BinaryCrossEntropy(_BinaryLoss):
-    op, with_pos_weight = "binary_cross_entropy", False
+    loss = staticmethod(lambda B, x, t, pos_weight: B.binary_cross_entropy(x, t))
+    loss_backward = staticmethod(lambda B, g, x, t, pos_weight, needs: B.binary_cross_entropy_backward(
+        g, x, t, needs=needs))
 
 
 class BinaryCrossEntropyWithLogits(_BinaryLoss):
-    op, with_pos_weight = "bce_with_logits", True
+    loss = staticmethod(lambda B, x, t, pos_weight: B.bce_with_logits(x, t, pos_weight))
+    loss_backward = staticmethod(lambda B, g, x, t, pos_weight, needs: B.bce_with_logits_backward(
+        g, x, t, pos_weight, needs=needs))
 
 
 def _broadcast_pair(name: str, input: Tensor, target: Any) -> tuple[Tensor, Tensor]:
@@ -211,7 +217,7 @@ class _ClassIndexLoss(Function):
     """Losses over classes on axis 1 with integer targets; 'mean' divides by the summed target weights."""
 
     @staticmethod
-    def _divisor(B: Any, target: Any, weight: Any, ignore_index: int, reduction: str, dtype: Any) -> Any:
+    def _divisor(B: Backend, target: Any, weight: Any, ignore_index: int, reduction: str, dtype: Any) -> Any:
         if reduction != "mean":
             return None
         return B.sum(B.class_target_weights(target, weight, ignore_index, dtype), None, False)
@@ -221,7 +227,7 @@ class CrossEntropy(_ClassIndexLoss):
     """Fused log_softmax + nll (+ label smoothing), saving the log-probabilities."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, logits: Any, target: Any, weight: Any, *, ignore_index: int,
+    def forward(ctx: Any, B: Backend, logits: Any, target: Any, weight: Any, *, ignore_index: int,
                 label_smoothing: float, reduction: str) -> Any:
         losses, log_probs = B.softmax_cross_entropy(logits, target, weight, ignore_index, label_smoothing)
         divisor = ctx._divisor(B, target, weight, ignore_index, reduction, logits.dtype)
@@ -231,7 +237,7 @@ class CrossEntropy(_ClassIndexLoss):
         return _reduce(B, losses, reduction, divisor)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, g: Any) -> Any:
+    def backward(ctx: Any, B: Backend, g: Any) -> Any:
         log_probs, target, weight, divisor = ctx.saved_tensors
         g = _unreduce(B, g, ctx.shape, ctx.reduction, divisor)
         gx = B.softmax_cross_entropy_backward(g, log_probs, target, weight, ctx.ignore_index,
@@ -241,7 +247,7 @@ class CrossEntropy(_ClassIndexLoss):
 
 class NLLLoss(_ClassIndexLoss):
     @staticmethod
-    def forward(ctx: Any, B: Any, log_probs: Any, target: Any, weight: Any, *, ignore_index: int,
+    def forward(ctx: Any, B: Backend, log_probs: Any, target: Any, weight: Any, *, ignore_index: int,
                 reduction: str) -> Any:
         losses = B.nll_loss(log_probs, target, weight, ignore_index)
         divisor = ctx._divisor(B, target, weight, ignore_index, reduction, log_probs.dtype)
@@ -251,7 +257,7 @@ class NLLLoss(_ClassIndexLoss):
         return _reduce(B, losses, reduction, divisor)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, g: Any) -> Any:
+    def backward(ctx: Any, B: Backend, g: Any) -> Any:
         target, weight, divisor = ctx.saved_tensors
         g = _unreduce(B, g, ctx.shape, ctx.reduction, divisor)
         return B.nll_loss_backward(g, target, weight, ctx.ignore_index, ctx.num_classes), None, None
@@ -261,7 +267,7 @@ class CrossEntropyProbs(Function):
     """Cross-entropy against class probabilities (N, C, *); 'mean' divides by the number of rows."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, logits: Any, target: Any, weight: Any, *, label_smoothing: float,
+    def forward(ctx: Any, B: Backend, logits: Any, target: Any, weight: Any, *, label_smoothing: float,
                 reduction: str) -> Any:
         losses, log_probs = B.softmax_cross_entropy_probs(logits, target, weight, label_smoothing)
         ctx.save_for_backward(log_probs, target, weight)
@@ -269,7 +275,7 @@ class CrossEntropyProbs(Function):
         return _reduce(B, losses, reduction)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, g: Any) -> Any:
+    def backward(ctx: Any, B: Backend, g: Any) -> Any:
         log_probs, target, weight = ctx.saved_tensors
         g = _unreduce(B, g, ctx.shape, ctx.reduction)
         gx, gt = B.softmax_cross_entropy_probs_backward(g, log_probs, target, weight, ctx.label_smoothing,

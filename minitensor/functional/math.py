@@ -6,7 +6,8 @@ from typing import Any, Callable
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import promote, to_float, wrap_nondiff
+from ._util import nondiff, promote, to_float
+from ..backends.base import Backend
 
 __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "abs", "sign", "sin", "cos", "reciprocal",
            "clamp", "clip", "maximum", "minimum", "floor", "ceil", "round", "square", "log2", "log10"]
@@ -18,13 +19,13 @@ class _Elementwise(Function):
     df: Callable[[Any, Any, Any], Any]
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any) -> Any:
         y = ctx.f(B, x)
         ctx.save_for_backward(y if ctx.save_output else x)
         return y
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         s, = ctx.saved_tensors
         return ctx.df(B, gy, s)
 
@@ -36,8 +37,8 @@ def _op(name: str, f: Callable, df: Callable, save_output: bool = False) -> type
 
 Exp = _op("Exp", lambda B, x: B.exp(x), lambda B, g, y: g * y, save_output=True)
 Log = _op("Log", lambda B, x: B.log(x), lambda B, g, x: g / x)
-Log2 = _op("Log2", lambda B, x: B.xp.log2(x), lambda B, g, x: g / (x * 0.6931471805599453))
-Log10 = _op("Log10", lambda B, x: B.xp.log10(x), lambda B, g, x: g / (x * 2.302585092994046))
+Log2 = _op("Log2", lambda B, x: B.log2(x), lambda B, g, x: g / (x * 0.6931471805599453))
+Log10 = _op("Log10", lambda B, x: B.log10(x), lambda B, g, x: g / (x * 2.302585092994046))
 Log1p = _op("Log1p", lambda B, x: B.log1p(x), lambda B, g, x: g / (1 + x))
 Expm1 = _op("Expm1", lambda B, x: B.expm1(x), lambda B, g, y: g * (y + 1), save_output=True)
 Sqrt = _op("Sqrt", lambda B, x: B.sqrt(x), lambda B, g, y: g / (2 * y), save_output=True)
@@ -53,13 +54,13 @@ class Clamp(Function):
     """min(max(x, lo), hi); the gradient passes where lo <= x <= hi (both ends included, as PyTorch)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, lo: Any, hi: Any) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, lo: Any, hi: Any) -> Any:
         ctx.save_for_backward(x)
         ctx.lo, ctx.hi = lo, hi
         return B.clip(x, lo, hi)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, = ctx.saved_tensors
         keep = True
         if ctx.lo is not None:
@@ -74,12 +75,12 @@ class _MaxMin(Function):
     pick: str
 
     @staticmethod
-    def forward(ctx: Any, B: Any, a: Any, b: Any) -> Any:
+    def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a, b)
         return getattr(B, ctx.pick)(a, b)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         a, b = ctx.saved_tensors
         a_wins = (a > b) if ctx.pick == "maximum" else (a < b)
         share = a_wins.astype(gy.dtype)  # in gy's dtype: bool + 0.5 * bool would be float64
@@ -110,7 +111,7 @@ exp, log, log2, log10, log1p, expm1, sqrt, rsqrt, sin, cos, reciprocal = map(
 def abs(input: Tensor) -> Tensor:
     if input.array.dtype.kind == "f":
         return Abs.apply(input)
-    return wrap_nondiff(input._device.backend.abs(input.array), input._device)
+    return nondiff(lambda B, x: B.abs(x), input)
 
 
 def square(input: Tensor) -> Tensor:
@@ -118,40 +119,39 @@ def square(input: Tensor) -> Tensor:
 
 
 class PiecewiseConstant(Function):
-    """sign, floor, ceil, round: y = f(x), whose gradient is zero almost everywhere; x gets a zero gradient,
+    """sign, floor, ceil, round: y = f(B, x), whose gradient is zero almost everywhere; x gets a zero gradient,
     as in PyTorch (not none)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, f: Callable[[Any], Any]) -> Any:
-        return f(x)
+    def forward(ctx: Any, B: Backend, x: Any, f: Callable[[Backend, Any], Any]) -> Any:
+        return f(B, x)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
-        return B.xp.zeros(gy.shape, gy.dtype), None
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        return B.zeros(gy.shape, gy.dtype), None
 
 
-def _piecewise_constant(input: Tensor, f: Callable[[Any], Any]) -> Tensor:
+def _piecewise_constant(input: Tensor, f: Callable[[Backend, Any], Any]) -> Tensor:
     if input.array.dtype.kind == "f":
         return PiecewiseConstant.apply(input, f)
-    return wrap_nondiff(f(input.array), input._device)
+    return nondiff(f, input)
 
 
 def sign(input: Tensor) -> Tensor:
-    return _piecewise_constant(input, input._device.backend.xp.sign)
+    return _piecewise_constant(input, lambda B, x: B.sign(x))
 
 
 def floor(input: Tensor) -> Tensor:
-    return _piecewise_constant(input, input._device.backend.xp.floor)
+    return _piecewise_constant(input, lambda B, x: B.floor(x))
 
 
 def ceil(input: Tensor) -> Tensor:
-    return _piecewise_constant(input, input._device.backend.xp.ceil)
+    return _piecewise_constant(input, lambda B, x: B.ceil(x))
 
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Round half to even, as PyTorch."""
-    xp = input._device.backend.xp
-    return _piecewise_constant(input, xp.round if decimals == 0 else lambda a: xp.round(a, decimals))
+    return _piecewise_constant(input, lambda B, x: B.round(x, decimals))
 
 
 def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:

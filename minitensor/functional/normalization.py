@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 from ..autograd.function import Function
 from ..tensor import Tensor, _bump_version
+from ..backends.base import Backend
 
 __all__ = ["batch_norm", "layer_norm"]
 
@@ -14,7 +15,7 @@ class BatchNorm(Function):
     """y = (x - mean) invstd w + b per channel (axis 1); running statistics are updated in place."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, running_mean: Any, running_var: Any, weight: Any, bias: Any, *,
+    def forward(ctx: Any, B: Backend, x: Any, running_mean: Any, running_var: Any, weight: Any, bias: Any, *,
                 training: bool, momentum: float, eps: float) -> Any:
         y, mean, invstd = B.batch_norm_forward(x, weight, bias, running_mean, running_var, training,
                                                momentum, eps)
@@ -23,7 +24,7 @@ class BatchNorm(Function):
         return y
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, weight, mean, invstd = ctx.saved_tensors
         need = ctx.needs_input_grad
         gx, gw, gb = B.batch_norm_backward(gy, x, weight, mean, invstd, ctx.training,
@@ -35,7 +36,7 @@ class LayerNorm(Function):
     """y = (x - mean) invstd w + b, statistics over the last ``normalized_ndim`` dims."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, weight: Any, bias: Any, *, normalized_ndim: int,
+    def forward(ctx: Any, B: Backend, x: Any, weight: Any, bias: Any, *, normalized_ndim: int,
                 eps: float) -> Any:
         y, mean, invstd = B.layer_norm_forward(x, weight, bias, normalized_ndim, eps)
         ctx.save_for_backward(x, weight, mean, invstd)
@@ -43,7 +44,7 @@ class LayerNorm(Function):
         return y
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, weight, mean, invstd = ctx.saved_tensors
         return B.layer_norm_backward(gy, x, weight, mean, invstd, ctx.normalized_ndim,
                                      ctx.needs_input_grad)

@@ -11,6 +11,7 @@ from ..autograd.function import Function
 from ..backends.generic.pooling import pool_out_len
 from ..tensor import Tensor
 from .conv import IntPair, batched, check_input, pair
+from ..backends.base import Backend
 
 __all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
 
@@ -20,7 +21,7 @@ class MaxPool2d(Function):
     Backward sends gy to the argmax (overlapping windows add up); only the indices are saved."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, *, kernel_size: tuple[int, int], stride: tuple[int, int],
+    def forward(ctx: Any, B: Backend, x: Any, *, kernel_size: tuple[int, int], stride: tuple[int, int],
                 padding: tuple[int, int], dilation: tuple[int, int], ceil_mode: bool) -> Any:
         y, indices = B.max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode)
         ctx.x_shape = x.shape
@@ -28,7 +29,7 @@ class MaxPool2d(Function):
         return y, indices
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         indices, = ctx.saved_tensors
         return B.max_pool2d_backward(gy, indices, ctx.x_shape)
 
@@ -37,7 +38,7 @@ class AvgPool2d(Function):
     """y = sum of the window / divisor; backward spreads gy / divisor over the window. Saves nothing."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, *, kernel_size: tuple[int, int], stride: tuple[int, int],
+    def forward(ctx: Any, B: Backend, x: Any, *, kernel_size: tuple[int, int], stride: tuple[int, int],
                 padding: tuple[int, int], ceil_mode: bool, count_include_pad: bool,
                 divisor_override: int | None) -> Any:
         ctx.x_shape = x.shape
@@ -45,7 +46,7 @@ class AvgPool2d(Function):
         return B.avg_pool2d(x, *ctx.params)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         return B.avg_pool2d_backward(gy, ctx.x_shape, *ctx.params)
 
 
@@ -53,12 +54,12 @@ class AdaptiveAvgPool2d(Function):
     """y = A_h x A_w^T with averaging matrices over PyTorch's adaptive windows; gx = A_h^T gy A_w."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, *, output_size: tuple[int, int]) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, *, output_size: tuple[int, int]) -> Any:
         ctx.x_shape = x.shape
         return B.adaptive_avg_pool2d(x, output_size)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         return B.adaptive_avg_pool2d_backward(gy, ctx.x_shape)
 
 

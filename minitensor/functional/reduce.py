@@ -11,7 +11,8 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import norm_dim, norm_dims, to_float, wrap_nondiff
+from ._util import nondiff, norm_dim, norm_dims, to_float
+from ..backends.base import Backend
 
 __all__ = ["sum", "mean", "var", "std", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
            "logsumexp", "all", "any", "norm"]
@@ -20,11 +21,11 @@ __all__ = ["sum", "mean", "var", "std", "prod", "max", "min", "amax", "amin", "a
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
 
-def _keep(B: Any, g: Any, axes: tuple[int, ...] | None, keepdims: bool, ndim: int) -> Any:
+def _keep(B: Backend, g: Any, axes: tuple[int, ...] | None, keepdims: bool, ndim: int) -> Any:
     """A reduced gradient with the reduced axes put back as size 1, so it broadcasts against x."""
     if keepdims or ndim == 0:
         return g
-    return B.xp.expand_dims(g, tuple(range(ndim)) if axes is None else axes)
+    return B.expand_dims(g, tuple(range(ndim)) if axes is None else axes)
 
 
 def _count(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> int:
@@ -33,24 +34,24 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> int:
 
 class Sum(Function):
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, axes: Any, keepdims: bool) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, axes: Any, keepdims: bool) -> Any:
         ctx.shape, ctx.axes, ctx.keepdims = x.shape, axes, keepdims
         return B.sum(x, axes, keepdims)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         g = _keep(B, gy, ctx.axes, ctx.keepdims, len(ctx.shape))
         return B.broadcast_to(g, ctx.shape), None, None
 
 
 class Mean(Function):
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, axes: Any, keepdims: bool) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, axes: Any, keepdims: bool) -> Any:
         ctx.shape, ctx.axes, ctx.keepdims = x.shape, axes, keepdims
         return B.mean(x, axes, keepdims)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         g = _keep(B, gy, ctx.axes, ctx.keepdims, len(ctx.shape)) / _count(ctx.shape, ctx.axes)
         return B.broadcast_to(g, ctx.shape), None, None
 
@@ -59,13 +60,13 @@ class Var(Function):
     """sum((x - mean)^2) / (N - correction); dx = 2 (x - mean) gy / (N - correction)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, axes: Any, correction: float, keepdims: bool) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, axes: Any, correction: float, keepdims: bool) -> Any:
         ctx.axes, ctx.keepdims, ctx.correction = axes, keepdims, correction
         ctx.save_for_backward(x)
         return B.var(x, axes, correction, keepdims)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, = ctx.saved_tensors
         return _var_grad(ctx, B, x, gy), None, None, None
 
@@ -74,20 +75,20 @@ class Std(Function):
     """sqrt(var); dx = dvar with gy / (2 std) for gy, taken as 0 where std = 0 (PyTorch), not inf * 0."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, axes: Any, correction: float, keepdims: bool) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, axes: Any, correction: float, keepdims: bool) -> Any:
         ctx.axes, ctx.keepdims, ctx.correction = axes, keepdims, correction
         y = B.sqrt(B.var(x, axes, correction, keepdims))
         ctx.save_for_backward(x, y)
         return y
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, y = ctx.saved_tensors
-        g_var = gy / (2 * B.xp.where(y == 0, 1, y)) * (y != 0)
+        g_var = gy / (2 * B.where(y == 0, 1, y)) * (y != 0)
         return _var_grad(ctx, B, x, g_var), None, None, None
 
 
-def _var_grad(ctx: Any, B: Any, x: Any, gy: Any) -> Any:
+def _var_grad(ctx: Any, B: Backend, x: Any, gy: Any) -> Any:
     """The gradient of var(x) over ctx.axes for the incoming (reduced) gradient gy."""
     centered = x - B.mean(x, ctx.axes, True)
     dof = _count(x.shape, ctx.axes) - ctx.correction
@@ -99,13 +100,13 @@ class Prod(Function):
     """prod(x); dx_i = prod_{j != i} x_j, from exclusive prefix and suffix products (exact with zeros)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, axis: Any, keepdims: bool) -> Any:
         ctx.axis, ctx.keepdims = axis, keepdims
         ctx.save_for_backward(x)
         return B.prod(x, None if axis is None else (axis,), keepdims)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, = ctx.saved_tensors
         xp = B.xp
         flat = x.reshape(-1) if ctx.axis is None else xp.moveaxis(x, ctx.axis, -1)
@@ -126,14 +127,14 @@ class _Extreme(Function):
     op: str
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, axes: Any, keepdims: bool, nan_ties: bool = False) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, axes: Any, keepdims: bool, nan_ties: bool = False) -> Any:
         ctx.axes, ctx.keepdims, ctx.nan_ties = axes, keepdims, nan_ties
         y = getattr(B, ctx.op)(x, axes, True)
         ctx.save_for_backward(x, y)
-        return y if keepdims or x.ndim == 0 else B.xp.squeeze(y, axis=axes)
+        return y if keepdims or x.ndim == 0 else B.squeeze(y, axes)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, y = ctx.saved_tensors
         hit = x == y
         if ctx.nan_ties:
@@ -155,17 +156,17 @@ class ExtremeAlongDim(Function):
     """max/min along one dim -> (values, indices); the gradient goes to the index taken only."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, axis: int, keepdims: bool, op: str) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, axis: int, keepdims: bool, op: str) -> Any:
         idx = getattr(B, op)(x, axis, True)
         y = B.take_along_axis(x, idx, axis)
         ctx.save_for_backward(idx)
         ctx.shape, ctx.axis, ctx.keepdims = x.shape, axis, keepdims
         if not keepdims:
-            y, idx = B.xp.squeeze(y, axis=axis), B.xp.squeeze(idx, axis=axis)
+            y, idx = B.squeeze(y, axis), B.squeeze(idx, axis)
         return y, idx.astype(np.int64, copy=False)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         idx, = ctx.saved_tensors
         g = _keep(B, gy, (ctx.axis,), ctx.keepdims, len(ctx.shape))
         out = B.zeros(ctx.shape, gy.dtype)
@@ -176,14 +177,14 @@ class LogSumExp(Function):
     """log(sum(exp(x))); dx = gy * exp(x - y) = gy * softmax(x)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, axes: Any, keepdims: bool) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, axes: Any, keepdims: bool) -> Any:
         y = B.logsumexp(x, axes, True)
         ctx.save_for_backward(x, y)
         ctx.axes, ctx.keepdims = axes, keepdims
-        return y if keepdims or x.ndim == 0 else B.xp.squeeze(y, axis=axes)
+        return y if keepdims or x.ndim == 0 else B.squeeze(y, axes)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, y = ctx.saved_tensors
         return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * B.exp(x - y), None, None
 
@@ -193,18 +194,18 @@ class PNorm(Function):
     or x = 0 (PyTorch's subgradient: a zero input has a zero gradient, not nan)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, p: float, axes: Any, keepdims: bool) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, p: float, axes: Any, keepdims: bool) -> Any:
         if p == 2:
             y = B.sqrt(B.sum(x * x, axes, True))
         else:
             y = B.power(B.sum(B.power(B.abs(x), p), axes, True), 1.0 / p)
         ctx.save_for_backward(x, y)
         ctx.p, ctx.axes, ctx.keepdims = p, axes, keepdims
-        return y if keepdims or x.ndim == 0 else B.xp.squeeze(y, axis=tuple(range(x.ndim)) if axes is None
-                                                              else axes)
+        return y if keepdims or x.ndim == 0 else B.squeeze(y, tuple(range(x.ndim)) if axes is None
+                                                           else axes)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, y = ctx.saved_tensors
         xp, p = B.xp, ctx.p
         safe = xp.where(y == 0, 1, y)
@@ -241,7 +242,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
         input = input.to(_dt.int64)
     axes = norm_dims(dim, input.ndim)
     if input.array.dtype.kind != "f":
-        return wrap_nondiff(input._device.backend.sum(input.array, axes, keepdim), input._device)
+        return nondiff(lambda B, x: B.sum(x, axes, keepdim), input)
     return Sum.apply(input, axes, keepdim)
 
 
@@ -271,8 +272,7 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor
     _tensor_input("prod", input)
     axis = None if dim is None else norm_dim(dim, input.ndim)
     if input.array.dtype.kind != "f":
-        a = input._device.backend.prod(input.array.astype(np.int64), None if axis is None else (axis,), keepdim)
-        return wrap_nondiff(a, input._device)
+        return nondiff(lambda B, x: B.prod(x.astype(np.int64), None if axis is None else (axis,), keepdim), input)
     return Prod.apply(input, axis if input.ndim else None, keepdim)
 
 
@@ -295,7 +295,7 @@ def _extreme(op: str, input: Tensor, dim: Any, keepdim: bool, name: str | None =
     axes = norm_dims(dim, input.ndim)
     _check_reducible(name or op, input, axes)
     if input.array.dtype.kind != "f":
-        return wrap_nondiff(getattr(input._device.backend, op)(input.array, axes, keepdim), input._device)
+        return nondiff(lambda B, x: (B.amax if op == "amax" else B.amin)(x, axes, keepdim), input)
     return (Amax if op == "amax" else Amin).apply(input, axes, keepdim, nan_ties=name is not None)
 
 
@@ -321,15 +321,15 @@ def _along(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:
     if input.ndim:
         _check_reducible(op[1:], input, (axis,))
     if input.ndim == 0:
-        return values_indices(input, wrap_nondiff(input._device.backend.zeros((), np.int64), input._device))
+        return values_indices(input, nondiff(lambda B, x: B.zeros((), np.int64), input))
     if input.array.dtype.kind != "f":
-        B = input._device.backend
-        idx = getattr(B, arg)(input.array, axis, True)
-        vals = B.take_along_axis(input.array, idx, axis)
-        if not keepdim:
-            vals, idx = B.xp.squeeze(vals, axis=axis), B.xp.squeeze(idx, axis=axis)
-        return values_indices(wrap_nondiff(vals, input._device),
-                              wrap_nondiff(idx.astype(np.int64, copy=False), input._device))
+        def along(B: Backend, x: Any) -> tuple[Any, Any]:
+            idx = (B.argmax if arg == "argmax" else B.argmin)(x, axis, True)
+            vals = B.take_along_axis(x, idx, axis)
+            if not keepdim:
+                vals, idx = B.squeeze(vals, axis), B.squeeze(idx, axis)
+            return vals, idx.astype(np.int64, copy=False)
+        return values_indices(*nondiff(along, input))
     return values_indices(*ExtremeAlongDim.apply(input, axis, keepdim, arg))
 
 
@@ -344,14 +344,17 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
 def _arg(op: str, input: Tensor, dim: int | None, keepdim: bool) -> Tensor:
     _tensor_input(op, input)
     _check_reducible(op, input, None if dim is None or not input.ndim else (norm_dim(dim, input.ndim),))
-    B = input._device.backend
-    if dim is None:
-        a = getattr(B, op)(input.array.reshape(-1), 0, False)
-        if keepdim:
-            a = a.reshape((1,) * input.ndim)
-    else:
-        a = getattr(B, op)(input.array, norm_dim(dim, input.ndim) if input.ndim else None, keepdim)
-    return wrap_nondiff(B.asarray(a).astype(np.int64, copy=False), input._device)
+
+    def arg(B: Backend, x: Any) -> Any:
+        find = B.argmax if op == "argmax" else B.argmin
+        if dim is None:
+            a = find(x.reshape(-1), 0, False)
+            if keepdim:
+                a = a.reshape((1,) * x.ndim)
+        else:
+            a = find(x, norm_dim(dim, x.ndim) if x.ndim else None, keepdim)
+        return B.asarray(a).astype(np.int64, copy=False)
+    return nondiff(arg, input)
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
@@ -372,14 +375,12 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     _tensor_input("all", input)
-    return wrap_nondiff(input._device.backend.all(input.array, norm_dims(dim, input.ndim), keepdim),
-                        input._device)
+    return nondiff(lambda B, x: B.all(x, norm_dims(dim, input.ndim), keepdim), input)
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     _tensor_input("any", input)
-    return wrap_nondiff(input._device.backend.any(input.array, norm_dims(dim, input.ndim), keepdim),
-                        input._device)
+    return nondiff(lambda B, x: B.any(x, norm_dims(dim, input.ndim), keepdim), input)
 
 
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:

@@ -12,6 +12,7 @@ from ..tensor import Tensor
 from ..creation import as_tensor
 from ._util import norm_dim, promote
 from .indexing import IndexSelect
+from ..backends.base import Backend
 
 __all__ = ["reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose", "swapaxes", "permute",
            "movedim", "expand", "broadcast_to", "repeat", "cat", "concat", "concatenate", "stack", "split",
@@ -20,23 +21,23 @@ __all__ = ["reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose
 
 class Reshape(ViewFunction):
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, shape: tuple[int, ...]) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, shape: tuple[int, ...]) -> Any:
         ctx.in_shape = x.shape
         return B.reshape(x, shape)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         return B.reshape(gy, ctx.in_shape), None
 
 
 class Permute(ViewFunction):
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, axes: tuple[int, ...]) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, axes: tuple[int, ...]) -> Any:
         ctx.inverse = tuple(np.argsort(axes))
         return B.transpose(x, axes)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         return B.transpose(gy, ctx.inverse), None
 
 
@@ -44,11 +45,11 @@ class Expand(ViewFunction):
     """A broadcast view; the engine sums the gradient back to the input's shape."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, shape: tuple[int, ...]) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, shape: tuple[int, ...]) -> Any:
         return B.broadcast_to(x, shape)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         return gy, None
 
 
@@ -56,12 +57,12 @@ class Repeat(Function):
     """Tile by ``reps``; the gradient sums the copies: gy viewed as (r0, s0, r1, s1, ...) summed over r."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, reps: tuple[int, ...]) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, reps: tuple[int, ...]) -> Any:
         ctx.shape = (1,) * (len(reps) - x.ndim) + x.shape
         return B.tile(x, reps)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         split = []
         for r, s in zip(gy.shape, ctx.shape):
             split += [r // s if s else 0, s]
@@ -71,35 +72,35 @@ class Repeat(Function):
 
 class Cat(Function):
     @staticmethod
-    def forward(ctx: Any, B: Any, *arrays: Any, axis: int) -> Any:
+    def forward(ctx: Any, B: Backend, *arrays: Any, axis: int) -> Any:
         ctx.axis = axis
         ctx.bounds = np.cumsum([a.shape[axis] for a in arrays])[:-1]
         return B.concatenate(arrays, axis)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
-        return tuple(B.xp.split(gy, ctx.bounds, axis=ctx.axis))
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        return tuple(B.split(gy, ctx.bounds, ctx.axis))
 
 
 class Stack(Function):
     @staticmethod
-    def forward(ctx: Any, B: Any, *arrays: Any, axis: int) -> Any:
+    def forward(ctx: Any, B: Backend, *arrays: Any, axis: int) -> Any:
         ctx.axis = axis
         return B.stack(arrays, axis)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
-        return tuple(B.xp.moveaxis(gy, ctx.axis, 0))
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        return tuple(B.moveaxis(gy, ctx.axis, 0))
 
 
 class ConstantPad(Function):
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, widths: tuple[tuple[int, int], ...], value: float) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, widths: tuple[tuple[int, int], ...], value: float) -> Any:
         ctx.crop = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))
         return B.pad(x, widths, "constant", value)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         return gy[ctx.crop], None, None
 
 

@@ -203,6 +203,61 @@ def elementwise_cases() -> dict[str, Callable[[Backend], None]]:
         ("cos", np.cos, x)]}
     cases.update(power=power, maximum=binary("maximum", np.maximum), minimum=binary("minimum", np.minimum),
                  clip=clip, where=where)
+    cases.update({name: unary(name, ref, data) for name, ref, data in [
+        ("log2", np.log2, pos), ("log10", np.log10, pos), ("floor", np.floor, 3 * x), ("ceil", np.ceil, 3 * x),
+        ("trunc", np.trunc, 3 * x)]})
+
+    def round_(B):
+        data = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 1.25, 2.675, -3.14159])
+        close(B, B.round(dev(B, data), 0), [0.0, 2.0, 2.0, -0.0, -2.0, 1.0, 3.0, -3.0])
+        close(B, B.round(dev(B, data), 1), np.round(data, 1))
+        close(B, B.round(dev(B, np.array([1234.5, -55.0])), -1), [1230.0, -60.0])
+
+    def remainder(B):
+        a, b = np.array([5.0, -5.0, 5.0, -5.0, 7.5]), np.array([3.0, 3.0, -3.0, -3.0, 2.0])
+        close(B, B.remainder(dev(B, a), dev(B, b)), [2.0, 1.0, -1.0, -2.0, 1.5])
+        assert host(B, B.remainder(dev(B, np.array([7, -7])), 3)).tolist() == [1, 2]
+
+    def expand_dims(B):
+        assert host(B, B.expand_dims(dev(B, x), (0, 2))).shape == (1, 3, 1, 4)
+
+    def squeeze(B):
+        close(B, B.squeeze(dev(B, x.reshape(3, 1, 4, 1)), (1, 3)), x)
+        assert host(B, B.squeeze(dev(B, x[:1]), 0)).shape == (4,)
+
+    cases.update(round=round_, remainder=remainder, expand_dims=expand_dims, squeeze=squeeze)
+    return cases
+
+
+# -------------------------------------------------------------------------------------- comparisons
+def comparison_cases() -> dict[str, Callable[[Backend], None]]:
+    a, b = np.array([1.0, 2.0, np.nan, -np.inf, 3.0]), np.array([1.0, 3.0, 2.0, -np.inf, 2.0])
+    i, j = np.array([12, -5, 0, 7]), np.array([10, 3, -1, 7])
+    t, f = np.array([True, True, False, False]), np.array([True, False, True, False])
+
+    def binary(name, ref, x, y):
+        def case(B):
+            got = host(B, getattr(B, name)(dev(B, x), dev(B, y)))
+            assert got.dtype == ref(x, y).dtype and np.array_equal(got, ref(x, y)), (name, got)
+            scalar = host(B, getattr(B, name)(dev(B, x), y[1].item()))  # a Python scalar second operand
+            assert np.array_equal(scalar, ref(x, y[1].item())), (name, scalar)
+        return case
+
+    def unary(name, ref, x):
+        def case(B):
+            got = host(B, getattr(B, name)(dev(B, x)))
+            assert got.dtype == ref(x).dtype and np.array_equal(got, ref(x)), (name, got)
+        return case
+
+    cases = {name: binary(name, getattr(np, name), a, b) for name in (
+        "equal", "not_equal", "less", "less_equal", "greater", "greater_equal")}
+    cases.update({name: binary(name, getattr(np, name), t, f) for name in ("logical_and", "logical_or",
+                                                                        "logical_xor")})
+    cases.update({name: binary(name, getattr(np, name), i, j) for name in ("bitwise_and", "bitwise_or",
+                                                                        "bitwise_xor")})
+    cases.update(logical_not=unary("logical_not", np.logical_not, t), bitwise_not=unary("bitwise_not", np.invert, i),
+                 isnan=unary("isnan", np.isnan, a), isinf=unary("isinf", np.isinf, a),
+                 isfinite=unary("isfinite", np.isfinite, a))
     return cases
 
 
@@ -306,10 +361,29 @@ def shape_cases() -> dict[str, Callable[[Backend], None]]:
         close(B, B.sum_to_shape(dev(B, g), ()), g.sum())
         close(B, B.sum_to_shape(dev(B, g), g.shape), g)
 
+    def split(B):
+        pieces = B.split(dev(B, x), [1, 3], 2)
+        assert len(pieces) == 3
+        for got, expected in zip(pieces, np.split(x, [1, 3], axis=2)):
+            close(B, got, expected)
+
+    def moveaxis(B):
+        close(B, B.moveaxis(dev(B, x), 2, 0), np.moveaxis(x, 2, 0))
+
+    def take(B):
+        idx = np.array([2, 0, 2])
+        close(B, B.take(dev(B, x), dev(B, idx), 1), x[:, idx])
+
+    def may_share_memory(B):
+        a = dev(B, x)
+        assert B.may_share_memory(a, a[1:]) is True
+        assert B.may_share_memory(a, B.copy(a)) is False
+
     return {"reshape": reshape, "transpose": transpose, "broadcast_to": broadcast_to,
             "concatenate": concatenate, "stack": stack, "tile": tile, "pad": pad,
             "take_along_axis": take_along_axis, "scatter_add_along_axis": scatter_add_along_axis,
-            "index_add": index_add, "sum_to_shape": sum_to_shape}
+            "index_add": index_add, "sum_to_shape": sum_to_shape, "split": split, "moveaxis": moveaxis,
+            "take": take, "may_share_memory": may_share_memory}
 
 
 def linalg_cases() -> dict[str, Callable[[Backend], None]]:
@@ -441,7 +515,7 @@ POINTERS = {
 
 PARITY: dict[str, Any] = {
     "is_available": identity_cases, "device_count": identity_cases, "synchronize": identity_cases,
-    **array_cases(), **random_cases(), **elementwise_cases(), **reduce_cases(), **shape_cases(),
+    **array_cases(), **random_cases(), **elementwise_cases(), **comparison_cases(), **reduce_cases(), **shape_cases(),
     **linalg_cases(), **activation_cases(), **POINTERS,
 }
 

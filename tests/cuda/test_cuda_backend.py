@@ -132,6 +132,32 @@ for _name in ("maximum", "minimum"):
 case("clip", "", lambda d: (d.n(3, 4), -0.5, 0.5), WITH_HALF)
 case("clip", "upper", lambda d: (d.n(3, 4), None, 0.5))
 case("where", "broadcast", lambda d: (d.bools(3, 4), d.n(3, 4), d.n(1, 4)), WITH_HALF)
+for _name in ("floor", "ceil", "trunc"):
+    case(_name, "", lambda d: (d.n(3, 4) * 3,), WITH_HALF)
+for _name in ("log2", "log10"):
+    case(_name, "", lambda d: (d.pos(3, 4),), WITH_HALF)
+case("round", "", lambda d: (d.n(3, 4) * 3, 0), WITH_HALF)
+case("round", "decimals", lambda d: (d.n(3, 4) * 30, -1))
+case("remainder", "", lambda d: (d.n(3, 4) * 5, d.pos(4) + 1))
+case("expand_dims", "", lambda d: (d.n(3, 4), (0, 2)))
+case("split", "", lambda d: (d.n(3, 5), [1, 3], 1))
+case("moveaxis", "", lambda d: (d.n(2, 3, 4), 2, 0))
+case("take", "", lambda d: (d.n(3, 4), np.array([2, 0, 2]), 1))
+case("may_share_memory", "", lambda d: (d.n(3, 4), d.n(3, 4)))
+case("squeeze", "", lambda d: (d.n(3, 1, 4), (1,)))
+
+# ---------------------------------------------------------------------------------------- comparisons
+for _name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
+    case(_name, "", lambda d: (np.round(d.n(3, 4)), np.round(d.n(4))))
+    case(_name, "scalar", lambda d: (d.n(3, 4), 0.5))
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    case(_name, "", lambda d: (d.bools(3, 4), d.bools(4)), ONCE)
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+    case(_name, "", lambda d: (d.ints(-9, 9, 3, 4), d.ints(-9, 9, 4)), ONCE)
+case("logical_not", "", lambda d: (d.bools(3, 4),), ONCE)
+case("bitwise_not", "", lambda d: (d.ints(-9, 9, 3, 4),), ONCE)
+for _name in ("isnan", "isinf", "isfinite"):
+    case(_name, "", lambda d: (np.array([1.0, np.nan, np.inf, -np.inf, 0.0], d.dt),), WITH_HALF)
 
 # --------------------------------------------------------------------------------------------- reduce
 for _name in ("sum", "mean", "prod", "amax", "amin"):

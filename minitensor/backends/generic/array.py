@@ -63,3 +63,7 @@ class ArrayOps:
     def isfinite_all(self, a: Array) -> bool:
         """True when every element is finite (one host sync on a GPU: used by anomaly mode only)."""
         return bool(self.xp.isfinite(a).all())
+
+    def may_share_memory(self, a: Array, b: Array) -> bool:
+        """Whether a and b may overlap in memory (a cheap bounds check: True can be a false alarm)."""
+        return bool(self.xp.may_share_memory(a, b))

@@ -50,3 +50,34 @@ class ElementwiseOps:
 
     def where(self, cond: Array, a: Array, b: Array) -> Array:
         return self.xp.where(cond, a, b)
+
+    def log2(self, x: Array) -> Array:
+        return self.xp.log2(x)
+
+    def log10(self, x: Array) -> Array:
+        return self.xp.log10(x)
+
+    def floor(self, x: Array) -> Array:
+        return self.xp.floor(x)
+
+    def ceil(self, x: Array) -> Array:
+        return self.xp.ceil(x)
+
+    def trunc(self, x: Array) -> Array:
+        return self.xp.trunc(x)
+
+    def round(self, x: Array, decimals: int) -> Array:
+        """Half to even, as PyTorch; ``decimals`` places (negative: tens, hundreds...)."""
+        return self.xp.round(x, decimals)
+
+    def remainder(self, a: Array, b: Array) -> Array:
+        """a - floor(a / b) * b: the sign of the divisor, as Python's %."""
+        return self.xp.remainder(a, b)
+
+    def expand_dims(self, x: Array, axes: tuple[int, ...]) -> Array:
+        """x with new length-1 axes at ``axes`` (positions in the result): a view."""
+        return self.xp.expand_dims(x, axes)
+
+    def squeeze(self, x: Array, axes: tuple[int, ...] | int) -> Array:
+        """x without the length-1 axes ``axes``: a view."""
+        return self.xp.squeeze(x, axis=axes)

@@ -58,3 +58,14 @@ class ShapeOps:
         if axes:
             g = g.sum(axis=axes, keepdims=True)
         return g.reshape(shape) if lead or g.shape != shape else g
+
+    def split(self, x: Array, bounds: Sequence[int], axis: int) -> list[Array]:
+        """x cut along ``axis`` at the positions ``bounds`` (views): len(bounds) + 1 pieces."""
+        return self.xp.split(x, bounds, axis=axis)
+
+    def moveaxis(self, x: Array, source: int, destination: int) -> Array:
+        return self.xp.moveaxis(x, source, destination)
+
+    def take(self, x: Array, index: Array, axis: int) -> Array:
+        """The entries ``index`` (an integer array) of x along ``axis``: a copy."""
+        return self.xp.take(x, index, axis=axis)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import collections
 import itertools
-import sys
 import warnings
 from concurrent.futures import Future
 from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
@@ -28,8 +27,8 @@ from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
 import numpy as np
 
 from ... import cuda
-from ...device import as_device, cpu, device as Device
-from ...tensor import Tensor, _wrap
+from ...device import as_device, device as Device
+from ...tensor import Tensor
 from ...creation import randint
 from ._rng import GeneratorLike, resolve_generator
 from ._worker import Workers

@@ -1,8 +1,9 @@
 """col2im as a Numba kernel over channels-last arrays (the CPU's ``conv.py`` calls it).
 
 Every array here and in ``pooling.py`` is indexed (N, H, W, C), so that the innermost loop runs along C,
-contiguous in a channels-last array, and compiles to vector instructions. The loops are serial: with ``prange`` over the batch, each call waited for a worker thread to be scheduled (about
-3 ms a call on the busy 2-core machine here, where the whole col2im takes 0.1-0.7 ms).
+contiguous in a channels-last array, and compiles to vector instructions. The loops are serial: with
+``prange`` over the batch, each call waited for a worker thread to be scheduled (about 3 ms a call on the
+busy 2-core machine here, where the whole col2im takes 0.1-0.7 ms).
 
 Geometry arguments, as in ``generic/conv.py``: output position (oh, ow) with kernel offset (i, j) reads input
 row oh*sh - ph + i*dh and column ow*sw - pw + j*dw; positions outside the input are skipped (padding).
