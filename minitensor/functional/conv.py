@@ -63,7 +63,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
     _check_conv_args(name, input, weight, bias, groups)
     stride, dilation = pair(stride, "stride", name), pair(dilation, "dilation", name)
     kernel = tuple(weight.shape[2:])
-    pad4 = _conv2d_padding(padding, kernel, stride, dilation)
+    pad4 = conv2d_padding(padding, kernel, stride, dilation)
     check_fits(name, input, kernel, dilation, (pad4[0] + pad4[1], pad4[2] + pad4[3]))
     return batched(input, lambda x: Conv2d.apply(
         x, weight, bias, stride=stride, padding=pad4, dilation=dilation, groups=groups))
@@ -147,7 +147,7 @@ def check_fits(name: str, input: Tensor, kernel: Sequence[int], dilation: Sequen
 
 
 # ---------------------------------------------------------------------------- conv checks
-def _conv2d_padding(padding: IntPair | str, kernel: Sequence[int], stride: tuple[int, int],
+def conv2d_padding(padding: IntPair | str, kernel: Sequence[int], stride: tuple[int, int],
                     dilation: tuple[int, int]) -> tuple[int, int, int, int]:
     """(top, bottom, left, right) from an int, a pair, "valid" or "same"."""
     if isinstance(padding, str):

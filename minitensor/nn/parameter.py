@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor
 from ..creation import empty
 
 
@@ -36,9 +36,9 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo: dict) -> "Parameter":
         if id(self) in memo:
             return memo[id(self)]
-        copy = Parameter(_wrap(self._device.backend.copy(self.array), self._device), self._requires_grad)
+        copy = Parameter(self.detach().clone(), self._requires_grad)  # clone: a copy in the same layout
         if self.grad is not None:
-            copy.grad = _wrap(self._device.backend.copy(self.grad.array), self._device)
+            copy.grad = self.grad.detach().clone()
         memo[id(self)] = copy
         return copy
 

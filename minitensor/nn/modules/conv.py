@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 from ...tensor import Tensor
 from ...creation import empty
+from ...functional.conv import conv2d_padding
 from .. import functional as F, init
 from ..parameter import Parameter
 from .linear import reset_bias_from_fan_in
@@ -57,20 +58,15 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def _padding_for_pad(self) -> list[int]:
-        """The padding as F.pad takes it, (left, right, top, bottom); 'same' puts the odd pixel right/bottom."""
-        if self.padding == "valid":
-            return [0, 0, 0, 0]
-        if self.padding == "same":
-            if self.stride != (1, 1):
-                raise ValueError("padding='same' is not supported for strided convolutions")
-            out = []
-            for d, k in zip(reversed(self.dilation), reversed(self.kernel_size)):
-                total = d * (k - 1)
-                out += [total // 2, total - total // 2]
-            return out
-        if isinstance(self.padding, str):
+        """The padding as F.pad takes it, (left, right, top, bottom); 'same' puts the odd pixel right/bottom
+        (``conv2d_padding`` works it out; the layer raises ValueError at construction, as PyTorch's does,
+        where F.conv2d raises RuntimeError)."""
+        if isinstance(self.padding, str) and self.padding not in ("valid", "same"):
             raise ValueError(f"Invalid padding string {self.padding!r}, should be one of ['valid', 'same']")
-        return [p for p in reversed(self.padding) for _ in range(2)]
+        if self.padding == "same" and self.stride != (1, 1):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        top, bottom, left, right = conv2d_padding(self.padding, self.kernel_size, self.stride, self.dilation)
+        return [left, right, top, bottom]
 
     def reset_parameters(self) -> None:
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
