@@ -154,8 +154,8 @@ def _scaled(dataset: str, name: str, train: datasets.MNIST, test: datasets.MNIST
     else:
         raise ValueError(f"unknown scale {scale!r}; choose 'standard' or 'tanh'")
     normalise = lambda x: (x - mean) / std  # noqa: E731
-    return ImageData(dataset, name, TensorDataset(normalise(x_train), y_train), TensorDataset(normalise(x_test), y_test),
-                     x_train.shape[-1])
+    return ImageData(dataset, name, TensorDataset(normalise(x_train), y_train),
+                     TensorDataset(normalise(x_test), y_test), x_train.shape[-1])
 
 
 # ------------------------------------------------------------------------------------------------ a run

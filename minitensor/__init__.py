@@ -5,6 +5,8 @@ importing minitensor imports neither cupy nor numba).
 """
 from __future__ import annotations
 
+import builtins as _builtins
+
 from . import backends  # first: it chooses OpenBLAS's kernels before NumPy loads (backends/blas.py)
 from . import accelerator, autograd, cuda, dtypes, testing
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -26,8 +28,28 @@ from .utils.dlpack import from_dlpack  # noqa: E402
 
 __version__ = "0.1.0"
 
+__all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", "arange", "argmax", "argmin",
+           "as_tensor", "autograd", "backends", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm",
+           "bool", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clip", "clone", "concat", "concatenate", "copy_",
+           "cos", "cuda", "datasets", "device", "div", "dot", "double", "dtype", "dtypes", "empty", "empty_like",
+           "enable_grad", "eq", "exp", "expand", "expm1", "eye", "flatten", "flip", "float", "float16", "float32",
+           "float64", "floor", "floor_divide", "from_dlpack", "from_numpy", "full", "full_like", "functional",
+           "gather", "ge", "get_default_dtype", "get_num_threads", "getitem", "gt", "half", "index_select",
+           "inference_mode", "initial_seed", "inplace", "int", "int16", "int32", "int64", "int8", "is_grad_enabled",
+           "is_tensor", "isfinite", "isinf", "isnan", "le", "linear", "linspace", "load", "log", "log10", "log1p",
+           "log2", "log_softmax", "logical_and", "logical_not", "logical_or", "logical_xor", "logsumexp", "long", "lt",
+           "manual_seed", "masked_fill", "matmul", "max", "maximum", "mean", "min", "minimum", "mm", "movedim", "mul",
+           "mv", "narrow", "ne", "neg", "nn", "no_grad", "norm", "numel", "ones", "ones_like", "optim", "pad",
+           "permute", "pow", "prod", "promote_types", "rand", "rand_like", "randint", "randint_like", "randn",
+           "randn_like", "randperm", "reciprocal", "relu", "remainder", "repeat", "reshape", "result_type", "round",
+           "rsqrt", "save", "seed", "set_default_dtype", "set_grad_enabled", "set_num_threads", "setitem", "short",
+           "sigmoid", "sign", "sin", "softmax", "split", "sqrt", "square", "squeeze", "stack", "std", "sub", "sum",
+           "swapaxes", "tanh", "tensor", "testing", "to_device", "to_dtype", "transpose", "tril", "triu",
+           "true_divide", "uint8", "unbind", "unflatten", "unsqueeze", "utils", "var", "view_dtype", "where", "zeros",
+           "zeros_like"]
 
-def is_tensor(obj: object) -> "builtins.bool":
+
+def is_tensor(obj: object) -> "_builtins.bool":
     return isinstance(obj, Tensor)
 
 

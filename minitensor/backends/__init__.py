@@ -73,5 +73,5 @@ def loaded_backends() -> list[Backend]:
     return list(_INSTANCES.values())
 
 
-__all__ = ["Backend", "cudnn", "mps", "register_backend", "backend_class", "get_backend", "loaded_backends",
-           "seed_all"]
+__all__ = ["Backend", "cpu_info", "cudnn", "mps", "register_backend", "backend_class", "get_backend",
+           "loaded_backends", "seed_all"]

@@ -13,3 +13,15 @@ from .reduce import *  # noqa: F401,F403
 from .reduce import all, any, max, min, sum  # noqa: F401
 from .shape import *  # noqa: F401,F403
 from .triangular import tril, triu
+
+__all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
+           "bitwise_xor", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clip", "clone", "concat",
+           "concatenate", "copy_", "cos", "div", "dot", "eq", "exp", "expand", "expm1", "flatten", "flip", "floor",
+           "floor_divide", "gather", "ge", "getitem", "gt", "index_select", "inplace", "isfinite", "isinf", "isnan",
+           "le", "linear", "log", "log10", "log1p", "log2", "log_softmax", "logical_and", "logical_not", "logical_or",
+           "logical_xor", "logsumexp", "lt", "masked_fill", "matmul", "max", "maximum", "mean", "min", "minimum", "mm",
+           "movedim", "mul", "mv", "narrow", "ne", "neg", "norm", "pad", "permute", "pow", "prod", "reciprocal",
+           "relu", "remainder", "repeat", "reshape", "round", "rsqrt", "setitem", "sigmoid", "sign", "sin", "softmax",
+           "split", "sqrt", "square", "squeeze", "stack", "std", "sub", "sum", "swapaxes", "tanh", "to_device",
+           "to_dtype", "transpose", "tril", "triu", "true_divide", "unbind", "unflatten", "unsqueeze", "var",
+           "view_dtype", "where"]
