@@ -53,5 +53,5 @@ def is_tensor(obj: object) -> "_builtins.bool":
     return isinstance(obj, Tensor)
 
 
-def numel(input: Tensor) -> int:
+def numel(input: Tensor) -> _builtins.int:
     return input.numel()

@@ -10,6 +10,9 @@ class device:
     """Interned: ``device("cuda:0") is device("cuda", 0)``, so tensors compare devices by identity."""
 
     __slots__ = ("type", "index", "_backend")
+    type: str
+    index: int | None
+    _backend: Backend | None
     _cache: dict[tuple[str, int | None], "device"] = {}
 
     def __new__(cls, type_or_spec: "str | device", index: int | None = None) -> "device":

@@ -19,7 +19,7 @@ class dtype:
 
     __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "category")
 
-    def __init__(self, name: str, np_dtype: Any, category: int) -> None:
+    def __init__(self, name: str, np_dtype: Any, category: builtins.int) -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
         self.category = category  # 0 bool, 1 integer, 2 floating
@@ -82,7 +82,7 @@ def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
                         f"{', '.join(sorted(_BY_NAME))}") from None
 
 
-def scalar_category(value: Any) -> int:
+def scalar_category(value: Any) -> builtins.int:
     """Category of a Python scalar: 0 bool, 1 int, 2 float."""
     if isinstance(value, (builtins.bool, np.bool_)):
         return 0
@@ -113,7 +113,7 @@ def result_type(*operands: Any) -> dtype:
         cur = best[rank]
         best[rank] = d if cur is None else promote_types(cur, d)
     category = max(d.category for d in best if d is not None)
-    for d in best:
-        if d is not None and d.category == category:
-            return d
+    for b in best:
+        if b is not None and b.category == category:
+            return b
     raise AssertionError("unreachable")

@@ -44,10 +44,10 @@ def save(obj: Any, f: FileLike) -> None:
     header = json.dumps({"format": _FORMAT, "version": _VERSION, "tree": tree})
     arrays[_HEADER] = np.frombuffer(header.encode("utf-8"), dtype=np.uint8)
     if hasattr(f, "write"):
-        np.savez(f, **arrays)
+        np.savez(f, **arrays)  # type: ignore[arg-type]
         return
     with atomic_write(f) as out:
-        np.savez(out, **arrays)
+        np.savez(out, **arrays)  # type: ignore[arg-type]
 
 
 def load(f: FileLike, map_location: MapLocation = None) -> Any:

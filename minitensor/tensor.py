@@ -77,6 +77,9 @@ class Tensor(TensorMethods):
     # memory was written through another view, so grad_fn no longer describes the values (see
     # ``ViewFunction`` and ``_bump_version``).
     __slots__ = ("array", "_device", "_requires_grad", "grad", "grad_fn", "_vc", "_hv", "_gv", "__weakref__")
+    _requires_grad: bool
+    grad: "Tensor | None"
+    grad_fn: Any
     # NumPy defers to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
     __array_ufunc__ = None
 
@@ -345,24 +348,6 @@ class Tensor(TensorMethods):
         """(DLPack device type, index): (1, 0) on the CPU, (2, N) on cuda:N."""
         return self.array.__dlpack_device__()
 
-    def float(self) -> "Tensor":
-        return self.to(_dt.float32)
-
-    def double(self) -> "Tensor":
-        return self.to(_dt.float64)
-
-    def half(self) -> "Tensor":
-        return self.to(_dt.float16)
-
-    def long(self) -> "Tensor":
-        return self.to(_dt.int64)
-
-    def int(self) -> "Tensor":
-        return self.to(_dt.int32)
-
-    def bool(self) -> "Tensor":
-        return self.to(_dt.bool)
-
     def type_as(self, other: "Tensor") -> "Tensor":
         return self.to(other.dtype)
 
@@ -416,6 +401,25 @@ class Tensor(TensorMethods):
 
     def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
         return empty(*size, dtype=dtype or self.dtype, device=self._device, requires_grad=requires_grad)
+
+    # ------------------------------------------------ dtype casts (last: their names shadow builtins)
+    def float(self) -> "Tensor":
+        return self.to(_dt.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(_dt.float64)
+
+    def half(self) -> "Tensor":
+        return self.to(_dt.float16)
+
+    def long(self) -> "Tensor":
+        return self.to(_dt.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(_dt.int32)
+
+    def bool(self) -> "Tensor":
+        return self.to(_dt.bool)
 
 
 from . import autograd as _autograd  # noqa: E402  (autograd and the ops need Tensor defined first)

@@ -29,6 +29,17 @@ class TensorMethods:
 
     __slots__ = ()  # Tensor's own slots hold the state; no __dict__ here
     array: Any
+    _device: Any
+    if TYPE_CHECKING:  # Tensor's properties and methods that these read
+        @property
+        def shape(self) -> tuple[int, ...]: ...
+        @property
+        def dtype(self) -> Any: ...
+        @property
+        def ndim(self) -> int: ...
+        @property
+        def T(self) -> Tensor: ...
+        def to(self, *args: Any, **kwargs: Any) -> Tensor: ...
 
 
 
@@ -86,7 +97,7 @@ class TensorMethods:
         return _F.neg(self)
 
     def __pos__(self) -> "Tensor":
-        return self
+        return self  # type: ignore[return-value]
 
     def __abs__(self) -> "Tensor":
         return _F.abs(self)

@@ -66,11 +66,11 @@ def gradcheck(fn: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol: f
         if fast_mode:
             for _ in range(directions):
                 u = rng.standard_normal(x0.shape)
-                num = (loss_at(i, x0 + eps * u) - loss_at(i, x0 - eps * u)) / (2 * eps)
+                along = (loss_at(i, x0 + eps * u) - loss_at(i, x0 - eps * u)) / (2 * eps)
                 ana = float(np.sum(g * u))
-                if abs(ana - num) > atol + rtol * abs(num):
+                if abs(ana - along) > atol + rtol * abs(along):
                     return _fail(raise_exception, f"gradcheck: input {i} (shape {x0.shape}): directional "
-                                                  f"derivative {ana:.8g} (autograd) vs {num:.8g} (numerical)")
+                                                  f"derivative {ana:.8g} (autograd) vs {along:.8g} (numerical)")
             continue
         num = np.zeros_like(x0)
         flat = x0.reshape(-1)
@@ -82,10 +82,10 @@ def gradcheck(fn: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol: f
                 / (2 * eps)
         bad = np.abs(g - num) > atol + rtol * np.abs(num)
         if bad.any():
-            j = np.unravel_index(np.argmax(bad), x0.shape)
+            at = np.unravel_index(np.argmax(bad), x0.shape)
             return _fail(raise_exception, f"gradcheck: input {i} (shape {x0.shape}): {int(bad.sum())} of "
-                                          f"{bad.size} entries differ; at {tuple(int(a) for a in j)}: "
-                                          f"autograd {g[j]:.8g} vs numerical {num[j]:.8g}")
+                                          f"{bad.size} entries differ; at {tuple(int(a) for a in at)}: "
+                                          f"autograd {g[at]:.8g} vs numerical {num[at]:.8g}")
     return True
 
 

@@ -52,7 +52,7 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         return
     # backward(inputs=...) accumulates only into the listed tensors.
     inputs = _as_list(inputs)
-    for t, g in zip(inputs, run_backward(tensors, seeds, bool(retain_graph), inputs=inputs,
+    for t, g in zip(inputs, run_backward(tensors, seeds, bool(retain_graph), inputs=inputs,  # type: ignore[arg-type]
                                          allow_unused=True)):
         if g is not None:
             _accumulate_leaf_grad(t, g)
@@ -72,7 +72,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     arrays = run_backward(outputs, seeds, bool(retain_graph), inputs=inputs,
                           allow_unused=bool(allow_unused) or materialize_grads)
     result = []
-    for t, g in zip(inputs, arrays):
+    for t, g in zip(inputs, arrays):  # type: ignore[arg-type]
         if g is None:
             result.append(_creation.zeros_like(t) if materialize_grads else None)
         else:

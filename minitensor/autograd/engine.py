@@ -70,7 +70,7 @@ def _nodes_leading_to(order: Sequence[Function], wanted_nodes: Any, wanted_leave
     return needed
 
 
-def _accumulate(store: dict, owned: set, key: Any, g: Any, B: Backend = None, private: bool = False) -> None:
+def _accumulate(store: dict, owned: set, key: Any, g: Any, B: Backend = None, private: bool = False) -> None:  # type: ignore[assignment]
     """store[key] += g. A sum the engine made, or a ``private`` gradient (an array nothing else refers to),
     is ``owned`` and is added into in place; any other gradient may alias an array still in use (an
     identity backward returns its input), so it is never written to."""

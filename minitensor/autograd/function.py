@@ -127,7 +127,7 @@ class Function:
         out = cls.forward(ctx, B, *arrays, **kwargs)
         extras: tuple = ()
         if type(out) is tuple:
-            out, *extras = out
+            out, *extras = out  # type: ignore[assignment]
         if type(out) is not B.array_type:  # NumPy reductions return scalars; tensors hold arrays
             out = B.asarray(out)
         if state.anomaly:

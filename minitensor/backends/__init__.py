@@ -50,7 +50,7 @@ def get_backend(device_type: str, index: int = 0) -> Backend:
     if backend is None:
         cls = backend_class(device_type)
         if not cls.is_available():
-            why = cls.unavailable_reason() if hasattr(cls, "unavailable_reason") else ""
+            why = cls.unavailable_reason()
             raise RuntimeError(f"device type {device_type!r} is not available" + (f": {why}" if why else ""))
         backend = _INSTANCES[key] = cls(index)
         backend.seed(_SEED[0])

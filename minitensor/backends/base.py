@@ -41,6 +41,11 @@ class Backend(ArrayOps, RandomOps, ElementwiseOps, ComparisonOps, ReduceOps, Sha
         return False
 
     @classmethod
+    def unavailable_reason(cls) -> str:
+        """Why ``is_available()`` is False and what to install or do ("" when available)."""
+        return ""
+
+    @classmethod
     def device_count(cls) -> int:
         return 1 if cls.is_available() else 0
 

@@ -18,7 +18,7 @@ class Digits(ImageClassificationDataset):
     def __init__(self, train: bool = True, transform: Transform | None = None,
                  target_transform: Transform | None = None) -> None:
         try:
-            from sklearn.datasets import load_digits
+            from sklearn.datasets import load_digits  # type: ignore[import-untyped]
         except ImportError as e:
             raise ImportError("minitensor.datasets.Digits needs scikit-learn: pip install "
                               "'minitensor[examples]' (or pip install scikit-learn)") from e

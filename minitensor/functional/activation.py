@@ -48,7 +48,7 @@ def _relu(B: Backend, x: Any) -> Any:
     return B.relu(x)
 
 
-def _leaky_relu(B: Backend, x: Any, **p: Any) -> Any:
+def _leaky_relu_forward(B: Backend, x: Any, **p: Any) -> Any:
     return B.leaky_relu(x, **p)
 
 
@@ -56,7 +56,7 @@ def _leaky_relu_backward(B: Backend, gy: Any, s: Any, **p: Any) -> Any:
     return B.leaky_relu_backward(gy, s, **p)
 
 
-def _elu(B: Backend, x: Any, **p: Any) -> Any:
+def _elu_forward(B: Backend, x: Any, **p: Any) -> Any:
     return B.elu(x, **p)
 
 
@@ -70,13 +70,14 @@ Tanh = _pointwise("Tanh", lambda B, x: B.tanh(x), lambda B, gy, y: B.tanh_backwa
 # These three save y where PyTorch saves x (same gradient, y is what inplace=True leaves): see Function.
 Hardtanh = _pointwise("Hardtanh", lambda B, x, **p: B.hardtanh(x, **p),
                       lambda B, gy, y, **p: B.hardtanh_backward(gy, y, **p), copies_output_on_write=True)
-LeakyRelu = _pointwise("LeakyRelu", _leaky_relu, _leaky_relu_backward,
+LeakyRelu = _pointwise("LeakyRelu", _leaky_relu_forward, _leaky_relu_backward,
                        copies_output_on_write=True)  # y has x's sign (slope > 0)
-LeakyReluFromInput = _pointwise("LeakyReluFromInput", _leaky_relu, _leaky_relu_backward,
+LeakyReluFromInput = _pointwise("LeakyReluFromInput", _leaky_relu_forward, _leaky_relu_backward,
                                 save_output=False)  # slope < 0
-Elu = _pointwise("Elu", _elu, _elu_backward, copies_output_on_write=True,
+Elu = _pointwise("Elu", _elu_forward, _elu_backward, copies_output_on_write=True,
                  is_result=True)  # alpha >= 0: y has x's sign
-EluFromInput = _pointwise("EluFromInput", _elu, _elu_backward, save_output=False, is_result=False)  # alpha < 0
+EluFromInput = _pointwise("EluFromInput", _elu_forward, _elu_backward, save_output=False,
+                          is_result=False)  # alpha < 0
 Gelu = _pointwise("Gelu", lambda B, x, **p: B.gelu(x, **p), lambda B, gy, x, **p: B.gelu_backward(gy, x, **p),
                   save_output=False)
 Silu = _pointwise("Silu", lambda B, x: B.silu(x), lambda B, gy, x: B.silu_backward(gy, x), save_output=False)

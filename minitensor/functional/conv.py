@@ -31,7 +31,7 @@ class Conv2d(Function):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, weight = ctx.saved_tensors
-        return B.conv2d_backward(gy, x, weight, *ctx.params, needs=tuple(ctx.needs_input_grad))
+        return B.conv2d_backward(gy, x, weight, *ctx.params, needs=tuple(ctx.needs_input_grad))  # type: ignore[misc]
 
 
 class ConvTranspose2d(Function):
@@ -49,7 +49,7 @@ class ConvTranspose2d(Function):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, weight = ctx.saved_tensors
-        return B.conv_transpose2d_backward(gy, x, weight, *ctx.params, needs=tuple(ctx.needs_input_grad))
+        return B.conv_transpose2d_backward(gy, x, weight, *ctx.params, needs=tuple(ctx.needs_input_grad))  # type: ignore[misc]
 
 
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPair = 1,
@@ -102,7 +102,7 @@ def pair(value: IntPair, what: str, name: str, minimum: int = 1) -> tuple[int, i
     """An int or a 1- or 2-sequence of ints as (h, w), each at least ``minimum``."""
     try:
         values = tuple(operator.index(v) for v in value) if isinstance(value, (tuple, list)) \
-            else (operator.index(value),)
+            else (operator.index(value),)  # type: ignore[arg-type]
     except TypeError:
         raise TypeError(f"{name}: {what} must be an int or a pair of ints, got {value!r}") from None
     if len(values) == 1:

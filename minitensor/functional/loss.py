@@ -185,7 +185,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     """-w (t log x + (1 - t) log(1 - x)) for probabilities x in [0, 1], each log clamped at -100 as
     PyTorch (so x = 0 or 1 gives a finite loss). ``weight`` broadcasts to the input's shape."""
     _float_input("binary_cross_entropy", input)
-    target = _like_input("binary_cross_entropy", "target", target, input, must_match=True)
+    target = _like_input("binary_cross_entropy", "target", target, input, must_match=True)  # type: ignore[assignment]
     weight = _like_input("binary_cross_entropy", "weight", weight, input, must_match=False)
     # PyTorch's checks (nan fails them too); one host sync for both in the common, valid case.
     bad_input, bad_target = ((~((a >= 0) & (a <= 1))).any() for a in (input.array, target.array))
@@ -205,7 +205,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     p = pos_weight (broadcast over the last dim, e.g. one per class); finite for any finite x."""
     name = "binary_cross_entropy_with_logits"
     _float_input(name, input)
-    target = _like_input(name, "target", target, input, must_match=True)
+    target = _like_input(name, "target", target, input, must_match=True)  # type: ignore[assignment]
     weight = _like_input(name, "weight", weight, input, must_match=False)
     pos_weight = _like_input(name, "pos_weight", pos_weight, input, must_match=False)
     return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight,

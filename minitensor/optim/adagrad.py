@@ -46,5 +46,5 @@ class Adagrad(Optimizer):
         weight_decay, maximize = float(group["weight_decay"]), group["maximize"]
         for p, state in self._params_with_grad(group):
             state_sum = self._init_state(p, group)  # already there unless a loaded state dict lacked it
-            p.device.backend.adagrad_update(p.array, p.grad.array, state_sum, advance_step(state), lr,
+            p.device.backend.adagrad_update(p.array, p.grad.array, state_sum, advance_step(state), lr,  # type: ignore[arg-type, union-attr]
                                             lr_decay, weight_decay, eps, maximize)

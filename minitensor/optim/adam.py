@@ -37,7 +37,7 @@ class Adam(Optimizer):
             exp_avg = state_buffer(state, "exp_avg", p)
             exp_avg_sq = state_buffer(state, "exp_avg_sq", p)
             max_exp_avg_sq = state_buffer(state, "max_exp_avg_sq", p) if amsgrad else None
-            p.device.backend.adam_update(p.array, p.grad.array, exp_avg, exp_avg_sq, max_exp_avg_sq, step,
+            p.device.backend.adam_update(p.array, p.grad.array, exp_avg, exp_avg_sq, max_exp_avg_sq, step,  # type: ignore[arg-type, union-attr]
                                          lr, beta1, beta2, eps, weight_decay, amsgrad, decoupled, maximize)
 
 

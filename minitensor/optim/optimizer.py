@@ -96,7 +96,7 @@ class Optimizer:
         if not isinstance(groups[0], dict):
             groups = [{"params": groups}]
         for group in groups:
-            self.add_param_group(group)
+            self.add_param_group(group)  # type: ignore[arg-type]
 
     # ---------------------------------------------------------------------------------- groups
     def add_param_group(self, param_group: dict[str, Any]) -> None:

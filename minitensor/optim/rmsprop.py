@@ -37,5 +37,5 @@ class RMSprop(Optimizer):
             square_avg = state_buffer(state, "square_avg", p)
             momentum_buffer = state_buffer(state, "momentum_buffer", p) if momentum > 0 else None
             grad_avg = state_buffer(state, "grad_avg", p) if centered else None
-            p.device.backend.rmsprop_update(p.array, p.grad.array, square_avg, momentum_buffer, grad_avg, lr,
+            p.device.backend.rmsprop_update(p.array, p.grad.array, square_avg, momentum_buffer, grad_avg, lr,  # type: ignore[union-attr]
                                             alpha, eps, weight_decay, momentum, centered, maximize)

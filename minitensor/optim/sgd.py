@@ -35,6 +35,6 @@ class SGD(Optimizer):
             if momentum != 0:
                 first_step = state.get("momentum_buffer") is None
                 buffer = state_buffer(state, "momentum_buffer", p)
-            p.device.backend.sgd_update(p.array, p.grad.array, buffer, lr, momentum, dampening, nesterov,
+            p.device.backend.sgd_update(p.array, p.grad.array, buffer, lr, momentum, dampening, nesterov,  # type: ignore[union-attr]
                                         weight_decay, maximize, first_step)
 

@@ -63,7 +63,7 @@ def numeric_vjp(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray, gy: np.nda
 # ----------------------------------------------------------------------------------------- identity
 def identity_cases(B: Backend) -> None:
     assert isinstance(B.name, str) and B.xp is not None
-    assert type(B).is_available() is True and type(B).device_count() >= 1
+    assert type(B).is_available() is True and type(B).device_count() >= 1 and type(B).unavailable_reason() == ""
     B.synchronize()
 
 
@@ -515,6 +515,7 @@ POINTERS = {
 
 PARITY: dict[str, Any] = {
     "is_available": identity_cases, "device_count": identity_cases, "synchronize": identity_cases,
+    "unavailable_reason": identity_cases,
     **array_cases(), **random_cases(), **elementwise_cases(), **comparison_cases(), **reduce_cases(), **shape_cases(),
     **linalg_cases(), **activation_cases(), **POINTERS,
 }

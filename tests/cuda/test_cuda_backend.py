@@ -448,7 +448,7 @@ for _decoupled in (False, True):
             d.n(3, 4), d.n(3, 4), d.n(3, 4) * 0.1, d.pos(3, 4) * 0.01, t, 1e-3, 0.9, 0.999, 1e-8, 0.01, w, w))
 
 RANDOM = {"seed", "uniform", "normal", "randint", "bernoulli", "permutation", "dropout"}
-IDENTITY = {"is_available", "device_count", "synchronize"}
+IDENTITY = {"is_available", "device_count", "synchronize", "unavailable_reason"}
 
 
 # -------------------------------------------------------------------------------------------- running

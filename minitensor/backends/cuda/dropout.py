@@ -5,7 +5,7 @@ the uniform draw) come from ``self.xp``, so only CuPy allocates, and composed wi
 without a host synchronisation (``optim.py`` has the notes)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -24,6 +24,7 @@ def _kept_scale(p: float) -> float:
 
 class CudaDropoutOps(DropoutOps):
     xp: Any
+    uniform: Callable[..., Array]  # from RandomOps
 
     def dropout(self, x: Array, p: float) -> tuple[Array, Array]:
         if not kernel_fits(x):

@@ -30,7 +30,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from .. import backend_class, loaded_backends
+from .. import Backend, backend_class, loaded_backends
 from ...device import device as _device
 
 DeviceLike = Union[int, str, _device, None]
@@ -39,7 +39,7 @@ _known_available = False  # a GPU found once stays found: is_available() is then
 
 
 # ---------------------------------------------------------------------------------------- availability
-def _cuda_backend_class() -> type | None:
+def _cuda_backend_class() -> type[Backend] | None:
     if importlib.util.find_spec("cupy") is None:
         return None
     try:
@@ -105,7 +105,7 @@ def _device_index(device: DeviceLike) -> int:
         d = _device(device)
         if d.type != "cuda":
             raise ValueError(f"expected a cuda device, got '{d}'")
-        index = d.index
+        index = d.index  # type: ignore[assignment]
     count = device_count()
     if not 0 <= index < count:
         raise ValueError(f"invalid CUDA device index {index}: this machine has {count} CUDA device(s)")

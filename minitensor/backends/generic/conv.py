@@ -184,7 +184,7 @@ class ConvOps:
         # one offset at a time through one small buffer: a (kH*kW)-times larger gcols would not stay in cache
         gcols = xp.empty((groups, gy2.shape[0], cg), dtype=gy2.dtype)
         gcols_planes = gcols.reshape(groups, n, gy_hw[0], gy_hw[1], cg).transpose(0, 4, 1, 2, 3)
-        for k, index in kernel_offsets((k_h, k_w), stride, dilation, gy_hw):
+        for k, index in kernel_offsets((k_h, k_w), stride, dilation, gy_hw):  # type: ignore[arg-type]
             xp.matmul(g, w_k[k], out=gcols)
             planes[index] += gcols_planes
         gx = gxp[:, top:top + h, left:left + w].reshape(n, h, w, c).transpose(0, 3, 1, 2)

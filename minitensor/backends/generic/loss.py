@@ -6,7 +6,7 @@ axis 1, class-index targets are (N, *) integers, class weights are (C,).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 Array = Any
 
@@ -27,6 +27,8 @@ def _on_class_axis(a: Array, ndim: int) -> Array:
 
 class LossOps:
     xp: Any
+    log_softmax: Callable[..., Array]  # from ActivationOps
+    sigmoid: Callable[..., Array]
 
     # ------------------------------------------------------------------------- class-index targets
     def class_target_weights(self, target: Array, weight: Array | None, ignore_index: int,

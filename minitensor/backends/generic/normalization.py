@@ -61,7 +61,7 @@ class NormOps:
         w = None if weight is None else _channels(weight, x)
         b = None if bias is None else _channels(bias, x)
         if not training:
-            invstd = 1 / xp.sqrt(running_var + eps)
+            invstd = 1 / xp.sqrt(running_var + eps)  # type: ignore[operator]
             y = x - _channels(running_mean, x)
             y *= _channels(invstd, x)
             return self._affine_(y, w, b), running_mean, invstd

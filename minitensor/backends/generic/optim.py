@@ -68,7 +68,7 @@ class OptimOps:
         scratch = xp.empty_like(param)
         if momentum != 0:
             if first_step:
-                momentum_buf[...] = g
+                momentum_buf[...] = g  # type: ignore[index]
             else:
                 _scaled_add(xp, momentum_buf, momentum, g, 1 - dampening, scratch)
             if nesterov:
@@ -136,7 +136,7 @@ class OptimOps:
         scratch += eps
         if momentum > 0:
             xp.divide(g, scratch, out=scratch)
-            momentum_buf *= momentum
+            momentum_buf *= momentum  # type: ignore[operator]
             momentum_buf += scratch
             xp.multiply(momentum_buf, lr, out=scratch)
             param -= scratch

@@ -119,7 +119,7 @@ class ModuleList(_IndexedModules):
         return type(self)([m for _, m in items])
 
     def __iadd__(self, modules: Iterable[Module]) -> "ModuleList":
-        return self.extend(modules)
+        return self.extend(modules)  # type: ignore[return-value]
 
     def __add__(self, other: Iterable[Module]) -> "ModuleList":
         return ModuleList(list(self) + list(other))

@@ -20,7 +20,7 @@ def _pair(x: int | Sequence[int]) -> tuple[int, int]:
         if len(x) != 2:
             raise ValueError(f"expected an int or a pair of ints, got {x!r}")
         return int(x[0]), int(x[1])
-    return int(x), int(x)
+    return int(x), int(x)  # type: ignore[arg-type]
 
 
 class _ConvNd(Module):
@@ -137,7 +137,7 @@ class ConvTranspose2d(_ConvNd):
         output_size = tuple(output_size)[-2:] if len(output_size) in (3, 4) else tuple(output_size)
         if len(output_size) != 2:
             raise ValueError(f"ConvTranspose2d: output_size must have 2 or 4 elements (got {len(output_size)})")
-        min_sizes = [(input.shape[d - 2] - 1) * s - 2 * p + dil * (k - 1) + 1 for d, s, p, dil, k in
+        min_sizes = [(input.shape[d - 2] - 1) * s - 2 * p + dil * (k - 1) + 1 for d, s, p, dil, k in  # type: ignore[operator]
                      zip(range(2), self.stride, self.padding, self.dilation, self.kernel_size)]
         max_sizes = [m + s - 1 for m, s in zip(min_sizes, self.stride)]
         for size, lo, hi in zip(output_size, min_sizes, max_sizes):
@@ -148,5 +148,5 @@ class ConvTranspose2d(_ConvNd):
 
     def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
         output_padding = self._output_padding(input, output_size)
-        return F.conv_transpose2d(input, self.weight, self.bias, stride=self.stride, padding=self.padding,
+        return F.conv_transpose2d(input, self.weight, self.bias, stride=self.stride, padding=self.padding,  # type: ignore[arg-type]
                                   output_padding=output_padding, groups=self.groups, dilation=self.dilation)

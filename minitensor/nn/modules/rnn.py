@@ -117,7 +117,7 @@ class RNNBase(Module):
                 shapes = {f"weight_ih{suffix}": (gate_size, layer_input),
                           f"weight_hh{suffix}": (gate_size, hidden_size)}
                 if bias:
-                    shapes.update({f"bias_ih{suffix}": (gate_size,), f"bias_hh{suffix}": (gate_size,)})
+                    shapes.update({f"bias_ih{suffix}": (gate_size,), f"bias_hh{suffix}": (gate_size,)})  # type: ignore[dict-item]
                 for name, shape in shapes.items():
                     setattr(self, name, Parameter(empty(*shape, device=device, dtype=dtype)))
                 self._flat_weights_names.extend(shapes)
@@ -308,7 +308,7 @@ class RNNCellBase(Module):
         shape = tuple(input.shape[:-1]) + (self.hidden_size,)
         state = tuple(zeros(*shape, dtype=input.dtype, device=input.device) if s is None else s for s in state)
         for s in state:
-            _check_hidden("hidden", s, shape)
+            _check_hidden("hidden", s, shape)  # type: ignore[arg-type]
         gi = F.linear(input, self.weight_ih, self.bias_ih)
         return _STEPS[self._mode](gi, state, self.weight_hh, self.bias_hh)
 

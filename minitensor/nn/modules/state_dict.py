@@ -46,7 +46,7 @@ class StateDictMixin:
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
-        return destination
+        return destination  # type: ignore[return-value]
 
     def _load_from_state_dict(self, state_dict: Mapping[str, Any], prefix: str, strict: bool,
                               missing_keys: list[str], unexpected_keys: list[str],

@@ -120,7 +120,7 @@ class DataLoader(Generic[T_co]):
         if not to_gpu:
             return batches
         from ...backends.cuda.prefetch import CudaPrefetcher  # CuPy's streams: only for a CUDA device
-        return CudaPrefetcher(batches, self.device)
+        return CudaPrefetcher(batches, self.device)  # type: ignore[arg-type]
 
     def _batch_loader(self, pin: bool) -> Callable[[Sequence[int]], Any]:
         """The function that turns one list of indices into a batch on the host (collated, maybe pinned)."""

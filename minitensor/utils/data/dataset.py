@@ -93,7 +93,7 @@ class ConcatDataset(Dataset[T_co]):
         self.datasets = list(datasets)
         if not self.datasets:
             raise ValueError("ConcatDataset needs at least one dataset")
-        self.cumulative_sizes = list(accumulate(len(d) for d in self.datasets))
+        self.cumulative_sizes = list(accumulate(len(d) for d in self.datasets))  # type: ignore[arg-type]
 
     def __len__(self) -> int:
         return self.cumulative_sizes[-1]

@@ -22,7 +22,7 @@ from typing import Any
 import numba
 from numba import cuda
 
-SIMULATED: bool = bool(numba.config.ENABLE_CUDASIM)
+SIMULATED: bool = bool(getattr(numba.config, "ENABLE_CUDASIM", 0))
 
 # 256 threads per block, at most 4096 blocks (about four waves of an H100: 132 SMs x 8 resident blocks of
 # 256 threads); larger arrays take several turns of the grid-stride loop. The simulator runs each thread as
