@@ -27,7 +27,7 @@ import numpy as np
 
 from ..compiled import KERNEL_DTYPES
 from ..generic.conv import ConvOps, Pad4, Pair, channels_last_rows, conv_out_len, pad_hw
-from . import numba_kernels
+import minitensor.backends.cpu.numba_kernels as numba_kernels  # the loader (it imports Numba lazily)
 
 Array = Any
 CHUNK_BYTES = 2 ** 22  # the im2col columns of one GEMM: about two cores' L2 caches (1-8 MiB time alike)

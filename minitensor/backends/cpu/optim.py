@@ -4,7 +4,7 @@ loop per optimizer (``numba_kernels/optim.py``).
 The NumPy bodies make about a dozen passes over each array, one per ufunc; a loop reads and writes each
 element once, which makes Adam about 3x faster on a parameter that fits in the cache (100k floats) and
 about 5x on one that does not (1M floats, memory-bound). Without numba (or with ``MINITENSOR_NUMBA=0``)
-every update takes the NumPy body. This module does not import numba: the loops' module is imported (and
+every update takes the NumPy body. Numba is not loaded by this module: the loops' module is imported (and
 numba with it) at the first update, never at ``import minitensor``.
 """
 from __future__ import annotations

@@ -9,7 +9,7 @@ import numpy as np
 from ..compiled import KERNEL_DTYPES
 from ..generic.conv import Pair
 from ..generic.pooling import PoolOps, pool_geometry
-from . import numba_kernels
+import minitensor.backends.cpu.numba_kernels as numba_kernels  # the loader (it imports Numba lazily)
 from .conv import is_channels_last
 
 Array = Any

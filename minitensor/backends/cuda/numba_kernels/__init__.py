@@ -8,5 +8,5 @@ first use (float32 and float64 here), so the scalars must carry the array's dtyp
 type as float64 and pull a float32 kernel's arithmetic into double precision.
 
 ``launch.py`` holds what every launch shares (grid size, CuPy's current stream); the backend methods that
-allocate the outputs and launch live in ``minitensor.backends.cuda.numba_ops``.
+allocate the outputs and launch live in ``minitensor.backends.cuda.optim`` and ``.dropout``.
 """
