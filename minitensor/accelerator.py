@@ -69,7 +69,7 @@ def _index_of(device: DeviceLike, optional: bool) -> int:
         raise ValueError(f"{d.type} doesn't match the current accelerator {acc}.")
     if isinstance(device, str) and ":" not in device:  # "cuda" has no index (minitensor's device() says 0)
         return _index_of(None, optional)
-    return d.index
+    return d.index  # type: ignore[return-value]
 
 
 def current_device_index() -> int:

@@ -247,7 +247,7 @@ def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, dtyp
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.int64
     # Integers are drawn as integers, then cast: randint_like(float_tensor) gives whole floats.
-    a = dev.backend.randint(low, high, size, dt.np if dt.category == 1 else np.int64)
+    a = dev.backend.randint(low, high, size, dt.np if dt.category == 1 else np.int64)  # type: ignore[arg-type]
     return _wrap(a.astype(dt.np, copy=False), dev)
 
 

@@ -145,9 +145,9 @@ def _read_npy(member: IO[bytes], size: int, what: str) -> np.ndarray:
                          f"holds {size - member.tell()} bytes of data")
     flat = np.empty(math.prod(shape), dtype)
     if nbytes:
-        buffer, filled = memoryview(flat.view(np.uint8)), 0
+        buffer, filled = memoryview(flat.view(np.uint8)), 0  # type: ignore[arg-type]
         while filled < nbytes:
-            got = member.readinto(buffer[filled:filled + _CHUNK])  # zipfile reads a chunk, then copies
+            got = member.readinto(buffer[filled:filled + _CHUNK])  # type: ignore[attr-defined] # zipfile reads a chunk, then copies
             if not got:
                 raise _Malformed(f"archive member {what!r} is truncated")
             filled += got

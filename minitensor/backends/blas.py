@@ -120,7 +120,7 @@ def cpu_info() -> CpuInfo:
     """Report the CPU, NumPy's BLAS (via threadpoolctl), its core type and threads, who chose the core type,
     and why faster kernels were missed, if they were."""
     import numpy  # noqa: F401  (loads the BLAS that threadpoolctl then finds)
-    from threadpoolctl import threadpool_info
+    from threadpoolctl import threadpool_info  # type: ignore[import-untyped]
 
     from .cpu.numba_kernels import numba_version
 

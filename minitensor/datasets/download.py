@@ -107,7 +107,7 @@ class _Watchdog:
         watch = self._watch
 
         def watched(connection_class: type) -> type:
-            class Watched(connection_class):  # type: ignore[misc, valid-type]
+            class Watched(connection_class):
                 def connect(self) -> None:
                     super().connect()
                     watch(self.sock)
@@ -115,11 +115,11 @@ class _Watchdog:
 
         class HTTP(urllib.request.HTTPHandler):
             def do_open(self, http_class: Any, req: Any, **kw: Any) -> Any:
-                return super().do_open(watched(http_class), req, **kw)
+                return super().do_open(watched(http_class), req, **kw)  # type: ignore[arg-type]
 
         class HTTPS(urllib.request.HTTPSHandler):
             def do_open(self, http_class: Any, req: Any, **kw: Any) -> Any:
-                return super().do_open(watched(http_class), req, **kw)
+                return super().do_open(watched(http_class), req, **kw)  # type: ignore[arg-type]
         return urllib.request.build_opener(HTTP, HTTPS)
 
 

@@ -41,7 +41,7 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
             return _read_stream(f, name, size, size)
         f.seek(0)
         try:
-            return _read_stream(_Gunzip(f), name, size * _DEFLATE_MAX_RATIO, None)
+            return _read_stream(_Gunzip(f), name, size * _DEFLATE_MAX_RATIO, None)  # type: ignore[arg-type]
         except (OSError, EOFError, zlib.error) as e:
             raise IDXFormatError(f"{name}: corrupt or truncated gzip data ({e}); delete the file and fetch "
                                  f"it again") from e
@@ -72,19 +72,19 @@ def _read_stream(stream: IO[bytes], name: str, max_size: int, exact_size: int | 
                              f"{header})")
     shape = tuple(int(n) for n in np.frombuffer(sizes, dtype=">u4"))
     dtype = _TYPES[code]
-    expected = header + math.prod(shape) * dtype.itemsize  # Python ints: no overflow
+    expected = header + math.prod(shape) * dtype.itemsize  # type: ignore[attr-defined] # Python ints: no overflow
     if expected > max_size or (exact_size is not None and expected != exact_size):
         found = f"found {exact_size}" if exact_size is not None else f"the file can hold at most {max_size}"
         state = "truncated" if expected > max_size else "longer than its header says"
-        raise IDXFormatError(f"{name}: IDX file {state}: shape {shape} of {dtype.newbyteorder('=')} needs "
+        raise IDXFormatError(f"{name}: IDX file {state}: shape {shape} of {dtype.newbyteorder('=')} needs "  # type: ignore[attr-defined]
                              f"{expected} bytes, {found}")
-    values = np.empty(shape, dtype.newbyteorder("="))
-    filled = _read_into(stream, memoryview(values.reshape(-1).view(np.uint8)))
+    values = np.empty(shape, dtype.newbyteorder("="))  # type: ignore[attr-defined]
+    filled = _read_into(stream, memoryview(values.reshape(-1).view(np.uint8)))  # type: ignore[arg-type]
     if filled < expected - header or stream.read(1):
         state = "truncated" if filled < expected - header else "longer than its header says"
-        raise IDXFormatError(f"{name}: IDX file {state}: shape {shape} of {dtype.newbyteorder('=')} needs "
+        raise IDXFormatError(f"{name}: IDX file {state}: shape {shape} of {dtype.newbyteorder('=')} needs "  # type: ignore[attr-defined]
                              f"{expected} bytes, found {header + filled if state == 'truncated' else 'more'}")
-    if dtype.itemsize > 1 and sys.byteorder == "little":
+    if dtype.itemsize > 1 and sys.byteorder == "little":  # type: ignore[attr-defined]
         values.byteswap(inplace=True)  # the bytes were big-endian: swap them in place, no second copy
     return values
 
@@ -120,7 +120,7 @@ def _read_into(stream: IO[bytes], buffer: memoryview) -> int:
     """Fill ``buffer`` from ``stream`` in bounded chunks; the number of bytes read (short at the end)."""
     filled = 0
     while filled < len(buffer):
-        got = stream.readinto(buffer[filled:filled + _CHUNK])
+        got = stream.readinto(buffer[filled:filled + _CHUNK])  # type: ignore[attr-defined]
         if not got:
             break
         filled += got

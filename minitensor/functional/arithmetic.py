@@ -115,11 +115,10 @@ class Pow(Function):
         b_nonzero = B.where(b == 0, 1, b) if hasattr(b, "shape") else (b or 1)
         ga = gy * b * B.power(a, b_nonzero - 1) if need_a else None
         if need_b:
-            xp = B.xp
             if not hasattr(a, "shape"):  # a Python base: an array of y's dtype, so log(a) is not float64
-                a = xp.asarray(a, dtype=y.dtype)
+                a = B.asarray(a, y.dtype)
             with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf is meant
-                gb = gy * xp.where((a == 0) & (b >= 0), 0, y * xp.log(a))
+                gb = gy * B.where((a == 0) & (b >= 0), 0, y * B.log(a))
         else:
             gb = None
         return ga, gb

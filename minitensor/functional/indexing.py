@@ -122,7 +122,7 @@ def _parse(index: Any, x: Tensor) -> tuple[Any, Any]:
     for it in items:
         if type(it) is bool:
             pre.append(None)
-            adv.append(x._device.backend.xp.zeros(int(it), dtype=np.int64))
+            adv.append(x._device.backend.zeros((int(it),), np.int64))
             split = arrays = True
         elif it is None:
             pre.append(None)
@@ -220,7 +220,7 @@ class IndexPut(Function):
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         gx = None
         if ctx.needs_input_grad[0]:
-            gx = B.xp.array(gy, copy=True)  # an array even for 0-d (NumPy gives scalars there)
+            gx = B.copy(gy)  # an array even for 0-d (NumPy gives scalars there)
             _put(gx, ctx.pre, ctx.adv, 0)
         gv = _take(gy, ctx.pre, ctx.adv) if ctx.needs_input_grad[1] else None
         return gx, gv, None, None

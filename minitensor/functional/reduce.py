@@ -108,13 +108,12 @@ class Prod(Function):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, = ctx.saved_tensors
-        xp = B.xp
-        flat = x.reshape(-1) if ctx.axis is None else xp.moveaxis(x, ctx.axis, -1)
-        ones = xp.ones(flat.shape[:-1] + (1,), dtype=x.dtype)
-        before = xp.cumprod(xp.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
-        after = xp.flip(xp.cumprod(xp.flip(xp.concatenate([flat[..., 1:], ones], axis=-1), -1), axis=-1), -1)
+        flat = x.reshape(-1) if ctx.axis is None else B.moveaxis(x, ctx.axis, -1)
+        ones = B.ones(flat.shape[:-1] + (1,), x.dtype)
+        before = B.cumprod(B.concatenate([ones, flat[..., :-1]], -1), -1)
+        after = B.flip(B.cumprod(B.flip(B.concatenate([flat[..., 1:], ones], -1), -1), -1), -1)
         others = before * after
-        others = others.reshape(x.shape) if ctx.axis is None else xp.moveaxis(others, -1, ctx.axis)
+        others = others.reshape(x.shape) if ctx.axis is None else B.moveaxis(others, -1, ctx.axis)
         axes = None if ctx.axis is None else (ctx.axis,)
         return _keep(B, gy, axes, ctx.keepdims, x.ndim) * others, None, None
 
@@ -207,13 +206,13 @@ class PNorm(Function):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, y = ctx.saved_tensors
-        xp, p = B.xp, ctx.p
-        safe = xp.where(y == 0, 1, y)
+        p = ctx.p
+        safe = B.where(y == 0, 1, y)
         if p == 2:
             dx = x / safe
         else:
             ax = B.abs(x)
-            dx = B.sign(x) * B.power(xp.where(ax == 0, 1, ax) / safe, p - 1)
+            dx = B.sign(x) * B.power(B.where(ax == 0, 1, ax) / safe, p - 1)
         return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * dx * (y != 0), None, None, None
 
 

@@ -30,5 +30,5 @@ class Adadelta(Optimizer):
             advance_step(state)
             square_avg = state_buffer(state, "square_avg", p)
             acc_delta = state_buffer(state, "acc_delta", p)
-            p.device.backend.adadelta_update(p.array, p.grad.array, square_avg, acc_delta, lr, rho, eps,
+            p.device.backend.adadelta_update(p.array, p.grad.array, square_avg, acc_delta, lr, rho, eps,  # type: ignore[union-attr]
                                              weight_decay, maximize)

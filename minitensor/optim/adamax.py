@@ -35,5 +35,5 @@ class Adamax(Optimizer):
             step = advance_step(state)
             exp_avg = state_buffer(state, "exp_avg", p)
             exp_inf = state_buffer(state, "exp_inf", p)
-            p.device.backend.adamax_update(p.array, p.grad.array, exp_avg, exp_inf, step, lr, beta1, beta2, eps,
+            p.device.backend.adamax_update(p.array, p.grad.array, exp_avg, exp_inf, step, lr, beta1, beta2, eps,  # type: ignore[arg-type, union-attr]
                                            weight_decay, group["maximize"])

@@ -32,7 +32,7 @@ class ASGD(Optimizer):
             eta = scalar_state(state, "eta", lr).array
             mu = scalar_state(state, "mu", 1.0).array
             ax = state_buffer(state, "ax", p)
-            p.device.backend.asgd_update(p.array, p.grad.array, ax, eta.item(), mu.item(), lambd, weight_decay,
+            p.device.backend.asgd_update(p.array, p.grad.array, ax, eta.item(), mu.item(), lambd, weight_decay,  # type: ignore[union-attr]
                                          maximize)
             eta[...] = lr / (1 + lambd * lr * step) ** alpha
             mu[...] = 1 / max(1.0, step - t0)

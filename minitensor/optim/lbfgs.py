@@ -14,6 +14,7 @@ from typing import Any, Callable
 from ..autograd import enable_grad
 from ..tensor import Tensor, _wrap
 from .optimizer import Optimizer, ParamsT, check_hyperparameter
+from ..backends.base import Backend
 
 Array = Any
 Objective = Callable[[list[Array], float, Array], tuple[float, Array]]
@@ -36,17 +37,17 @@ def _cubic_interpolate(x1: float, f1: float, g1: float, x2: float, f2: float, g2
     return (xmin_bound + xmax_bound) / 2.0
 
 
-def _strong_wolfe(xp: Any, obj_func: Objective, x: list[Array], t: float, d: Array, f: float, g: Array,
+def _strong_wolfe(B: Backend, obj_func: Objective, x: list[Array], t: float, d: Array, f: float, g: Array,
                   gtd: float, c1: float = 1e-4, c2: float = 0.9, tolerance_change: float = 1e-9,
                   max_ls: int = 25) -> tuple[float, Array, float, int]:
     """A step length t along ``d`` satisfying the strong Wolfe conditions
     f(x + t d) <= f + c1 t gtd and |g(x + t d) . d| <= -c2 gtd: bracketing, then zooming by cubic
     interpolation. Returns (loss, flat gradient, t, function evaluations)."""
-    d_norm = float(xp.abs(d).max())
+    d_norm = float(B.abs(d).max())
     g = g.copy()
     f_new, g_new = obj_func(x, t, d)
     ls_func_evals = 1
-    gtd_new = float(xp.dot(g_new, d))
+    gtd_new = float(B.matmul(g_new, d))
 
     # bracket an interval containing a point satisfying the Wolfe criteria
     t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
@@ -73,7 +74,7 @@ def _strong_wolfe(xp: Any, obj_func: Objective, x: list[Array], t: float, d: Arr
         t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.copy(), gtd_new
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
-        gtd_new = float(xp.dot(g_new, d))
+        gtd_new = float(B.matmul(g_new, d))
         ls_iter += 1
 
     if ls_iter == max_ls:  # reached the maximum number of iterations
@@ -101,7 +102,7 @@ def _strong_wolfe(xp: Any, obj_func: Objective, x: list[Array], t: float, d: Arr
 
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
-        gtd_new = float(xp.dot(g_new, d))
+        gtd_new = float(B.matmul(g_new, d))
         ls_iter += 1
 
         if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low_pos]:
@@ -146,7 +147,7 @@ class LBFGS(Optimizer):
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params: list[Tensor] = self.param_groups[0]["params"]
-        self._xp = self._params[0].device.backend.xp
+        self._B = self._params[0].device.backend
         if any(p.device != self._params[0].device for p in self._params):
             raise ValueError("LBFGS needs all its parameters on one device")
 
@@ -158,9 +159,9 @@ class LBFGS(Optimizer):
     # ---------------------------------------------------------------------------- flat vectors
     def _gather_flat_grad(self) -> Array:
         """Every parameter's gradient, flattened and concatenated (zeros for a parameter without one)."""
-        xp = self._xp
-        return xp.concatenate([xp.zeros(p.numel(), p.array.dtype) if p.grad is None else p.grad.array.reshape(-1)
-                               for p in self._params])
+        B = self._B
+        return B.concatenate([B.zeros((p.numel(),), p.array.dtype) if p.grad is None else p.grad.array.reshape(-1)
+                              for p in self._params], 0)
 
     def _add_grad(self, step_size: float, update: Array) -> None:
         """params += step_size * update (the flat vector split back into the parameters' shapes)."""
@@ -185,7 +186,7 @@ class LBFGS(Optimizer):
         """Minimise the loss ``closure()`` (which must zero the gradients, compute the loss, call
         ``backward`` and return the loss); returns the first loss it computed."""
         closure = enable_grad()(closure)
-        xp = self._xp
+        B = self._B
         group = self.param_groups[0]
         lr, max_iter, max_eval = float(group["lr"]), group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
@@ -200,7 +201,7 @@ class LBFGS(Optimizer):
         current_evals = 1
         state["func_evals"] += 1
         flat_grad = self._gather_flat_grad()
-        if float(xp.abs(flat_grad).max()) <= tolerance_grad:  # already optimal
+        if float(B.abs(flat_grad).max()) <= tolerance_grad:  # already optimal
             return orig_loss
 
         d, prev_flat_grad = _array(state.get("d")), _array(state.get("prev_flat_grad"))
@@ -220,36 +221,36 @@ class LBFGS(Optimizer):
             else:
                 # update the memory with the last step s and gradient change y
                 y = flat_grad - prev_flat_grad
-                s = d * t
-                ys = float(xp.dot(y, s))
+                s = d * t  # type: ignore[operator]
+                ys = float(B.matmul(y, s))
                 if ys > 1e-10:
                     if len(old_dirs) == history_size:  # limited memory: forget the oldest pair
                         old_dirs.pop(0)
                         old_stps.pop(0)
-                        ro.pop(0)
+                        ro.pop(0)  # type: ignore[union-attr]
                     old_dirs.append(y)
                     old_stps.append(s)
-                    ro.append(1.0 / ys)
-                    h_diag = ys / float(xp.dot(y, y))  # the scale of the initial inverse Hessian
+                    ro.append(1.0 / ys)  # type: ignore[union-attr]
+                    h_diag = ys / float(B.matmul(y, y))  # the scale of the initial inverse Hessian
                 # two-loop recursion: d = -H g
                 if "al" not in state:
                     state["al"] = [None] * history_size
                 al = state["al"]
                 q = -flat_grad
                 for i in range(len(old_dirs) - 1, -1, -1):
-                    al[i] = float(xp.dot(old_stps[i], q)) * ro[i]
+                    al[i] = float(B.matmul(old_stps[i], q)) * ro[i]  # type: ignore[index]
                     q -= al[i] * old_dirs[i]
                 d = r = q * h_diag
                 for i in range(len(old_dirs)):
-                    be_i = float(xp.dot(old_dirs[i], r)) * ro[i]
+                    be_i = float(B.matmul(old_dirs[i], r)) * ro[i]  # type: ignore[index]
                     r += (al[i] - be_i) * old_stps[i]
 
             prev_flat_grad = flat_grad.copy()
             prev_loss = loss
 
             # ---- the step length
-            t = min(1.0, 1.0 / float(xp.abs(flat_grad).sum())) * lr if state["n_iter"] == 1 else lr
-            gtd = float(xp.dot(flat_grad, d))  # the directional derivative
+            t = min(1.0, 1.0 / float(B.abs(flat_grad).sum())) * lr if state["n_iter"] == 1 else lr
+            gtd = float(B.matmul(flat_grad, d))  # the directional derivative
             if gtd > -tolerance_change:
                 break
 
@@ -262,17 +263,17 @@ class LBFGS(Optimizer):
                 def obj_func(x: list[Array], t: float, d: Array) -> tuple[float, Array]:
                     return self._directional_evaluate(closure, x, t, d)
 
-                loss, flat_grad, t, ls_func_evals = _strong_wolfe(xp, obj_func, x_init, t, d, loss, flat_grad, gtd,
+                loss, flat_grad, t, ls_func_evals = _strong_wolfe(B, obj_func, x_init, t, d, loss, flat_grad, gtd,
                                                                   max_ls=max_eval - current_evals)
                 self._add_grad(t, d)
-                opt_cond = float(xp.abs(flat_grad).max()) <= tolerance_grad
+                opt_cond = float(B.abs(flat_grad).max()) <= tolerance_grad
             else:
                 self._add_grad(t, d)  # a fixed step
                 opt_cond = False
                 if n_iter != max_iter:  # re-evaluate only if another iteration follows
                     loss = float(closure())
                     flat_grad = self._gather_flat_grad()
-                    opt_cond = float(xp.abs(flat_grad).max()) <= tolerance_grad
+                    opt_cond = float(B.abs(flat_grad).max()) <= tolerance_grad
                     ls_func_evals = 1
             current_evals += ls_func_evals
             state["func_evals"] += ls_func_evals
@@ -280,7 +281,7 @@ class LBFGS(Optimizer):
             # ---- stopping conditions
             if n_iter == max_iter or current_evals >= max_eval or opt_cond:
                 break
-            if float(xp.abs(d * t).max()) <= tolerance_change:  # no progress in the parameters
+            if float(B.abs(d * t).max()) <= tolerance_change:  # no progress in the parameters
                 break
             if abs(loss - prev_loss) < tolerance_change:  # nor in the loss
                 break
@@ -297,7 +298,7 @@ class LBFGS(Optimizer):
         if isinstance(value, Tensor) and value.ndim == 0:
             return float(value)
         if isinstance(value, Tensor):
-            return _tensor(_array(value.to(param.device)).astype(param.array.dtype, copy=True), param.device)
+            return _tensor(_array(value.to(param.device)).astype(param.array.dtype, copy=True), param.device)  # type: ignore[union-attr]
         if isinstance(value, list):
             return [self._loaded_state_value(param, key, v) for v in value]
         return value

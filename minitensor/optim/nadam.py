@@ -43,6 +43,6 @@ class NAdam(Optimizer):
             product *= mu
             exp_avg = state_buffer(state, "exp_avg", p)
             exp_avg_sq = state_buffer(state, "exp_avg_sq", p)
-            p.device.backend.nadam_update(p.array, p.grad.array, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps,
+            p.device.backend.nadam_update(p.array, p.grad.array, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps,  # type: ignore[arg-type, union-attr]
                                           weight_decay, mu, mu_next, product.item(),
                                           group["decoupled_weight_decay"], group["maximize"])

@@ -374,6 +374,14 @@ def shape_cases() -> dict[str, Callable[[Backend], None]]:
         idx = np.array([2, 0, 2])
         close(B, B.take(dev(B, x), dev(B, idx), 1), x[:, idx])
 
+    def flip(B):
+        close(B, B.flip(dev(B, x), 1), x[:, ::-1])
+        close(B, B.flip(dev(B, x), (0, 2)), x[::-1, :, ::-1])
+
+    def cumprod(B):
+        close(B, B.cumprod(dev(B, x), 2), np.cumprod(x, axis=2))
+        close(B, B.cumprod(dev(B, np.array([2.0, 3.0, 0.5, -1.0])), 0), [2.0, 6.0, 3.0, -3.0])
+
     def may_share_memory(B):
         a = dev(B, x)
         assert B.may_share_memory(a, a[1:]) is True
@@ -383,7 +391,7 @@ def shape_cases() -> dict[str, Callable[[Backend], None]]:
             "concatenate": concatenate, "stack": stack, "tile": tile, "pad": pad,
             "take_along_axis": take_along_axis, "scatter_add_along_axis": scatter_add_along_axis,
             "index_add": index_add, "sum_to_shape": sum_to_shape, "split": split, "moveaxis": moveaxis,
-            "take": take, "may_share_memory": may_share_memory}
+            "take": take, "may_share_memory": may_share_memory, "flip": flip, "cumprod": cumprod}
 
 
 def linalg_cases() -> dict[str, Callable[[Backend], None]]:

@@ -106,7 +106,7 @@ class PoolOps:
                 total += xpad[index]
         divisor = self._avg_divisor(x.shape, kernel_size, stride, padding, geometry["out_hw"],
                                     count_include_pad, divisor_override, x.dtype)
-        if total.dtype.kind != "f":  # int64, as PyTorch: the integer quotient, truncated toward zero
+        if total.dtype.kind != "f":  # type: ignore[union-attr] # int64, as PyTorch: the integer quotient, truncated toward zero
             return self.xp.sign(total) * (self.xp.abs(total) // self.xp.abs(divisor)) * self.xp.sign(divisor)
         total /= divisor
         return total

@@ -52,3 +52,7 @@ class ReduceOps:
         m = xp.where(xp.isfinite(m), m, 0)  # all -inf rows give -inf, not nan
         out = xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True)) + m
         return out if keepdims else xp.squeeze(out, axis=axis)
+
+    def cumprod(self, x: Array, axis: int) -> Array:
+        """Running products along ``axis``: out[..., i] = x[..., 0] * ... * x[..., i]."""
+        return self.xp.cumprod(x, axis=axis)

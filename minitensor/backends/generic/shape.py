@@ -69,3 +69,7 @@ class ShapeOps:
     def take(self, x: Array, index: Array, axis: int) -> Array:
         """The entries ``index`` (an integer array) of x along ``axis``: a copy."""
         return self.xp.take(x, index, axis=axis)
+
+    def flip(self, x: Array, axis: int | tuple[int, ...]) -> Array:
+        """x reversed along ``axis``: a view."""
+        return self.xp.flip(x, axis)

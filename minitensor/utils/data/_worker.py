@@ -46,8 +46,8 @@ class WorkerInfo:
         raise RuntimeError(f"Cannot assign attributes to {type(self).__name__} objects")
 
     def __repr__(self) -> str:
-        return (f"WorkerInfo(id={self.id}, num_workers={self.num_workers}, seed={self.seed}, "
-                f"dataset={self.dataset!r:.60})")
+        return (f"WorkerInfo(id={self.id}, num_workers={self.num_workers}, seed={self.seed}, "  # type: ignore[attr-defined]
+                f"dataset={self.dataset!r:.60})")  # type: ignore[attr-defined]
 
 
 def get_worker_info() -> WorkerInfo | None:
@@ -100,15 +100,15 @@ def _work(load: Callable[[Sequence[int]], Any], tasks: queue.SimpleQueue, stop: 
     """A worker thread: seed, run ``worker_init_fn``, then load batches until told to stop. An error in
     ``worker_init_fn`` is raised for each of this worker's batches, as PyTorch does."""
     _LOCAL.info = info
-    seed_thread(info.seed)
+    seed_thread(info.seed)  # type: ignore[attr-defined]
     init_error: BaseException | None = None
     if worker_init_fn is not None:
         try:
-            worker_init_fn(info.id)
+            worker_init_fn(info.id)  # type: ignore[attr-defined]
         except BaseException as e:  # noqa: BLE001 - handed to the consumer with the batches
             init_error = e
             if hasattr(e, "add_note"):  # Python 3.11+
-                e.add_note(f"(raised by worker_init_fn in DataLoader worker {info.id})")
+                e.add_note(f"(raised by worker_init_fn in DataLoader worker {info.id})")  # type: ignore[attr-defined]
     while True:
         task = tasks.get()
         if task is None or stop.is_set():

@@ -78,7 +78,7 @@ class DataLoader(Generic[T_co]):
                              "or a batch_sampler")
         seed_source = resolve_generator(generator)  # one generator for the order and the workers' seeds
         if sampler is None:
-            sampler = RandomSampler(dataset, generator=seed_source) if shuffle else SequentialSampler(dataset)
+            sampler = RandomSampler(dataset, generator=seed_source) if shuffle else SequentialSampler(dataset)  # type: ignore[arg-type]
         if batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
             batch_size_seen: int | None = batch_size
@@ -108,7 +108,7 @@ class DataLoader(Generic[T_co]):
                           "pinned memory won't be used.", stacklevel=2)
         to_gpu = self.device is not None and self.device.type == "cuda"
         if to_gpu:
-            self.device.backend  # raises the device's own "why unavailable" error before any loading
+            self.device.backend  # type: ignore[union-attr] # raises the device's own "why unavailable" error before any loading
         # PyTorch draws the base seed for every iterator, before the sampler draws its order
         source = self._seed_source
         base_seed = int(randint(0, 2**62, ()).item()) if source is None else int(source.integers(0, 2**62))

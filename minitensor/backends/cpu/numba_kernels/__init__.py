@@ -31,4 +31,4 @@ def load(module: str) -> ModuleType | None:
 
 def numba_version() -> str | None:
     """The version of the Numba that compiles these kernels, or None when the NumPy bodies run."""
-    return None if load() is None else importlib.metadata.version("numba")
+    return None if load("conv") is None else importlib.metadata.version("numba")
