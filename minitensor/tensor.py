@@ -80,6 +80,7 @@ class Tensor(TensorMethods):
     _requires_grad: bool
     grad: "Tensor | None"
     grad_fn: Any
+    _vc: list[int] | None
     # NumPy defers to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
     __array_ufunc__ = None
 

@@ -216,7 +216,7 @@ _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bflo
 def _modified_message(ctx: Function, record: tuple[list[int], int, int, Any]) -> str:
     """PyTorch's error for a saved tensor written in place after it was saved."""
     counter, version, j, owner = record
-    a = ctx._saved[j]
+    a = ctx._saved[j]  # type: ignore[index]  # read before the arrays are freed
     kind = "cuda." if ctx._device is not None and ctx._device.type == "cuda" else ""
     what = f"[minitensor.{kind}{_TYPE_NAMES.get(a.dtype.name, a.dtype.name)}Tensor {list(a.shape)}]"
     if owner == "output":

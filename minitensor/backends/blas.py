@@ -122,7 +122,7 @@ def cpu_info() -> CpuInfo:
     import numpy  # noqa: F401  (loads the BLAS that threadpoolctl then finds)
     from threadpoolctl import threadpool_info  # type: ignore[import-untyped]
 
-    from .cpu.numba_kernels import numba_version
+    import minitensor.backends.cpu.numba_kernels as cpu_loops  # the CPU loops' loader (Numba, if any)
 
     cpu = read_cpu_features()
     libs = [lib for lib in threadpool_info() if lib.get("user_api") == "blas"]
@@ -139,7 +139,7 @@ def cpu_info() -> CpuInfo:
         missed = f"the CPU runs {best} kernels, but {why}; OPENBLAS_CORETYPE={best} set before NumPy loads selects them"
     return CpuInfo(cpu.model_name or platform.machine(),
                    f"{lib['internal_api']} {lib.get('version', '')}".strip() if lib else None,
-                   coretype, lib.get("num_threads"), best, chosen_by, missed, numba_version())
+                   coretype, lib.get("num_threads"), best, chosen_by, missed, cpu_loops.numba_version())
 
 
 def set_num_threads(n: int) -> None:

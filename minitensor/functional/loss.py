@@ -57,7 +57,7 @@ def _unreduce(B: Backend, g: Any, shape: tuple[int, ...], reduction: str, diviso
     if reduction == "none":
         return g
     if reduction == "mean":
-        g = g / (math.prod(shape) if divisor is None else B.xp.where(divisor == 0, 1, divisor))
+        g = g / (math.prod(shape) if divisor is None else B.where(divisor == 0, 1, divisor))
     return B.broadcast_to(g, shape)
 
 

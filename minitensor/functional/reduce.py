@@ -137,8 +137,7 @@ class _Extreme(Function):
         x, y = ctx.saved_tensors
         hit = x == y
         if ctx.nan_ties:
-            xp = B.xp
-            hit |= xp.isnan(x) & xp.isnan(y)
+            hit |= B.isnan(x) & B.isnan(y)
         share = hit / B.sum(hit, ctx.axes, True).astype(x.dtype)
         return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * share, None, None, None
 

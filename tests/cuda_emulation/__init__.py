@@ -1,6 +1,6 @@
 """The RawKernel tier without a GPU: our ``.cu`` kernels compiled with g++ against ``cuda_emu.h`` (CPU
-threads for a block's threads, real barriers, atomics), launched through the CUDA backend's family mixins and ``rawmodule``
-unchanged, with ``fake_cupy`` standing in for CuPy in ``sys.modules``. docs/cuda.md says what this proves
+threads for a block's threads, real barriers, atomics), launched through the CUDA backend's family mixins and
+``rawmodule`` unchanged, with ``fake_cupy`` standing in for CuPy in ``sys.modules``. docs/cuda.md says what this proves
 and what only a GPU can.
 """
 from __future__ import annotations
@@ -51,9 +51,10 @@ def installed() -> Iterator[None]:
 
 
 class EmulatedCudaBackend(CudaActivationOps, CudaConvOps, CudaPoolOps, CudaLossOps, CudaEmbeddingOps, Backend):
-    """``CudaBackend``'s RawKernel families (``backends/cuda/<family>.py``) over the generic bodies, as there, with ``xp`` the fake CuPy: every
-    override runs its kernel through ``rawmodule.launch`` and the emulated library, and hands ``super()``
-    what it does not cover. (The Numba tier runs under Numba's own simulator: tests/cudasim.)"""
+    """``CudaBackend``'s RawKernel families (``backends/cuda/<family>.py``) over the generic bodies, as there,
+    with ``xp`` the fake CuPy: every override runs its kernel through ``rawmodule.launch`` and the emulated
+    library, and hands ``super()`` what it does not cover. (The Numba tier runs under Numba's own simulator:
+    tests/cudasim.)"""
 
     name = "cuda"
     xp: Any = fake_cupy
