@@ -11,7 +11,7 @@ import numpy as np
 from . import dtypes as _dt
 from .device import as_device, cpu, device
 from .tensor import Tensor, _wrap
-from .tensor_methods import sizes_of as _sizes
+from .tensor_shape import sizes_of as _sizes
 
 
 def _new_shape(args: tuple) -> tuple[int, ...]:

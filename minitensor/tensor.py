@@ -385,48 +385,14 @@ class Tensor(TensorMethods):
     def is_contiguous(self) -> bool:
         return bool(self.array.flags.c_contiguous)
 
-    # ------------------------------------------------------------------------------ new tensors
-    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
-        return tensor(data, dtype=dtype or self.dtype, device=self._device, requires_grad=requires_grad)
-
-    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
-        return zeros(*size, dtype=dtype or self.dtype, device=self._device, requires_grad=requires_grad)
-
-    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
-        return ones(*size, dtype=dtype or self.dtype, device=self._device, requires_grad=requires_grad)
-
-    def new_full(self, size: Sequence[int], fill_value: Any, dtype: Any = None,
-                 requires_grad: bool = False) -> "Tensor":
-        return full(size, fill_value, dtype=dtype or self.dtype, device=self._device,
-                    requires_grad=requires_grad)
-
-    def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
-        return empty(*size, dtype=dtype or self.dtype, device=self._device, requires_grad=requires_grad)
-
-    # ------------------------------------------------ dtype casts (last: their names shadow builtins)
-    def float(self) -> "Tensor":
-        return self.to(_dt.float32)
-
-    def double(self) -> "Tensor":
-        return self.to(_dt.float64)
-
-    def half(self) -> "Tensor":
-        return self.to(_dt.float16)
-
-    def long(self) -> "Tensor":
-        return self.to(_dt.int64)
-
-    def int(self) -> "Tensor":
-        return self.to(_dt.int32)
-
-    def bool(self) -> "Tensor":
-        return self.to(_dt.bool)
-
 
 from . import autograd as _autograd  # noqa: E402  (autograd and the ops need Tensor defined first)
 from . import functional as _F  # noqa: E402
 
+from . import creation as _creation  # noqa: E402
 from . import tensor_methods as _methods  # noqa: E402
-from .creation import empty, full, ones, tensor, zeros  # noqa: E402  (Tensor() and the new_* methods)
+from . import tensor_shape as _shape_methods  # noqa: E402
+from .creation import tensor  # noqa: E402  (Tensor())
 
-_methods._F = _F
+_methods._F = _shape_methods._F = _F
+_methods._C = _creation

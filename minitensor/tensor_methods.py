@@ -10,20 +10,17 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from . import dtypes as _dt
+from .tensor_shape import TensorShapeMethods
+
 if TYPE_CHECKING:
     from .tensor import Tensor
 
 _F: Any = None  # minitensor.functional, bound by tensor.py
+_C: Any = None  # minitensor.creation, bound by tensor.py (the new_* methods)
 
 
-def sizes_of(args: tuple) -> tuple[int, ...]:
-    """``f(2, 3)`` and ``f((2, 3))`` both give (2, 3), as PyTorch's size arguments do."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        return tuple(args[0])
-    return tuple(args)
-
-
-class TensorMethods:
+class TensorMethods(TensorShapeMethods):
     """What ``Tensor`` does through ``minitensor.functional``: arithmetic, in-place updates, math, reductions
     and shape methods."""
 
@@ -321,126 +318,39 @@ class TensorMethods:
     def narrow(self, dim: int, start: Any, length: int) -> "Tensor":
         return _F.narrow(self, dim, start, length)
 
-    # ------------------------------------------------------------------------------ reductions
-    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
-        return _F.sum(self, dim, keepdim, dtype=dtype)
+    # ------------------------------------------------------------------------------ new tensors
+    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
+        return _C.tensor(data, dtype=dtype or self.dtype, device=self._device, requires_grad=requires_grad)
 
-    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
-        return _F.mean(self, dim, keepdim, dtype=dtype)
+    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
+        return _C.zeros(*size, dtype=dtype or self.dtype, device=self._device, requires_grad=requires_grad)
 
-    def var(self, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
-            unbiased: bool | None = None) -> "Tensor":
-        return _F.var(self, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
+        return _C.ones(*size, dtype=dtype or self.dtype, device=self._device, requires_grad=requires_grad)
 
-    def std(self, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
-            unbiased: bool | None = None) -> "Tensor":
-        return _F.std(self, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+    def new_full(self, size: Sequence[int], fill_value: Any, dtype: Any = None,
+                 requires_grad: bool = False) -> "Tensor":
+        return _C.full(size, fill_value, dtype=dtype or self.dtype, device=self._device,
+                    requires_grad=requires_grad)
 
-    def prod(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
-        return _F.prod(self, dim, keepdim)
+    def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
+        return _C.empty(*size, dtype=dtype or self.dtype, device=self._device, requires_grad=requires_grad)
 
-    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return _F.max(self, dim, keepdim)
+    # ------------------------------------------------ dtype casts (last: their names shadow builtins)
+    def float(self) -> "Tensor":
+        return self.to(_dt.float32)
 
-    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
-        return _F.min(self, dim, keepdim)
+    def double(self) -> "Tensor":
+        return self.to(_dt.float64)
 
-    def amax(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
-        return _F.amax(self, dim, keepdim)
+    def half(self) -> "Tensor":
+        return self.to(_dt.float16)
 
-    def amin(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
-        return _F.amin(self, dim, keepdim)
+    def long(self) -> "Tensor":
+        return self.to(_dt.int64)
 
-    def argmax(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
-        return _F.argmax(self, dim, keepdim)
+    def int(self) -> "Tensor":
+        return self.to(_dt.int32)
 
-    def argmin(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
-        return _F.argmin(self, dim, keepdim)
-
-    def logsumexp(self, dim: Any, keepdim: bool = False) -> "Tensor":
-        return _F.logsumexp(self, dim, keepdim)
-
-    def all(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return _F.all(self, dim, keepdim)
-
-    def any(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return _F.any(self, dim, keepdim)
-
-    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return _F.norm(self, p, dim, keepdim)
-
-    # ----------------------------------------------------------------------------------- shape
-    def reshape(self, *shape: Any) -> "Tensor":
-        return _F.reshape(self, sizes_of(shape))
-
-    def view(self, *shape: Any, dtype: Any = None) -> "Tensor":
-        """A view with a new shape, or, given a dtype, of the same bytes read as that dtype."""
-        if dtype is None and len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
-            dtype = shape[0]
-        if dtype is not None:
-            return _F.view_dtype(self, dtype)
-        return _F.reshape(self, sizes_of(shape))
-
-    def view_as(self, other: "Tensor") -> "Tensor":
-        return _F.reshape(self, other.shape)
-
-    reshape_as = view_as
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
-        return _F.flatten(self, start_dim, end_dim)
-
-    def unflatten(self, dim: int, sizes: Sequence[int]) -> "Tensor":
-        return _F.unflatten(self, dim, sizes)
-
-    def squeeze(self, dim: Any = None) -> "Tensor":
-        return _F.squeeze(self, dim)
-
-    def unsqueeze(self, dim: int) -> "Tensor":
-        return _F.unsqueeze(self, dim)
-
-    def transpose(self, dim0: int, dim1: int) -> "Tensor":
-        return _F.transpose(self, dim0, dim1)
-
-    def t(self) -> "Tensor":
-        if self.ndim > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-        return self.T
-
-    def permute(self, *dims: Any) -> "Tensor":
-        return _F.permute(self, sizes_of(dims))
-
-    def expand(self, *sizes: Any) -> "Tensor":
-        return _F.expand(self, sizes_of(sizes))
-
-    def expand_as(self, other: "Tensor") -> "Tensor":
-        return _F.expand(self, other.shape)
-
-    def broadcast_to(self, shape: Sequence[int]) -> "Tensor":
-        return _F.broadcast_to(self, shape)
-
-    def repeat(self, *sizes: Any) -> "Tensor":
-        return _F.repeat(self, sizes_of(sizes))
-
-    def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple["Tensor", ...]:
-        return _F.split(self, split_size_or_sections, dim)
-
-    def chunk(self, chunks: int, dim: int = 0) -> tuple["Tensor", ...]:
-        return _F.chunk(self, chunks, dim)
-
-    def unbind(self, dim: int = 0) -> tuple["Tensor", ...]:
-        return _F.unbind(self, dim)
-
-    def flip(self, dims: Any) -> "Tensor":
-        return _F.flip(self, dims)
-
-    def tril(self, diagonal: int = 0) -> "Tensor":
-        return _F.tril(self, diagonal)
-
-    def triu(self, diagonal: int = 0) -> "Tensor":
-        return _F.triu(self, diagonal)
-
-    def tril_(self, diagonal: int = 0) -> "Tensor":
-        return _F.inplace(self, _F.tril, diagonal)
-
-    def triu_(self, diagonal: int = 0) -> "Tensor":
-        return _F.inplace(self, _F.triu, diagonal)
+    def bool(self) -> "Tensor":
+        return self.to(_dt.bool)

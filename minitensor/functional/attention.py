@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from ..autograd.function import Function
-from ..tensor import Tensor, zeros
+from ..tensor import Tensor
+from ..creation import zeros
 
 __all__ = ["scaled_dot_product_attention"]
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor, zeros
+from ..tensor import Tensor
+from ..creation import zeros
 from .activation import softmax
 from .attention import scaled_dot_product_attention
 from .dropout import dropout

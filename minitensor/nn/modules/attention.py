@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...tensor import Tensor, empty
+from ...tensor import Tensor
+from ...creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

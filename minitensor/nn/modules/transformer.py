@@ -14,7 +14,8 @@ from typing import Any
 
 from ... import functional as _ops
 from ...functional.multihead_attention import _canonical_mask, _none_or_dtype
-from ...tensor import Tensor, full
+from ...tensor import Tensor
+from ...creation import full
 from .. import functional as F
 from .. import init
 from .activation import GELU, ReLU
