@@ -1,6 +1,6 @@
 """The examples' models, in one place: the MLP, the CNN, the GAN's generator and discriminator (plain
-and DCGAN), and a Transformer language model. Each adapts its first (or last) layer to the image size, so the same code trains on 28x28
-MNIST and on scikit-learn's 8x8 digits.
+and DCGAN), and a Transformer language model. Each adapts its first (or last) layer to the image size, so
+the same code trains on 28x28 MNIST and on scikit-learn's 8x8 digits.
 
 ``benchmarks/`` and ``tests/`` build their workloads from here too, so a timing or a quality bar is always
 about the model the examples train.

@@ -103,12 +103,12 @@ def tree(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("path, text, expected", [
-    ("backends/cuda/attention.py", "class CudaAttentionOps:\n    pass\n", "no backends/generic/attention.py"),
+    ("backends/cuda/telepathy.py", "class CudaTelepathyOps:\n    pass\n", "no backends/generic/telepathy.py"),
     ("backends/cpu/loss.py", "class CpuLossOps(LossOps):\n    def max_pool2d(self, x):\n        return x\n",
      "overrides ['max_pool2d']"),
-    ("backends/cuda/kernels/attention.cu", "// nothing\n", "no backends/cuda/attention.py launches it"),
-    ("backends/cpu/numba_kernels/attention.py", "", "no backends/cpu/attention.py launches it"),
-    ("backends/generic/attention.py", "class AttentionOps:\n    pass\n", "no front end functional/attention.py"),
+    ("backends/cuda/kernels/telepathy.cu", "// nothing\n", "no backends/cuda/telepathy.py launches it"),
+    ("backends/cpu/numba_kernels/telepathy.py", "", "no backends/cpu/telepathy.py launches it"),
+    ("backends/generic/telepathy.py", "class TelepathyOps:\n    pass\n", "no front end functional/telepathy.py"),
     ("nn/modules/fast.py", "def f():\n    import cupy\n    return cupy\n", "nn/modules/fast.py imports ['cupy']"),
     ("utils/jit.py", "from numba import njit\n", "utils/jit.py imports ['numba']"),
 ])

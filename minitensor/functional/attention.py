@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd.function import Function
+from ..backends.base import Backend
 from ..tensor import Tensor
 from ..creation import zeros
 
@@ -31,9 +32,8 @@ class ScaledDotProductAttention(Function):
     array broadcasting to (..., L, S) or None; the gradient of a bias that requires grad is dS."""
 
     @staticmethod
-    def forward(ctx: Any, B: Any, q: Any, k: Any, v: Any, bias: Any, *, scale: float, causal: bool,
+    def forward(ctx: Any, B: Backend, q: Any, k: Any, v: Any, bias: Any, *, scale: float, causal: bool,
                 dropout_p: float) -> Any:
-        xp = B.xp
         # scaling q (..., L, E) is cheaper than scaling the scores, and gives BLAS a contiguous operand
         s = B.matmul(q * q.dtype.type(scale), k.swapaxes(-1, -2))
         if bias is not None:
@@ -42,8 +42,8 @@ class ScaledDotProductAttention(Function):
             else:  # the mask has batch dims that q and k lack
                 s = s + bias
         if causal:  # top-left aligned: query i sees keys 0..i
-            s += xp.where(xp.tri(*s.shape[-2:], dtype=bool), 0, -xp.inf).astype(s.dtype)
-        p = _safe_softmax(xp, s)
+            s += B.triu(B.full(s.shape[-2:], -np.inf, s.dtype), 1)  # -inf above the diagonal, 0 on and below
+        p = _safe_softmax(B, s)
         keep = None
         pd = p
         if dropout_p > 0:
@@ -54,7 +54,7 @@ class ScaledDotProductAttention(Function):
         return B.matmul(pd, v)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, go: Any) -> Any:
+    def backward(ctx: Any, B: Backend, go: Any) -> Any:
         q, k, v, p, keep = ctx.saved_tensors
         need_q, need_k, need_v, need_bias = ctx.needs_input_grad
         dropped = keep is not None
@@ -82,13 +82,13 @@ def _scaled(a: Any, scale: Any) -> Any:
     return a
 
 
-def _safe_softmax(xp: Any, s: Any) -> Any:
+def _safe_softmax(B: Backend, s: Any) -> Any:
     """softmax over the last axis in place of ``s``, with the max subtracted; a row of -inf (every key
     masked) gives zeros rather than 0 / 0."""
     m = s.max(axis=-1, keepdims=True)
-    m[~xp.isfinite(m)] = 0  # -inf rows: exp(-inf - 0) = 0 below
+    m[~B.isfinite(m)] = 0  # -inf rows: exp(-inf - 0) = 0 below
     s -= m
-    xp.exp(s, out=s)
+    s = B.exp(s)
     total = s.sum(axis=-1, keepdims=True)
     total[total == 0] = 1
     s /= total

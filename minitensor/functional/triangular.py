@@ -1,9 +1,10 @@
 """Triangular parts of matrices: ``tril`` and ``triu`` over the last two dims (batched)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ..autograd.function import Function
+from ..backends.base import Backend
 from ..tensor import Tensor
 
 __all__ = ["tril", "triu"]
@@ -12,24 +13,24 @@ __all__ = ["tril", "triu"]
 class _Triangle(Function):
     """y = x where the element is on the kept side of diagonal ``k``, 0 elsewhere; gy takes the same
     mask, so the backward is the same op on gy."""
-    op: str
+    op: Callable[[Backend, Any, int], Any]  # the backend's tril or triu
 
     @staticmethod
-    def forward(ctx: Any, B: Any, x: Any, k: int) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, k: int) -> Any:
         ctx.k = k
-        return getattr(B.xp, ctx.op)(x, k)
+        return ctx.op(B, x, k)
 
     @staticmethod
-    def backward(ctx: Any, B: Any, gy: Any) -> Any:
-        return getattr(B.xp, ctx.op)(gy, ctx.k), None
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        return ctx.op(B, gy, ctx.k), None
 
 
 class Tril(_Triangle):
-    op = "tril"
+    op = staticmethod(lambda B, x, k: B.tril(x, k))
 
 
 class Triu(_Triangle):
-    op = "triu"
+    op = staticmethod(lambda B, x, k: B.triu(x, k))
 
 
 def _check(name: str, input: Tensor, diagonal: Any) -> int:

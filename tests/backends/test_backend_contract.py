@@ -382,6 +382,16 @@ def shape_cases() -> dict[str, Callable[[Backend], None]]:
         close(B, B.cumprod(dev(B, x), 2), np.cumprod(x, axis=2))
         close(B, B.cumprod(dev(B, np.array([2.0, 3.0, 0.5, -1.0])), 0), [2.0, 6.0, 3.0, -3.0])
 
+    def tril(B):
+        m = x64(2, 3, 4)
+        close(B, B.tril(dev(B, m), 0), np.tril(m))
+        close(B, B.tril(dev(B, m), -1), np.tril(m, -1))
+
+    def triu(B):
+        m = x64(2, 4, 3)
+        close(B, B.triu(dev(B, m), 1), np.triu(m, 1))
+        close(B, B.triu(dev(B, np.full((3, 3), -np.inf)), 1), [[0, -np.inf, -np.inf], [0, 0, -np.inf], [0, 0, 0]])
+
     def may_share_memory(B):
         a = dev(B, x)
         assert B.may_share_memory(a, a[1:]) is True
@@ -391,7 +401,8 @@ def shape_cases() -> dict[str, Callable[[Backend], None]]:
             "concatenate": concatenate, "stack": stack, "tile": tile, "pad": pad,
             "take_along_axis": take_along_axis, "scatter_add_along_axis": scatter_add_along_axis,
             "index_add": index_add, "sum_to_shape": sum_to_shape, "split": split, "moveaxis": moveaxis,
-            "take": take, "may_share_memory": may_share_memory, "flip": flip, "cumprod": cumprod}
+            "take": take, "may_share_memory": may_share_memory, "flip": flip, "cumprod": cumprod, "tril": tril,
+            "triu": triu}
 
 
 def linalg_cases() -> dict[str, Callable[[Backend], None]]:

@@ -146,6 +146,8 @@ case("take", "", lambda d: (d.n(3, 4), np.array([2, 0, 2]), 1))
 case("may_share_memory", "", lambda d: (d.n(3, 4), d.n(3, 4)))
 case("flip", "", lambda d: (d.n(2, 3, 4), (0, 2)))
 case("cumprod", "", lambda d: (d.n(3, 4), 1))
+case("tril", "", lambda d: (d.n(2, 3, 4), -1))
+case("triu", "", lambda d: (d.n(2, 4, 3), 1))
 case("squeeze", "", lambda d: (d.n(3, 1, 4), (1,)))
 
 # ---------------------------------------------------------------------------------------- comparisons

@@ -73,3 +73,11 @@ class ShapeOps:
     def flip(self, x: Array, axis: int | tuple[int, ...]) -> Array:
         """x reversed along ``axis``: a view."""
         return self.xp.flip(x, axis)
+
+    def tril(self, x: Array, k: int) -> Array:
+        """x with the elements above diagonal ``k`` of its last two axes set to 0 (a copy)."""
+        return self.xp.tril(x, k)
+
+    def triu(self, x: Array, k: int) -> Array:
+        """x with the elements below diagonal ``k`` of its last two axes set to 0 (a copy)."""
+        return self.xp.triu(x, k)

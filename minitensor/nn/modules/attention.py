@@ -66,7 +66,7 @@ class MultiheadAttention(Module):
             self.bias_k = Parameter(empty(1, 1, embed_dim, **kw))
             self.bias_v = Parameter(empty(1, 1, embed_dim, **kw))
         else:
-            self.bias_k = self.bias_v = None
+            self.bias_k = self.bias_v = None  # type: ignore[assignment]
         self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
