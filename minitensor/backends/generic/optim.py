@@ -42,6 +42,21 @@ def _scaled_add(xp: Any, acc: Array, decay: float, x: Array, scale: float, scrat
     acc += scratch
 
 
+def _adam_moments(xp: Any, param: Array, grad: Array, exp_avg: Array, exp_avg_sq: Array, lr: float, beta1: float,
+                  beta2: float, weight_decay: float, decoupled_weight_decay: bool, maximize: bool
+                  ) -> tuple[Array, Array]:
+    """The moments Adam, NAdam and RAdam share, in place: param *= 1 - lr wd (decoupled), g = ±grad + wd param
+    (coupled), m = beta1 m + (1 - beta1) g, v = beta2 v + (1 - beta2) g^2. -> (g, a scratch array)."""
+    if decoupled_weight_decay and weight_decay != 0:
+        param *= 1 - lr * weight_decay
+    g = _effective_grad(xp, param, grad, 0 if decoupled_weight_decay else weight_decay, maximize)
+    scratch = xp.empty_like(param)
+    _scaled_add(xp, exp_avg, beta1, g, 1 - beta1, scratch)
+    xp.multiply(g, g, out=scratch)
+    _scaled_add(xp, exp_avg_sq, beta2, scratch, 1 - beta2, scratch)
+    return g, scratch
+
+
 def _descend(xp: Any, param: Array, numerator: Array, denom: Array, step_size: float) -> None:
     """param -= step_size * numerator / denom, overwriting ``denom``."""
     xp.divide(numerator, denom, out=denom)
@@ -93,13 +108,8 @@ class OptimOps:
 
         ``max_exp_avg_sq`` is None without amsgrad."""
         xp = self.xp
-        if decoupled_weight_decay and weight_decay != 0:
-            param *= 1 - lr * weight_decay
-        g = _effective_grad(xp, param, grad, 0 if decoupled_weight_decay else weight_decay, maximize)
-        scratch = xp.empty_like(param)
-        _scaled_add(xp, exp_avg, beta1, g, 1 - beta1, scratch)
-        xp.multiply(g, g, out=scratch)
-        _scaled_add(xp, exp_avg_sq, beta2, scratch, 1 - beta2, scratch)
+        g, scratch = _adam_moments(xp, param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, weight_decay,
+                                   decoupled_weight_decay, maximize)
         second_moment = exp_avg_sq
         if amsgrad:
             xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
@@ -206,13 +216,8 @@ class OptimOps:
             m = beta1 m + (1 - beta1) g ;  v = beta2 v + (1 - beta2) g^2 ;  d = sqrt(v / (1 - beta2^t)) + eps
             param -= lr (1 - mu) / (1 - mu_product) * g / d + lr mu_next / (1 - mu_product mu_next) * m / d"""
         xp = self.xp
-        if decoupled_weight_decay and weight_decay != 0:
-            param *= 1 - lr * weight_decay
-        g = _effective_grad(xp, param, grad, 0 if decoupled_weight_decay else weight_decay, maximize)
-        scratch = xp.empty_like(param)
-        _scaled_add(xp, exp_avg, beta1, g, 1 - beta1, scratch)
-        xp.multiply(g, g, out=scratch)
-        _scaled_add(xp, exp_avg_sq, beta2, scratch, 1 - beta2, scratch)
+        g, scratch = _adam_moments(xp, param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, weight_decay,
+                                   decoupled_weight_decay, maximize)
         denom = xp.divide(exp_avg_sq, 1 - beta2 ** step, out=scratch)
         xp.sqrt(denom, out=denom)
         denom += eps
@@ -233,13 +238,8 @@ class OptimOps:
                        r = sqrt((rho_t - 4)(rho_t - 2) rho_inf / ((rho_inf - 4)(rho_inf - 2) rho_t))
             else:      param -= lr m^                     (SGD with momentum while v is unreliable)"""
         xp = self.xp
-        if decoupled_weight_decay and weight_decay != 0:
-            param *= 1 - lr * weight_decay
-        g = _effective_grad(xp, param, grad, 0 if decoupled_weight_decay else weight_decay, maximize)
-        scratch = xp.empty_like(param)
-        _scaled_add(xp, exp_avg, beta1, g, 1 - beta1, scratch)
-        xp.multiply(g, g, out=scratch)
-        _scaled_add(xp, exp_avg_sq, beta2, scratch, 1 - beta2, scratch)
+        g, scratch = _adam_moments(xp, param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, weight_decay,
+                                   decoupled_weight_decay, maximize)
         bias_correction1, bias_correction2 = 1 - beta1 ** step, 1 - beta2 ** step
         rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * step * beta2 ** step / bias_correction2
