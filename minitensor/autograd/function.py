@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 import traceback
-from typing import Any
+from typing import Any, Sequence
 
 import minitensor.tensor as _tensor_mod
 
@@ -46,7 +46,7 @@ class Function:
     # engine's edge to it: (input position, its node or leaf Tensor, whether that is a node, the input's
     # shape and dtype, to which the engine sums and casts the gradient).
     needs_input_grad: tuple[bool, ...]
-    _next: tuple[tuple[int, Any, bool, tuple[int, ...], Any], ...] = ()
+    _next: Sequence[tuple[int, Any, bool, tuple[int, ...], Any]] = ()  # a list: no tuple() per op
     _seq: int  # creation order: a node is always newer than its inputs' nodes (the engine runs newest first)
     _saved: tuple[Any, ...] | None = ()
     _device: Any = None  # where backward runs: the inputs' device
@@ -148,7 +148,7 @@ class Function:
                 x = arrays[i]
                 edges.append((i, a, False, x.shape, x.dtype) if node is None else
                              (i, node, True, x.shape, x.dtype))
-            ctx._next = tuple(edges)
+            ctx._next = edges
             result._requires_grad = True
             result.grad_fn = ctx
             saved = ctx._saved
