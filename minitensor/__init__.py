@@ -25,6 +25,8 @@ from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, fu
 from . import datasets, nn, optim, utils  # noqa: E402  (after Tensor: these build on it)
 from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
+from .generator import Generator  # noqa: E402
+from .creation import bernoulli, multinomial  # noqa: E402
 from .deterministic import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,  # noqa: E402
                             is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
                             use_deterministic_algorithms)
@@ -50,6 +52,7 @@ __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", 
            "swapaxes", "tanh", "tensor", "testing", "to_device", "to_dtype", "transpose", "tril", "triu",
            "true_divide", "uint8", "unbind", "unflatten", "unsqueeze", "utils", "var", "view_dtype", "where", "zeros",
            "zeros_like"]
+__all__ += ["Generator", "bernoulli", "multinomial"]
 __all__ += ["are_deterministic_algorithms_enabled", "get_deterministic_debug_mode",
             "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
             "use_deterministic_algorithms"]

@@ -175,13 +175,29 @@ class TensorMethods(TensorShapeMethods):
     def zero_(self) -> "Tensor":
         return _F.copy_(self, 0)
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0) -> "Tensor":
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> "Tensor":
         from .creation import rand
-        return _F.copy_(self, rand(*self.shape, dtype=self.dtype, device=self._device) * (b - a) + a)
+        return _F.copy_(self, rand(*self.shape, generator=generator, dtype=self.dtype, device=self._device)
+                        * (b - a) + a)
 
-    def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> "Tensor":
         from .creation import randn
-        return _F.copy_(self, randn(*self.shape, dtype=self.dtype, device=self._device) * std + mean)
+        return _F.copy_(self, randn(*self.shape, generator=generator, dtype=self.dtype, device=self._device)
+                        * std + mean)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator: Any = None) -> "Tensor":
+        from .creation import multinomial
+        return multinomial(self, num_samples, replacement, generator=generator)  # type: ignore[arg-type]
+
+    def bernoulli(self, p: float | None = None, *, generator: Any = None) -> "Tensor":
+        from .creation import bernoulli
+        return bernoulli(self, p, generator=generator)  # type: ignore[arg-type]
+
+    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> "Tensor":
+        """Fill with 1 with probability ``p`` (a number or a tensor broadcasting to self), else 0."""
+        from .creation import bernoulli, full_like
+        prob = p if isinstance(p, type(self)) else full_like(self, p, dtype=_dt.float64)  # type: ignore[arg-type]
+        return _F.copy_(self, bernoulli(prob.expand(*self.shape), generator=generator))  # type: ignore[arg-type]
 
     def __setitem__(self, index: Any, value: Any) -> None:
         _F.setitem(self, index, value)

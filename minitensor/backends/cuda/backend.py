@@ -138,8 +138,8 @@ class CupyBackend(Backend):
     def to_numpy(self, a: Array) -> np.ndarray:
         return cupy.asnumpy(a)  # waits for the work that makes ``a``: a host sync, as any transfer to host
 
-    def permutation(self, n: int) -> Array:
-        return cupy.argsort(self._rng.random(n))
+    def permutation(self, n: int, rng: Any = None) -> Array:
+        return cupy.argsort((rng or self._rng).random(n))
 
     def index_add(self, out: Array, index: Any, src: Array) -> Array:
         """out[index] += src, repeated indices accumulating (float16/32/64, int32, int64, uint32, uint64)."""
