@@ -31,8 +31,9 @@ class BatchNorm(Function):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        x, weight, mean, invstd = ctx.saved_tensors
         need = ctx.needs_input_grad
-        gx, gw, gb = B.batch_norm_backward(gy, *ctx.saved_tensors, ctx.training, (need[0], need[3], need[4]))
+        gx, gw, gb = B.batch_norm_backward(gy, x, weight, mean, invstd, ctx.training, (need[0], need[3], need[4]))
         return gx, None, None, gw, gb
 
 
@@ -47,7 +48,8 @@ class LayerNorm(Function):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        return B.layer_norm_backward(gy, *ctx.saved_tensors, ctx.normalized_ndim, ctx.needs_input_grad)
+        x, weight, mean, invstd = ctx.saved_tensors
+        return B.layer_norm_backward(gy, x, weight, mean, invstd, ctx.normalized_ndim, ctx.needs_input_grad)
 
 
 def _like(t: Tensor | None, input: Tensor) -> Tensor | None:

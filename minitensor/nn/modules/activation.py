@@ -28,7 +28,7 @@ class ReLU(_InplaceActivation):
 class Hardtanh(_InplaceActivation):
     """clamp(x, min_val, max_val)."""
 
-    _repr_options = ("min_val", "max_val")
+    _repr_options: tuple[str, ...] = ("min_val", "max_val")
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
         super().__init__(inplace)
