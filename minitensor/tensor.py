@@ -102,7 +102,7 @@ class Tensor(TensorMethods):
         return self.array.ndim
 
     def dim(self) -> int:
-        return self.array.ndim
+        return self.ndim
 
     def numel(self) -> int:
         return int(self.array.size)
