@@ -63,7 +63,13 @@ def _finish(host_or_array: Any, dtype: Any, dev: device, requires_grad: bool, co
         copy = False
     if copy:
         a = backend.copy(a)
-    t = _wrap(a, dev)
+    return _leaf(a, dev, requires_grad)
+
+
+def _leaf(array: Any, dev: device, requires_grad: bool) -> Tensor:
+    """A new leaf tensor around ``array``; ``requires_grad`` goes through the property, which refuses
+    non-float dtypes."""
+    t = _wrap(array, dev)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -106,10 +112,7 @@ def _factory(fill: str, size: tuple, dtype: Any, device: Any, requires_grad: boo
         a = b.full(shape, value, dt.np)
     else:
         a = getattr(b, fill)(shape, dt.np)
-    t = _wrap(a, dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+    return _leaf(a, dev, requires_grad)
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -178,10 +181,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
                            f"end={end}, step={step})")
     dt = _dt.as_dtype(dtype)
     dev = as_device(device)
-    t = _wrap(dev.backend.arange(start, end, step, dt.np), dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+    return _leaf(dev.backend.arange(start, end, step, dt.np), dev, requires_grad)
 
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
@@ -195,10 +195,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
         raise RuntimeError("\"linspace\" not implemented for 'Bool'")
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))  # 0-d tensors, as PyTorch
     dev = as_device(device)
-    t = _wrap(dev.backend.linspace(start, end, steps, dt.np), dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+    return _leaf(dev.backend.linspace(start, end, steps, dt.np), dev, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
@@ -209,32 +206,29 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         if operator.index(v) < 0:
             raise RuntimeError(f"eye: {what} must be greater or equal to 0, got {v}")
     dev = as_device(device)
-    t = _wrap(dev.backend.eye(n, m, dt.np), dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+    return _leaf(dev.backend.eye(n, m, dt.np), dev, requires_grad)
+
+
+def _draw(distribution: str, size: tuple, generator: Generator | None, dtype: Any, device: Any,
+          requires_grad: bool) -> Tensor:
+    """Samples of the backend's ``distribution`` (``uniform`` or ``normal``) with parameters 0 and 1, from
+    ``generator`` or the device's generator (``manual_seed`` seeds it)."""
+    dev = as_device(device)
+    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+    draw = getattr(dev.backend, distribution)
+    return _leaf(draw(_new_shape(size), 0.0, 1.0, dt.np, stream_of(generator, dev)), dev, requires_grad)
 
 
 def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """U[0, 1) from the device's generator (``manual_seed`` seeds it) or ``generator``."""
-    dev = as_device(device)
-    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
-    t = _wrap(dev.backend.uniform(_new_shape(size), 0.0, 1.0, dt.np, stream_of(generator, dev)), dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+    return _draw("uniform", size, generator, dtype, device, requires_grad)
 
 
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """N(0, 1) from the device's generator or ``generator``."""
-    dev = as_device(device)
-    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
-    t = _wrap(dev.backend.normal(_new_shape(size), 0.0, 1.0, dt.np, stream_of(generator, dev)), dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+    return _draw("normal", size, generator, dtype, device, requires_grad)
 
 
 def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, generator: Generator | None = None,
