@@ -6,6 +6,10 @@ from collections.abc import Callable
 from ..device import as_device, device
 from ..tensor import Tensor
 
+class MapLocationError(TypeError):
+    """``map_location`` returned something other than a tensor (passed through the unpickler's errors)."""
+
+
 MapLocation = str | device | dict[str, str | device] | Callable[[Tensor, str], Tensor] | None
 
 
@@ -17,7 +21,7 @@ def place(t: Tensor, saved_location: str, map_location: MapLocation) -> Tensor:
     if callable(map_location) and not isinstance(map_location, (str, device)):
         moved = map_location(t, saved_location)
         if not isinstance(moved, Tensor):
-            raise TypeError(f"map_location returned {type(moved).__name__} for a tensor saved on "
+            raise MapLocationError(f"map_location returned {type(moved).__name__} for a tensor saved on "
                             f"{saved_location!r}; it must return a Tensor")
         return moved
     target = map_location.get(saved_location) if isinstance(map_location, dict) else map_location

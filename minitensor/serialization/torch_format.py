@@ -24,7 +24,7 @@ from typing import IO, Any
 import numpy as np
 
 from .archive import Malformed, check_member, file_size, read_array, unreadable
-from .devices import MapLocation
+from .devices import MapLocation, MapLocationError
 from .pickler import TorchPickler
 from .unpickler import FullUnpickler, Storage, StorageType, WeightsUnpickler
 
@@ -96,8 +96,10 @@ def load_torch(f: IO[bytes], name: str, map_location: MapLocation, weights_only:
             return unpickler.load()
         except pickle.UnpicklingError as e:
             raise pickle.UnpicklingError(f"{name}: {e}") from e
+        except MapLocationError:
+            raise
         except (EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError,
-                RuntimeError, MemoryError) as e:
+                MemoryError) as e:  # a malformed pickle; RuntimeError (a device that is missing) passes
             if not weights_only:
                 raise
             raise pickle.UnpicklingError(f"{name}: Weights only load failed: {type(e).__name__}: {e}") from e

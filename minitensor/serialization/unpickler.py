@@ -164,6 +164,10 @@ class FullUnpickler(pickle.Unpickler):
         full = f"{module}.{name}"
         if full in TORCH_NAMES:
             return TORCH_NAMES[full]
+        if module == "torch" and name.endswith("Storage"):
+            raise pickle.UnpicklingError(
+                f"the checkpoint holds a {full}, whose dtype minitensor does not have (it has "
+                f"{', '.join(d.name for d in STORAGE_NAMES)}; bfloat16 loads as float32)")
         if module == "torch" or module.startswith("torch."):
             raise pickle.UnpicklingError(
                 f"the checkpoint needs PyTorch's {full}, which minitensor cannot rebuild (a whole PyTorch "
