@@ -201,6 +201,22 @@ def test_map_location(tmp_path):
         load(path, map_location=lambda storage, location: 0)
 
 
+def test_device_tensors_record_their_location(tmp_path, device):
+    w = mt.arange(6.0).reshape(2, 3).to(device)
+    save({"w": w, "row": w[1]}, tmp_path / "d.pt", format="torch")
+    seen = []
+
+    def record(storage, location):
+        seen.append(location)
+        return storage
+    back = load(tmp_path / "d.pt", map_location=record)
+    assert set(seen) == {str(device)} and back["w"].device == mt.device("cpu")
+    assert back["row"].tolist() == [3.0, 4.0, 5.0]
+    for where in (device, {str(device): device}):
+        on = load(tmp_path / "d.pt", map_location=where)
+        assert on["w"].device == device and on["row"].cpu().tolist() == [3.0, 4.0, 5.0]
+
+
 # ------------------------------------------------------------------ whole modules and safe globals
 class Net(mt.nn.Module):
     def __init__(self):

@@ -20,7 +20,6 @@ disk and renamed over the target, so a crash mid-save leaves the previous file i
 from __future__ import annotations
 
 import os
-import pickle
 import zipfile
 from collections.abc import Callable
 from typing import IO, Any
@@ -76,8 +75,9 @@ def load(f: FileLike, map_location: MapLocation = None, *, weights_only: bool | 
 
 
 def _load(f: IO[bytes], name: str, map_location: MapLocation, weights_only: bool) -> Any:
+    at = f.tell()
     start = f.read(4)
-    f.seek(0)
+    f.seek(at)
     if start == b"PK\x03\x04":
         try:
             with zipfile.ZipFile(f) as archive:  # the member names tell the formats apart

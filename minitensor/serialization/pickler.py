@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import collections
 import pickle
-from typing import IO, Any
+from collections.abc import Callable
+from typing import IO, Any, ClassVar
 
 import numpy as np
 
@@ -59,7 +60,7 @@ class StorageRecord:
 class TorchPickler(pickle._Pickler):
     """Pickles ``obj`` as ``torch.save`` does; the storages it meets collect in ``storages`` by key."""
 
-    dispatch = dict(pickle._Pickler.dispatch)  # type: ignore[attr-defined]
+    dispatch: ClassVar[dict[type, Callable[..., None]]] = dict(pickle._Pickler.dispatch)
 
     def __init__(self, file: IO[bytes], protocol: int) -> None:
         super().__init__(file, protocol)

@@ -41,7 +41,7 @@ def save_torch(obj: Any, out: IO[bytes], protocol: int) -> None:
     buffer = io.BytesIO()
     pickler = TorchPickler(buffer, protocol)
     pickler.dump(obj)
-    records = [("data.pkl", buffer.getvalue()), (".format_version", b"1"),
+    records: list[tuple[str, bytes | memoryview]] = [("data.pkl", buffer.getvalue()), (".format_version", b"1"),
                (".storage_alignment", str(_ALIGNMENT).encode()), ("byteorder", sys.byteorder.encode())]
     records += [(f"data/{r.key}", r.array.view(np.uint8).data) for r in pickler.storages.values()]
     records += [("version", b"3\n"), (".data/serialization_id", str(secrets.randbits(128)).encode())]
