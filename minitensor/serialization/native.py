@@ -151,7 +151,8 @@ def _encode(obj: Any, arrays: dict[str, np.ndarray], where: str, depth: int = 0)
         kind = "tuple" if isinstance(obj, tuple) else "list"
         return {kind: [_encode(v, arrays, f"{where}[{i}]", depth + 1) for i, v in enumerate(obj)]}
     raise TypeError(f"save: cannot store {where} of type {type(obj).__name__}; checkpoints hold Tensors, "
-                    f"NumPy arrays, numbers, strings, bools, None and dicts/lists/tuples of them")
+                    f"NumPy arrays, numbers, strings, bools, None and dicts/lists/tuples of them (format=\"torch\" "
+                    f"pickles other objects)")
 
 
 def _encode_key(key: Any, where: str) -> Any:
