@@ -29,6 +29,22 @@ def build(nn):
     return Net()
 
 
+def assert_same_from_here(theirs, theirs_opt, x_theirs, ours, ours_opt, x_ours):
+    """The two models give the same outputs (eval mode), and the same weights after one more training step."""
+    for model in (theirs, ours):
+        model.eval()
+    np.testing.assert_allclose(ours(x_ours).detach().numpy(), theirs(x_theirs).detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+    for model, inputs, optimizer in ((theirs, x_theirs, theirs_opt), (ours, x_ours, ours_opt)):
+        model.train()
+        optimizer.zero_grad()
+        model(inputs).square().mean().backward()
+        optimizer.step()
+    for key, t in theirs.state_dict().items():
+        np.testing.assert_allclose(ours.state_dict()[key].numpy(), t.numpy(), rtol=1e-4, atol=1e-6,
+                                   err_msg=key)
+
+
 def test_torch_save_loads_into_minitensor(tmp_path):
     torch = pytest.importorskip("torch")
     a = torch.arange(12.0).reshape(3, 4)
@@ -91,36 +107,27 @@ def test_a_pytorch_model_trained_a_step_runs_the_same_in_minitensor(tmp_path):
     ours.load_state_dict(ck["model"])
     ours_opt.load_state_dict(ck["optimizer"])
     xm = mt.tensor(x.numpy())
-    theirs.eval()
-    ours.eval()
-    np.testing.assert_allclose(ours(xm).detach().numpy(), theirs(x).detach().numpy(), rtol=1e-5, atol=1e-6)
-    theirs.train()
-    ours.train()
-    for model, inputs, optimizer in ((theirs, x, opt), (ours, xm, ours_opt)):  # one more step each
-        optimizer.zero_grad()
-        model(inputs).square().mean().backward()
-        optimizer.step()
-    for key, t in theirs.state_dict().items():
-        np.testing.assert_allclose(ours.state_dict()[key].numpy(), t.numpy(), rtol=1e-4, atol=1e-6,
-                                   err_msg=key)
+    assert_same_from_here(theirs, opt, x, ours, ours_opt, xm)
 
 
 def test_a_minitensor_model_trained_a_step_runs_the_same_in_pytorch(tmp_path):
     torch = pytest.importorskip("torch")
     mt.manual_seed(0)
     ours = build(mt.nn)
-    opt = mt.optim.SGD(ours.parameters(), lr=0.1, momentum=0.9)
+    opt = mt.optim.Adam(ours.parameters(), lr=0.01)
     x = mt.randn(5, 1, 6, 6)
     ours(x).square().mean().backward()
     opt.step()
-    mt.save(ours.state_dict(), tmp_path / "net.pt", format="torch")
+    mt.save({"model": ours.state_dict(), "optimizer": opt.state_dict(), "epoch": 1}, tmp_path / "net.pt",
+            format="torch")
 
     theirs = build(torch.nn)
-    theirs.load_state_dict(torch.load(tmp_path / "net.pt", weights_only=True))
-    ours.eval()
-    theirs.eval()
-    np.testing.assert_allclose(theirs(torch.tensor(x.numpy())).detach().numpy(), ours(x).detach().numpy(),
-                               rtol=1e-5, atol=1e-6)
+    theirs_opt = torch.optim.Adam(theirs.parameters(), lr=0.01)
+    ck = torch.load(tmp_path / "net.pt", weights_only=True)
+    theirs.load_state_dict(ck["model"])
+    theirs_opt.load_state_dict(ck["optimizer"])
+    xt = torch.tensor(x.numpy())
+    assert_same_from_here(theirs, theirs_opt, xt, ours, opt, x)
 
 
 def test_pytorch_whole_models_and_legacy_files_are_clear_errors(tmp_path):
