@@ -29,20 +29,19 @@ def build(nn):
     return Net()
 
 
-def assert_same_from_here(theirs, theirs_opt, x_theirs, ours, ours_opt, x_ours):
+def assert_same_from_here(a, a_opt, x_a, b, b_opt, x_b):
     """The two models give the same outputs (eval mode), and the same weights after one more training step."""
-    for model in (theirs, ours):
+    for model in (a, b):
         model.eval()
-    np.testing.assert_allclose(ours(x_ours).detach().numpy(), theirs(x_theirs).detach().numpy(), rtol=1e-5,
-                               atol=1e-6)
-    for model, inputs, optimizer in ((theirs, x_theirs, theirs_opt), (ours, x_ours, ours_opt)):
+    np.testing.assert_allclose(b(x_b).detach().numpy(), a(x_a).detach().numpy(), rtol=1e-5, atol=1e-6)
+    for model, inputs, optimizer in ((a, x_a, a_opt), (b, x_b, b_opt)):
         model.train()
         optimizer.zero_grad()
         model(inputs).square().mean().backward()
         optimizer.step()
-    for key, t in theirs.state_dict().items():
-        np.testing.assert_allclose(ours.state_dict()[key].numpy(), t.numpy(), rtol=1e-4, atol=1e-6,
-                                   err_msg=key)
+    for key, t in a.state_dict().items():
+        np.testing.assert_allclose(b.state_dict()[key].detach().numpy(), t.detach().numpy(), rtol=1e-4,
+                                   atol=1e-6, err_msg=key)
 
 
 def test_torch_save_loads_into_minitensor(tmp_path):
@@ -91,43 +90,31 @@ def test_minitensor_save_loads_in_torch_with_weights_only(tmp_path):
         assert back["dev"] == torch.device("cpu")
 
 
-def test_a_pytorch_model_trained_a_step_runs_the_same_in_minitensor(tmp_path):
+@pytest.mark.parametrize("direction", ["torch to minitensor", "minitensor to torch"])
+def test_a_model_trained_a_step_in_one_library_continues_in_the_other(tmp_path, direction):
+    """The same program in both: train a step, save model and optimizer, load them in the other library;
+    outputs and the next step agree."""
     torch = pytest.importorskip("torch")
-    torch.manual_seed(0)
-    theirs = build(torch.nn)
-    opt = torch.optim.Adam(theirs.parameters(), lr=0.01)
-    x = torch.randn(5, 1, 6, 6)
-    theirs(x).square().mean().backward()
+    first, second = (torch, mt) if direction == "torch to minitensor" else (mt, torch)
+    first.manual_seed(0)
+    model = build(first.nn)
+    opt = first.optim.Adam(model.parameters(), lr=0.01)
+    x = first.randn(5, 1, 6, 6)
+    model(x).square().mean().backward()
     opt.step()
-    torch.save({"model": theirs.state_dict(), "optimizer": opt.state_dict(), "epoch": 1}, tmp_path / "net.pth")
-
-    ours = build(mt.nn)
-    ours_opt = mt.optim.Adam(ours.parameters(), lr=0.01)
-    ck = mt.load(tmp_path / "net.pth")
-    ours.load_state_dict(ck["model"])
-    ours_opt.load_state_dict(ck["optimizer"])
-    xm = mt.tensor(x.numpy())
-    assert_same_from_here(theirs, opt, x, ours, ours_opt, xm)
-
-
-def test_a_minitensor_model_trained_a_step_runs_the_same_in_pytorch(tmp_path):
-    torch = pytest.importorskip("torch")
-    mt.manual_seed(0)
-    ours = build(mt.nn)
-    opt = mt.optim.Adam(ours.parameters(), lr=0.01)
-    x = mt.randn(5, 1, 6, 6)
-    ours(x).square().mean().backward()
-    opt.step()
-    mt.save({"model": ours.state_dict(), "optimizer": opt.state_dict(), "epoch": 1}, tmp_path / "net.pt",
-            format="torch")
-
-    theirs = build(torch.nn)
-    theirs_opt = torch.optim.Adam(theirs.parameters(), lr=0.01)
-    ck = torch.load(tmp_path / "net.pt", weights_only=True)
-    theirs.load_state_dict(ck["model"])
-    theirs_opt.load_state_dict(ck["optimizer"])
-    xt = torch.tensor(x.numpy())
-    assert_same_from_here(theirs, theirs_opt, xt, ours, opt, x)
+    path, checkpoint = tmp_path / "net.pth", {"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 1}
+    if first is torch:
+        torch.save(checkpoint, path)
+        back = mt.load(path)
+    else:
+        mt.save(checkpoint, path, format="torch")
+        back = torch.load(path, weights_only=True)
+    other = build(second.nn)
+    other_opt = second.optim.Adam(other.parameters(), lr=0.01)
+    other.load_state_dict(back["model"])
+    other_opt.load_state_dict(back["optimizer"])
+    assert back["epoch"] == 1
+    assert_same_from_here(model, opt, x, other, other_opt, second.tensor(x.numpy()))
 
 
 def test_pytorch_whole_models_and_legacy_files_are_clear_errors(tmp_path):
