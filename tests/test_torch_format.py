@@ -340,11 +340,20 @@ def test_damaged_archives_and_legacy_files_are_clear_runtime_errors(tmp_path):
     path.write_bytes(good[:-40])
     with pytest.raises(RuntimeError, match="ck.pt"):
         load(path)
+    at = good.index(W.tobytes())
+    path.write_bytes(good[:at] + b"\xff" + good[at + 1:])  # a storage's bytes changed: its CRC fails
+    with pytest.raises(pickle.UnpicklingError, match="storage '0'.*CRC"):
+        load(path)
     legacy = tmp_path / "legacy.pt"
     legacy.write_bytes(pickle.dumps(0x1950A86A20F9469CFC6C, protocol=2) + pickle.dumps(1001, protocol=2))
     with pytest.raises(RuntimeError, match="legacy .pre-1.6. format") as info:
         load(legacy)
     assert type(info.value) is RuntimeError
+    torch_file(path, CHECKPOINT, STORAGES)
+    with zipfile.ZipFile(path, "a") as z:
+        z.writestr("resnet/constants.pkl", b"\x80\x02).")
+    with pytest.raises(RuntimeError, match="TorchScript archive"):
+        load(path)
     torch_file(path, CHECKPOINT, STORAGES, byteorder=b"middle")
     with pytest.raises(RuntimeError, match="unknown byte order"):
         load(path)

@@ -68,6 +68,9 @@ def load_torch(f: IO[bytes], name: str, map_location: MapLocation, weights_only:
         raise unreadable(name, f"{type(e).__name__}: {e}") from e
     with archive:
         prefix = min((n[:-len("data.pkl")] for n in archive.namelist() if n.endswith("data.pkl")), key=len)
+        if prefix + "constants.pkl" in archive.namelist():
+            raise RuntimeError(f"{name}: a TorchScript archive (torch.jit.save), which minitensor does not read; "
+                               f"save the model's state_dict() with torch.save instead")
         try:
             data = _member_bytes(archive, prefix + "data.pkl", size)
             order = _member_bytes(archive, prefix + "byteorder", size) if prefix + "byteorder" in \
