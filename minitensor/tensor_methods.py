@@ -6,6 +6,7 @@ that a method call costs one global lookup, not an import.
 """
 from __future__ import annotations
 
+import builtins
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 
 _F: Any = None  # minitensor.functional, bound by tensor.py
 _C: Any = None  # minitensor.creation, bound by tensor.py (the new_* methods)
+_L: Any = None  # minitensor.legacy, bound by tensor.py (type())
 
 
 class TensorMethods(TensorShapeMethods):
@@ -354,3 +356,10 @@ class TensorMethods(TensorShapeMethods):
 
     def bool(self) -> "Tensor":
         return self.to(_dt.bool)
+
+    def type(self, dtype: Any = None, non_blocking: "builtins.bool" = False) -> Any:
+        """Without ``dtype``: PyTorch's type name ('torch.FloatTensor'); with a dtype, a legacy type
+        (``mt.DoubleTensor``) or its name ('torch.DoubleTensor'): this tensor cast to it."""
+        if dtype is None:
+            return _L.legacy_type_name(self)
+        return self.to(_L.legacy_dtype(dtype), non_blocking=non_blocking)
