@@ -49,6 +49,10 @@ __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", 
            "swapaxes", "tanh", "tensor", "testing", "to_device", "to_dtype", "transpose", "tril", "triu",
            "true_divide", "uint8", "unbind", "unflatten", "unsqueeze", "utils", "var", "view_dtype", "where", "zeros",
            "zeros_like"]
+__all__ += ["acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh",
+            "atan", "atan2", "atanh", "copysign", "cosh", "erf", "erfc", "erfinv", "exp2", "fix", "fmod", "frac",
+            "hypot", "lerp", "logaddexp", "logaddexp2", "sinh", "tan", "trunc"]
+__all__ += ["allclose", "bitwise_left_shift", "bitwise_right_shift", "equal", "isclose"]
 __all__ += ["BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor",
             "LongTensor", "ShortTensor"]
 

@@ -392,8 +392,8 @@ from . import functional as _F  # noqa: E402
 
 from . import creation as _creation  # noqa: E402
 from . import tensor_methods as _methods  # noqa: E402
-from . import tensor_shape as _shape_methods  # noqa: E402
+from . import tensor_math as _math_methods, tensor_shape as _shape_methods  # noqa: E402
 from . import legacy as _legacy  # noqa: E402  (Tensor(...))
 
-_methods._F = _shape_methods._F = _F
+_methods._F = _shape_methods._F = _math_methods._F = _F
 _methods._C, _methods._L = _creation, _legacy

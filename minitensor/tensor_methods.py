@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from . import dtypes as _dt
-from .tensor_shape import TensorShapeMethods
+from .tensor_math import TensorMathMethods
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -22,7 +22,7 @@ _C: Any = None  # minitensor.creation, bound by tensor.py (the new_* methods)
 _L: Any = None  # minitensor.legacy, bound by tensor.py (type())
 
 
-class TensorMethods(TensorShapeMethods):
+class TensorMethods(TensorMathMethods):
     """What ``Tensor`` does through ``minitensor.functional``: arithmetic, in-place updates, math, reductions
     and shape methods."""
 

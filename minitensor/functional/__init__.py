@@ -25,3 +25,8 @@ __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitw
            "split", "sqrt", "square", "squeeze", "stack", "std", "sub", "sum", "swapaxes", "tanh", "to_device",
            "to_dtype", "transpose", "tril", "triu", "true_divide", "unbind", "unflatten", "unsqueeze", "var",
            "view_dtype", "where"]
+# Elementwise math and comparisons PyTorch programs use (issue #14).
+__all__ += ["acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh",
+            "atan", "atan2", "atanh", "copysign", "cosh", "erf", "erfc", "erfinv", "exp2", "fix", "fmod", "frac",
+            "hypot", "lerp", "logaddexp", "logaddexp2", "sinh", "tan", "trunc"]
+__all__ += ["allclose", "bitwise_left_shift", "bitwise_right_shift", "equal", "isclose"]

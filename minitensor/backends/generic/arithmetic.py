@@ -55,6 +55,19 @@ class ComparisonOps:
     def bitwise_not(self, x: Array) -> Array:
         return self.xp.invert(x)
 
+    def left_shift(self, a: Array, b: Any) -> Array:
+        return self.xp.left_shift(a, b)
+
+    def right_shift(self, a: Array, b: Any) -> Array:
+        """Arithmetic shift: negative values stay negative (-8 >> 1 = -4)."""
+        return self.xp.right_shift(a, b)
+
+    def isclose(self, a: Array, b: Array, rtol: float, atol: float, equal_nan: bool) -> Array:
+        """|a - b| <= atol + rtol |b|, or a == b (equal infinities); nan matches nan only with equal_nan."""
+        if a.dtype.kind == "b":  # bools have no difference: closeness is equality
+            return self.xp.equal(a, b)
+        return self.xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
     def isnan(self, x: Array) -> Array:
         return self.xp.isnan(x)
 
