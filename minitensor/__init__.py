@@ -53,6 +53,9 @@ __all__ += ["acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan",
             "atan", "atan2", "atanh", "copysign", "cosh", "erf", "erfc", "erfinv", "exp2", "fix", "fmod", "frac",
             "hypot", "lerp", "logaddexp", "logaddexp2", "sinh", "tan", "trunc"]
 __all__ += ["allclose", "bitwise_left_shift", "bitwise_right_shift", "equal", "isclose"]
+__all__ += ["cummax", "cummin", "cumprod", "cumsum", "logcumsumexp"]
+__all__ += ["argsort", "msort", "sort", "topk"]
+__all__ += ["std_mean", "var_mean"]
 __all__ += ["BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor",
             "LongTensor", "ShortTensor"]
 

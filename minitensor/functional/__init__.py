@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from .activation import log_softmax, relu, sigmoid, softmax, tanh
 from .arithmetic import *  # noqa: F401,F403
+from .cumulative import *  # noqa: F401,F403
+from .sorting import *  # noqa: F401,F403
+from .moments import std_mean, var_mean
 from .cast import clone, to_device, to_dtype, view_dtype
 from .indexing import *  # noqa: F401,F403
 from .inplace import copy_, inplace
@@ -30,3 +33,6 @@ __all__ += ["acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan",
             "atan", "atan2", "atanh", "copysign", "cosh", "erf", "erfc", "erfinv", "exp2", "fix", "fmod", "frac",
             "hypot", "lerp", "logaddexp", "logaddexp2", "sinh", "tan", "trunc"]
 __all__ += ["allclose", "bitwise_left_shift", "bitwise_right_shift", "equal", "isclose"]
+__all__ += ["cummax", "cummin", "cumprod", "cumsum", "logcumsumexp"]
+__all__ += ["argsort", "msort", "sort", "topk"]
+__all__ += ["std_mean", "var_mean"]

@@ -336,7 +336,40 @@ def reduce_cases() -> dict[str, Callable[[Backend], None]]:
             out = host(B, B.logsumexp(dev(B, np.full((2, 2), -np.inf)), (1,), False))
         assert np.all(out == -np.inf)
 
-    return {"sum": reduction("sum", np.sum), "mean": reduction("mean", np.mean), "var": var,
+    def cumsum(B):
+        for axis in (0, 2):
+            close(B, B.cumsum(dev(B, x), axis), np.cumsum(x, axis))
+        ints = host(B, B.cumsum(dev(B, np.array([[1, 2], [3, 4]], dtype=np.int32)), 1))
+        assert ints.dtype == np.int32 and ints.tolist() == [[1, 3], [3, 7]]
+
+    def running(name, accumulate):
+        def case(B):
+            data = np.array([[1.0, 3.0, 3.0, 2.0, np.nan, 5.0, np.nan, 1.0], [4.0, 1.0, 1.0, 0.5, 2.0, 0.5, 7.0, 0.0]])
+            values, indices = B.cummax(dev(B, data), 1) if name == "cummax" else B.cummin(dev(B, data), 1)
+            with np.errstate(invalid="ignore"):
+                close(B, values, accumulate(data, axis=1))
+            expected = [[0, 1, 2, 2, 4, 4, 6, 6], [0, 0, 0, 0, 0, 0, 6, 6]] if name == "cummax" else \
+                [[0, 0, 0, 0, 4, 4, 6, 6], [0, 1, 2, 3, 3, 5, 5, 7]]  # the latest position on ties, nans win
+            assert host(B, indices).dtype == np.int64 and host(B, indices).tolist() == expected
+            for axis in (0, 2):
+                close(B, (B.cummax if name == "cummax" else B.cummin)(dev(B, x), axis)[0], accumulate(x, axis=axis))
+        return case
+
+    def logcumsumexp(B):
+        big = x * 300
+        for axis in (0, 2):
+            close(B, B.logcumsumexp(dev(B, big), axis), np.logaddexp.accumulate(big, axis=axis), rtol=1e-12)
+
+    def argsort(B):
+        data = np.array([[2.0, np.nan, 1.0, 2.0, np.nan, 0.0], [1.0, 1.0, 1.0, 0.0, 0.0, 3.0]])
+        assert host(B, B.argsort(dev(B, data), 1, False)).tolist() == [[5, 2, 0, 3, 1, 4], [3, 4, 0, 1, 2, 5]]
+        assert host(B, B.argsort(dev(B, data), 1, True)).tolist() == [[1, 4, 0, 3, 2, 5], [5, 0, 1, 2, 3, 4]]
+        for axis in (0, 1, 2):
+            assert np.array_equal(host(B, B.argsort(dev(B, x), axis, False)), np.argsort(x, axis, kind="stable"))
+
+    return {"cumsum": cumsum, "cummax": running("cummax", np.maximum.accumulate),
+            "cummin": running("cummin", np.minimum.accumulate), "logcumsumexp": logcumsumexp, "argsort": argsort,
+            "sum": reduction("sum", np.sum), "mean": reduction("mean", np.mean), "var": var,
             "prod": reduction("prod", np.prod), "amax": reduction("amax", np.amax),
             "amin": reduction("amin", np.amin), "argmax": arg("argmax"), "argmin": arg("argmin"),
             "all": logical("all"), "any": logical("any"), "logsumexp": logsumexp}
