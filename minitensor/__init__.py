@@ -16,6 +16,7 @@ from .dtypes import (bool, double, dtype, float, float16, float32, float64, get_
                      uint8)
 from .functional import *  # noqa: F401,F403  (add, exp, sum, cat, where, ... as minitensor.<op>)
 from .functional import abs, all, any, max, min, round, sum  # noqa: F401
+from .functional import ADDED_OPS as _ADDED_OPS
 from .backends.blas import get_num_threads, set_num_threads
 from .random import initial_seed, manual_seed, seed
 from .tensor import Tensor
@@ -49,13 +50,7 @@ __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", 
            "swapaxes", "tanh", "tensor", "testing", "to_device", "to_dtype", "transpose", "tril", "triu",
            "true_divide", "uint8", "unbind", "unflatten", "unsqueeze", "utils", "var", "view_dtype", "where", "zeros",
            "zeros_like"]
-__all__ += ["acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh",
-            "atan", "atan2", "atanh", "copysign", "cosh", "erf", "erfc", "erfinv", "exp2", "fix", "fmod", "frac",
-            "hypot", "lerp", "logaddexp", "logaddexp2", "sinh", "tan", "trunc"]
-__all__ += ["allclose", "bitwise_left_shift", "bitwise_right_shift", "equal", "isclose"]
-__all__ += ["cummax", "cummin", "cumprod", "cumsum", "logcumsumexp"]
-__all__ += ["argsort", "msort", "sort", "topk"]
-__all__ += ["std_mean", "var_mean"]
+__all__ += _ADDED_OPS
 __all__ += ["BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor",
             "LongTensor", "ShortTensor"]
 

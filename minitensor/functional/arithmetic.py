@@ -280,18 +280,22 @@ def logical_not(input: Tensor) -> Tensor:
 
 
 def bitwise_and(input: Any, other: Any) -> Tensor:
+    check_integer("bitwise_and", input)
     return _elementwise("bitwise_and", lambda B, a, b: B.bitwise_and(a, b), input, other)
 
 
 def bitwise_or(input: Any, other: Any) -> Tensor:
+    check_integer("bitwise_or", input)
     return _elementwise("bitwise_or", lambda B, a, b: B.bitwise_or(a, b), input, other)
 
 
 def bitwise_xor(input: Any, other: Any) -> Tensor:
+    check_integer("bitwise_xor", input)
     return _elementwise("bitwise_xor", lambda B, a, b: B.bitwise_xor(a, b), input, other)
 
 
 def bitwise_not(input: Tensor) -> Tensor:
+    check_integer("bitwise_not", input)
     return _elementwise("invert", lambda B, x: B.bitwise_not(x), input)
 
 

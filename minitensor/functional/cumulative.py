@@ -1,5 +1,5 @@
 """Cumulative ops along one dim (the reduce family's scans): cumsum, cumprod, cummax, cummin, logcumsumexp;
-and ``TakeAlong``, the differentiable gather by computed indices that cummax/cummin and the sorts share."""
+and ``take_along``, the gather by computed indices that cummax/cummin and the sorts share."""
 from __future__ import annotations
 
 from collections import namedtuple
@@ -12,6 +12,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ..tensor_shape import numpy_aliases
 from ._util import check_floating, nondiff, norm_dim
+from .indexing import Gather
 from ..backends.base import Backend
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
@@ -36,17 +37,23 @@ class CumSum(Function):
         return _reverse_cumsum(B, gy, ctx.axis), None
 
 
-class CumProd(Function):
-    """y_j = prod_{k <= j} x_k. dx_i = sum_{j >= i} g_j prod_{k <= j, k != i} x_k, exact with zeros (as
-    PyTorch's cumprod_backward): before the first zero of a row that is revcumsum(g y)_i / x_i; at the first
-    zero it is revcumsum(g y') with y' the cumprod of x with that zero taken as 1; after it, 0."""
+class _ScanSavingXY(Function):
+    """A scan (the backend method ``op``) whose backward reads both x and y."""
+    op: str
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, axis: int) -> Any:
-        y = B.cumprod(x, axis)
+        y = getattr(B, ctx.op)(x, axis)
         ctx.axis = axis
         ctx.save_for_backward(x, y)
         return y
+
+
+class CumProd(_ScanSavingXY):
+    """y_j = prod_{k <= j} x_k. dx_i = sum_{j >= i} g_j prod_{k <= j, k != i} x_k, exact with zeros (as
+    PyTorch's cumprod_backward): before the first zero of a row that is revcumsum(g y)_i / x_i; at the first
+    zero it is revcumsum(g y') with y' the cumprod of x with that zero taken as 1; after it, 0."""
+    op = "cumprod"
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
@@ -62,16 +69,10 @@ class CumProd(Function):
         return grad, None
 
 
-class LogCumSumExp(Function):
+class LogCumSumExp(_ScanSavingXY):
     """y_j = log sum_{k <= j} exp(x_k); dx_i = sum_{j >= i} g_j exp(x_i - y_j), summed in log space for the
     positive and negative parts of g separately, so no exp overflows."""
-
-    @staticmethod
-    def forward(ctx: Any, B: Backend, x: Any, axis: int) -> Any:
-        y = B.logcumsumexp(x, axis)
-        ctx.axis = axis
-        ctx.save_for_backward(x, y)
-        return y
+    op = "logcumsumexp"
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
@@ -86,26 +87,10 @@ class LogCumSumExp(Function):
         return grad, None
 
 
-class TakeAlong(Function):
-    """x's values at integer ``indices`` along ``axis`` (a gather by indices computed without a gradient:
-    sort, topk, cummax); the gradient adds back to those positions."""
-
-    @staticmethod
-    def forward(ctx: Any, B: Backend, x: Any, indices: Any, axis: int) -> Any:
-        ctx.save_for_backward(indices)
-        ctx.shape, ctx.axis = x.shape, axis
-        return B.take_along_axis(x, indices, axis)
-
-    @staticmethod
-    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        indices, = ctx.saved_tensors
-        return B.scatter_add_along_axis(B.zeros(ctx.shape, gy.dtype), indices, gy, ctx.axis), None, None
-
-
 def take_along(input: Tensor, indices: Tensor, axis: int) -> Tensor:
     """input's values at ``indices`` along ``axis``: differentiable for floating inputs."""
     if input.array.dtype.kind == "f":
-        return TakeAlong.apply(input, indices, axis)
+        return Gather.apply(input, indices, axis)
     return nondiff(lambda B, x, i: B.take_along_axis(x, i, axis), input, indices)
 
 
