@@ -62,14 +62,15 @@ def legacy_type_name(t: Tensor) -> str:
     return where + LEGACY_NAMES[t.dtype]
 
 
-def legacy_dtype(kind: Any) -> _dt.dtype:
-    """The dtype of ``t.type(kind)``: a dtype, a legacy type or its name ('torch.DoubleTensor')."""
+def legacy_target(kind: Any) -> tuple[_dt.dtype, str | None]:
+    """(dtype, device type or None to stay) of ``t.type(kind)``: a dtype keeps the device; a legacy type is a
+    CPU type, and a name says its device ('torch.DoubleTensor', 'torch.cuda.DoubleTensor'), as PyTorch."""
     if isinstance(kind, LegacyTensorType):
-        return kind.dtype
+        return kind.dtype, "cpu"
     if isinstance(kind, str) and kind.endswith("Tensor"):
         by_name = {name: dt for dt, name in LEGACY_NAMES.items()}
-        short = kind.rpartition(".")[2]
-        if short not in by_name:
+        where, _, short = kind.rpartition(".")
+        if short not in by_name or where not in ("torch", "torch.cuda", "minitensor", "minitensor.cuda"):
             raise ValueError(f"invalid type: '{kind}'")
-        return by_name[short]
-    return _dt.as_dtype(kind)
+        return by_name[short], "cuda" if where.endswith(".cuda") else "cpu"
+    return _dt.as_dtype(kind), None

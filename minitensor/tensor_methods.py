@@ -359,7 +359,10 @@ class TensorMethods(TensorMathMethods):
 
     def type(self, dtype: Any = None, non_blocking: "builtins.bool" = False) -> Any:
         """Without ``dtype``: PyTorch's type name ('torch.FloatTensor'); with a dtype, a legacy type
-        (``mt.DoubleTensor``) or its name ('torch.DoubleTensor'): this tensor cast to it."""
+        (``mt.DoubleTensor``) or its name ('torch.cuda.DoubleTensor'): this tensor cast (and moved) to it."""
         if dtype is None:
             return _L.legacy_type_name(self)
-        return self.to(_L.legacy_dtype(dtype), non_blocking=non_blocking)
+        dt, device_type = _L.legacy_target(dtype)
+        if device_type is not None and device_type != self._device.type:
+            return self.to(device_type, dt, non_blocking=non_blocking)
+        return self.to(dt, non_blocking=non_blocking)

@@ -59,8 +59,21 @@ def test_type_casts_by_dtype_legacy_type_or_name():
     assert x.type(mt.IntTensor).tolist() == [1, -2]
     assert x.type("torch.DoubleTensor").dtype is mt.float64
     assert x.type(mt.float32) is x  # no change: the same tensor, as PyTorch
-    with pytest.raises(ValueError, match="invalid type"):
-        x.type("torch.ComplexTensor")
+    for bad in ("torch.ComplexTensor", "numpy.FloatTensor"):
+        with pytest.raises(ValueError, match="invalid type"):
+            x.type(bad)
+
+
+@pytest.mark.gpu
+def test_type_by_name_moves_between_devices():
+    if not mt.cuda.is_available():
+        pytest.skip("no CUDA device")
+    x = mt.tensor([1.5, -2.5])
+    on_gpu = x.type("torch.cuda.DoubleTensor")
+    assert on_gpu.is_cuda and on_gpu.dtype is mt.float64 and on_gpu.type() == "torch.cuda.DoubleTensor"
+    back = on_gpu.type("torch.FloatTensor")
+    assert back.is_cpu and back.dtype is mt.float32 and not isinstance(on_gpu, mt.DoubleTensor)
+    assert on_gpu.type(mt.float32).is_cuda  # a dtype keeps the device
 
 
 def test_size_keyword():
