@@ -170,3 +170,22 @@ def test_binary_math_matches_pytorch():
         ours, theirs = getattr(mt, name)(mt.tensor(i), mt.tensor([2, 3, -2])), \
             getattr(torch, name)(torch.tensor(i), torch.tensor([2, 3, -2]))
         assert str(ours.dtype)[11:] == str(theirs.dtype)[6:] and ours.tolist() == pytest.approx(theirs.tolist())
+
+
+@pytest.mark.torch
+def test_unary_math_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    x = np.tanh(randn(2, (3, 4))) * 0.9
+    for name in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "atanh", "exp2", "erf", "erfc", "erfinv",
+                 "frac", "trunc", "arcsin", "arctanh"):
+        ours, theirs = mt.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        a, b = getattr(mt, name)(ours), getattr(torch, name)(theirs)
+        assert_close(a, b.detach().numpy(), rtol=1e-12, atol=1e-14)
+        a.sum().backward()
+        b.sum().backward()
+        assert_close(ours.grad, theirs.grad.numpy(), rtol=1e-12, atol=1e-14)
+        f32 = getattr(mt, name)(mt.tensor(x, dtype=mt.float32))
+        assert_close(f32, getattr(torch, name)(torch.tensor(x, dtype=torch.float32)).numpy(), rtol=2e-6, atol=1e-6)
+    i = mt.tensor([1, 2, 3])
+    for name in ("tan", "erf", "exp2", "atan"):
+        assert str(getattr(mt, name)(i).dtype)[11:] == str(getattr(torch, name)(torch.tensor([1, 2, 3])).dtype)[6:]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from .activation import _ERFC_MID_P, _ERFC_MID_Q, _ERFC_TAIL_P, _ERFC_TAIL_Q, _INV_SQRT_PI, _rational
+from .activation import _ERFC_MID_P, _ERFC_MID_Q, _ERFC_TAIL_P, _ERFC_TAIL_Q, _INV_SQRT_PI, _horner, _rational
 
 Array = Any
 
@@ -14,13 +14,6 @@ _ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-
                    -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)  # w < 5, in w - 2.5
 _ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
                 -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)  # w >= 5, in sqrt(w) - 3
-
-
-def _poly(z: Array, coefficients: tuple[float, ...]) -> Array:
-    acc = z * 0 + coefficients[0]
-    for c in coefficients[1:]:
-        acc = acc * z + c
-    return acc
 
 
 class ElementwiseOps:
@@ -145,7 +138,7 @@ class ElementwiseOps:
         inside = xp.abs(x64) < 1
         xs = xp.where(inside, x64, 0.0)  # the guess and the steps only where they are finite
         w = -xp.log((1 - xs) * (1 + xs))
-        y = xs * xp.where(w < 5, _poly(w - 2.5, _ERFINV_CENTRAL), _poly(xp.sqrt(w) - 3, _ERFINV_TAIL))
+        y = xs * xp.where(w < 5, _horner(w - 2.5, _ERFINV_CENTRAL), _horner(xp.sqrt(w) - 3, _ERFINV_TAIL))
         for _ in range(2):
             y = y - (self.erf(y) - xs) / (2 * _INV_SQRT_PI * xp.exp(-y * y))
         edge = xp.where(xp.abs(x64) == 1, xp.copysign(math.inf, x64), math.nan)
