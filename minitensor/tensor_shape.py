@@ -110,16 +110,6 @@ class TensorShapeMethods:
         return _F.norm(self, p, dim, keepdim)
 
     @numpy_aliases
-    def var_mean(self, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
-                 unbiased: bool | None = None) -> tuple["Tensor", "Tensor"]:
-        return _F.var_mean(self, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
-
-    @numpy_aliases
-    def std_mean(self, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
-                 unbiased: bool | None = None) -> tuple["Tensor", "Tensor"]:
-        return _F.std_mean(self, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
-
-    @numpy_aliases
     def cumsum(self, dim: int, *, dtype: Any = None) -> "Tensor":
         return _F.cumsum(self, dim, dtype=dtype)
 

@@ -158,7 +158,7 @@ def test_var_mean_std_mean(shape, seed, correction, keep, data):
         warnings.simplefilter("ignore", RuntimeWarning)  # one element and correction=1: nan, as PyTorch
         ref_var = np.var(x, axis=axis, ddof=correction, keepdims=keep)
         v, m = mt.var_mean(t64(x, False), dim, correction=correction, keepdim=keep)
-        s, m2 = t64(x, False).std_mean(axis=dim, correction=correction, keepdims=keep)
+        s, m2 = mt.std_mean(t64(x, False), axis=dim, correction=correction, keepdims=keep)
     assert_close(v, ref_var, rtol=1e-12) and assert_close(s, np.sqrt(ref_var), rtol=1e-12)
     assert_close(m, np.mean(x, axis=axis, keepdims=keep)) and assert_close(m2, m.numpy())
 
