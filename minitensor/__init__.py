@@ -28,6 +28,9 @@ from .legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTens
 from . import datasets, nn, optim, utils  # noqa: E402  (after Tensor: these build on it)
 from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
+from .deterministic import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,  # noqa: E402
+                            is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
+                            use_deterministic_algorithms)
 
 __version__ = "0.1.0"
 
@@ -53,6 +56,9 @@ __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", 
 __all__ += _ADDED_OPS
 __all__ += ["BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor",
             "LongTensor", "ShortTensor"]
+__all__ += ["are_deterministic_algorithms_enabled", "get_deterministic_debug_mode",
+            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
+            "use_deterministic_algorithms"]
 
 
 def is_tensor(obj: object) -> "_builtins.bool":
