@@ -6,18 +6,20 @@ that a method call costs one global lookup, not an import.
 """
 from __future__ import annotations
 
+import builtins
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from . import dtypes as _dt
-from .tensor_shape import TensorShapeMethods
+from .tensor_math import TensorMathMethods
 
 if TYPE_CHECKING:
     from .tensor import Tensor
 
 _F: Any = None  # minitensor.functional, bound by tensor.py
 _C: Any = None  # minitensor.creation, bound by tensor.py (the new_* methods)
+_L: Any = None  # minitensor.legacy, bound by tensor.py (type())
 
 
 def _named(name: str, method: Callable[[TensorMethods], Tensor]) -> Callable[[TensorMethods], Tensor]:
@@ -35,7 +37,7 @@ def _cast(name: str, dtype: _dt.dtype) -> Callable[[TensorMethods], Tensor]:
     return _named(name, lambda self: self.to(dtype))
 
 
-class TensorMethods(TensorShapeMethods):
+class TensorMethods(TensorMathMethods):
     """What ``Tensor`` does through ``minitensor.functional``: arithmetic, in-place updates, math, reductions
     and shape methods."""
 
@@ -311,3 +313,13 @@ class TensorMethods(TensorShapeMethods):
     long = _cast("long", _dt.int64)
     int = _cast("int", _dt.int32)
     bool = _cast("bool", _dt.bool)
+
+    def type(self, dtype: Any = None, non_blocking: "builtins.bool" = False) -> Any:
+        """Without ``dtype``: PyTorch's type name ('torch.FloatTensor'); with a dtype, a legacy type
+        (``mt.DoubleTensor``) or its name ('torch.cuda.DoubleTensor'): this tensor cast (and moved) to it."""
+        if dtype is None:
+            return _L.legacy_type_name(self)
+        dt, device_type = _L.legacy_target(dtype)
+        if device_type is not None and device_type != self._device.type:
+            return self.to(device_type, dt, non_blocking=non_blocking)
+        return self.to(dt, non_blocking=non_blocking)
