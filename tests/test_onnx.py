@@ -49,8 +49,8 @@ def _ours(model: nn.Module, *xs: mt.Tensor) -> list[np.ndarray]:
     return [o.numpy() for o in (out if isinstance(out, tuple) else (out,))]
 
 
-def roundtrip(ort: Any, model: nn.Module, make: Callable[[int], tuple[mt.Tensor, ...]], batches: tuple[int, ...] = (2, 5),
-              rtol: float = 1e-5, atol: float = 1e-5, **kwargs: Any) -> Any:
+def roundtrip(ort: Any, model: nn.Module, make: Callable[[int], tuple[mt.Tensor, ...]],
+              batches: tuple[int, ...] = (2, 5), rtol: float = 1e-5, atol: float = 1e-5, **kwargs: Any) -> Any:
     """Export at batch batches[0] with dim 0 of every input and output free, then run every batch size."""
     xs = make(batches[0])
     names = [f"x{i}" for i in range(len(xs))]

@@ -182,11 +182,10 @@ class Function:
                             vc = t._vc = [0]
                         records.append((vc, vc[0], j, t.grad_fn))
                 ctx._versions = records
-        if extras:
-            result = (result, *(wrap(e, device) for e in extras))
+        outputs: Any = (result, *(wrap(e, device) for e in extras)) if extras else result
         if tracer is not None:
-            tracer.record(cls, args, kwargs, result)
-        return result
+            tracer.record(cls, args, kwargs, outputs)
+        return outputs
 
 
 class ViewFunction(Function):

@@ -56,8 +56,8 @@ class Graph:
         graph_inputs += [info(name, a.dtype, a.shape) for name, a in fed.items()]
         nodes = [helper.make_node(op, ins, outs, name=outs[0].rpartition("_")[0] + f"_node_{k}", **attrs)
                  for k, (op, ins, outs, attrs) in enumerate(self.nodes)]
-        graph = helper.make_graph(nodes, "main_graph", graph_inputs, [info(*o) for o in outputs],
-                                  [numpy_helper.from_array(np.ascontiguousarray(a), name) for name, a in stored.items()])
+        tensors = [numpy_helper.from_array(np.ascontiguousarray(a), name) for name, a in stored.items()]
+        graph = helper.make_graph(nodes, "main_graph", graph_inputs, [info(*o) for o in outputs], tensors)
         opsets = [helper.make_opsetid("", self.opset)]
         model = helper.make_model(graph, opset_imports=opsets, producer_name=producer)
         # the oldest IR version that has this opset, so that older runtimes load the file

@@ -54,8 +54,11 @@ class Call:
 
     def __init__(self, tracer: "Tracer", name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
                  out: list[np.ndarray]) -> None:
-        self.tracer, self.g, self.name = tracer, tracer.graph, name
-        self.args, self.kwargs, self.out = args, kwargs, out
+        self.tracer, self.name = tracer, name
+        self.g: Graph = tracer.graph
+        self.args: tuple[Any, ...] = args
+        self.kwargs: dict[str, Any] = kwargs
+        self.out: list[np.ndarray] = out
 
     @property
     def opset(self) -> int:
