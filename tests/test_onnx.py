@@ -201,6 +201,14 @@ def test_transformer_lm_at_its_traced_shape(ort):
         np.testing.assert_allclose(got, _ours(model, src)[0], rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("rnn", [nn.RNN, nn.LSTM, nn.GRU], ids=lambda r: r.__name__)
+def test_recurrent_layers_at_their_traced_shape(ort, rnn):
+    """A Python loop over time steps from a zero state of the traced batch: exported at the traced shape."""
+    mt.manual_seed(0)
+    model = Lambda(lambda x, m=rnn(4, 3, num_layers=2, batch_first=True): m(x)[0])
+    roundtrip(ort, model, rows(5, 4), batches=(2,))
+
+
 def test_parameters_are_initializers_named_as_in_the_state_dict(ort):
     model = mlp(8, hidden=4)
     proto = mt.onnx.export(model, (mt.randn(2, 1, 8, 8),), None)
