@@ -272,6 +272,8 @@ def test_unsupported_op_is_named(ort):
     with pytest.raises(UnsupportedOperatorError, match="minitensor::Var"):
         mt.onnx.export(Lambda(lambda x: x.var(1)), (mt.randn(2, 3),), None)
     assert _function.tracer is None  # the hook is off again after the failed trace
+    with pytest.raises(UnsupportedOperatorError, match="NoGrad.*comparison"):
+        mt.onnx.export(Lambda(lambda x: mt.where(x > 0, x, 0.0)), (mt.randn(2, 3),), None)
     assert issubclass(UnsupportedOperatorError, OnnxExporterError) and issubclass(OnnxExporterError, RuntimeError)
 
 

@@ -134,8 +134,10 @@ class Tracer:
         name = cls.__name__
         converter = self.table.get(name)
         if converter is None:
-            raise UnsupportedOperatorError(f"minitensor::{name}", self.graph.opset, None,
-                                           "the ONNX exporter has no conversion for it (minitensor/onnx/ops.py)")
+            detail = ("an op without a gradient (a comparison, a logical, bitwise or rounding op, an integer "
+                      "reduction) on a value that depends on the inputs" if name == "NoGrad" else
+                      "the ONNX exporter has no conversion for it (minitensor/onnx/ops.py)")
+            raise UnsupportedOperatorError(f"minitensor::{name}", self.graph.opset, None, detail)
         names = converter(Call(self, name, args, kwargs, [o.array for o in outs]))
         for o, n in zip(outs, names if type(names) is tuple else (names,)):
             self.bind(o, n if n is not None else Unexportable(name, "this output of it is not exported"))
