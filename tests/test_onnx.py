@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import minitensor as mt
 from minitensor import nn
@@ -165,6 +166,23 @@ FUNCTIONAL = {
 @pytest.mark.parametrize("name", FUNCTIONAL)
 def test_functional(ort, name):
     roundtrip(ort, Lambda(FUNCTIONAL[name]), rows(6))
+
+
+@settings(max_examples=15, deadline=None)
+@given(dims=st.lists(st.integers(1, 4), min_size=1, max_size=3), start=st.integers(1, 3), data=st.data())
+def test_shape_chains_keep_the_batch_dim_free(dims, start, data):
+    """flatten from a drawn dim, unflatten back, permute the non-batch dims, view as (N, -1): exported at one
+    batch size, right at another."""
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    perm = [0] + [1 + p for p in data.draw(st.permutations(range(len(dims))))]
+    start = min(start, len(dims))
+
+    def fn(x: mt.Tensor) -> mt.Tensor:
+        y = x.flatten(start).unflatten(start, dims[start - 1:]).permute(*perm)
+        return y.reshape(y.shape[0], -1) * 2
+
+    roundtrip(ort, Lambda(fn), rows(*dims), batches=(2, 3))
 
 
 def test_embedding_takes_int64_indices(ort):
