@@ -94,10 +94,12 @@ class Tracer:
         self._values: dict[int, Value] = {}  # id(tensor) -> its value
         self._arrays: dict[int, Value] = {}  # id(array) -> its value: a tensor sharing a traced array (detach)
         self._keep: list[Any] = []  # holds every tensor and array seen, so that no id is reused
+        self._sharing: dict[int, list[Tensor]] = {}  # id(memory owner) -> the bound tensors on that memory
 
     def bind(self, t: Tensor, value: Value) -> None:
         self._keep.append((t, t.array))
         self._values[id(t)] = self._arrays[id(t.array)] = value
+        self._sharing.setdefault(id(_memory(t.array)), []).append(t)
 
     def value(self, t: Tensor) -> Value:
         v = self._values.get(id(t))
@@ -150,4 +152,27 @@ class Tracer:
         elif src.shape != t.array.shape or src.dtype != t.array.dtype:
             raise UnsupportedOperatorError("minitensor::copy_", self.graph.opset, None,
                                            "an in-place write that broadcasts or casts a traced value")
-        self.bind(t, v)
+        self._overwrite(t, v)
+
+    def put(self, t: Tensor, value: Tensor) -> None:
+        """``t[index] = value`` wrote into t outside any Function (minitensor/functional/indexing.py): fine
+        between constants, not exportable where either depends on the inputs."""
+        if self._live(self.value(t)) or self._live(self.value(value)):
+            self._overwrite(t, Unexportable("setitem", "x[index] = value on values that depend on the inputs; "
+                                                       "write it out of place (where, masked_fill, cat)"))
+        else:
+            self._overwrite(t, Const(host(t)))
+
+    def _overwrite(self, t: Tensor, value: Value) -> None:
+        """t now has ``value``; the other tensors on its memory (its views, its base) changed untraced."""
+        stale = Unexportable("in-place write", "a tensor read after an in-place write into a view of its memory "
+                                               "(the trace cannot follow writes through views)")
+        for other in self._sharing.pop(id(_memory(t.array)), []):
+            if other is not t:
+                self._values[id(other)] = self._arrays[id(other.array)] = stale
+        self.bind(t, value)
+
+
+def _memory(a: Any) -> Any:
+    """The array that owns a's memory (NumPy and CuPy point a view's ``base`` at it)."""
+    return a if a.base is None else a.base
