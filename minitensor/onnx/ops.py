@@ -196,12 +196,41 @@ def _cast(c: Call) -> str:
 
 
 def _reduce(op: str) -> Converter:
-    """Sum, Mean, Amax, Amin: (x, axes or None for all, keepdims)."""
+    """Sum, Mean, Amax, Amin, Prod, LogSumExp: (x, axes or None for all, keepdims)."""
+    return lambda c: c.g.add(op, [c.x(0), *_axes_input(c, c.args[1])], keepdims=int(c.args[2]))
+
+
+def _axes_input(c: Call, axes: Any) -> list[str]:
+    """The axes input of a Reduce* node: none for all axes."""
+    return [] if axes is None else [c.g.ints(list(np.atleast_1d(axes)))]
+
+
+def _variance(std: bool) -> Converter:
+    """sum((x - mean)^2) / (n - correction) over the axes (n from the traced shape), its sqrt for std."""
     def convert(c: Call) -> str:
-        axes = c.args[1]
-        inputs = [c.x(0)] + ([] if axes is None else [c.g.ints(list(np.atleast_1d(axes)))])
-        return c.g.add(op, inputs, keepdims=int(c.args[2]))
+        axes, correction, keepdims = c.args[1:4]
+        g, shape = c.g, c.shape(0)
+        d = g.add("Sub", [c.x(0), g.add("ReduceMean", [c.x(0), *_axes_input(c, axes)], keepdims=1)])
+        ss = g.add("ReduceSum", [g.add("Mul", [d, d]), *_axes_input(c, axes)], keepdims=int(keepdims))
+        n = math.prod(shape) if axes is None else math.prod(shape[a] for a in np.atleast_1d(axes))
+        var = g.add("Div", [ss, g.const(max(n - correction, 0), c.dtype)])
+        return g.add("Sqrt", [var]) if std else var
     return convert
+
+
+def _pnorm(c: Call) -> str:
+    p, axes, keepdims = c.args[1:4]
+    if p not in (1, 2):
+        raise c.unsupported(f"norm with p={p} (ONNX has the 1- and 2-norms)")
+    return c.g.add("ReduceL1" if p == 1 else "ReduceL2", [c.x(0), *_axes_input(c, axes)], keepdims=int(keepdims))
+
+
+def _extreme_along(c: Call) -> tuple[str, str]:
+    """max/min(dim) -> (values, int64 indices of the first extreme)."""
+    axis, keepdims, arg = c.args[1:4]
+    reduce, find = ("ReduceMax", "ArgMax") if arg == "argmax" else ("ReduceMin", "ArgMin")
+    values = c.g.add(reduce, [c.x(0), c.g.ints([axis])], keepdims=int(keepdims))
+    return values, c.g.add(find, [c.x(0)], axis=axis, keepdims=int(keepdims))
 
 
 def _triangle(upper: int) -> Converter:
@@ -299,5 +328,12 @@ TABLE: dict[str, Converter] = {
     "Cat": lambda c: c.g.add("Concat", [c.x(i) for i in range(len(c.args))], axis=c.kwargs["axis"]),
     "Stack": _stack, "ToDtype": _cast,
     "Sum": _reduce("ReduceSum"), "Mean": _reduce("ReduceMean"), "Amax": _reduce("ReduceMax"),
-    "Amin": _reduce("ReduceMin"), "Tril": _triangle(0), "Triu": _triangle(1),
+    "Amin": _reduce("ReduceMin"), "Prod": _reduce("ReduceProd"), "LogSumExp": _reduce("ReduceLogSumExp"),
+    "Var": _variance(std=False), "Std": _variance(std=True), "PNorm": _pnorm, "ExtremeAlongDim": _extreme_along,
+    "Tril": _triangle(0), "Triu": _triangle(1),
+    "Log1p": lambda c: c.g.add("Log", [c.g.add("Add", [c.x(0), c.g.const(1, c.dtype)])]),
+    "Expm1": lambda c: c.g.add("Sub", [c.g.add("Exp", [c.x(0)]), c.g.const(1, c.dtype)]),
+    # indexing by tensors
+    "IndexSelect": lambda c: c.g.add("Gather", [c.x(0), c.x(1)], axis=c.args[2]),
+    "Gather": lambda c: c.g.add("GatherElements", [c.x(0), c.x(1)], axis=c.args[2]),
 }
