@@ -234,6 +234,24 @@ def test_recurrent_layers_at_their_traced_shape(ort, rnn):
     roundtrip(ort, model, rows(5, 4), batches=(2,))
 
 
+def test_keyword_arguments_default_names_and_none_outputs(ort):
+    """Inputs are named after forward's parameters; a non-tensor keyword is frozen; a None output drops."""
+    mt.manual_seed(0)
+    model = nn.MultiheadAttention(4, 2)
+    q, kv = mt.randn(3, 2, 4), mt.randn(5, 2, 4)
+    proto = mt.onnx.export(model, (q, kv, kv), None, kwargs={"need_weights": False})
+    assert [i.name for i in proto.graph.input] == ["query", "key", "value"] and len(proto.graph.output) == 1
+    got, = _run(ort, proto, {"query": q.numpy(), "key": kv.numpy(), "value": kv.numpy()})
+    np.testing.assert_allclose(got, _ours(Lambda(lambda *a: model(*a)[0]), q, kv, kv)[0], rtol=1e-5, atol=1e-6)
+
+
+def test_float64_model(ort):
+    mt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.LayerNorm(4)).double()  # (onnxruntime has no float64 Erf)
+    proto = roundtrip(ort, model, lambda n: (mt.randn(n, 3, dtype=mt.float64),), rtol=1e-9, atol=1e-9)
+    assert proto.graph.input[0].type.tensor_type.elem_type == 11  # DOUBLE
+
+
 def test_parameters_are_initializers_named_as_in_the_state_dict(ort):
     model = mlp(8, hidden=4)
     proto = mt.onnx.export(model, (mt.randn(2, 1, 8, 8),), None)

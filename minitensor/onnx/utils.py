@@ -156,8 +156,11 @@ def _traced_run(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any], trace
 
 
 def _flatten(out: Any) -> list[Tensor]:
+    """The output tensors in order; None entries (MultiheadAttention's weights when not asked for) drop."""
     if isinstance(out, Tensor):
         return [out]
+    if out is None:
+        return []
     if isinstance(out, (tuple, list)):
         return [t for o in out for t in _flatten(o)]
     raise OnnxExporterError(f"export: the model must return tensors (or tuples and lists of them), got "
