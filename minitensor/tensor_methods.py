@@ -208,7 +208,7 @@ class TensorMethods(TensorShapeMethods):
         """Fill with 1 with probability ``p`` (a number or a tensor broadcasting to self), else 0."""
         from .creation import bernoulli, full_like
         prob = p if isinstance(p, type(self)) else full_like(self, p, dtype=_dt.float64)  # type: ignore[arg-type]
-        return _F.copy_(self, bernoulli(prob.expand(*self.shape), generator=generator))  # type: ignore[arg-type]
+        return _F.copy_(self, bernoulli(prob.expand(*self.shape), generator=generator))
 
     def __setitem__(self, index: Any, value: Any) -> None:
         _F.setitem(self, index, value)
