@@ -33,6 +33,7 @@ from .creation import bernoulli, multinomial  # noqa: E402
 from .deterministic import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,  # noqa: E402
                             is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
                             use_deterministic_algorithms)
+from . import onnx  # noqa: E402  (export; the onnx package itself is imported only when export runs)
 
 __version__ = "0.1.0"
 
@@ -62,6 +63,9 @@ __all__ += ["BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTens
 __all__ += ["are_deterministic_algorithms_enabled", "get_deterministic_debug_mode",
             "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
             "use_deterministic_algorithms"]
+
+
+__all__ += ["onnx"]
 
 
 def is_tensor(obj: object) -> "_builtins.bool":
