@@ -25,7 +25,7 @@ from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, fu
                        zeros_like)
 from .legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,  # noqa: E402
                      IntTensor, LongTensor, ShortTensor)
-from . import datasets, nn, optim, utils  # noqa: E402  (after Tensor: these build on it)
+from . import datasets, multiprocessing, nn, optim, utils  # noqa: E402  (after Tensor: these build on it)
 from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
 from .generator import Generator  # noqa: E402
@@ -56,7 +56,7 @@ __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", 
            "swapaxes", "tanh", "tensor", "testing", "to_device", "to_dtype", "transpose", "tril", "triu",
            "true_divide", "uint8", "unbind", "unflatten", "unsqueeze", "utils", "var", "view_dtype", "where", "zeros",
            "zeros_like"]
-__all__ += ["Generator", "bernoulli", "multinomial"]
+__all__ += ["Generator", "bernoulli", "multinomial", "multiprocessing"]
 __all__ += _ADDED_OPS
 __all__ += ["BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor",
             "LongTensor", "ShortTensor"]

@@ -54,6 +54,7 @@ class TensorMethods(TensorMathMethods):
         @property
         def T(self) -> Tensor: ...
         def to(self, *args: Any, **kwargs: Any) -> Tensor: ...
+        def item(self) -> Any: ...
 
 
 
@@ -211,6 +212,24 @@ class TensorMethods(TensorMathMethods):
         from .creation import bernoulli, full_like
         prob = p if isinstance(p, type(self)) else full_like(self, p, dtype=_dt.float64)  # type: ignore[arg-type]
         return _F.copy_(self, bernoulli(prob.expand(*self.shape), generator=generator))
+
+    def share_memory_(self) -> "Tensor":
+        """Move a CPU tensor's values into shared memory (a no-op when already there, and for CUDA tensors, as
+        PyTorch): processes forked afterwards, or sent this tensor, write into the same memory."""
+        from .multiprocessing import sharing
+        if self._device.type == "cpu" and sharing.block_of(self.array) is None:
+            self.array = sharing.to_shared(self.array)
+        return self  # type: ignore[return-value]
+
+    def is_shared(self) -> "builtins.bool":
+        from .multiprocessing import sharing
+        return self._device.type == "cuda" or sharing.block_of(self.array) is not None
+
+    def __format__(self, format_spec: str) -> str:
+        """A 0-d tensor formats as its number (``f"{loss:.3f}"``), any other as ``object`` does (PyTorch)."""
+        if self.array.ndim == 0:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         _F.setitem(self, index, value)
