@@ -15,6 +15,8 @@ from ..backends.base import Backend
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu", "silu",
            "softplus", "sigmoid", "tanh", "hardtanh", "hardtanh_", "softmax", "log_softmax"]
+__all__ += ["celu", "celu_", "selu", "selu_", "mish", "hardsigmoid", "hardswish", "logsigmoid", "softsign",
+            "softmin"]
 
 
 class _Pointwise(Function):
@@ -85,6 +87,18 @@ Softplus = _pointwise("Softplus", lambda B, x, **p: B.softplus(x, **p),
                       lambda B, gy, x, **p: B.softplus_backward(gy, x, **p), save_output=False)
 Softmax = _pointwise("Softmax", lambda B, x, **p: B.softmax(x, **p),
                      lambda B, gy, y, **p: B.softmax_backward(gy, y, **p))
+Celu = _pointwise("Celu", lambda B, x, **p: B.celu(x, **p), lambda B, gy, x, **p: B.celu_backward(gy, x, **p),
+                  save_output=False)
+Selu = _pointwise("Selu", lambda B, x: B.selu(x), lambda B, gy, x: B.selu_backward(gy, x), save_output=False)
+Mish = _pointwise("Mish", lambda B, x: B.mish(x), lambda B, gy, x: B.mish_backward(gy, x), save_output=False)
+Hardsigmoid = _pointwise("Hardsigmoid", lambda B, x: B.hardsigmoid(x),
+                         lambda B, gy, x: B.hardsigmoid_backward(gy, x), save_output=False)
+Hardswish = _pointwise("Hardswish", lambda B, x: B.hardswish(x), lambda B, gy, x: B.hardswish_backward(gy, x),
+                       save_output=False)
+Logsigmoid = _pointwise("Logsigmoid", lambda B, x: B.logsigmoid(x), lambda B, gy, x: B.logsigmoid_backward(gy, x),
+                        save_output=False)
+Softsign = _pointwise("Softsign", lambda B, x: B.softsign(x), lambda B, gy, x: B.softsign_backward(gy, x),
+                      save_output=False)
 LogSoftmax = _pointwise("LogSoftmax", lambda B, x, **p: B.log_softmax(x, **p),
                         lambda B, gy, y, **p: B.log_softmax_backward(gy, y, **p))
 
@@ -210,3 +224,63 @@ def log_softmax(input: Tensor, dim: int | None = None, *, dtype: Any = None) -> 
     """x_i - log(sum_j exp(x_j)) along ``dim``, stable for any finite x."""
     x, axis = _softmax_input("log_softmax", input, dim, dtype)
     return LogSoftmax.apply(x, axis=axis)
+
+
+def _celu(input: Tensor, alpha: float) -> Tensor:
+    return Celu.apply(to_float(input), alpha=alpha)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, alpha * (exp(x / alpha) - 1) elsewhere."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
+    return _maybe_inplace(input, inplace, _celu, float(alpha), saves_input=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return celu(input, alpha, inplace=True)
+
+
+def _unary(fn: type[Function]) -> Callable[[Tensor], Tensor]:
+    """The public op of a parameterless activation: integer inputs give the default float dtype."""
+    return lambda input: fn.apply(to_float(input))
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(x, alpha), alpha = 1.6732632423543772, scale = 1.0507009873554805."""
+    return _maybe_inplace(input, inplace, _unary(Selu), saves_input=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return selu(input, inplace=True)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x))."""
+    return _maybe_inplace(input, inplace, _unary(Mish), saves_input=True)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6."""
+    return _maybe_inplace(input, inplace, _unary(Hardsigmoid), saves_input=True)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * relu6(x + 3) / 6."""
+    return _maybe_inplace(input, inplace, _unary(Hardswish), saves_input=True)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x)), finite for every finite x."""
+    return Logsigmoid.apply(to_float(input))
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    return Softsign.apply(to_float(input))
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    """softmax(-x) along ``dim``; ``dtype`` casts the input first."""
+    x, axis = _softmax_input("softmin", input, dim, dtype)
+    return softmax(-x, axis)

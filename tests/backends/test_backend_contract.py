@@ -432,6 +432,9 @@ def softmax_ref(x, axis):
     return e / e.sum(axis, keepdims=True)
 
 
+SELU = (1.6732632423543772848170429916717, 1.0507009873554804934193349852946)
+
+
 def activation_cases() -> dict[str, Callable[[Backend], None]]:
     """Forward vs a float64 formula; backward vs the numerical VJP of that formula."""
     x = x64(3, 5)
@@ -452,6 +455,13 @@ def activation_cases() -> dict[str, Callable[[Backend], None]]:
         "hardtanh": ({"min_val": -1.0, "max_val": 1.0}, lambda v: np.clip(v, -1, 1), "y", {}),
         "softmax": ({"axis": 1}, lambda v: softmax_ref(v, 1), "y", {}),
         "log_softmax": ({"axis": 0}, lambda v: np.log(softmax_ref(v, 0)), "y", {}),
+        "celu": ({"alpha": -0.7}, lambda v: np.where(v > 0, v, -0.7 * np.expm1(v / -0.7)), "x", {}),
+        "selu": ({}, lambda v: SELU[1] * np.where(v > 0, v, SELU[0] * np.expm1(v)), "x", {}),
+        "mish": ({}, lambda v: v * np.tanh(np.log1p(np.exp(v))), "x", {}),
+        "hardsigmoid": ({}, lambda v: np.clip(v + 3, 0, 6) / 6, "x", {}),
+        "hardswish": ({}, lambda v: v * np.clip(v + 3, 0, 6) / 6, "x", {}),
+        "logsigmoid": ({}, lambda v: -np.log1p(np.exp(-v)), "x", {}),
+        "softsign": ({}, lambda v: v / (1 + np.abs(v)), "x", {}),
     }
     cases: dict[str, Callable[[Backend], None]] = {}
     for name, (params, ref, saved, bparams) in table.items():

@@ -154,3 +154,86 @@ class LogSoftmax(Softmax):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim)
+
+
+class CELU(Module):
+    """x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}{_inplace_str(self.inplace)}"
+
+
+class _InplaceActivation(Module):
+    """An activation whose only option is ``inplace``; ``fn`` is its functional form."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def fn(self, input: Tensor, inplace: bool) -> Tensor:
+        raise NotImplementedError
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self.fn(input, self.inplace)
+
+
+class SELU(_InplaceActivation):
+    """scale * elu(x, alpha) with SELU's constants."""
+
+    def fn(self, input: Tensor, inplace: bool) -> Tensor:
+        return F.selu(input, inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace, first=True)
+
+
+class Mish(_InplaceActivation):
+    """x * tanh(softplus(x))."""
+
+    def fn(self, input: Tensor, inplace: bool) -> Tensor:
+        return F.mish(input, inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace, first=True)
+
+
+class Hardsigmoid(_InplaceActivation):
+    """relu6(x + 3) / 6 (PyTorch prints no options)."""
+
+    def fn(self, input: Tensor, inplace: bool) -> Tensor:
+        return F.hardsigmoid(input, inplace)
+
+
+class Hardswish(_InplaceActivation):
+    """x * relu6(x + 3) / 6."""
+
+    def fn(self, input: Tensor, inplace: bool) -> Tensor:
+        return F.hardswish(input, inplace)
+
+
+class LogSigmoid(Module):
+    """log(sigmoid(x))."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.logsigmoid(input)
+
+
+class Softsign(Module):
+    """x / (1 + |x|)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softsign(input)
+
+
+class Softmin(Softmax):
+    """softmax(-x) along ``dim``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmin(input, self.dim)
