@@ -7,8 +7,11 @@ from typing import Any, Sequence
 from ..autograd.function import Function
 from ..tensor import Tensor, _bump_version
 from ..backends.base import Backend
+from .math import clamp
+from .reduce import norm
 
 __all__ = ["batch_norm", "layer_norm"]
+__all__ += ["normalize"]
 
 
 class BatchNorm(Function):
@@ -112,3 +115,10 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
     _check_shape(name, "bias", bias, shape)
     return LayerNorm.apply(input, _like(weight, input), _like(bias, input), normalized_ndim=len(shape),
                            eps=float(eps))
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
+              ) -> Tensor:
+    """input / max(||input||_p along ``dim``, eps); ``out`` receives the result when given."""
+    result = input / clamp(norm(input, p, dim, keepdim=True), min=eps)
+    return result if out is None else out.copy_(result)

@@ -164,3 +164,30 @@ def test_embedding_errors():
         F.embedding(mt.tensor([0]), mt.randn(5))
     with pytest.raises(NotImplementedError, match="max_norm"):
         F.embedding(mt.tensor([0]), w, max_norm=1.0)
+
+
+# ------------------------------------------------------------------------------------- one_hot
+@SETTINGS
+@given(shape=st.lists(st.integers(0, 4), max_size=3).map(tuple), classes=st.integers(1, 5), seed=st.integers(0, 99))
+def test_one_hot_matches_an_identity_lookup(shape, classes, seed):
+    idx = np.random.default_rng(seed).integers(0, classes, size=shape)
+    got = F.one_hot(mt.tensor(idx, dtype=mt.int64), classes)
+    assert got.dtype == mt.int64 and got.shape == shape + (classes,)
+    np.testing.assert_array_equal(got.numpy(), np.eye(classes, dtype=np.int64)[idx])
+    if idx.size:
+        assert F.one_hot(mt.tensor(idx, dtype=mt.int64)).shape == shape + (idx.max() + 1,)
+
+
+@pytest.mark.parametrize("args, message", [
+    ((mt.tensor([1.0, 2.0]),), "LongTensor"), ((mt.tensor([1, 2], dtype=mt.int32),), "LongTensor"),
+    ((mt.tensor([1, -1]),), "non-negative"), ((mt.tensor([1, 3]), 3), "smaller than num_classes"),
+    ((mt.tensor([1]), 0), "smaller than num_classes"), ((mt.tensor([], dtype=mt.int64),), "empty tensor"),
+    ((mt.tensor([], dtype=mt.int64), 0), "empty tensor")])
+def test_one_hot_errors_as_pytorch(args, message):
+    with pytest.raises(RuntimeError, match=message):
+        F.one_hot(*args)
+
+
+def test_one_hot_of_a_scalar_and_of_an_empty_tensor():
+    assert F.one_hot(mt.tensor(2)).tolist() == [0, 0, 1]
+    assert F.one_hot(mt.tensor([], dtype=mt.int64).reshape(0, 2), 3).shape == (0, 2, 3)

@@ -177,3 +177,29 @@ def test_float32_input_with_float64_parameters_stays_float32():
         assert w.grad.dtype == mt.float64 and x.grad.dtype == mt.float32
     y = F.layer_norm(x, [3], w)
     assert y.dtype == mt.float32
+
+
+# ------------------------------------------------------------------------------------ normalize
+@SETTINGS
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple), data=st.data())
+def test_normalize_forward_and_gradients(shape, data):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    p = data.draw(st.sampled_from([1.0, 2.0, 3.0, float("inf")]))
+    x = np.random.default_rng(len(shape)).normal(size=shape)
+    norms = np.linalg.norm(np.moveaxis(x, dim, -1), ord=p, axis=-1)
+    expected = x / np.expand_dims(np.maximum(norms, 1e-12), dim)
+    np.testing.assert_allclose(F.normalize(f64(x), p, dim).numpy(), expected, rtol=1e-12)
+    if p != float("inf"):  # max's gradient is not smooth where entries tie in |x|
+        gradcheck(lambda t: F.normalize(t, p, dim), (f64(x, True),))
+
+
+def test_normalize_zero_rows_eps_and_errors():
+    x = f64([[0.0, 0.0], [3.0, 4.0]], True)
+    y = F.normalize(x)
+    np.testing.assert_allclose(y.detach().numpy(), [[0, 0], [0.6, 0.8]])
+    y.sum().backward()  # a zero row: x / eps, gradient 1 / eps (PyTorch's), never nan
+    np.testing.assert_allclose(x.grad.numpy()[0], [1e12, 1e12])
+    out = mt.empty(2, 2, dtype=mt.float64)
+    assert F.normalize(x.detach(), p=1, out=out) is out and out[1].tolist() == pytest.approx([3 / 7, 4 / 7])
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        F.normalize(f64([3.0, 4.0]))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .activation import ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, ReLU, ReLU6, Sigmoid, SiLU, Softmax, \
     Softplus, Tanh
+from .loss import HuberLoss, SmoothL1Loss
 from .activation import CELU, SELU, Hardsigmoid, Hardswish, LogSigmoid, Mish, Softmin, Softsign
 from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .batchnorm import BatchNorm1d, BatchNorm2d
@@ -29,3 +30,4 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "MultiheadAttention", "NonDynamicallyQuantizableLinear", "Transformer", "TransformerEncoder",
            "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer"]
 __all__ += ["CELU", "SELU", "Mish", "Hardsigmoid", "Hardswish", "LogSigmoid", "Softsign", "Softmin"]
+__all__ += ["SmoothL1Loss", "HuberLoss"]
