@@ -4,6 +4,14 @@ from __future__ import annotations
 from .activation import ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, ReLU, ReLU6, Sigmoid, SiLU, Softmax, \
     Softplus, Tanh
 from .loss import HuberLoss, SmoothL1Loss
+from .dropout import Dropout1d, Dropout2d, Dropout3d
+from .padding import CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, \
+    ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, \
+    ZeroPad1d, ZeroPad2d, ZeroPad3d
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .normalization import GroupNorm
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .activation import CELU, SELU, Hardsigmoid, Hardswish, LogSigmoid, Mish, Softmin, Softsign
 from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .batchnorm import BatchNorm1d, BatchNorm2d
@@ -31,3 +39,9 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer"]
 __all__ += ["CELU", "SELU", "Mish", "Hardsigmoid", "Hardswish", "LogSigmoid", "Softsign", "Softmin"]
 __all__ += ["SmoothL1Loss", "HuberLoss"]
+__all__ += ["Dropout1d", "Dropout2d", "Dropout3d"]
+__all__ += ["ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+            "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
+            "ConstantPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "PixelShuffle", "PixelUnshuffle", "Upsample",
+            "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+__all__ += ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "GroupNorm"]

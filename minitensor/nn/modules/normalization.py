@@ -1,4 +1,4 @@
-"""``LayerNorm``."""
+"""``LayerNorm`` and ``GroupNorm``."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -43,3 +43,31 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class GroupNorm(Module):
+    """Normalise (N, C, *) over groups of C / num_groups channels (and *), then weight[c] x + bias[c]."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
+                 device: Any = None, dtype: Any = None, *, bias: bool = True) -> None:
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        for name, present in (("weight", affine), ("bias", affine and bias)):
+            self.register_parameter(name, Parameter(empty(num_channels, device=device, dtype=dtype))
+                                    if present else None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
