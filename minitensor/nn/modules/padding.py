@@ -15,7 +15,9 @@ class _PadNd(Module):
 
     def __init__(self, padding: int | Sequence[int]) -> None:
         super().__init__()
-        self.padding = tuple(padding) if isinstance(padding, (tuple, list)) else (padding,) * (2 * self.dims)
+        if isinstance(padding, int):
+            padding = (padding,) * (2 * self.dims)
+        self.padding = tuple(padding)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.pad(input, self.padding, self.mode)
