@@ -1,4 +1,4 @@
-"""Pooling layers: ``MaxPool2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d``."""
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool2d``, ``MaxUnpool2d``."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,9 +8,10 @@ from .. import functional as F
 from .module import Module
 
 
-class MaxPool2d(Module):
-    """The maximum over each kernel window of (N, C, H, W); ``stride`` defaults to ``kernel_size``.
-    ``return_indices=True`` also returns the flat (H*W) index of each maximum, for MaxUnpool."""
+class _MaxPoolNd(Module):
+    """The maximum over each kernel window of (N, C, *spatial); ``stride`` defaults to ``kernel_size``.
+    ``return_indices=True`` also returns the flat index of each maximum in its plane, for MaxUnpool."""
+    _dims = 2
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                  return_indices: bool = False, ceil_mode: bool = False) -> None:
@@ -23,17 +24,19 @@ class MaxPool2d(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input: Tensor) -> Any:
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+        pool = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[self._dims - 1]
+        return pool(input, self.kernel_size, self.stride, self.padding, self.dilation, ceil_mode=self.ceil_mode,
+                    return_indices=self.return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class AvgPool2d(Module):
+class _AvgPoolNd(Module):
     """The mean over each kernel window; ``count_include_pad`` counts zero padding in the divisor and
     ``divisor_override`` replaces the divisor."""
+    _dims = 2
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None) -> None:
@@ -46,8 +49,12 @@ class AvgPool2d(Module):
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        if self._dims == 1:
+            return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                                self.count_include_pad)
+        pool = F.avg_pool2d if self._dims == 2 else F.avg_pool3d
+        return pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                    self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -67,3 +74,62 @@ class AdaptiveAvgPool2d(Module):
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
 
+
+
+class MaxPool1d(_MaxPoolNd):
+    """Over (N, C, L) or (C, L)."""
+    _dims = 1
+
+
+class MaxPool2d(_MaxPoolNd):
+    """Over (N, C, H, W) or (C, H, W)."""
+    _dims = 2
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Over (N, C, D, H, W) or (C, D, H, W)."""
+    _dims = 3
+
+
+class AvgPool1d(_AvgPoolNd):
+    """Over (N, C, L) or (C, L); the sizes are kept as 1-tuples, as PyTorch's."""
+    _dims = 1
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        super().__init__(_single(kernel_size), _single(stride if stride is not None else kernel_size),
+                         _single(padding), ceil_mode, count_include_pad)
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Over (N, C, H, W) or (C, H, W)."""
+    _dims = 2
+
+
+class AvgPool3d(_AvgPoolNd):
+    """Over (N, C, D, H, W) or (C, D, H, W)."""
+    _dims = 3
+
+
+def _single(x: Any) -> tuple[Any, ...]:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _pair(x: Any) -> tuple[Any, ...]:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x, x)
+
+
+class MaxUnpool2d(Module):
+    """Puts the values of MaxPool2d's output back at its ``indices`` in a zero (N, C, H_out, W_out)."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = _pair(kernel_size)
+        self.stride = _pair(stride if stride is not None else kernel_size)
+        self.padding = _pair(padding)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
