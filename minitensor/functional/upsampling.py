@@ -96,8 +96,6 @@ def _nearest_index(mode: str, in_size: int, out_size: int, scale: float | None) 
 def _spatial_sizes(input: Tensor, size: Any, scale_factor: Any, mode: str, recompute_scale_factor: bool | None
                    ) -> tuple[list[int], list[float | None]]:
     """(output sizes, the scale factors the kernels see: None where they use in / out), as PyTorch."""
-    dim = input.ndim - 2
-    spatial = list(input.shape[2:])
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is None and scale_factor is None:
@@ -105,27 +103,29 @@ def _spatial_sizes(input: Tensor, size: Any, scale_factor: Any, mode: str, recom
     if size is not None:
         if recompute_scale_factor:
             raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
-        sizes = list(size) if isinstance(size, (list, tuple)) else [size] * dim
-        if len(sizes) != dim:
-            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input "
-                             f"with spatial dimensions of {spatial} and output size of {size}. Please provide "
-                             "input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
-                             "format.")
+        sizes = _per_dim(input, size, "output", "output size of", "output size in (o1, o2, ...,oK)")
         try:
-            return [operator.index(s) for s in sizes], [None] * dim
+            return [operator.index(s) for s in sizes], [None] * len(sizes)
         except TypeError:
             raise TypeError(f"expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, "
                             f"int], but got size with types {[type(s) for s in sizes]}") from None
-    scales = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [scale_factor] * dim
-    if len(scales) != dim:
-        raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
-                         f"with spatial dimensions of {spatial} and scale_factor of shape {scale_factor}. Please "
-                         "provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) "
-                         "format.")
-    sizes = [math.floor(n * float(s)) for n, s in zip(spatial, scales)]
+    scales = _per_dim(input, scale_factor, "scale_factor", "scale_factor of shape", "scale_factor in (s1, s2, ...,sK)")
+    sizes = [math.floor(n * float(s)) for n, s in zip(input.shape[2:], scales)]
     if recompute_scale_factor or mode == "area":
-        return sizes, [None] * dim
+        return sizes, [None] * len(sizes)
     return sizes, [float(s) for s in scales]
+
+
+def _per_dim(input: Tensor, value: Any, subject: str, described: str, form: str) -> list[Any]:
+    """``value`` for each spatial dim (a number is repeated); a sequence of the wrong length is PyTorch's
+    ValueError."""
+    dim = input.ndim - 2
+    values = list(value) if isinstance(value, (list, tuple)) else [value] * dim
+    if len(values) != dim:
+        raise ValueError(f"Input and {subject} must have the same number of spatial dimensions, but got input with "
+                         f"spatial dimensions of {list(input.shape[2:])} and {described} {value}. Please provide "
+                         f"input tensor in (N, C, d1, d2, ...,dK) format and {form} format.")
+    return values
 
 
 def _check_mode(input: Tensor, mode: str, align_corners: bool | None, antialias: bool) -> None:

@@ -10,6 +10,14 @@ from ..parameter import Parameter
 from .module import Module
 
 
+def reset_affine(weight: Tensor | None, bias: Tensor | None) -> None:
+    """A normalisation's affine parameters at the identity: weight ones, bias zeros."""
+    if weight is not None:
+        init.ones_(weight)
+    if bias is not None:
+        init.zeros_(bias)
+
+
 class LayerNorm(Module):
     """y = (x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) dims (biased
     variance); weight (ones) and bias (zeros) have ``normalized_shape`` when ``elementwise_affine``."""
@@ -33,10 +41,7 @@ class LayerNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        reset_affine(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -60,10 +65,7 @@ class GroupNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        reset_affine(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

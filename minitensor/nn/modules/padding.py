@@ -46,64 +46,17 @@ class _ZeroPadNd(_ConstantPadNd):
         return f"{self.padding}"
 
 
-class ReflectionPad1d(_PadNd):
-    """Pads the last dim with its mirror image (the edge not repeated)."""
-    mode = "reflect"
+def _layers(prefix: str, base: type[_PadNd], mode: str, doc: str) -> tuple[type[_PadNd], ...]:
+    """The 1-, 2- and 3-d layers of one mode (``prefix`` + 'Pad1d' ...), as PyTorch names them."""
+    return tuple(type(f"{prefix}Pad{n}d", (base,), {"mode": mode, "dims": n, "__module__": __name__,
+                                                   "__doc__": f"Pads the last {n} dim(s) {doc}."})
+                 for n in (1, 2, 3))
 
 
-class ReflectionPad2d(ReflectionPad1d):
-    dims = 2
-
-
-class ReflectionPad3d(ReflectionPad1d):
-    dims = 3
-
-
-class ReplicationPad1d(_PadNd):
-    """Pads the last dim by repeating its edge values."""
-    mode = "replicate"
-
-
-class ReplicationPad2d(ReplicationPad1d):
-    dims = 2
-
-
-class ReplicationPad3d(ReplicationPad1d):
-    dims = 3
-
-
-class CircularPad1d(_PadNd):
-    """Pads the last dim by wrapping around."""
-    mode = "circular"
-
-
-class CircularPad2d(CircularPad1d):
-    dims = 2
-
-
-class CircularPad3d(CircularPad1d):
-    dims = 3
-
-
-class ConstantPad1d(_ConstantPadNd):
-    """Pads the last dim with ``value``."""
-
-
-class ConstantPad2d(_ConstantPadNd):
-    dims = 2
-
-
-class ConstantPad3d(_ConstantPadNd):
-    dims = 3
-
-
-class ZeroPad1d(_ZeroPadNd):
-    """Pads the last dim with zeros."""
-
-
-class ZeroPad2d(_ZeroPadNd):
-    dims = 2
-
-
-class ZeroPad3d(_ZeroPadNd):
-    dims = 3
+ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = _layers("Reflection", _PadNd, "reflect",
+                                                            "with their mirror image (the edge not repeated)")
+ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = _layers("Replication", _PadNd, "replicate",
+                                                               "by repeating the edge values")
+CircularPad1d, CircularPad2d, CircularPad3d = _layers("Circular", _PadNd, "circular", "by wrapping around")
+ConstantPad1d, ConstantPad2d, ConstantPad3d = _layers("Constant", _ConstantPadNd, "constant", "with ``value``")
+ZeroPad1d, ZeroPad2d, ZeroPad3d = _layers("Zero", _ZeroPadNd, "constant", "with zeros")
