@@ -172,9 +172,10 @@ def _conv3d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple[int, .
     out_d = (x.shape[2] - dilation[0] * (k_d - 1) - 1) // stride[0] + 1
     windows = x.index_select(2, _depth_taps(out_d, k_d, stride[0], dilation[0], x.device))
     windows = windows.reshape(n, c, out_d, k_d, h, w).permute(0, 2, 1, 3, 4, 5).reshape(n * out_d, c * k_d, h, w)
-    hw_pad = pads[1:] if pads[1][0] == pads[1][1] and pads[2][0] == pads[2][1] else "same"
-    y = conv2d(windows, weight.reshape(weight.shape[0], -1, *weight.shape[3:]), bias, stride[1:],
-               (hw_pad[0][0], hw_pad[1][0]) if isinstance(hw_pad, list) else hw_pad, dilation[1:], groups)
+    # only 'same' pads unevenly (stride 1), and conv2d's 'same' splits (H, W) the same way
+    hw_padding = (pads[1][0], pads[2][0]) if all(lo == hi for lo, hi in pads[1:]) else "same"
+    y = conv2d(windows, weight.reshape(weight.shape[0], -1, *weight.shape[3:]), bias, stride[1:], hw_padding,
+               dilation[1:], groups)
     return y.reshape(n, out_d, *y.shape[1:]).permute(0, 2, 1, 3, 4)
 
 
