@@ -2,6 +2,7 @@
 ``adaptive_avg_pool2d``, over (N, C, H, W) or unbatched (C, H, W) inputs."""
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Callable, Sequence
 
@@ -10,13 +11,13 @@ import numpy as np
 from ..autograd.function import Function
 from ..backends.generic.pooling import pool_out_len
 from ..tensor import Tensor
-from .conv import IntPair, batched, check_input, pair, single, triple
+from .conv import IntPair, batched, check_input, ntuple, pair, single, triple
 from .indexing import gather
 from ..backends.base import Backend
 from ..dtypes import int64
 
 __all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
-__all__ += ["max_pool1d", "avg_pool1d", "max_pool3d", "avg_pool3d", "max_unpool2d"]
+__all__ += ["max_pool1d", "avg_pool1d", "max_pool3d", "avg_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
 
 
 class MaxPool2d(Function):
@@ -224,7 +225,7 @@ def avg_pool3d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
     return batched(input, pool, dims=3)
 
 
-class MaxUnpool2d(Function):
+class MaxUnpool(Function):
     """y (N, C, oH*oW) zero except y[n, c, indices[n, c, i]] = x[n, c, i]; the gradient gathers gy there."""
 
     @staticmethod
@@ -243,41 +244,55 @@ class MaxUnpool2d(Function):
         return B.take_along_axis(gy, indices, 2), None
 
 
-def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
-                 padding: IntPair = 0, output_size: Sequence[int] | None = None) -> Tensor:
-    """The partial inverse of max_pool2d: (N, C, H, W) values put at their max_pool2d ``indices`` (flat
-    positions in each output plane) of an otherwise zero (N, C, oH, oW), oH = (H - 1) s - 2 p + k unless
-    ``output_size`` says otherwise (within one stride of that)."""
-    name = "max_unpool2d"
-    check_input(name, input, integers=True)
-    kernel = pair(kernel_size, "kernel_size", name)
-    stride2 = pair(_stride_or_kernel(stride, kernel), "stride", name)
-    padding2 = pair(padding, "padding", name, minimum=0)
-    default = [(input.shape[-2 + a] - 1) * stride2[a] + kernel[a] - 2 * padding2[a] for a in range(2)]
-    sizes = default if output_size is None else list(output_size)[-2:] if len(output_size) == 4 \
+def _max_unpool(name: str, dims: int, input: Tensor, indices: Tensor, kernel_size: IntPair,
+                stride: IntPair | None, padding: IntPair, output_size: Sequence[int] | None) -> Tensor:
+    """max_unpool over ``dims`` spatial dims: values at their flat ``indices`` in each zero output volume."""
+    check_input(name, input, integers=True, dims=dims)
+    kernel = ntuple(kernel_size, "kernel_size", name, dims)
+    stride_n = ntuple(_stride_or_kernel(stride, kernel), "stride", name, dims)
+    padding_n = ntuple(padding, "padding", name, dims, minimum=0)
+    default = [(input.shape[-dims + a] - 1) * stride_n[a] + kernel[a] - 2 * padding_n[a] for a in range(dims)]
+    sizes = default if output_size is None else list(output_size)[-dims:] if len(output_size) == dims + 2 \
         else list(output_size)
-    if len(sizes) != 2:
-        raise ValueError(f"output_size should be a sequence containing 2 or 4 elements, but it has a length of "
-                         f"'{len(sizes)}'")
-    for a in range(2):
-        if not default[a] - stride2[a] < sizes[a] < default[a] + stride2[a]:
+    if len(sizes) != dims:
+        raise ValueError(f"output_size should be a sequence containing {dims} or {dims + 2} elements, but it has a "
+                         f"length of '{len(sizes)}'")
+    for a in range(dims):
+        if not default[a] - stride_n[a] < sizes[a] < default[a] + stride_n[a]:
             raise ValueError(f'invalid output_size "{tuple(output_size or ())}" (dim {a} must be between '
-                             f"{default[a] - stride2[a]} and {default[a] + stride2[a]})")
+                             f"{default[a] - stride_n[a]} and {default[a] + stride_n[a]})")
     if not isinstance(indices, Tensor) or indices.dtype != int64:
         got = indices.dtype if isinstance(indices, Tensor) else type(indices).__name__
         raise RuntimeError(f"elements in indices should be type int64 but got: {got}")
     if indices.shape != input.shape:
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
                            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
+    volume = math.prod(sizes)
     if indices.numel():  # a host read, as PyTorch's check
         for bad in (int(indices.max().item()), int(indices.min().item())):
-            if not 0 <= bad < sizes[0] * sizes[1]:
-                raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
-                                   f"{sizes[0]}x{sizes[1]})")
-    return batched(input, lambda x: MaxUnpool2d.apply(
-        x.flatten(2), batched_indices(indices, x), size=sizes[0] * sizes[1]).reshape(*x.shape[:2], *sizes))
+            if not 0 <= bad < volume:
+                shown = "x".join(map(str, sizes + [1] if dims == 1 else sizes))  # PyTorch's 1-D runs as 2-D
+                raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size {shown})")
+    flat_indices = (indices if indices.ndim == dims + 2 else indices.unsqueeze(0)).flatten(2)
+    return batched(input, lambda x: MaxUnpool.apply(x.flatten(2), flat_indices, size=volume).reshape(
+        *x.shape[:2], *sizes), dims=dims)
 
 
-def batched_indices(indices: Tensor, x: Tensor) -> Tensor:
-    """``indices`` flattened to (N, C, H*W) with the batch dim ``x`` got."""
-    return (indices if indices.ndim == 4 else indices.unsqueeze(0)).flatten(2)
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
+                 padding: IntPair = 0, output_size: Sequence[int] | None = None) -> Tensor:
+    """The partial inverse of max_pool1d: (N, C, L) values at their ``indices`` in a zero (N, C, L_out)."""
+    return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
+                 padding: IntPair = 0, output_size: Sequence[int] | None = None) -> Tensor:
+    """The partial inverse of max_pool2d: (N, C, H, W) values put at their max_pool2d ``indices`` (flat
+    positions in each output plane) of an otherwise zero (N, C, oH, oW), oH = (H - 1) s - 2 p + k unless
+    ``output_size`` says otherwise (within one stride of that)."""
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
+                 padding: IntPair = 0, output_size: Sequence[int] | None = None) -> Tensor:
+    """The partial inverse of max_pool3d: (N, C, D, H, W) values at their flat ``indices`` in each volume."""
+    return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)

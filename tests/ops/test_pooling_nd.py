@@ -54,7 +54,7 @@ def test_max_and_avg_pool_match_the_reference(dims, data, seed):
     for include in (True, False):
         got = AVG[dims](mt.tensor(x), kernel, stride, padding, count_include_pad=include)
         divisor = np.prod(kernel) if include else ones.sum(-1)
-        np.testing.assert_allclose(got.numpy(), sums.sum(-1) / divisor, rtol=1e-12)
+        np.testing.assert_allclose(got.numpy(), sums.sum(-1) / divisor, rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("dims", [1, 3])
@@ -90,6 +90,22 @@ def test_max_unpool2d_puts_values_back_and_gathers_gradients():
     assert repr(unpool) == "MaxUnpool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))"
     np.testing.assert_array_equal(unpool(y, indices, output_size=[2, 3, 4, 6]).numpy(), out.numpy())
     gradcheck(lambda v: F.max_unpool2d(v, indices, 2), (mt.tensor(y.numpy(), requires_grad=True),))
+
+
+@pytest.mark.parametrize("dims", [1, 3])
+def test_max_unpool_1d_and_3d_invert_their_pools(dims):
+    x = np.random.default_rng(dims).normal(size=(2, 3, *(4,) * dims))
+    y, indices = MAX[dims](mt.tensor(x), 2, return_indices=True)
+    unpool = (F.max_unpool1d, None, F.max_unpool3d)[dims - 1]
+    out = unpool(y, indices, 2)
+    expected = np.zeros((2, 3, 4 ** dims))
+    np.put_along_axis(expected, indices.numpy().reshape(2, 3, -1), y.numpy().reshape(2, 3, -1), -1)
+    np.testing.assert_array_equal(out.numpy(), expected.reshape(x.shape))
+    layer = (nn.MaxUnpool1d, None, nn.MaxUnpool3d)[dims - 1](2)
+    assert repr(layer) == f"MaxUnpool{dims}d(kernel_size={(2,) * dims}, stride={(2,) * dims}, padding={(0,) * dims})"
+    np.testing.assert_array_equal(layer(y[0], indices[0]).numpy(), out.numpy()[0])
+    assert unpool(y, indices, 2, output_size=(5,) * dims).shape == (2, 3, *(5,) * dims)
+    gradcheck(lambda v: unpool(v, indices, 2), (mt.tensor(y.numpy(), requires_grad=True),))
 
 
 @pytest.mark.parametrize("call, error, message", [

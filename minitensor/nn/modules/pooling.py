@@ -97,8 +97,8 @@ class AvgPool1d(_AvgPoolNd):
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:
-        super().__init__(_single(kernel_size), _single(stride if stride is not None else kernel_size),
-                         _single(padding), ceil_mode, count_include_pad)
+        super().__init__(_ntuple(kernel_size, 1), _ntuple(stride if stride is not None else kernel_size, 1),
+                         _ntuple(padding, 1), ceil_mode, count_include_pad)
 
 
 class AvgPool2d(_AvgPoolNd):
@@ -111,25 +111,36 @@ class AvgPool3d(_AvgPoolNd):
     _dims = 3
 
 
-def _single(x: Any) -> tuple[Any, ...]:
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+def _ntuple(x: Any, n: int) -> tuple[Any, ...]:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
 
 
-def _pair(x: Any) -> tuple[Any, ...]:
-    return tuple(x) if isinstance(x, (tuple, list)) else (x, x)
-
-
-class MaxUnpool2d(Module):
-    """Puts the values of MaxPool2d's output back at its ``indices`` in a zero (N, C, H_out, W_out)."""
+class _MaxUnpoolNd(Module):
+    """Puts the values of MaxPool's output back at its ``indices`` in a zero (N, C, *out)."""
+    _dims = 2
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
         super().__init__()
-        self.kernel_size = _pair(kernel_size)
-        self.stride = _pair(stride if stride is not None else kernel_size)
-        self.padding = _pair(padding)
+        n = self._dims
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, n)
+        self.padding = _ntuple(padding, n)
 
     def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
-        return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+        unpool = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[self._dims - 1]
+        return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    _dims = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _dims = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    _dims = 3
