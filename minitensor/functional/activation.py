@@ -10,6 +10,7 @@ from typing import Any, Callable
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import norm_dim, to_float
+from .indexing import where
 from .inplace import inplace as _inplace
 from ..backends.base import Backend
 
@@ -17,6 +18,7 @@ __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_",
            "softplus", "sigmoid", "tanh", "hardtanh", "hardtanh_", "softmax", "log_softmax"]
 __all__ += ["celu", "celu_", "selu", "selu_", "mish", "hardsigmoid", "hardswish", "logsigmoid", "softsign",
             "softmin"]
+__all__ += ["prelu", "glu", "threshold", "threshold_", "hardshrink", "softshrink", "tanhshrink"]
 
 
 class _Pointwise(Function):
@@ -284,3 +286,55 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     """softmax(-x) along ``dim``; ``dtype`` casts the input first."""
     x, axis = _softmax_input("softmin", input, dim, dtype)
     return softmax(-x, axis)
+
+
+# ------------------------------------------------- activations composed of other ops (autograd differentiates)
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x where x > 0, weight * x elsewhere; ``weight`` has one slope or one per channel (dim 1)."""
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if weight.numel() not in (1, channels):
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{weight.numel()} and channel size = {channels}.")
+    slope = weight.reshape(()) if weight.numel() == 1 else weight.reshape(channels, *(1,) * (input.ndim - 2))
+    return where(input > 0, input, slope * input)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b), a and b the two halves of ``input`` along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    axis = norm_dim(dim, input.ndim)
+    if input.shape[axis] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {axis} is size {input.shape[axis]}")
+    a, b = input.chunk(2, axis)
+    return a * sigmoid(b)
+
+
+def _threshold(input: Tensor, threshold: float, value: float) -> Tensor:
+    return where(input > threshold, input, value)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, ``value`` elsewhere."""
+    return _maybe_inplace(input, inplace, _threshold, threshold, value)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return _maybe_inplace(input, True, _threshold, threshold, value)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, 0 elsewhere."""
+    return where(input.abs() > lambd, input, 0.0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, 0 between (lambd >= 0)."""
+    if lambd < 0:
+        raise RuntimeError(f"softshrink: lambda must be in range [0, inf), but found {lambd}")
+    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - tanh(input)

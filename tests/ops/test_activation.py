@@ -51,12 +51,17 @@ REFERENCES.update({
     "hardswish": (F.hardswish, lambda x: x * np.clip(x + 3, 0, 6) / 6),
     "logsigmoid": (F.logsigmoid, lambda x: -np.logaddexp(0, -x)),
     "softsign": (F.softsign, lambda x: x / (1 + np.abs(x))),
+    "threshold": (lambda t: F.threshold(t, 0.7, -2.0), lambda x: np.where(x > 0.7, x, -2.0)),
+    "hardshrink": (F.hardshrink, lambda x: np.where(np.abs(x) > 0.5, x, 0.0)),
+    "softshrink": (lambda t: F.softshrink(t, 0.8), lambda x: np.sign(x) * np.maximum(np.abs(x) - 0.8, 0)),
+    "tanhshrink": (F.tanhshrink, lambda x: x - np.tanh(x)),
 })
 # Points where the function has a kink: finite differences are meaningless within eps of them.
 KINKS = {"relu": [0.0], "leaky_relu": [0.0], "leaky_relu_negative_slope": [0.0], "elu": [0.0],
          "elu_negative_alpha": [0.0], "softplus": [20.0], "softplus_beta": [1.5], "hardtanh": [-0.5, 1.5],
          "relu6": [0.0, 6.0], "celu": [0.0], "celu_negative_alpha": [0.0], "selu": [0.0],
-         "hardsigmoid": [-3.0, 3.0], "hardswish": [-3.0, 3.0]}
+         "hardsigmoid": [-3.0, 3.0], "hardswish": [-3.0, 3.0], "threshold": [0.7], "hardshrink": [-0.5, 0.5],
+         "softshrink": [-0.8, 0.8]}
 
 
 def _away_from_kinks(x, kinks, margin=1e-3):

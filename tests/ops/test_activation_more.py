@@ -109,3 +109,71 @@ def test_matches_pytorch(name, kwargs):
     # PyTorch's float64 backward of celu and hardsigmoid rounds 1 / alpha and 1 / 6 to float32 on the way
     rtol = 1e-6 if name in ("celu", "hardsigmoid") else 1e-12
     np.testing.assert_allclose(mx.grad.numpy(), tx.grad.numpy(), rtol=rtol, atol=1e-14)
+
+
+# ---------------------------------------------------------- prelu, glu, threshold, the shrinks, Softmax2d
+@pytest.mark.parametrize("shape, slopes", [((3, 4, 2), 4), ((3, 4), 1), ((5,), 1), ((2, 3, 2, 2), 3)])
+def test_prelu_forward_and_gradients(shape, slopes):
+    rng = np.random.default_rng(slopes)
+    x, w = rng.normal(size=shape), rng.uniform(0.1, 0.5, slopes)
+    x[np.abs(x) < 0.05] = 0.3
+    w_b = w.reshape(-1, *(1,) * (len(shape) - 2)) if slopes > 1 else w
+    np.testing.assert_allclose(F.prelu(mt.tensor(x), mt.tensor(w)).numpy(), np.where(x > 0, x, w_b * x), rtol=1e-15)
+    gradcheck(F.prelu, (mt.tensor(x, requires_grad=True), mt.tensor(w, requires_grad=True)))
+    layer = nn.PReLU(slopes, init=0.1)
+    assert repr(layer) == f"PReLU(num_parameters={slopes})" and list(layer.state_dict()) == ["weight"]
+    assert layer.weight.tolist() == pytest.approx([0.1] * slopes)
+    with pytest.raises(RuntimeError, match="Mismatch of parameter numbers and input channel size"):
+        F.prelu(mt.tensor(x), mt.ones(slopes + 1))
+
+
+def test_glu_halves_and_errors():
+    x = np.random.default_rng(0).normal(size=(3, 4, 2))
+    for dim in (1, -1):
+        a, b = np.split(x, 2, axis=dim)
+        np.testing.assert_allclose(F.glu(mt.tensor(x), dim).numpy(), a / (1 + np.exp(-b)), rtol=1e-14)
+    gradcheck(lambda t: F.glu(t, 1), (mt.tensor(x, requires_grad=True),))
+    assert repr(nn.GLU()) == "GLU(dim=-1)" and nn.GLU(1)(mt.tensor(x)).shape == (3, 2, 2)
+    with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 0 is size 3"):
+        F.glu(mt.tensor(x), 0)
+    with pytest.raises(RuntimeError, match="does not support scalars"):
+        F.glu(mt.tensor(1.0))
+
+
+def test_threshold_inplace_shrinks_and_softmax2d():
+    x = mt.tensor([-1.0, 0.1, 0.5, 2.0])
+    assert F.threshold(x, 0.1, 20.0).tolist() == [20.0, 20.0, 0.5, 2.0]
+    assert F.threshold_(x, 0.1, 20.0) is x and x.tolist() == [20.0, 20.0, 0.5, 2.0]
+    assert repr(nn.Threshold(0.1, 20.0, True)) == "Threshold(threshold=0.1, value=20.0, inplace=True)"
+    assert repr(nn.Hardshrink()) == "Hardshrink(0.5)" and repr(nn.Softshrink(0.3)) == "Softshrink(0.3)"
+    assert nn.Softshrink(0.3)(mt.tensor([-1.0, 0.2, 1.0])).tolist() == pytest.approx([-0.7, 0.0, 0.7])
+    assert nn.Hardshrink()(mt.tensor([-1.0, 0.5, 0.75])).tolist() == [-1.0, 0.0, 0.75]
+    assert repr(nn.Tanhshrink()) == "Tanhshrink()" and repr(nn.Softmax2d()) == "Softmax2d()"
+    with pytest.raises(RuntimeError, match="lambda must be in range"):
+        F.softshrink(mt.zeros(2), -1.0)
+    images = np.random.default_rng(0).normal(size=(2, 3, 2, 2))
+    e = np.exp(images - images.max(1, keepdims=True))
+    np.testing.assert_allclose(nn.Softmax2d()(mt.tensor(images)).numpy(), e / e.sum(1, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(nn.Softmax2d()(mt.tensor(images[0])).numpy(), (e / e.sum(1, keepdims=True))[0],
+                               rtol=1e-12)
+    with pytest.raises(ValueError, match="expected input to be 3D or 4D, got 2D"):
+        nn.Softmax2d()(mt.zeros(2, 3))
+
+
+@pytest.mark.torch
+def test_prelu_glu_and_shrinks_match_pytorch():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(2).normal(0, 1, size=(4, 6, 2))
+    for name, extra in (("prelu", (np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6]),)), ("glu", ()), ("hardshrink", ()),
+                        ("softshrink", ()), ("tanhshrink", ()), ("threshold", (0.2, -1.0))):
+        arrays = [x] + [a for a in extra if isinstance(a, np.ndarray)]
+        numbers = [a for a in extra if not isinstance(a, np.ndarray)]
+        tt = [torch.tensor(a, requires_grad=True) for a in arrays]
+        mm = [mt.tensor(a, requires_grad=True) for a in arrays]
+        yt = getattr(torch.nn.functional, name)(*tt, *numbers)
+        ym = getattr(F, name)(*mm, *numbers)
+        yt.sum().backward()
+        ym.sum().backward()
+        np.testing.assert_allclose(ym.detach().numpy(), yt.detach().numpy(), rtol=1e-12, atol=1e-15, err_msg=name)
+        for m, t in zip(mm, tt):
+            np.testing.assert_allclose(m.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=1e-15, err_msg=name)

@@ -14,6 +14,7 @@ from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .normalization import GroupNorm
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .activation import GLU, Hardshrink, PReLU, Softmax2d, Softshrink, Tanhshrink, Threshold
 from .activation import CELU, SELU, Hardsigmoid, Hardswish, LogSigmoid, Mish, Softmin, Softsign
 from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .batchnorm import BatchNorm1d, BatchNorm2d
@@ -49,3 +50,4 @@ __all__ += ["ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "Replicatio
 __all__ += ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "GroupNorm"]
 __all__ += ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose3d"]
 __all__ += ["MaxPool1d", "MaxPool3d", "AvgPool1d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+__all__ += ["PReLU", "GLU", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink", "Softmax2d"]
