@@ -7,6 +7,7 @@ from typing import Sequence
 from ...tensor import Tensor
 from .. import functional as F
 from .module import Module
+from .utils import dim_variants
 
 
 class _PadNd(Module):
@@ -46,17 +47,15 @@ class _ZeroPadNd(_ConstantPadNd):
         return f"{self.padding}"
 
 
-def _layers(prefix: str, base: type[_PadNd], mode: str, doc: str) -> tuple[type[_PadNd], ...]:
-    """The 1-, 2- and 3-d layers of one mode (``prefix`` + 'Pad1d' ...), as PyTorch names them."""
-    return tuple(type(f"{prefix}Pad{n}d", (base,), {"mode": mode, "dims": n, "__module__": __name__,
-                                                   "__doc__": f"Pads the last {n} dim(s) {doc}."})
-                 for n in (1, 2, 3))
-
-
-ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = _layers("Reflection", _PadNd, "reflect",
-                                                            "with their mirror image (the edge not repeated)")
-ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = _layers("Replication", _PadNd, "replicate",
-                                                               "by repeating the edge values")
-CircularPad1d, CircularPad2d, CircularPad3d = _layers("Circular", _PadNd, "circular", "by wrapping around")
-ConstantPad1d, ConstantPad2d, ConstantPad3d = _layers("Constant", _ConstantPadNd, "constant", "with ``value``")
-ZeroPad1d, ZeroPad2d, ZeroPad3d = _layers("Zero", _ZeroPadNd, "constant", "with zeros")
+ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = dim_variants(
+    _PadNd, "ReflectionPad{n}d", "Pads the last {n} dim(s) with their mirror image (the edge not repeated).",
+    __name__, mode="reflect")
+ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = dim_variants(
+    _PadNd, "ReplicationPad{n}d", "Pads the last {n} dim(s) by repeating the edge values.", __name__,
+    mode="replicate")
+CircularPad1d, CircularPad2d, CircularPad3d = dim_variants(
+    _PadNd, "CircularPad{n}d", "Pads the last {n} dim(s) by wrapping around.", __name__, mode="circular")
+ConstantPad1d, ConstantPad2d, ConstantPad3d = dim_variants(
+    _ConstantPadNd, "ConstantPad{n}d", "Pads the last {n} dim(s) with ``value``.", __name__)
+ZeroPad1d, ZeroPad2d, ZeroPad3d = dim_variants(_ZeroPadNd, "ZeroPad{n}d", "Pads the last {n} dim(s) with zeros.",
+                                               __name__)

@@ -6,6 +6,7 @@ from typing import Any
 from ...tensor import Tensor
 from .. import functional as F
 from .module import Module
+from .utils import dim_variants
 
 
 class _MaxPoolNd(Module):
@@ -134,13 +135,5 @@ class _MaxUnpoolNd(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class MaxUnpool1d(_MaxUnpoolNd):
-    _dims = 1
-
-
-class MaxUnpool2d(_MaxUnpoolNd):
-    _dims = 2
-
-
-class MaxUnpool3d(_MaxUnpoolNd):
-    _dims = 3
+MaxUnpool1d, MaxUnpool2d, MaxUnpool3d = dim_variants(
+    _MaxUnpoolNd, "MaxUnpool{n}d", "MaxPool{n}d's output values back at its indices.", __name__)
