@@ -12,12 +12,12 @@ from .utils import dim_variants
 
 class _PadNd(Module):
     mode = "constant"
-    dims = 1
+    _dims = 1
 
     def __init__(self, padding: int | Sequence[int]) -> None:
         super().__init__()
         if isinstance(padding, int):
-            padding = (padding,) * (2 * self.dims)
+            padding = (padding,) * (2 * self._dims)
         self.padding = tuple(padding)
 
     def forward(self, input: Tensor) -> Tensor:
