@@ -17,7 +17,8 @@ from ..backends.base import Backend
 from ..dtypes import int64
 
 __all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
-__all__ += ["max_pool1d", "avg_pool1d", "max_pool3d", "avg_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
+__all__ += ["max_pool1d", "avg_pool1d", "max_pool3d", "avg_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+            "adaptive_avg_pool1d", "adaptive_avg_pool3d"]
 
 
 class MaxPool2d(Function):
@@ -221,6 +222,32 @@ def avg_pool3d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
                                     None if divisor_override is None else 1),
             lambda v: avg_pool2d(v, k[1:], s[1:], p[1:], ceil_mode, count_include_pad, divisor_override))
         return y2.reshape(*prefix, *y2.shape[2:])
+
+    return batched(input, pool, dims=3)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tensor:
+    """(N, C, L) -> (N, C, oL), cell i averaging [floor(i L / oL), ceil((i + 1) L / oL)): adaptive_avg_pool2d on a
+    unit height."""
+    name = "adaptive_avg_pool1d"
+    check_input(name, input, dims=1)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, single(output_size, "output_size", name))).squeeze(-2)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
+    """(N, C, D, H, W) -> (N, C, oD, oH, oW) with adaptive windows; separable, so adaptive_avg_pool2d over depth
+    and then over the planes. A None entry keeps the input's size."""
+    name = "adaptive_avg_pool3d"
+    check_input(name, input, dims=3)
+    sizes = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * 3
+    if len(sizes) != 3:
+        raise RuntimeError(f"{name}: output_size must be an int or 3 ints, got {output_size!r}")
+    out = triple(tuple(input.shape[-3 + a] if s is None else s for a, s in enumerate(sizes)), "output_size", name)
+
+    def pool(x: Tensor) -> Tensor:
+        _, y2, prefix = _over_depth_then_planes(x, lambda v: adaptive_avg_pool2d(v, (out[0], None)),
+                                                lambda v: adaptive_avg_pool2d(v, out[1:]))
+        return y2.reshape(*prefix, *out[1:])
 
     return batched(input, pool, dims=3)
 

@@ -171,3 +171,27 @@ def test_pool_nd_match_pytorch():
             ym.backward(mt.tensor(g))
             np.testing.assert_allclose(ym.detach().numpy(), yt.detach().numpy(), rtol=1e-12, atol=1e-14)
             np.testing.assert_allclose(mx.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def adaptive_ref(x, sizes):
+    """Each output cell averages [floor(i n / out), ceil((i + 1) n / out)) along each spatial dim, cell by cell."""
+    dims = len(sizes)
+    out = np.empty(x.shape[:2] + tuple(sizes))
+    for cell in itertools.product(*(range(s) for s in sizes)):
+        box = tuple(slice(i * n // s, -(-(i + 1) * n // s)) for i, n, s in zip(cell, x.shape[2:], sizes))
+        out[(Ellipsis, *cell)] = x[(Ellipsis, *box)].mean(axis=tuple(range(2, 2 + dims)))
+    return out
+
+
+@pytest.mark.parametrize("dims, output_size, expected", [(1, 3, (3,)), (1, [7], (7,)), (3, 2, (2, 2, 2)),
+                                                         (3, (3, None, 1), (3, 5, 1)), (3, (4, 5, 6), (4, 5, 6))])
+def test_adaptive_avg_pool_1d_and_3d(dims, output_size, expected):
+    x = np.random.default_rng(dims).normal(size=(2, 3, *((4, 5, 6) if dims == 3 else (5,))))
+    fn = F.adaptive_avg_pool1d if dims == 1 else F.adaptive_avg_pool3d
+    got = fn(mt.tensor(x), output_size)
+    np.testing.assert_allclose(got.numpy(), adaptive_ref(x, expected), rtol=1e-12)
+    gradcheck(lambda t: fn(t, output_size), (mt.tensor(x, requires_grad=True),))
+    layer = (nn.AdaptiveAvgPool1d if dims == 1 else nn.AdaptiveAvgPool3d)(output_size)
+    assert repr(layer) == f"AdaptiveAvgPool{dims}d(output_size={output_size})"
+    np.testing.assert_allclose(layer(mt.tensor(x[0])).numpy(), got.numpy()[0], rtol=1e-12)
+    assert not isinstance(layer, nn.AdaptiveAvgPool2d)

@@ -9,6 +9,7 @@ from .padding import CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,
     ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, \
     ZeroPad1d, ZeroPad2d, ZeroPad3d
 from .conv import Conv1d, Conv3d, ConvTranspose1d, ConvTranspose3d
+from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool3d
 from .pooling import AvgPool1d, AvgPool3d, MaxPool1d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .normalization import GroupNorm
@@ -51,3 +52,4 @@ __all__ += ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "GroupNorm"]
 __all__ += ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose3d"]
 __all__ += ["MaxPool1d", "MaxPool3d", "AvgPool1d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 __all__ += ["PReLU", "GLU", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink", "Softmax2d"]
+__all__ += ["AdaptiveAvgPool1d", "AdaptiveAvgPool3d"]

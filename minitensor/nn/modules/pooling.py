@@ -61,16 +61,18 @@ class _AvgPoolNd(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AdaptiveAvgPool2d(Module):
-    """Averages (N, C, H, W) down to (N, C, *output_size) with windows chosen to cover the input;
+class _AdaptiveAvgPoolNd(Module):
+    """Averages (N, C, *spatial) down to (N, C, *output_size) with windows chosen to cover the input;
     a None entry in ``output_size`` keeps that input size."""
+    _dims = 2
 
     def __init__(self, output_size: Any) -> None:
         super().__init__()
         self.output_size = output_size
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.adaptive_avg_pool2d(input, self.output_size)
+        pool = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[self._dims - 1]
+        return pool(input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
@@ -114,6 +116,11 @@ class AvgPool3d(_AvgPoolNd):
 
 def _ntuple(x: Any, n: int) -> tuple[Any, ...]:
     return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
+
+
+AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d = dim_variants(
+    _AdaptiveAvgPoolNd, "AdaptiveAvgPool{n}d", "Averages the last {n} dims down to ``output_size`` with windows "
+    "chosen to cover the input; a None entry keeps that input size.", __name__)
 
 
 class _MaxUnpoolNd(Module):
