@@ -3,14 +3,16 @@
 dtype inference; ``minitensor`` re-exports them all)."""
 from __future__ import annotations
 
+import functools
 import operator
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
 from . import dtypes as _dt
 from .device import as_device, cpu, device
-from .tensor import Tensor, _wrap
+from .generator import Generator, stream_of
+from .tensor import Tensor, _bump_version, _wrap
 from .tensor_shape import sizes_of as _sizes
 
 
@@ -62,7 +64,13 @@ def _finish(host_or_array: Any, dtype: Any, dev: device, requires_grad: bool, co
         copy = False
     if copy:
         a = backend.copy(a)
-    t = _wrap(a, dev)
+    return _leaf(a, dev, requires_grad)
+
+
+def _leaf(array: Any, dev: device, requires_grad: bool) -> Tensor:
+    """A new leaf tensor around ``array``; ``requires_grad`` goes through the property, which refuses
+    non-float dtypes."""
+    t = _wrap(array, dev)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -105,24 +113,70 @@ def _factory(fill: str, size: tuple, dtype: Any, device: Any, requires_grad: boo
         a = b.full(shape, value, dt.np)
     else:
         a = getattr(b, fill)(shape, dt.np)
-    t = _wrap(a, dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+    return _leaf(a, dev, requires_grad)
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _factory("zeros", size, dtype, device, requires_grad)
+_Creation = TypeVar("_Creation", bound=Callable[..., Tensor])
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _factory("ones", size, dtype, device, requires_grad)
+def _sizes_or_keyword(args: tuple, size: Any, name: str) -> tuple:
+    """``f(2, 3)``, ``f((2, 3))`` or ``f(size=(2, 3))``, as PyTorch's size arguments."""
+    if size is None:
+        return args
+    if args:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (tuple(size),)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _factory("empty", size, dtype, device, requires_grad)
+def _with_out(fn: _Creation) -> _Creation:
+    """PyTorch's ``out=`` keyword for a creation function: the result (in ``out``'s dtype and device unless
+    others are asked for) is written into ``out``, which is resized when its shape differs, and returned."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, out: Tensor | None = None, **kwargs: Any) -> Tensor:
+        if out is None:
+            return fn(*args, **kwargs)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{fn.__name__}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        if out.requires_grad:
+            raise RuntimeError(f"{fn.__name__}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+        if kwargs.get("dtype") is None:
+            kwargs["dtype"] = out.dtype
+        elif _dt.as_dtype(kwargs["dtype"]) is not out.dtype:
+            raise RuntimeError(f"dtype {_dt.as_dtype(kwargs['dtype'])} does not match dtype of out parameter "
+                               f"({out.dtype})")
+        kwargs.setdefault("device", out._device)
+        result = fn(*args, **kwargs)
+        if result._device is not out._device:
+            raise RuntimeError(f"Expected out tensor to be on {result._device}, but it is on {out._device}")
+        if result.shape == out.shape:
+            out._device.backend.copy_into(out.array, result.array)
+        else:  # PyTorch resizes out to the result's shape
+            out.array = result.array
+        _bump_version(out)
+        return out
+    return wrapper  # type: ignore[return-value]
 
 
+@_with_out
+def zeros(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    return _factory("zeros", _sizes_or_keyword(args, size, "zeros"), dtype, device, requires_grad)
+
+
+@_with_out
+def ones(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    return _factory("ones", _sizes_or_keyword(args, size, "ones"), dtype, device, requires_grad)
+
+
+@_with_out
+def empty(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    return _factory("empty", _sizes_or_keyword(args, size, "empty"), dtype, device, requires_grad)
+
+
+@_with_out
 def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """Filled with ``fill_value``; the dtype follows the value (bool, int64, default float) when not given."""
@@ -159,6 +213,7 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any 
     return full(input.shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
+@_with_out
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
     """[start, end) in steps; int64 when every bound is an integer, else the default float dtype."""
@@ -177,12 +232,10 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
                            f"end={end}, step={step})")
     dt = _dt.as_dtype(dtype)
     dev = as_device(device)
-    t = _wrap(dev.backend.arange(start, end, step, dt.np), dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+    return _leaf(dev.backend.arange(start, end, step, dt.np), dev, requires_grad)
 
 
+@_with_out
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """``steps`` points from start to end; integer dtypes truncate toward zero, as PyTorch does."""
@@ -194,12 +247,10 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
         raise RuntimeError("\"linspace\" not implemented for 'Bool'")
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))  # 0-d tensors, as PyTorch
     dev = as_device(device)
-    t = _wrap(dev.backend.linspace(start, end, steps, dt.np), dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+    return _leaf(dev.backend.linspace(start, end, steps, dt.np), dev, requires_grad)
 
 
+@_with_out
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
@@ -208,35 +259,39 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         if operator.index(v) < 0:
             raise RuntimeError(f"eye: {what} must be greater or equal to 0, got {v}")
     dev = as_device(device)
-    t = _wrap(dev.backend.eye(n, m, dt.np), dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+    return _leaf(dev.backend.eye(n, m, dt.np), dev, requires_grad)
 
 
-def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """U[0, 1) from the device's generator (``manual_seed`` seeds it)."""
+def _draw(distribution: str, args: tuple, size: Any, generator: Generator | None, dtype: Any, device: Any,
+          requires_grad: bool) -> Tensor:
+    """Samples of the backend's ``distribution`` (``uniform`` or ``normal``) with parameters 0 and 1, from
+    ``generator`` or the device's generator (``manual_seed`` seeds it)."""
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
-    t = _wrap(dev.backend.uniform(_new_shape(size), 0.0, 1.0, dt.np), dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+    shape = _new_shape(_sizes_or_keyword(args, size, "rand" if distribution == "uniform" else "randn"))
+    draw = getattr(dev.backend, distribution)
+    return _leaf(draw(shape, 0.0, 1.0, dt.np, stream_of(generator, dev)), dev, requires_grad)
 
 
-def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """N(0, 1) from the device's generator."""
-    dev = as_device(device)
-    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
-    t = _wrap(dev.backend.normal(_new_shape(size), 0.0, 1.0, dt.np), dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+@_with_out
+def rand(*args: Any, size: Any = None, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """U[0, 1) from the device's generator (``manual_seed`` seeds it) or ``generator``."""
+    return _draw("uniform", args, size, generator, dtype, device, requires_grad)
 
 
-def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, dtype: Any = None,
-            device: Any = None) -> Tensor:
-    """Integers in [low, high) (``randint(high, size)`` also works, as in PyTorch)."""
+@_with_out
+def randn(*args: Any, size: Any = None, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """N(0, 1) from the device's generator or ``generator``."""
+    return _draw("normal", args, size, generator, dtype, device, requires_grad)
+
+
+@_with_out
+def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, generator: Generator | None = None,
+            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Integers in [low, high) (``randint(high, size)`` also works, as in PyTorch); an integer dtype cannot
+    require grad (PyTorch's RuntimeError), a float one can."""
     if high is None or isinstance(high, (tuple, list)):
         if high is not None:
             size = high
@@ -247,8 +302,9 @@ def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, dtyp
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.int64
     # Integers are drawn as integers, then cast: randint_like(float_tensor) gives whole floats.
-    a = dev.backend.randint(low, high, size, dt.np if dt.category == 1 else np.int64)  # type: ignore[arg-type]
-    return _wrap(a.astype(dt.np, copy=False), dev)
+    a = dev.backend.randint(low, high, size, dt.np if dt.category == 1 else np.int64,  # type: ignore[arg-type]
+                            stream_of(generator, dev))
+    return _leaf(a.astype(dt.np, copy=False), dev, requires_grad)
 
 
 def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:
@@ -267,9 +323,48 @@ def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any
     return randint(low, high, input.shape, dtype=dt, device=dev)
 
 
-def randperm(n: int, *, dtype: Any = None, device: Any = None) -> Tensor:
+@_with_out
+def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None, device: Any = None) -> Tensor:
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.int64
     if operator.index(n) < 0:
         raise RuntimeError(f"randperm: n must be non-negative, got {n}")
-    return _wrap(dev.backend.permutation(n).astype(dt.np, copy=False), dev)
+    return _wrap(dev.backend.permutation(n, stream_of(generator, dev)).astype(dt.np, copy=False), dev)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None) -> Tensor:
+    """Category indices (int64) drawn from each row of ``input``'s non-negative weights: (C,) -> (num_samples,),
+    (N, C) -> (N, num_samples); without ``replacement`` each row's draws are distinct."""
+    if input.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype}")
+    if operator.index(num_samples) <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    w = input.array.reshape(-1, input.shape[-1])
+    categories = w.shape[1]
+    if not replacement and num_samples > categories:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    B = input._device.backend
+    if w.size and not bool(B.all(B.isfinite(w) & (w >= 0), None, False)):  # one host sync: PyTorch checks here too
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    positive = (w > 0).sum(axis=1)
+    if w.shape[0] and int(positive.min()) == 0:
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and w.shape[0] and int(positive.min()) < num_samples:
+        raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough non-negative "
+                           "category to sample)")
+    drawn = B.multinomial(w, int(num_samples), replacement, stream_of(generator, input._device))
+    return _wrap(drawn.reshape(*input.shape[:-1], int(num_samples)), input._device)
+
+
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None) -> Tensor:
+    """1 with probability ``input`` (elementwise; or the number ``p``), else 0, in ``input``'s dtype."""
+    dev = input._device
+    prob = input.array if p is None else p
+    if p is None and input.numel() and not bool(dev.backend.all((prob >= 0) & (prob <= 1), None, False)):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    drawn = dev.backend.bernoulli(prob, input.shape, stream_of(generator, dev))
+    return _wrap(drawn.astype(input.array.dtype), dev)
+

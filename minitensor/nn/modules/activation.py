@@ -11,78 +11,72 @@ from .module import Module
 from ..parameter import Parameter
 
 
-def _inplace_str(inplace: bool, first: bool = False) -> str:
-    if not inplace:
-        return ""
-    return "inplace=True" if first else ", inplace=True"
-
-
-class ReLU(Module):
-    """max(x, 0)."""
+class _InplaceActivation(Module):
+    """An activation with PyTorch's ``inplace`` flag, which its repr shows only when set."""
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
+    def extra_repr(self) -> str:
+        return ", ".join(filter(None, (super().extra_repr(), "inplace=True" if self.inplace else "")))
+
+
+class ReLU(_InplaceActivation):
+    """max(x, 0)."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.relu(input, inplace=self.inplace)
 
-    def extra_repr(self) -> str:
-        return _inplace_str(self.inplace, first=True)
 
-
-class Hardtanh(Module):
+class Hardtanh(_InplaceActivation):
     """clamp(x, min_val, max_val)."""
 
+    _repr_options: tuple[str, ...] = ("min_val", "max_val")
+
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
+        super().__init__(inplace)
         if max_val <= min_val:
             raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})")
-        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+        self.min_val, self.max_val = min_val, max_val
 
     def forward(self, input: Tensor) -> Tensor:
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"min_val={self.min_val}, max_val={self.max_val}{_inplace_str(self.inplace)}"
 
 
 class ReLU6(Hardtanh):
     """min(max(x, 0), 6)."""
 
+    _repr_options = ()
+
     def __init__(self, inplace: bool = False) -> None:
         super().__init__(0.0, 6.0, inplace)
 
-    def extra_repr(self) -> str:
-        return _inplace_str(self.inplace, first=True)
 
-
-class LeakyReLU(Module):
+class LeakyReLU(_InplaceActivation):
     """x for x > 0, negative_slope * x otherwise."""
 
+    _repr_options = ("negative_slope",)
+
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
-        super().__init__()
-        self.negative_slope, self.inplace = negative_slope, inplace
+        super().__init__(inplace)
+        self.negative_slope = negative_slope
 
     def forward(self, input: Tensor) -> Tensor:
         return F.leaky_relu(input, self.negative_slope, self.inplace)
 
-    def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}{_inplace_str(self.inplace)}"
 
-
-class ELU(Module):
+class ELU(_InplaceActivation):
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
 
+    _repr_options = ("alpha",)
+
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha, self.inplace = alpha, inplace
+        super().__init__(inplace)
+        self.alpha = alpha
 
     def forward(self, input: Tensor) -> Tensor:
         return F.elu(input, self.alpha, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}{_inplace_str(self.inplace)}"
 
 
 class GELU(Module):
@@ -99,22 +93,17 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(Module):
+class SiLU(_InplaceActivation):
     """x * sigmoid(x)."""
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.silu(input, inplace=self.inplace)
 
-    def extra_repr(self) -> str:
-        return _inplace_str(self.inplace, first=True)
-
 
 class Softplus(Module):
     """log(1 + exp(beta x)) / beta, linear above ``threshold``."""
+
+    _repr_options = ("beta", "threshold")
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
@@ -122,9 +111,6 @@ class Softplus(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softplus(input, self.beta, self.threshold)
-
-    def extra_repr(self) -> str:
-        return f"beta={self.beta}, threshold={self.threshold}"
 
 
 class Sigmoid(Module):
@@ -142,15 +128,14 @@ class Tanh(Module):
 class Softmax(Module):
     """exp(x_i) / sum_j exp(x_j) along ``dim``."""
 
+    _repr_options = ("dim",)
+
     def __init__(self, dim: int | None = None) -> None:
         super().__init__()
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
 
 class LogSoftmax(Softmax):
@@ -160,66 +145,52 @@ class LogSoftmax(Softmax):
         return F.log_softmax(input, self.dim)
 
 
-class CELU(Module):
+class CELU(_InplaceActivation):
     """x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
 
+    _repr_options = ("alpha",)
+
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha, self.inplace = alpha, inplace
+        super().__init__(inplace)
+        self.alpha = alpha
 
     def forward(self, input: Tensor) -> Tensor:
         return F.celu(input, self.alpha, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}{_inplace_str(self.inplace)}"
-
-
-class _InplaceActivation(Module):
-    """An activation whose only option is ``inplace``; ``fn`` is its functional form."""
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def fn(self, input: Tensor, inplace: bool) -> Tensor:
-        raise NotImplementedError
-
-    def forward(self, input: Tensor) -> Tensor:
-        return self.fn(input, self.inplace)
 
 
 class SELU(_InplaceActivation):
     """scale * elu(x, alpha) with SELU's constants."""
 
-    def fn(self, input: Tensor, inplace: bool) -> Tensor:
-        return F.selu(input, inplace)
-
-    def extra_repr(self) -> str:
-        return _inplace_str(self.inplace, first=True)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.selu(input, self.inplace)
 
 
 class Mish(_InplaceActivation):
     """x * tanh(softplus(x))."""
 
-    def fn(self, input: Tensor, inplace: bool) -> Tensor:
-        return F.mish(input, inplace)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.mish(input, self.inplace)
+
+
+class _SilentInplaceActivation(_InplaceActivation):
+    """An activation whose repr shows no options, not even ``inplace`` (as PyTorch's)."""
 
     def extra_repr(self) -> str:
-        return _inplace_str(self.inplace, first=True)
+        return ""
 
 
-class Hardsigmoid(_InplaceActivation):
-    """relu6(x + 3) / 6 (PyTorch prints no options)."""
+class Hardsigmoid(_SilentInplaceActivation):
+    """relu6(x + 3) / 6."""
 
-    def fn(self, input: Tensor, inplace: bool) -> Tensor:
-        return F.hardsigmoid(input, inplace)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardsigmoid(input, self.inplace)
 
 
-class Hardswish(_InplaceActivation):
+class Hardswish(_SilentInplaceActivation):
     """x * relu6(x + 3) / 6."""
 
-    def fn(self, input: Tensor, inplace: bool) -> Tensor:
-        return F.hardswish(input, inplace)
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardswish(input, self.inplace)
 
 
 class LogSigmoid(Module):
@@ -246,6 +217,8 @@ class Softmin(Softmax):
 class PReLU(Module):
     """x for x > 0, weight * x otherwise, with a learnt slope (one, or one per channel)."""
 
+    _repr_options = ("num_parameters",)
+
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         self.num_parameters, self.init = num_parameters, init
@@ -257,12 +230,11 @@ class PReLU(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.prelu(input, self.weight)
 
-    def extra_repr(self) -> str:
-        return f"num_parameters={self.num_parameters}"
-
 
 class GLU(Module):
     """a * sigmoid(b) for the two halves a, b of the input along ``dim``."""
+
+    _repr_options = ("dim",)
 
     def __init__(self, dim: int = -1) -> None:
         super().__init__()
@@ -271,22 +243,18 @@ class GLU(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.glu(input, self.dim)
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
-
-class Threshold(Module):
+class Threshold(_InplaceActivation):
     """x where x > threshold, ``value`` elsewhere."""
 
+    _repr_options = ("threshold", "value")
+
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
-        super().__init__()
-        self.threshold, self.value, self.inplace = threshold, value, inplace
+        super().__init__(inplace)
+        self.threshold, self.value = threshold, value
 
     def forward(self, input: Tensor) -> Tensor:
         return F.threshold(input, self.threshold, self.value, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"threshold={self.threshold}, value={self.value}{_inplace_str(self.inplace)}"
 
 
 class Hardshrink(Module):

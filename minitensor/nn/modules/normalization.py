@@ -8,6 +8,7 @@ from ...creation import empty
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
+from .utils import optional_parameters
 
 
 def reset_affine(weight: Tensor | None, bias: Tensor | None) -> None:
@@ -59,9 +60,8 @@ class GroupNorm(Module):
         if num_channels % num_groups:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        for name, present in (("weight", affine), ("bias", affine and bias)):
-            self.register_parameter(name, Parameter(empty(num_channels, device=device, dtype=dtype))
-                                    if present else None)
+        optional_parameters(self, affine, ("weight",), num_channels, device=device, dtype=dtype)
+        optional_parameters(self, affine and bias, ("bias",), num_channels, device=device, dtype=dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

@@ -9,6 +9,8 @@ from .module import Module
 class PixelShuffle(Module):
     """(*, C r^2, H, W) -> (*, C, H r, W r)."""
 
+    _repr_options = ("upscale_factor",)
+
     def __init__(self, upscale_factor: int) -> None:
         super().__init__()
         self.upscale_factor = upscale_factor
@@ -16,12 +18,11 @@ class PixelShuffle(Module):
     def forward(self, input: Tensor) -> Tensor:
         return F.pixel_shuffle(input, self.upscale_factor)
 
-    def extra_repr(self) -> str:
-        return f"upscale_factor={self.upscale_factor}"
-
 
 class PixelUnshuffle(Module):
     """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+
+    _repr_options = ("downscale_factor",)
 
     def __init__(self, downscale_factor: int) -> None:
         super().__init__()
@@ -29,6 +30,3 @@ class PixelUnshuffle(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.pixel_unshuffle(input, self.downscale_factor)
-
-    def extra_repr(self) -> str:
-        return f"downscale_factor={self.downscale_factor}"

@@ -1,4 +1,4 @@
-"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool2d``, ``MaxUnpool2d``."""
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``."""
 from __future__ import annotations
 
 from typing import Any
@@ -9,43 +9,46 @@ from .module import Module
 from .utils import dim_variants
 
 
-class _MaxPoolNd(Module):
-    """The maximum over each kernel window of (N, C, *spatial); ``stride`` defaults to ``kernel_size``.
-    ``return_indices=True`` also returns the flat index of each maximum in its plane, for MaxUnpool."""
+class _PoolNd(Module):
+    """The window every pooling layer slides: ``kernel_size``, ``stride`` (``kernel_size`` when None),
+    ``padding`` and ``ceil_mode``; ``_dims`` spatial dims."""
     _dims = 2
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-                 return_indices: bool = False, ceil_mode: bool = False) -> None:
+    def __init__(self, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
         self.padding = padding
+        self.ceil_mode = ceil_mode
+
+
+class _MaxPoolNd(_PoolNd):
+    """The maximum over each kernel window of (N, C, *spatial); ``stride`` defaults to ``kernel_size``.
+    ``return_indices=True`` also returns the flat index of each maximum in its plane, for MaxUnpool."""
+
+    _repr_options = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+                 return_indices: bool = False, ceil_mode: bool = False) -> None:
+        super().__init__(kernel_size, stride, padding, ceil_mode)
         self.dilation = dilation
         self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
 
     def forward(self, input: Tensor) -> Any:
         pool = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[self._dims - 1]
         return pool(input, self.kernel_size, self.stride, self.padding, self.dilation, ceil_mode=self.ceil_mode,
                     return_indices=self.return_indices)
 
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
-
-class _AvgPoolNd(Module):
+class _AvgPoolNd(_PoolNd):
     """The mean over each kernel window; ``count_include_pad`` counts zero padding in the divisor and
     ``divisor_override`` replaces the divisor."""
-    _dims = 2
+
+    _repr_options = ("kernel_size", "stride", "padding")
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
+        super().__init__(kernel_size, stride, padding, ceil_mode)
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
@@ -57,14 +60,12 @@ class _AvgPoolNd(Module):
         return pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
                     self.divisor_override)
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
 
 class _AdaptiveAvgPoolNd(Module):
     """Averages (N, C, *spatial) down to (N, C, *output_size) with windows chosen to cover the input;
     a None entry in ``output_size`` keeps that input size."""
     _dims = 2
+    _repr_options = ("output_size",)
 
     def __init__(self, output_size: Any) -> None:
         super().__init__()
@@ -73,10 +74,6 @@ class _AdaptiveAvgPoolNd(Module):
     def forward(self, input: Tensor) -> Tensor:
         pool = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[self._dims - 1]
         return pool(input, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
-
 
 
 class MaxPool1d(_MaxPoolNd):
@@ -114,18 +111,19 @@ class AvgPool3d(_AvgPoolNd):
     _dims = 3
 
 
-def _ntuple(x: Any, n: int) -> tuple[Any, ...]:
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
-
-
 AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d = dim_variants(
     _AdaptiveAvgPoolNd, "AdaptiveAvgPool{n}d", "Averages the last {n} dims down to ``output_size`` with windows "
     "chosen to cover the input; a None entry keeps that input size.", __name__)
 
 
+def _ntuple(x: Any, n: int) -> tuple[Any, ...]:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
+
+
 class _MaxUnpoolNd(Module):
     """Puts the values of MaxPool's output back at its ``indices`` in a zero (N, C, *out)."""
     _dims = 2
+    _repr_options = ("kernel_size", "stride", "padding")
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
         super().__init__()
@@ -137,9 +135,6 @@ class _MaxUnpoolNd(Module):
     def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
         unpool = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[self._dims - 1]
         return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 MaxUnpool1d, MaxUnpool2d, MaxUnpool3d = dim_variants(
