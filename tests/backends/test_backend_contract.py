@@ -512,6 +512,9 @@ def softmax_ref(x, axis):
     return e / e.sum(axis, keepdims=True)
 
 
+SELU = (1.6732632423543772848170429916717, 1.0507009873554804934193349852946)
+
+
 def activation_cases() -> dict[str, Callable[[Backend], None]]:
     """Forward vs a float64 formula; backward vs the numerical VJP of that formula."""
     x = x64(3, 5)
@@ -532,6 +535,13 @@ def activation_cases() -> dict[str, Callable[[Backend], None]]:
         "hardtanh": ({"min_val": -1.0, "max_val": 1.0}, lambda v: np.clip(v, -1, 1), "y", {}),
         "softmax": ({"axis": 1}, lambda v: softmax_ref(v, 1), "y", {}),
         "log_softmax": ({"axis": 0}, lambda v: np.log(softmax_ref(v, 0)), "y", {}),
+        "celu": ({"alpha": -0.7}, lambda v: np.where(v > 0, v, -0.7 * np.expm1(v / -0.7)), "x", {}),
+        "selu": ({}, lambda v: SELU[1] * np.where(v > 0, v, SELU[0] * np.expm1(v)), "x", {}),
+        "mish": ({}, lambda v: v * np.tanh(np.log1p(np.exp(v))), "x", {}),
+        "hardsigmoid": ({}, lambda v: np.clip(v + 3, 0, 6) / 6, "x", {}),
+        "hardswish": ({}, lambda v: v * np.clip(v + 3, 0, 6) / 6, "x", {}),
+        "logsigmoid": ({}, lambda v: -np.log1p(np.exp(-v)), "x", {}),
+        "softsign": ({}, lambda v: v / (1 + np.abs(v)), "x", {}),
     }
     cases: dict[str, Callable[[Backend], None]] = {}
     for name, (params, ref, saved, bparams) in table.items():
@@ -597,6 +607,10 @@ POINTERS = {
     "mse_loss_backward": "ops/test_loss.py::test_regression_losses",
     "l1_loss": "ops/test_loss.py::test_regression_losses",
     "l1_loss_backward": "ops/test_loss.py::test_regression_losses",
+    "smooth_l1_loss": "ops/test_loss.py::test_regression_losses",
+    "smooth_l1_loss_backward": "ops/test_loss.py::test_regression_losses",
+    "huber_loss": "ops/test_loss.py::test_regression_losses",
+    "huber_loss_backward": "ops/test_loss.py::test_regression_losses",
     "dropout": "ops/test_dropout_embedding.py::test_dropout_mask_statistics_and_scaling",
     "dropout_backward": "ops/test_dropout_embedding.py::test_dropout_gradient_is_the_same_mask_and_scale",
     "embedding": "ops/test_dropout_embedding.py::test_embedding_forward_and_scatter_add_gradient",
