@@ -25,6 +25,7 @@ from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, fu
 from . import datasets, nn, optim, utils  # noqa: E402  (after Tensor: these build on it)
 from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
+from . import linalg  # noqa: E402  (torch.linalg)
 
 __version__ = "0.1.0"
 
@@ -47,6 +48,12 @@ __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", 
            "swapaxes", "tanh", "tensor", "testing", "to_device", "to_dtype", "transpose", "tril", "triu",
            "true_divide", "uint8", "unbind", "unflatten", "unsqueeze", "utils", "var", "view_dtype", "where", "zeros",
            "zeros_like"]
+
+__all__ += ["cholesky", "det", "inverse", "linalg", "logdet", "matrix_power", "pinverse", "slogdet"]
+
+# Importing a submodule binds it on the package: these internal ones are no PyTorch names (tests/test_public_api.py).
+for _internal in ("creation", "tensor_methods", "tensor_shape"):
+    globals().pop(_internal, None)
 
 
 def is_tensor(obj: object) -> "_builtins.bool":

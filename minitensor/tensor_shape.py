@@ -78,6 +78,28 @@ class TensorShapeMethods:
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> "Tensor":
         return _F.norm(self, p, dim, keepdim)
 
+    # ------------------------------------------------------------------------------ linear algebra
+    def det(self) -> "Tensor":
+        return _F.det(self)
+
+    def logdet(self) -> "Tensor":
+        return _F.logdet(self)
+
+    def slogdet(self) -> Any:
+        return _F.slogdet(self)
+
+    def inverse(self) -> "Tensor":
+        return _F.inverse(self)
+
+    def matrix_power(self, n: int) -> "Tensor":
+        return _F.matrix_power(self, n)
+
+    def pinverse(self, rcond: float = 1e-15) -> "Tensor":
+        return _F.pinverse(self, rcond)
+
+    def cholesky(self, upper: bool = False) -> "Tensor":
+        return _F.cholesky(self, upper=upper)
+
     # ----------------------------------------------------------------------------------- shape
     def reshape(self, *shape: Any) -> "Tensor":
         return _F.reshape(self, sizes_of(shape))

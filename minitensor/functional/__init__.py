@@ -13,6 +13,8 @@ from .reduce import *  # noqa: F401,F403
 from .reduce import all, any, max, min, sum  # noqa: F401
 from .shape import *  # noqa: F401,F403
 from .triangular import tril, triu
+from .factorization import cholesky, pinverse
+from .solve import det, inverse, logdet, matrix_power, slogdet
 
 __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
            "bitwise_xor", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clip", "clone", "concat",
@@ -25,3 +27,5 @@ __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitw
            "split", "sqrt", "square", "squeeze", "stack", "std", "sub", "sum", "swapaxes", "tanh", "to_device",
            "to_dtype", "transpose", "tril", "triu", "true_divide", "unbind", "unflatten", "unsqueeze", "var",
            "view_dtype", "where"]
+
+__all__ += ["cholesky", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"]

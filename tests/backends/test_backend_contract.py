@@ -414,6 +414,68 @@ def linalg_cases() -> dict[str, Callable[[Backend], None]]:
     return {"matmul": matmul}
 
 
+def spd(n: int, *batch: int) -> np.ndarray:
+    a = x64(*batch, n, n)
+    return a @ a.swapaxes(-1, -2) + n * np.eye(n)
+
+
+def solve_cases() -> dict[str, Callable[[Backend], None]]:
+    a, b = x64(2, 4, 4), x64(2, 4, 3)
+
+    def inv(B):
+        close(B, B.inv(dev(B, a)), np.linalg.inv(a), rtol=1e-9, atol=1e-10)
+
+    def solve(B):
+        close(B, B.solve(dev(B, a), dev(B, b)), np.linalg.solve(a, b), rtol=1e-9, atol=1e-10)
+
+    def slogdet(B):
+        sign, logabsdet = B.slogdet(dev(B, a))
+        close(B, sign, np.linalg.slogdet(a)[0])
+        close(B, logabsdet, np.linalg.slogdet(a)[1], rtol=1e-10)
+
+    def det(B):
+        close(B, B.det(dev(B, a)), np.linalg.det(a), rtol=1e-10)
+    return {"inv": inv, "solve": solve, "slogdet": slogdet, "det": det}
+
+
+def factorization_cases() -> dict[str, Callable[[Backend], None]]:
+    a = x64(2, 5, 3)
+
+    def cholesky(B):
+        s = spd(4, 3)
+        close(B, B.cholesky(dev(B, s)), np.linalg.cholesky(s), rtol=1e-10, atol=1e-12)
+
+    def eigh(B):
+        m = x64(3, 4, 4)  # not symmetric: only the triangle asked for is read
+        for lower, uplo in ((True, "L"), (False, "U")):
+            w, v = B.eigh(dev(B, m), lower)
+            ref = np.linalg.eigvalsh(m, uplo)
+            close(B, w, ref, rtol=1e-10, atol=1e-12)
+            sym = np.tril(m) + np.tril(m, -1).swapaxes(-1, -2) if lower else np.triu(m) + np.triu(m, 1).swapaxes(-1, -2)
+            vv = host(B, v)
+            np.testing.assert_allclose((vv * ref[..., None, :]) @ vv.swapaxes(-1, -2), sym, atol=1e-10)
+
+    def svd(B):
+        for full, (mu, nv) in ((True, (5, 3)), (False, (3, 3))):
+            u, s, vh = (host(B, f) for f in B.svd(dev(B, a), full))
+            assert u.shape == (2, 5, mu) and vh.shape == (2, nv, 3)
+            np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=1e-10)
+            np.testing.assert_allclose((u[..., :3] * s[..., None, :]) @ vh[..., :3, :], a, atol=1e-10)
+
+    def svdvals(B):
+        close(B, B.svdvals(dev(B, a.swapaxes(-1, -2))), np.linalg.svd(a, compute_uv=False), rtol=1e-10)
+
+    def qr(B):
+        for mode, k in (("reduced", 3), ("complete", 5)):
+            q, r = (host(B, f) for f in B.qr(dev(B, a), mode))
+            assert q.shape == (2, 5, k) and r.shape == (2, k, 3)
+            np.testing.assert_allclose(q @ r, a, atol=1e-10)
+            np.testing.assert_allclose(np.triu(r), r)
+            np.testing.assert_allclose(q.swapaxes(-1, -2) @ q, np.broadcast_to(np.eye(k), (2, k, k)), atol=1e-10)
+        close(B, np.abs(host(B, B.qr(dev(B, a), "r")[1])), np.abs(np.linalg.qr(a, mode="r")), rtol=1e-10)
+    return {"cholesky": cholesky, "eigh": eigh, "svd": svd, "svdvals": svdvals, "qr": qr}
+
+
 # -------------------------------------------------------------------------------------- activations
 def erf_ref(x):
     return np.vectorize(math.erf)(x)
@@ -537,6 +599,7 @@ PARITY: dict[str, Any] = {
     "unavailable_reason": identity_cases,
     **array_cases(), **random_cases(), **elementwise_cases(), **comparison_cases(), **reduce_cases(), **shape_cases(),
     **linalg_cases(), **activation_cases(), **POINTERS,
+    **solve_cases(), **factorization_cases(),
 }
 
 
