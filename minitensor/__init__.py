@@ -50,6 +50,7 @@ __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", 
            "zeros_like"]
 
 __all__ += ["cholesky", "det", "inverse", "linalg", "logdet", "matrix_power", "pinverse", "slogdet"]
+__all__ += ["einsum"]
 
 # Importing a submodule binds it on the package: these internal ones are no PyTorch names (tests/test_public_api.py).
 for _internal in ("creation", "tensor_methods", "tensor_shape"):

@@ -15,6 +15,7 @@ from .shape import *  # noqa: F401,F403
 from .triangular import tril, triu
 from .factorization import cholesky, pinverse
 from .solve import det, inverse, logdet, matrix_power, slogdet
+from .linalg import einsum
 
 __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
            "bitwise_xor", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clip", "clone", "concat",
@@ -29,3 +30,4 @@ __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitw
            "view_dtype", "where"]
 
 __all__ += ["cholesky", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"]
+__all__ += ["einsum"]

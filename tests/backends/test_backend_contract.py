@@ -411,7 +411,14 @@ def linalg_cases() -> dict[str, Callable[[Backend], None]]:
         close(B, B.matmul(dev(B, a), dev(B, b)), np.matmul(a, b), rtol=1e-10)
         close(B, B.matmul(dev(B, b).T, dev(B, a).swapaxes(-1, -2)), np.matmul(b.T, a.swapaxes(-1, -2)),
               rtol=1e-10)
-    return {"matmul": matmul}
+
+    def einsum(B):
+        a, b, c = x64(2, 3, 4), x64(4, 5), x64(5)
+        close(B, B.einsum("bij,jk,k->bi", [dev(B, a), dev(B, b), dev(B, c)]), np.einsum("bij,jk,k->bi", a, b, c),
+              rtol=1e-10)
+        m = x64(3, 4, 4)
+        close(B, B.einsum("...ii->...i", [dev(B, m)]), np.einsum("...ii->...i", m))
+    return {"matmul": matmul, "einsum": einsum}
 
 
 def spd(n: int, *batch: int) -> np.ndarray:
