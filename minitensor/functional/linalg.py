@@ -1,7 +1,7 @@
 """Matrix products: ``matmul`` with batch broadcasting and PyTorch's 1-D cases, and fused ``linear``."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from ..autograd.function import Function
 from ..tensor import Tensor
