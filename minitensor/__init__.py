@@ -26,6 +26,7 @@ from . import datasets, nn, optim, utils  # noqa: E402  (after Tensor: these bui
 from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
 from . import linalg  # noqa: E402  (torch.linalg)
+from .creation import tril_indices, triu_indices  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -51,6 +52,9 @@ __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", 
 
 __all__ += ["cholesky", "det", "inverse", "linalg", "logdet", "matrix_power", "pinverse", "slogdet"]
 __all__ += ["einsum"]
+__all__ += ["argwhere", "diag", "diag_embed", "diagonal", "masked_select", "meshgrid", "nonzero", "repeat_interleave",
+            "roll", "rot90", "scatter", "scatter_add", "scatter_reduce", "take_along_dim", "tril_indices",
+            "triu_indices"]
 
 # Importing a submodule binds it on the package: these internal ones are no PyTorch names (tests/test_public_api.py).
 for _internal in ("creation", "tensor_methods", "tensor_shape"):

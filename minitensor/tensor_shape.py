@@ -100,6 +100,63 @@ class TensorShapeMethods:
     def cholesky(self, upper: bool = False) -> "Tensor":
         return _F.cholesky(self, upper=upper)
 
+    # ------------------------------------------------------------------ rearranging and scattering
+    def roll(self, shifts: Any, dims: Any = None) -> "Tensor":
+        return _F.roll(self, shifts, dims)
+
+    def rot90(self, k: int = 1, dims: Sequence[int] = (0, 1)) -> "Tensor":
+        return _F.rot90(self, k, dims)
+
+    def repeat_interleave(self, repeats: Any = None, dim: int | None = None, *,
+                          output_size: int | None = None) -> "Tensor":
+        return _F.repeat_interleave(self, repeats, dim, output_size=output_size)
+
+    def unfold(self, dimension: int, size: int, step: int) -> "Tensor":
+        return _F.reorder.unfold(self, dimension, size, step)
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
+        return _F.diagonal(self, offset, dim1, dim2)
+
+    def diag(self, diagonal: int = 0) -> "Tensor":
+        return _F.diag(self, diagonal)
+
+    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> "Tensor":
+        return _F.diag_embed(self, offset, dim1, dim2)
+
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        return _F.nonzero(self, as_tuple=as_tuple)
+
+    def argwhere(self) -> "Tensor":
+        return _F.argwhere(self)
+
+    def masked_select(self, mask: "Tensor") -> "Tensor":
+        return _F.masked_select(self, mask)
+
+    def take_along_dim(self, indices: "Tensor", dim: int | None = None) -> "Tensor":
+        return _F.take_along_dim(self, indices, dim)
+
+    def scatter(self, dim: int, index: "Tensor", src: Any = None, value: Any = None, *,
+                reduce: str | None = None) -> "Tensor":
+        return _F.scatter(self, dim, index, src, value, reduce=reduce)
+
+    def scatter_(self, dim: int, index: "Tensor", src: Any = None, value: Any = None, *,
+                 reduce: str | None = None) -> "Tensor":
+        return _F.inplace(self, _F.scatter, dim, index, src, value, reduce=reduce)
+
+    def scatter_add(self, dim: int, index: "Tensor", src: "Tensor") -> "Tensor":
+        return _F.scatter_add(self, dim, index, src)
+
+    def scatter_add_(self, dim: int, index: "Tensor", src: "Tensor") -> "Tensor":
+        return _F.inplace(self, _F.scatter_add, dim, index, src)
+
+    def scatter_reduce(self, dim: int, index: "Tensor", src: "Tensor", reduce: str, *,
+                       include_self: bool = True) -> "Tensor":
+        return _F.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+    def scatter_reduce_(self, dim: int, index: "Tensor", src: "Tensor", reduce: str, *,
+                        include_self: bool = True) -> "Tensor":
+        return _F.inplace(self, _F.scatter_reduce, dim, index, src, reduce, include_self=include_self)
+
     # ----------------------------------------------------------------------------------- shape
     def reshape(self, *shape: Any) -> "Tensor":
         return _F.reshape(self, sizes_of(shape))

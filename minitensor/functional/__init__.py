@@ -16,6 +16,9 @@ from .triangular import tril, triu
 from .factorization import cholesky, pinverse
 from .solve import det, inverse, logdet, matrix_power, slogdet
 from .linalg import einsum
+from .reorder import meshgrid, repeat_interleave, roll, rot90
+from .scatter import argwhere, masked_select, nonzero, scatter, scatter_add, scatter_reduce, take_along_dim
+from .triangular import diag, diag_embed, diagonal
 
 __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
            "bitwise_xor", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clip", "clone", "concat",
@@ -31,3 +34,5 @@ __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitw
 
 __all__ += ["cholesky", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"]
 __all__ += ["einsum"]
+__all__ += ["argwhere", "diag", "diag_embed", "diagonal", "masked_select", "meshgrid", "nonzero", "repeat_interleave",
+            "roll", "rot90", "scatter", "scatter_add", "scatter_reduce", "take_along_dim"]

@@ -421,6 +421,69 @@ def linalg_cases() -> dict[str, Callable[[Backend], None]]:
     return {"matmul": matmul, "einsum": einsum}
 
 
+def rearrange_cases() -> dict[str, Callable[[Backend], None]]:
+    x = x64(3, 4, 5)
+    idx = rng.integers(0, 3, (2, 4, 5))
+
+    def scatter_along_axis(B):
+        src = x64(2, 4, 5)
+        for reduce, ufunc in ((None, None), ("sum", np.add), ("prod", np.multiply), ("amax", np.maximum),
+                              ("amin", np.minimum)):
+            expected = x.copy()
+            grid = np.ix_(*[np.arange(n) for n in idx.shape])
+            where = (idx,) + grid[1:]
+            if ufunc is None:
+                expected[where] = src
+            else:
+                ufunc.at(expected, where, src)
+            got = B.scatter_along_axis(dev(B, x.copy()), dev(B, idx), dev(B, src), 0, reduce)
+            if reduce is None:  # repeated indices: any one of the values written may win
+                g, untouched = host(B, got), np.ones(x.shape, bool)
+                untouched[where] = False
+                assert np.isin(g[where], src).all() and np.array_equal(g[untouched], x[untouched])
+            else:
+                close(B, got, expected, rtol=1e-12)
+
+    def roll(B):
+        close(B, B.roll(dev(B, x), (1, -2), (0, 2)), np.roll(x, (1, -2), (0, 2)))
+
+    def diagonal(B):
+        close(B, B.diagonal(dev(B, x), 1, 0, 2), np.diagonal(x, 1, 0, 2))
+
+    def diagonal_scatter(B):
+        d = x64(4, 2)
+        got = host(B, B.diagonal_scatter(dev(B, d), (3, 4, 5), -1, 0, 2))
+        np.testing.assert_array_equal(np.diagonal(got, -1, 0, 2), d)
+        assert np.count_nonzero(got) == d.size
+
+    def argwhere(B):
+        m = x > 0.5
+        close(B, B.argwhere(dev(B, m)), np.argwhere(m))
+
+    def repeat(B):
+        close(B, B.repeat(dev(B, x), dev(B, np.array([1, 0, 2])), 0), np.repeat(x, [1, 0, 2], 0))
+        close(B, B.repeat(dev(B, x), 2, 1), np.repeat(x, 2, 1))
+
+    def triangle_indices(B):
+        close(B, B.triangle_indices(3, 4, 1, False), np.stack(np.tril_indices(3, 1, 4)))
+        close(B, B.triangle_indices(4, 3, -1, True), np.stack(np.triu_indices(4, -1, 3)))
+
+    def sliding_window(B):
+        ref = np.lib.stride_tricks.sliding_window_view(x, 2, axis=2)[:, :, ::2]
+        close(B, B.sliding_window(dev(B, x), 2, 2, 2), ref)
+
+    def sliding_window_add(B):
+        g = x64(3, 3, 5, 2)  # windows of 2 every 1 along axis 1 (length 4)
+        expected = np.zeros((3, 4, 5))
+        for w in range(3):
+            expected[:, w:w + 2] += np.moveaxis(g[:, w], -1, 1)
+        close(B, B.sliding_window_add(dev(B, g), 4, 1, 1), expected, rtol=1e-12)
+    return {"scatter_along_axis": scatter_along_axis, "roll": roll, "diagonal": diagonal,
+            "diagonal_scatter": diagonal_scatter, "argwhere": argwhere, "repeat": repeat,
+            "triangle_indices": triangle_indices, "sliding_window": sliding_window,
+            "sliding_window_add": sliding_window_add}
+
+
 def spd(n: int, *batch: int) -> np.ndarray:
     a = x64(*batch, n, n)
     return a @ a.swapaxes(-1, -2) + n * np.eye(n)
@@ -607,6 +670,7 @@ PARITY: dict[str, Any] = {
     **array_cases(), **random_cases(), **elementwise_cases(), **comparison_cases(), **reduce_cases(), **shape_cases(),
     **linalg_cases(), **activation_cases(), **POINTERS,
     **solve_cases(), **factorization_cases(),
+    **rearrange_cases(),
 }
 
 
