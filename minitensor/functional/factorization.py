@@ -21,7 +21,7 @@ from .indexing import where
 from .reduce import amax
 from .solve import check_matrices, mT, rows
 
-__all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "pinv", "pinverse"]
+__all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "pinv", "pinverse", "matrix_rank"]
 
 
 def _pack(B: Backend, ctx: Any, *outs: Any) -> Any:
@@ -278,22 +278,33 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:
     return QR(q.reshape(0) if mode == "r" else q, r)
 
 
+def _cutoff(A: Tensor, s: Tensor, atol: Any, rtol: Any) -> Tensor:
+    """max(atol, rtol * the largest singular value), (*, 1); rtol defaults to max(m, n) * eps when neither
+    tolerance is given."""
+    if rtol is None:
+        rtol = max(A.shape[-2:]) * float(np.finfo(A.dtype.np).eps) if atol is None else 0.0
+    cutoff = amax(s, -1, keepdim=True) * rtol
+    return cutoff.clamp(min=atol) if atol is not None else cutoff
+
+
+def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
+    """The number of singular values (|eigenvalues| if ``hermitian``) above the tolerance of ``pinv``, int64."""
+    check_matrices("matrix_rank", A, square=hermitian)
+    s = eigvalsh(A).abs() if hermitian else svdvals(A)
+    return (s > _cutoff(A, s, atol, rtol)).sum(-1)
+
+
 def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
     """The Moore-Penrose pseudo-inverse of A (*, m, n) -> (*, n, m) from its SVD (or eigh if ``hermitian``):
     singular values <= max(atol, rtol * largest) count as 0; rtol defaults to max(m, n) * eps when neither
     tolerance is given. Differentiable through the factorization (away from repeated singular values)."""
     check_matrices("pinv", A, square=False)
-    if rtol is None:
-        rtol = max(A.shape[-2:]) * float(np.finfo(A.dtype.np).eps) if atol is None else 0.0
     if hermitian:
         w, v = eigh(A)
         s, left, right = w.abs(), v, v.transpose(-2, -1)
     else:
         left, s, right = svd(A, full_matrices=False)
-    cutoff = amax(s, -1, keepdim=True) * rtol
-    if atol is not None:
-        cutoff = cutoff.clamp(min=atol)
-    keep = s > cutoff
+    keep = s > _cutoff(A, s, atol, rtol)
     s_inv = where(keep, 1.0 / where(keep, s if not hermitian else w, 1.0), 0.0)  # no 1/0 in the gradient
     return (right.transpose(-2, -1) * s_inv.unsqueeze(-2)) @ left.transpose(-2, -1)
 

@@ -6,9 +6,10 @@ from typing import Any, Sequence
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import promote
+from .shape import stack
 from ..backends.base import Backend
 
-__all__ = ["matmul", "mm", "bmm", "mv", "dot", "linear", "einsum"]
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "linear", "einsum", "vecdot", "cross", "multi_dot"]
 
 
 class MatMul(Function):
@@ -225,3 +226,37 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     except ValueError as e:
         raise RuntimeError(f"einsum(): {e}") from None
     return y.sum(tuple(range(y.ndim - len(out)))) if summed and y.ndim > len(out) else y
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """sum(x * y) over ``dim``, x and y broadcast (``linalg.vecdot``)."""
+    return (x * y).sum(dim)
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """The cross product of 3-vectors along ``dim`` (``linalg.cross``); the other dims broadcast, the ranks
+    must agree."""
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype} but found {other.dtype}")
+    d = dim % max(input.ndim, 1)
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
+                           f"{other.shape[d]}")
+    a, b = input.unbind(d), other.unbind(d)
+    return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]], d)
+
+
+def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
+    """tensors[0] @ tensors[1] @ ...: 2-D matrices, the first and the last may be 1-D (a row, a column)."""
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for k, t in enumerate(tensors):
+        if t.ndim != 2 and not (t.ndim == 1 and k in (0, len(tensors) - 1)):
+            raise RuntimeError(f"multi_dot(): tensor {k} must be 2D{' or 1D' if k in (0, len(tensors) - 1) else ''} "
+                               f"but got {t.ndim}D")
+    out = tensors[0]
+    for t in tensors[1:]:
+        out = matmul(out, t)
+    return out

@@ -159,3 +159,13 @@ def test_parity_with_torch():
         y.sum().backward()
         ty.sum().backward()
         assert_close(X.grad, T.grad.numpy(), rtol=1e-7, atol=1e-9)
+
+
+def test_matrix_rank_and_linalg_diagonal():
+    a = np.outer([1.0, 2.0, 3.0], [1.0, -1.0, 0.5]) + np.outer([0.0, 1.0, 1.0], [1.0, 1.0, 1.0])  # rank 2
+    assert L.matrix_rank(t64(a, False)).item() == 2 and L.matrix_rank(t64(a, False)).dtype is mt.int64
+    assert L.matrix_rank(t64(a + a.T, False), hermitian=True).item() == np.linalg.matrix_rank(a + a.T)
+    assert L.matrix_rank(t64(a, False), atol=1e3).item() == 0
+    assert_close(L.matrix_rank(t64(np.stack([a, np.eye(3)]), False)), [2, 3])
+    x = randn(0, (2, 3, 4))
+    assert_close(L.diagonal(t64(x, False), offset=1), np.diagonal(x, 1, -2, -1))

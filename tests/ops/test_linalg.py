@@ -198,3 +198,27 @@ def test_einsum_parity_with_torch(equation, shapes):
     (ty * ty).sum().backward()
     for x, t in zip(xs, ts):
         assert_close(x.grad, t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@SETTINGS
+@given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=2, max_side=3), seed=seeds)
+def test_linalg_cross_and_vecdot_match_numpy(shapes, seed):
+    (sa, sb), _ = shapes
+    sa, sb = (1,) * (len(sb) - len(sa)) + sa + (3,), (1,) * (len(sa) - len(sb)) + sb + (3,)
+    a, b = randn(seed, sa), randn(seed + 1, sb)
+    assert_close(mt.linalg.cross(t64(a, False), t64(b, False)), np.cross(a, b), rtol=1e-12, atol=1e-12)
+    assert_close(mt.linalg.vecdot(t64(a, False), t64(b, False)), np.sum(a * b, -1), rtol=1e-12, atol=1e-12)
+    check_grad(mt.linalg.cross, a, b)
+    check_grad(lambda x, y: mt.linalg.vecdot(x, y, dim=0), a, b)
+
+
+def test_multi_dot_and_cross_errors():
+    v, m, w = randn(0, (3,)), randn(1, (3, 4)), randn(2, (4,))
+    assert_close(mt.linalg.multi_dot([t64(v, False), t64(m, False), t64(w, False)]), v @ m @ w, rtol=1e-12)
+    check_grad(lambda *xs: mt.linalg.multi_dot(xs), v, m, w)
+    with pytest.raises(RuntimeError, match="at least 2 tensors"):
+        mt.linalg.multi_dot([mt.ones(2, 2)])
+    with pytest.raises(RuntimeError, match="must have length 3"):
+        mt.linalg.cross(mt.ones(2), mt.ones(2))
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        mt.linalg.cross(mt.ones(4, 3), mt.ones(3))
