@@ -93,7 +93,7 @@ def _dims(name: str, ndim: int, dim1: int, dim2: int) -> tuple[int, int]:
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal ``offset`` (> 0 above the main one) of each (dim1, dim2) plane, as the last dim: a
-    view (read-only on the CPU: NumPy's)."""
+    view."""
     d1, d2 = _dims("diagonal", input.ndim, dim1, dim2)
     return Diagonal.apply(input, offset, d1, d2)
 

@@ -122,6 +122,14 @@ def test_diagonal_and_diag_embed_match_numpy(shape, seed, offset, data):
     check_grad(lambda a: a.diag_embed(offset, 0, -1), x)
 
 
+def test_diagonal_is_a_writable_view():
+    x = mt.zeros(3, 4)
+    x.diagonal(1).add_(2.0)  # writes through, as PyTorch's
+    assert_close(x, np.eye(3, 4, 1) * 2)
+    y = mt.zeros(2, 2).expand(3, 2, 2)
+    assert_close(y.diagonal(0, 1, 2), np.zeros((3, 2)))  # a broadcast input: a read-only view, still readable
+
+
 def test_diag_of_vectors_and_matrices():
     v, m = randn(0, (3,)), randn(1, (3, 4))
     for k in (-2, 0, 1):

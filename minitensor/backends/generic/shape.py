@@ -65,8 +65,12 @@ class ShapeOps:
         return self.xp.roll(x, shifts, axes)
 
     def diagonal(self, x: Array, offset: int, axis1: int, axis2: int) -> Array:
-        """The diagonal ``offset`` of the planes (axis1, axis2), as a last axis (a view)."""
-        return self.xp.diagonal(x, offset, axis1, axis2)
+        """The diagonal ``offset`` of the planes (axis1, axis2), as a last axis (a view, writable where x is:
+        NumPy marks it read-only by caution only, and PyTorch's diagonal writes through)."""
+        d = self.xp.diagonal(x, offset, axis1, axis2)
+        if getattr(x.flags, "writeable", False) and not getattr(d.flags, "writeable", True):
+            d.flags.writeable = True
+        return d
 
     def diagonal_scatter(self, d: Array, shape: tuple[int, ...], offset: int, axis1: int, axis2: int) -> Array:
         """Zeros of ``shape`` with ``d`` (its last axis the diagonal) on the diagonal ``offset`` of the planes
