@@ -55,6 +55,8 @@ __all__ += ["einsum"]
 __all__ += ["argwhere", "diag", "diag_embed", "diagonal", "masked_select", "meshgrid", "nonzero", "repeat_interleave",
             "roll", "rot90", "scatter", "scatter_add", "scatter_reduce", "take_along_dim", "tril_indices",
             "triu_indices"]
+__all__ += ["addbmm", "addmm", "addmv", "baddbmm", "block_diag", "chain_matmul", "cross", "ger", "inner", "kron",
+            "outer", "tensordot", "trace", "vdot"]
 
 # Importing a submodule binds it on the package: these internal ones are no PyTorch names (tests/test_public_api.py).
 for _internal in ("creation", "tensor_methods", "tensor_shape"):

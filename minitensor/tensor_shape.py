@@ -100,6 +100,39 @@ class TensorShapeMethods:
     def cholesky(self, upper: bool = False) -> "Tensor":
         return _F.cholesky(self, upper=upper)
 
+    def outer(self, vec2: "Tensor") -> "Tensor":
+        return _F.outer(self, vec2)
+
+    def ger(self, vec2: "Tensor") -> "Tensor":
+        return _F.outer(self, vec2)
+
+    def inner(self, other: "Tensor") -> "Tensor":
+        return _F.inner(self, other)
+
+    def vdot(self, other: "Tensor") -> "Tensor":
+        return _F.vdot(self, other)
+
+    def kron(self, other: "Tensor") -> "Tensor":
+        return _F.kron(self, other)
+
+    def trace(self) -> "Tensor":
+        return _F.trace(self)
+
+    def cross(self, other: "Tensor", dim: int | None = None) -> "Tensor":
+        return _F.cross(self, other, dim)
+
+    def addmm(self, mat1: "Tensor", mat2: "Tensor", *, beta: Any = 1, alpha: Any = 1) -> "Tensor":
+        return _F.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def addmv(self, mat: "Tensor", vec: "Tensor", *, beta: Any = 1, alpha: Any = 1) -> "Tensor":
+        return _F.addmv(self, mat, vec, beta=beta, alpha=alpha)
+
+    def baddbmm(self, batch1: "Tensor", batch2: "Tensor", *, beta: Any = 1, alpha: Any = 1) -> "Tensor":
+        return _F.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addbmm(self, batch1: "Tensor", batch2: "Tensor", *, beta: Any = 1, alpha: Any = 1) -> "Tensor":
+        return _F.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
     # ------------------------------------------------------------------ rearranging and scattering
     def roll(self, shifts: Any, dims: Any = None) -> "Tensor":
         return _F.roll(self, shifts, dims)

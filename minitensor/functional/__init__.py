@@ -16,6 +16,8 @@ from .triangular import tril, triu
 from .factorization import cholesky, pinverse
 from .solve import det, inverse, logdet, matrix_power, slogdet
 from .linalg import einsum
+from .products import (addbmm, addmm, addmv, baddbmm, block_diag, chain_matmul, cross, ger, inner, kron, outer,
+                       tensordot, trace, vdot)
 from .reorder import meshgrid, repeat_interleave, roll, rot90
 from .scatter import argwhere, masked_select, nonzero, scatter, scatter_add, scatter_reduce, take_along_dim
 from .triangular import diag, diag_embed, diagonal
@@ -36,3 +38,5 @@ __all__ += ["cholesky", "det", "inverse", "logdet", "matrix_power", "pinverse", 
 __all__ += ["einsum"]
 __all__ += ["argwhere", "diag", "diag_embed", "diagonal", "masked_select", "meshgrid", "nonzero", "repeat_interleave",
             "roll", "rot90", "scatter", "scatter_add", "scatter_reduce", "take_along_dim"]
+__all__ += ["addbmm", "addmm", "addmv", "baddbmm", "block_diag", "chain_matmul", "cross", "ger", "inner", "kron",
+            "outer", "tensordot", "trace", "vdot"]
