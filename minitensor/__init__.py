@@ -57,6 +57,10 @@ __all__ += ["argwhere", "diag", "diag_embed", "diagonal", "masked_select", "mesh
             "triu_indices"]
 __all__ += ["addbmm", "addmm", "addmv", "baddbmm", "block_diag", "chain_matmul", "cross", "ger", "inner", "kron",
             "outer", "tensordot", "trace", "vdot"]
+__all__ += ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "column_stack",
+            "diagonal_scatter", "dsplit", "dstack", "fliplr", "flipud", "hsplit", "hstack", "index_add", "index_copy",
+            "index_fill", "masked_scatter", "moveaxis", "put", "ravel", "row_stack", "select", "select_scatter",
+            "slice_scatter", "swapdims", "take", "tensor_split", "tile", "vsplit", "vstack"]
 
 # Importing a submodule binds it on the package: these internal ones are no PyTorch names (tests/test_public_api.py).
 for _internal in ("creation", "tensor_methods", "tensor_shape"):

@@ -190,6 +190,83 @@ class TensorShapeMethods:
                         include_self: bool = True) -> "Tensor":
         return _F.inplace(self, _F.scatter_reduce, dim, index, src, reduce, include_self=include_self)
 
+    # ------------------------------------------------------------------- index writes and NumPy names
+    def index_add(self, dim: int, index: "Tensor", source: "Tensor", *, alpha: Any = 1) -> "Tensor":
+        return _F.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_add_(self, dim: int, index: "Tensor", source: "Tensor", *, alpha: Any = 1) -> "Tensor":
+        return _F.inplace(self, _F.index_add, dim, index, source, alpha=alpha)
+
+    def index_copy(self, dim: int, index: "Tensor", source: "Tensor") -> "Tensor":
+        return _F.index_copy(self, dim, index, source)
+
+    def index_copy_(self, dim: int, index: "Tensor", source: "Tensor") -> "Tensor":
+        return _F.inplace(self, _F.index_copy, dim, index, source)
+
+    def index_fill(self, dim: int, index: "Tensor", value: Any) -> "Tensor":
+        return _F.index_fill(self, dim, index, value)
+
+    def index_fill_(self, dim: int, index: "Tensor", value: Any) -> "Tensor":
+        return _F.inplace(self, _F.index_fill, dim, index, value)
+
+    def take(self, index: "Tensor") -> "Tensor":
+        return _F.take(self, index)
+
+    def put(self, index: "Tensor", source: "Tensor", accumulate: bool = False) -> "Tensor":
+        return _F.put(self, index, source, accumulate)
+
+    def put_(self, index: "Tensor", source: "Tensor", accumulate: bool = False) -> "Tensor":
+        return _F.inplace(self, _F.put, index, source, accumulate)
+
+    def masked_scatter(self, mask: "Tensor", source: "Tensor") -> "Tensor":
+        return _F.masked_scatter(self, mask, source)
+
+    def masked_scatter_(self, mask: "Tensor", source: "Tensor") -> "Tensor":
+        return _F.inplace(self, _F.masked_scatter, mask, source)
+
+    def select_scatter(self, src: "Tensor", dim: int, index: int) -> "Tensor":
+        return _F.select_scatter(self, src, dim, index)
+
+    def slice_scatter(self, src: "Tensor", dim: int = 0, start: int | None = None, end: int | None = None,
+                      step: int = 1) -> "Tensor":
+        return _F.slice_scatter(self, src, dim, start, end, step)
+
+    def diagonal_scatter(self, src: "Tensor", offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
+        return _F.diagonal_scatter(self, src, offset, dim1, dim2)
+
+    def select(self, dim: int, index: int) -> "Tensor":
+        return _F.select(self, dim, index)
+
+    def swapdims(self, dim0: int, dim1: int) -> "Tensor":
+        return _F.swapdims(self, dim0, dim1)
+
+    def moveaxis(self, source: Any, destination: Any) -> "Tensor":
+        return _F.moveaxis(self, source, destination)
+
+    def tile(self, *dims: Any) -> "Tensor":
+        return _F.tile(self, sizes_of(dims))
+
+    def ravel(self) -> "Tensor":
+        return _F.ravel(self)
+
+    def flipud(self) -> "Tensor":
+        return _F.flipud(self)
+
+    def fliplr(self) -> "Tensor":
+        return _F.fliplr(self)
+
+    def tensor_split(self, indices_or_sections: Any, dim: int = 0) -> tuple["Tensor", ...]:
+        return _F.tensor_split(self, indices_or_sections, dim)
+
+    def hsplit(self, sections: Any) -> tuple["Tensor", ...]:
+        return _F.hsplit(self, sections)
+
+    def vsplit(self, sections: Any) -> tuple["Tensor", ...]:
+        return _F.vsplit(self, sections)
+
+    def dsplit(self, sections: Any) -> tuple["Tensor", ...]:
+        return _F.dsplit(self, sections)
+
     # ----------------------------------------------------------------------------------- shape
     def reshape(self, *shape: Any) -> "Tensor":
         return _F.reshape(self, sizes_of(shape))

@@ -21,6 +21,12 @@ from .products import (addbmm, addmm, addmv, baddbmm, block_diag, chain_matmul, 
 from .reorder import meshgrid, repeat_interleave, roll, rot90
 from .scatter import argwhere, masked_select, nonzero, scatter, scatter_add, scatter_reduce, take_along_dim
 from .triangular import diag, diag_embed, diagonal
+from .scatter import (index_add, index_copy, index_fill, masked_scatter, put, select_scatter, slice_scatter,
+                      take)
+from .stacking import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, column_stack, dsplit,
+                       dstack, fliplr, flipud, hsplit, hstack, moveaxis, ravel, row_stack, select, swapdims,
+                       tensor_split, tile, vsplit, vstack)
+from .triangular import diagonal_scatter
 
 __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
            "bitwise_xor", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clip", "clone", "concat",
@@ -40,3 +46,7 @@ __all__ += ["argwhere", "diag", "diag_embed", "diagonal", "masked_select", "mesh
             "roll", "rot90", "scatter", "scatter_add", "scatter_reduce", "take_along_dim"]
 __all__ += ["addbmm", "addmm", "addmv", "baddbmm", "block_diag", "chain_matmul", "cross", "ger", "inner", "kron",
             "outer", "tensordot", "trace", "vdot"]
+__all__ += ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "column_stack",
+            "diagonal_scatter", "dsplit", "dstack", "fliplr", "flipud", "hsplit", "hstack", "index_add", "index_copy",
+            "index_fill", "masked_scatter", "moveaxis", "put", "ravel", "row_stack", "select", "select_scatter",
+            "slice_scatter", "swapdims", "take", "tensor_split", "tile", "vsplit", "vstack"]

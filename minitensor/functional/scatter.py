@@ -13,13 +13,15 @@ from typing import Any
 import numpy as np
 
 from ..autograd.function import Function
+from ..creation import arange
 from ..backends.base import Backend
 from ..tensor import Tensor
 from ._util import as_operand, nondiff, norm_dim, out_of_range
 from .indexing import gather, getitem
 from .shape import broadcast_to
 
-__all__ = ["scatter", "scatter_add", "scatter_reduce", "take_along_dim", "nonzero", "argwhere", "masked_select"]
+__all__ = ["scatter", "scatter_add", "scatter_reduce", "take_along_dim", "nonzero", "argwhere", "masked_select",
+           "index_add", "index_copy", "index_fill", "take", "put", "select_scatter", "slice_scatter", "masked_scatter"]
 
 REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
@@ -193,3 +195,92 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {getattr(mask, 'dtype', mask)}")
     shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
     return getitem(broadcast_to(input, shape), broadcast_to(mask, shape)).reshape(-1)
+
+
+def _along_dim(index: Tensor, d: int, shape: tuple[int, ...]) -> Tensor:
+    """A 1-D index of places along dim d, expanded to ``shape`` (its length at d) for scatter."""
+    return index.reshape(tuple(-1 if k == d else 1 for k in range(len(shape)))).expand(shape)
+
+
+def _index_args(name: str, input: Tensor, dim: int, index: Tensor, source: Any) -> tuple[int, tuple[int, ...]]:
+    """dim normalised, and the shape of what is written: source's, or input's with index's length at dim."""
+    d = norm_dim(dim, input.ndim)
+    if not isinstance(index, Tensor) or index.ndim > 1 or index.array.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}(): Expected a 1-D (or 0-D) int64 index tensor")
+    index = index.reshape(-1)
+    shape = tuple(n if k != d else index.shape[0] for k, n in enumerate(input.shape))
+    if isinstance(source, Tensor) and tuple(source.shape) != shape and input.ndim:
+        raise RuntimeError(f"{name}(): source shape {list(source.shape)} must be {list(shape)} (input's with "
+                           f"the index's length at dim {d})")
+    return d, shape
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    """input with alpha * source[..., i, ...] added at input[..., index[i], ...] along dim (repeats add up)."""
+    d, shape = _index_args("index_add", input, dim, index, source)
+    return scatter_add(input, d, _along_dim(index.long(), d, shape), source if alpha == 1 else source * alpha)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """input with input[..., index[i], ...] = source[..., i, ...] along dim."""
+    d, shape = _index_args("index_copy", input, dim, index, source)
+    return scatter(input, d, _along_dim(index.long(), d, shape), source)
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """input with the slices index along dim set to ``value`` (a number or a 0-d tensor)."""
+    d, shape = _index_args("index_fill", input, dim, index, None)
+    value = value.to(input.dtype).expand(shape) if isinstance(value, Tensor) else value
+    return scatter(input, d, _along_dim(index.long(), d, shape), value)
+
+
+def _flat_index(name: str, input: Tensor, index: Tensor) -> Tensor:
+    """index into the flattened input, negative counting from the end, checked as PyTorch's take."""
+    n = input.numel()
+    bad = out_of_range(index.array, -n, n)
+    if bad is not None:
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    return (index % max(n, 1)).long().reshape(-1)
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """input's elements at ``index`` into its flattened form (row-major), shaped as index."""
+    return gather(input.reshape(-1), 0, _flat_index("take", input, index)).reshape(tuple(index.shape))
+
+
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """input with its flattened elements at ``index`` set to (or with ``accumulate`` added) source's."""
+    flat = input.reshape(-1)
+    idx, src = _flat_index("put", input, index), source.reshape(-1)
+    out = scatter_add(flat, 0, idx, src) if accumulate else scatter(flat, 0, idx, src)
+    return out.reshape(tuple(input.shape))
+
+
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    """input with input.select(dim, index) replaced by src."""
+    d = norm_dim(dim, input.ndim)
+    i = index + input.shape[d] if index < 0 else index
+    return index_copy(input, d, as_operand([i], input).long(), src.unsqueeze(d))
+
+
+def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,
+                  step: int = 1) -> Tensor:
+    """input with input[..., start:end:step, ...] (along dim) replaced by src."""
+    d = norm_dim(dim, input.ndim)
+    places = range(input.shape[d])[slice(start, end, step)]
+    return index_copy(input, d, arange(places.start, places.stop, places.step, device=input.device), src)
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """input (broadcast with mask) with the places where mask is True filled, in row-major order, from the
+    first elements of source."""
+    if not isinstance(mask, Tensor) or mask.array.dtype != np.bool_:
+        raise RuntimeError("masked_scatter_only supports boolean masks, but got mask with dtype "
+                           f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    flat_mask = broadcast_to(mask, shape).reshape(-1)
+    places = nonzero(flat_mask).reshape(-1)
+    if places.shape[0] > source.numel():
+        raise RuntimeError("masked_scatter: expected source to have at least as many elements as ones in mask")
+    return scatter(broadcast_to(input, shape).reshape(-1), 0, places,
+                   source.reshape(-1)[:places.shape[0]]).reshape(shape)

@@ -9,8 +9,9 @@ from ..backends.base import Backend
 from ..tensor import Tensor
 
 from ._util import norm_dim
+from .indexing import where
 
-__all__ = ["tril", "triu", "diagonal", "diag_embed", "diag"]
+__all__ = ["tril", "triu", "diagonal", "diag_embed", "diag", "diagonal_scatter"]
 
 
 class _Triangle(Function):
@@ -117,3 +118,16 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     if input.ndim == 2:
         return Diagonal.apply(input, diagonal, 0, 1).clone()
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+
+
+def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """input with its diagonal ``offset`` of the planes (dim1, dim2) replaced by src (shaped as that
+    diagonal)."""
+    d1, d2 = _dims("diagonal_scatter", input.ndim, dim1, dim2)
+    expected = tuple(Diagonal.apply(input.detach(), offset, d1, d2).shape)
+    if tuple(src.shape) != expected:
+        raise RuntimeError(f"diagonal_scatter: expected src to have a size equal to the diagonal of the input, "
+                           f"{list(expected)}, but got {list(src.shape)}")
+    shape = tuple(input.shape)
+    on_diagonal = DiagEmbed.apply(src.detach().new_ones(expected).bool(), shape, offset, d1, d2)
+    return where(on_diagonal, DiagEmbed.apply(src, shape, offset, d1, d2), input)
