@@ -27,6 +27,7 @@ from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
 from . import linalg  # noqa: E402  (torch.linalg)
 from .creation import tril_indices, triu_indices  # noqa: E402
+from .functional import __all__ as _functional_all  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -50,17 +51,8 @@ __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", 
            "true_divide", "uint8", "unbind", "unflatten", "unsqueeze", "utils", "var", "view_dtype", "where", "zeros",
            "zeros_like"]
 
-__all__ += ["cholesky", "det", "inverse", "linalg", "logdet", "matrix_power", "pinverse", "slogdet"]
-__all__ += ["einsum"]
-__all__ += ["argwhere", "diag", "diag_embed", "diagonal", "masked_select", "meshgrid", "nonzero", "repeat_interleave",
-            "roll", "rot90", "scatter", "scatter_add", "scatter_reduce", "take_along_dim", "tril_indices",
-            "triu_indices"]
-__all__ += ["addbmm", "addmm", "addmv", "baddbmm", "block_diag", "chain_matmul", "cross", "ger", "inner", "kron",
-            "outer", "tensordot", "trace", "vdot"]
-__all__ += ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "column_stack",
-            "diagonal_scatter", "dsplit", "dstack", "fliplr", "flipud", "hsplit", "hstack", "index_add", "index_copy",
-            "index_fill", "masked_scatter", "moveaxis", "put", "ravel", "row_stack", "select", "select_scatter",
-            "slice_scatter", "swapdims", "take", "tensor_split", "tile", "vsplit", "vstack"]
+__all__ += ["linalg", "tril_indices", "triu_indices"]
+__all__ += [_op for _op in _functional_all if _op not in __all__]  # every op of the families as minitensor.<op>
 
 # Importing a submodule binds it on the package: these internal ones are no PyTorch names (tests/test_public_api.py).
 for _internal in ("creation", "tensor_methods", "tensor_shape"):
