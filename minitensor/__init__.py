@@ -25,6 +25,11 @@ from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, fu
 from . import datasets, nn, optim, utils  # noqa: E402  (after Tensor: these build on it)
 from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
+from .generator import Generator  # noqa: E402
+from .creation import bernoulli, multinomial  # noqa: E402
+from .deterministic import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,  # noqa: E402
+                            is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
+                            use_deterministic_algorithms)
 from . import linalg  # noqa: E402  (torch.linalg)
 from .creation import tril_indices, triu_indices  # noqa: E402
 from .functional import __all__ as _functional_all  # noqa: E402
@@ -50,12 +55,15 @@ __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", 
            "swapaxes", "tanh", "tensor", "testing", "to_device", "to_dtype", "transpose", "tril", "triu",
            "true_divide", "uint8", "unbind", "unflatten", "unsqueeze", "utils", "var", "view_dtype", "where", "zeros",
            "zeros_like"]
-
+__all__ += ["Generator", "bernoulli", "multinomial"]
+__all__ += ["are_deterministic_algorithms_enabled", "get_deterministic_debug_mode",
+            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
+            "use_deterministic_algorithms"]
 __all__ += ["linalg", "tril_indices", "triu_indices"]
 __all__ += [_op for _op in _functional_all if _op not in __all__]  # every op of the families as minitensor.<op>
 
 # Importing a submodule binds it on the package: these internal ones are no PyTorch names (tests/test_public_api.py).
-for _internal in ("creation", "tensor_methods", "tensor_shape"):
+for _internal in ("creation", "deterministic", "generator", "tensor_methods", "tensor_shape"):
     globals().pop(_internal, None)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from .device import as_device, cpu, device
+from .generator import Generator, stream_of
 from .tensor import Tensor, _wrap
 from .tensor_shape import sizes_of as _sizes
 
@@ -62,7 +63,13 @@ def _finish(host_or_array: Any, dtype: Any, dev: device, requires_grad: bool, co
         copy = False
     if copy:
         a = backend.copy(a)
-    t = _wrap(a, dev)
+    return _leaf(a, dev, requires_grad)
+
+
+def _leaf(array: Any, dev: device, requires_grad: bool) -> Tensor:
+    """A new leaf tensor around ``array``; ``requires_grad`` goes through the property, which refuses
+    non-float dtypes."""
+    t = _wrap(array, dev)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -105,10 +112,7 @@ def _factory(fill: str, size: tuple, dtype: Any, device: Any, requires_grad: boo
         a = b.full(shape, value, dt.np)
     else:
         a = getattr(b, fill)(shape, dt.np)
-    t = _wrap(a, dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+    return _leaf(a, dev, requires_grad)
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -177,10 +181,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
                            f"end={end}, step={step})")
     dt = _dt.as_dtype(dtype)
     dev = as_device(device)
-    t = _wrap(dev.backend.arange(start, end, step, dt.np), dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+    return _leaf(dev.backend.arange(start, end, step, dt.np), dev, requires_grad)
 
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
@@ -194,10 +195,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
         raise RuntimeError("\"linspace\" not implemented for 'Bool'")
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))  # 0-d tensors, as PyTorch
     dev = as_device(device)
-    t = _wrap(dev.backend.linspace(start, end, steps, dt.np), dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+    return _leaf(dev.backend.linspace(start, end, steps, dt.np), dev, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
@@ -208,34 +206,33 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         if operator.index(v) < 0:
             raise RuntimeError(f"eye: {what} must be greater or equal to 0, got {v}")
     dev = as_device(device)
-    t = _wrap(dev.backend.eye(n, m, dt.np), dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+    return _leaf(dev.backend.eye(n, m, dt.np), dev, requires_grad)
 
 
-def rand(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """U[0, 1) from the device's generator (``manual_seed`` seeds it)."""
+def _draw(distribution: str, size: tuple, generator: Generator | None, dtype: Any, device: Any,
+          requires_grad: bool) -> Tensor:
+    """Samples of the backend's ``distribution`` (``uniform`` or ``normal``) with parameters 0 and 1, from
+    ``generator`` or the device's generator (``manual_seed`` seeds it)."""
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
-    t = _wrap(dev.backend.uniform(_new_shape(size), 0.0, 1.0, dt.np), dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+    draw = getattr(dev.backend, distribution)
+    return _leaf(draw(_new_shape(size), 0.0, 1.0, dt.np, stream_of(generator, dev)), dev, requires_grad)
 
 
-def randn(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """N(0, 1) from the device's generator."""
-    dev = as_device(device)
-    dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
-    t = _wrap(dev.backend.normal(_new_shape(size), 0.0, 1.0, dt.np), dev)
-    if requires_grad:
-        t.requires_grad = True
-    return t
+def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """U[0, 1) from the device's generator (``manual_seed`` seeds it) or ``generator``."""
+    return _draw("uniform", size, generator, dtype, device, requires_grad)
 
 
-def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, dtype: Any = None,
-            device: Any = None) -> Tensor:
+def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """N(0, 1) from the device's generator or ``generator``."""
+    return _draw("normal", size, generator, dtype, device, requires_grad)
+
+
+def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, generator: Generator | None = None,
+            dtype: Any = None, device: Any = None) -> Tensor:
     """Integers in [low, high) (``randint(high, size)`` also works, as in PyTorch)."""
     if high is None or isinstance(high, (tuple, list)):
         if high is not None:
@@ -247,7 +244,8 @@ def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, dtyp
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.int64
     # Integers are drawn as integers, then cast: randint_like(float_tensor) gives whole floats.
-    a = dev.backend.randint(low, high, size, dt.np if dt.category == 1 else np.int64)  # type: ignore[arg-type]
+    a = dev.backend.randint(low, high, size, dt.np if dt.category == 1 else np.int64,  # type: ignore[arg-type]
+                            stream_of(generator, dev))
     return _wrap(a.astype(dt.np, copy=False), dev)
 
 
@@ -267,12 +265,49 @@ def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any
     return randint(low, high, input.shape, dtype=dt, device=dev)
 
 
-def randperm(n: int, *, dtype: Any = None, device: Any = None) -> Tensor:
+def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None, device: Any = None) -> Tensor:
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.int64
     if operator.index(n) < 0:
         raise RuntimeError(f"randperm: n must be non-negative, got {n}")
-    return _wrap(dev.backend.permutation(n).astype(dt.np, copy=False), dev)
+    return _wrap(dev.backend.permutation(n, stream_of(generator, dev)).astype(dt.np, copy=False), dev)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None) -> Tensor:
+    """Category indices (int64) drawn from each row of ``input``'s non-negative weights: (C,) -> (num_samples,),
+    (N, C) -> (N, num_samples); without ``replacement`` each row's draws are distinct."""
+    if input.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype}")
+    if operator.index(num_samples) <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    w = input.array.reshape(-1, input.shape[-1])
+    categories = w.shape[1]
+    if not replacement and num_samples > categories:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    B = input._device.backend
+    if w.size and not bool(B.all(B.isfinite(w) & (w >= 0), None, False)):  # one host sync: PyTorch checks here too
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    positive = (w > 0).sum(axis=1)
+    if w.shape[0] and int(positive.min()) == 0:
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and w.shape[0] and int(positive.min()) < num_samples:
+        raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough non-negative "
+                           "category to sample)")
+    drawn = B.multinomial(w, int(num_samples), replacement, stream_of(generator, input._device))
+    return _wrap(drawn.reshape(*input.shape[:-1], int(num_samples)), input._device)
+
+
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None) -> Tensor:
+    """1 with probability ``input`` (elementwise; or the number ``p``), else 0, in ``input``'s dtype."""
+    dev = input._device
+    prob = input.array if p is None else p
+    if p is None and input.numel() and not bool(dev.backend.all((prob >= 0) & (prob <= 1), None, False)):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    drawn = dev.backend.bernoulli(prob, input.shape, stream_of(generator, dev))
+    return _wrap(drawn.astype(input.array.dtype), dev)
 
 
 def _triangle_indices(name: str, row: int, col: int, offset: int, upper: bool, dtype: Any, device: Any) -> Tensor:

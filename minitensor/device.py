@@ -9,10 +9,12 @@ from .backends import Backend, get_backend
 class device:
     """Interned: ``device("cuda:0") is device("cuda", 0)``, so tensors compare devices by identity."""
 
-    __slots__ = ("type", "index", "_backend")
+    # ``backend`` is a slot filled on first use by ``__getattr__`` (a plain attribute read afterwards: every
+    # op reads it, and a property would cost a call each time).
+    __slots__ = ("type", "index", "backend")
     type: str
     index: int | None
-    _backend: Backend | None
+    backend: Backend
     _cache: dict[tuple[str, int | None], "device"] = {}
 
     def __new__(cls, type_or_spec: "str | device", index: int | None = None) -> "device":
@@ -37,16 +39,16 @@ class device:
         dev = cls._cache.get(key)
         if dev is None:
             dev = object.__new__(cls)
-            dev.type, dev.index, dev._backend = dtype_, index, None
+            dev.type, dev.index = dtype_, index
             cls._cache[key] = dev
         return dev
 
-    @property
-    def backend(self) -> Backend:
-        """The backend that runs this device's ops; raises an explanatory error when it cannot load."""
-        b = self._backend
-        if b is None:  # get_backend's RuntimeError names the device type and what is missing
-            b = self._backend = get_backend(self.type, self.index or 0)
+    def __getattr__(self, name: str) -> Backend:
+        """Loads ``backend``, the backend that runs this device's ops, at its first read (called only while
+        the slot is empty); get_backend's RuntimeError names the device type and what is missing."""
+        if name != "backend":
+            raise AttributeError(f"'device' object has no attribute {name!r}")
+        b = self.backend = get_backend(self.type, self.index or 0)
         return b
 
     def __repr__(self) -> str:

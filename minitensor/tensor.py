@@ -26,10 +26,7 @@ def _wrap(array: Any, dev: device, requires_grad: bool = False) -> "Tensor":
     t.array = array
     t._device = dev
     t._requires_grad = requires_grad
-    t.grad = None
-    t.grad_fn = None
-    t._vc = None
-    t._hv = None
+    t.grad = t.grad_fn = t._vc = t._hv = None  # no gradient, history or version counters yet
     return t
 
 
@@ -105,7 +102,7 @@ class Tensor(TensorMethods):
         return self.array.ndim
 
     def dim(self) -> int:
-        return self.array.ndim
+        return self.ndim
 
     def numel(self) -> int:
         return int(self.array.size)

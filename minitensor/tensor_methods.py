@@ -6,7 +6,7 @@ that a method call costs one global lookup, not an import.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -18,6 +18,21 @@ if TYPE_CHECKING:
 
 _F: Any = None  # minitensor.functional, bound by tensor.py
 _C: Any = None  # minitensor.creation, bound by tensor.py (the new_* methods)
+
+
+def _named(name: str, method: Callable[[TensorMethods], Tensor]) -> Callable[[TensorMethods], Tensor]:
+    method.__name__, method.__qualname__ = name, f"TensorMethods.{name}"
+    return method
+
+
+def _unary(name: str) -> Callable[[TensorMethods], Tensor]:
+    """The method ``t.<name>()``: ``minitensor.functional.<name>(t)``."""
+    return _named(name, lambda self: getattr(_F, name)(self))
+
+
+def _cast(name: str, dtype: _dt.dtype) -> Callable[[TensorMethods], Tensor]:
+    """The method ``t.<name>()``: ``t.to(dtype)``."""
+    return _named(name, lambda self: self.to(dtype))
 
 
 class TensorMethods(TensorShapeMethods):
@@ -138,12 +153,6 @@ class TensorMethods(TensorShapeMethods):
     def __isub__(self, other: Any) -> "Tensor":
         return _F.inplace(self, _F.sub, other)
 
-    def __imul__(self, other: Any) -> "Tensor":
-        return _F.inplace(self, _F.mul, other)
-
-    def __itruediv__(self, other: Any) -> "Tensor":
-        return _F.inplace(self, _F.div, other)
-
     def add_(self, other: Any, *, alpha: Any = 1) -> "Tensor":
         return _F.inplace(self, _F.add, other, alpha=alpha)
 
@@ -155,6 +164,8 @@ class TensorMethods(TensorShapeMethods):
 
     def div_(self, other: Any) -> "Tensor":
         return _F.inplace(self, _F.div, other)
+
+    __imul__, __itruediv__ = mul_, div_
 
     def pow_(self, other: Any) -> "Tensor":
         return _F.inplace(self, _F.pow, other)
@@ -175,13 +186,29 @@ class TensorMethods(TensorShapeMethods):
     def zero_(self) -> "Tensor":
         return _F.copy_(self, 0)
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0) -> "Tensor":
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> "Tensor":
         from .creation import rand
-        return _F.copy_(self, rand(*self.shape, dtype=self.dtype, device=self._device) * (b - a) + a)
+        return _F.copy_(self, rand(*self.shape, generator=generator, dtype=self.dtype, device=self._device)
+                        * (b - a) + a)
 
-    def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> "Tensor":
         from .creation import randn
-        return _F.copy_(self, randn(*self.shape, dtype=self.dtype, device=self._device) * std + mean)
+        return _F.copy_(self, randn(*self.shape, generator=generator, dtype=self.dtype, device=self._device)
+                        * std + mean)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator: Any = None) -> "Tensor":
+        from .creation import multinomial
+        return multinomial(self, num_samples, replacement, generator=generator)  # type: ignore[arg-type]
+
+    def bernoulli(self, p: float | None = None, *, generator: Any = None) -> "Tensor":
+        from .creation import bernoulli
+        return bernoulli(self, p, generator=generator)  # type: ignore[arg-type]
+
+    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> "Tensor":
+        """Fill with 1 with probability ``p`` (a number or a tensor broadcasting to self), else 0."""
+        from .creation import bernoulli, full_like
+        prob = p if isinstance(p, type(self)) else full_like(self, p, dtype=_dt.float64)  # type: ignore[arg-type]
+        return _F.copy_(self, bernoulli(prob.expand(*self.shape), generator=generator))
 
     def __setitem__(self, index: Any, value: Any) -> None:
         _F.setitem(self, index, value)
@@ -196,8 +223,8 @@ class TensorMethods(TensorShapeMethods):
     def sub(self, other: Any, *, alpha: Any = 1) -> "Tensor":
         return _F.sub(self, other, alpha=alpha)
 
-    def mul(self, other: Any) -> "Tensor":
-        return _F.mul(self, other)
+    mul, matmul, neg, abs = __mul__, __matmul__, __neg__, __abs__
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
 
     def div(self, other: Any, *, rounding_mode: str | None = None) -> "Tensor":
         return _F.div(self, other, rounding_mode=rounding_mode)
@@ -205,56 +232,27 @@ class TensorMethods(TensorShapeMethods):
     def pow(self, exponent: Any) -> "Tensor":
         return _F.pow(self, exponent)
 
-    def matmul(self, other: "Tensor") -> "Tensor":
-        return _F.matmul(self, other)
-
-    def exp(self) -> "Tensor":
-        return _F.exp(self)
-
-    def log(self) -> "Tensor":
-        return _F.log(self)
-
-    def log1p(self) -> "Tensor":
-        return _F.log1p(self)
-
-    def expm1(self) -> "Tensor":
-        return _F.expm1(self)
-
-    def sqrt(self) -> "Tensor":
-        return _F.sqrt(self)
-
-    def rsqrt(self) -> "Tensor":
-        return _F.rsqrt(self)
-
-    def abs(self) -> "Tensor":
-        return _F.abs(self)
-
-    def sign(self) -> "Tensor":
-        return _F.sign(self)
-
-    def neg(self) -> "Tensor":
-        return _F.neg(self)
-
-    def reciprocal(self) -> "Tensor":
-        return _F.reciprocal(self)
+    # one tensor in, one out: minitensor.functional's function of the same name
+    exp = _unary("exp")
+    log = _unary("log")
+    log1p = _unary("log1p")
+    expm1 = _unary("expm1")
+    sqrt = _unary("sqrt")
+    rsqrt = _unary("rsqrt")
+    sign = _unary("sign")
+    reciprocal = _unary("reciprocal")
+    sin = _unary("sin")
+    cos = _unary("cos")
+    tanh = _unary("tanh")
+    sigmoid = _unary("sigmoid")
+    relu = _unary("relu")
+    logical_not = _unary("logical_not")
+    isnan = _unary("isnan")
+    isinf = _unary("isinf")
+    isfinite = _unary("isfinite")
 
     def square(self) -> "Tensor":
-        return _F.mul(self, self)
-
-    def sin(self) -> "Tensor":
-        return _F.sin(self)
-
-    def cos(self) -> "Tensor":
-        return _F.cos(self)
-
-    def tanh(self) -> "Tensor":
-        return _F.tanh(self)
-
-    def sigmoid(self) -> "Tensor":
-        return _F.sigmoid(self)
-
-    def relu(self) -> "Tensor":
-        return _F.relu(self)
+        return self * self
 
     def clamp(self, min: Any = None, max: Any = None) -> "Tensor":
         return _F.clamp(self, min, max)
@@ -266,36 +264,6 @@ class TensorMethods(TensorShapeMethods):
 
     def minimum(self, other: "Tensor") -> "Tensor":
         return _F.minimum(self, other)
-
-    def eq(self, other: Any) -> "Tensor":
-        return _F.eq(self, other)
-
-    def ne(self, other: Any) -> "Tensor":
-        return _F.ne(self, other)
-
-    def lt(self, other: Any) -> "Tensor":
-        return _F.lt(self, other)
-
-    def le(self, other: Any) -> "Tensor":
-        return _F.le(self, other)
-
-    def gt(self, other: Any) -> "Tensor":
-        return _F.gt(self, other)
-
-    def ge(self, other: Any) -> "Tensor":
-        return _F.ge(self, other)
-
-    def logical_not(self) -> "Tensor":
-        return _F.logical_not(self)
-
-    def isnan(self) -> "Tensor":
-        return _F.isnan(self)
-
-    def isinf(self) -> "Tensor":
-        return _F.isinf(self)
-
-    def isfinite(self) -> "Tensor":
-        return _F.isfinite(self)
 
     def where(self, condition: "Tensor", other: Any) -> "Tensor":
         return _F.where(condition, self, other)
@@ -337,20 +305,9 @@ class TensorMethods(TensorShapeMethods):
         return _C.empty(*size, dtype=dtype or self.dtype, device=self._device, requires_grad=requires_grad)
 
     # ------------------------------------------------ dtype casts (last: their names shadow builtins)
-    def float(self) -> "Tensor":
-        return self.to(_dt.float32)
-
-    def double(self) -> "Tensor":
-        return self.to(_dt.float64)
-
-    def half(self) -> "Tensor":
-        return self.to(_dt.float16)
-
-    def long(self) -> "Tensor":
-        return self.to(_dt.int64)
-
-    def int(self) -> "Tensor":
-        return self.to(_dt.int32)
-
-    def bool(self) -> "Tensor":
-        return self.to(_dt.bool)
+    float = _cast("float", _dt.float32)
+    double = _cast("double", _dt.float64)
+    half = _cast("half", _dt.float16)
+    long = _cast("long", _dt.int64)
+    int = _cast("int", _dt.int32)
+    bool = _cast("bool", _dt.bool)

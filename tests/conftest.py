@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import pytest
 
@@ -38,3 +39,26 @@ def device(request):
     if request.param == "cuda" and not mt.cuda.is_available():
         pytest.skip("no CUDA device")
     return mt.device(request.param)
+
+
+@pytest.fixture
+def lend_backend():
+    """``lend_backend(dev, B)``: ``dev`` runs its ops on backend ``B`` for one test (a fake cuda device over
+    the CPU's backend, where this machine has no GPU). ``device.backend`` is a slot filled on first use, so
+    monkeypatch (which reads the old value first, loading CuPy) cannot set it; this restores it instead."""
+    lent = []
+
+    def lend(dev: mt.device, B: Any) -> None:
+        try:
+            old = object.__getattribute__(dev, "backend")  # not __getattr__: that would load the backend
+        except AttributeError:
+            old = None
+        lent.append((dev, old))
+        dev.backend = B
+
+    yield lend
+    for dev, old in reversed(lent):
+        if old is None:
+            del dev.backend
+        else:
+            dev.backend = old

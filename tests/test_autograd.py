@@ -620,3 +620,12 @@ def test_autograd_grad_for_a_leaf_leaves_the_other_branches_alone():
     assert_close(gx, np.exp([0.5, -0.5]), rtol=1e-12)
     assert h.grad_fn._saved is not None, "a node that feeds no wanted gradient neither ran nor freed its arrays"
     assert w.grad is None
+
+
+def test_a_function_cannot_define_init():
+    """apply makes the ctx without calling __init__ (it is on every op's path), so one is refused at once."""
+    from minitensor.autograd.function import Function
+    with pytest.raises(TypeError, match="cannot define __init__"):
+        class WithInit(Function):  # noqa: F841
+            def __init__(self) -> None:
+                self.x = 1

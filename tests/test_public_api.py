@@ -37,7 +37,8 @@ def test_no_internal_module_is_a_public_attribute():
     modules = {n for n, v in vars(mt).items() if isinstance(v, types.ModuleType) and not n.startswith("_")}
     assert modules - TORCH_MODULES - OWN_MODULES == set()
     assert OWN_MODULES <= set(mt.__all__)
-    for internal in ("creation", "tensor_methods", "tensor_shape", "math", "solve", "factorization", "norms"):
+    for internal in ("creation", "deterministic", "generator", "tensor_methods", "tensor_shape", "math", "solve",
+                     "factorization", "norms"):
         assert not hasattr(mt, internal), internal
 
 

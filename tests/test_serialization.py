@@ -125,7 +125,7 @@ def test_a_failed_save_leaves_the_previous_file_intact(tmp_path, monkeypatch):
     def crash_midway(file, **arrays):
         file.write(b"PK\x03\x04 half an archive")
         raise OSError("disk full")
-    monkeypatch.setattr(serialization.np, "savez", crash_midway)
+    monkeypatch.setattr(serialization.native.np, "savez", crash_midway)
     with pytest.raises(OSError, match="disk full"):
         save({"version": 2, "w": mt.zeros(3)}, path)
     monkeypatch.undo()

@@ -399,10 +399,10 @@ class TestDevices:
         with pytest.raises(RuntimeError, match="cuda"):
             mt.ones(2).cuda()
 
-    def test_mixed_devices_are_refused_with_a_hint(self, monkeypatch):
+    def test_mixed_devices_are_refused_with_a_hint(self, lend_backend):
         """Function.apply names both devices and says how to fix it (a fake second device: no GPU)."""
         other = mt.device("cuda", 7)
-        monkeypatch.setattr(other, "_backend", mt.device("cpu").backend)
+        lend_backend(other, mt.device("cpu").backend)
         a = mt.ones(2)
         b = _wrap(np.ones(2, np.float32), other)
         with pytest.raises(RuntimeError, match=r"cpu and cuda:7.*\.to\("):

@@ -135,8 +135,9 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
         while pending:
             node = heappop(pending)[1]
             gy = node_grads.pop(node)
-            for i in wanted_nodes.get(node, ()):
-                captured[i] = gy
+            if wanted_nodes:
+                for i in wanted_nodes.get(node, ()):
+                    captured[i] = gy
             if to_run is not None and node not in to_run:  # it feeds no wanted gradient: kept as it is
                 continue
             if node._retained is not None and inputs is None:
@@ -147,21 +148,24 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
             result = node.backward(node, B, gy)
             if type(result) is not tuple:
                 result = (result,)
+            n_results = len(result)
             if not retain_graph and node._saved:
                 node._saved = None  # frees the saved arrays (and lets a private result be taken)
             del gy  # a gy passed straight through is private when nothing but the result holds it
+            array_type = B.array_type
             for i, edge, is_node, shape, dtype in node._next:
-                g = result[i] if i < len(result) else None
+                g = result[i] if i < n_results else None
                 if g is None:
                     continue
-                # A fresh array that nothing else refers to (no view, not gy, not saved, not returned
-                # twice) can become the stored sum, or .grad itself, without a copy (PyTorch's
-                # AccumulateGrad steals such gradients the same way).
-                private = type(g) is B.array_type and g.base is None and refcount(g) <= _PRIVATE_REFS
-                if isinstance(g, IndexedGrad):
+                if type(g) is IndexedGrad:
+                    private = False
                     if g.value.dtype != dtype:
                         g.value = g.value.astype(dtype)
                 else:
+                    # A fresh array that nothing else refers to (no view, not gy, not saved, not returned
+                    # twice) can become the stored sum, or .grad itself, without a copy (PyTorch's
+                    # AccumulateGrad steals such gradients the same way).
+                    private = type(g) is array_type and g.base is None and refcount(g) <= _PRIVATE_REFS
                     if g.shape != shape:
                         g, private = B.sum_to_shape(g, shape), True
                     if g.dtype != dtype:
@@ -171,9 +175,16 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
                                   "values in its gradient; its forward was called at:\n"
                                   + "".join(node._stack or ["(traceback not recorded)\n"]))
                 if is_node:
-                    if edge not in node_grads:
+                    if edge in node_grads:
+                        _accumulate(node_grads, owned, edge, g, B, private)
+                    else:
                         heappush(pending, (-edge._seq, edge))
-                    _accumulate(node_grads, owned, edge, g, B, private)
+                        if type(g) is IndexedGrad:
+                            _accumulate(node_grads, owned, edge, g, B, private)
+                        else:  # its first gradient (inlined _accumulate: the common case)
+                            node_grads[edge] = g
+                            if private:
+                                owned.add(edge)
                 else:
                     _accumulate(leaf_grads, owned, id(edge), g, B, private)
                     leaves[id(edge)] = edge

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 import traceback
-from typing import Any
+from typing import Any, Sequence
 
 import minitensor.tensor as _tensor_mod
 
@@ -35,6 +35,7 @@ _FREED = ("Trying to backward through the graph a second time (or to read saved 
           "backward() or autograd.grad() call if you need to backward through the graph again.")
 
 
+_new = object.__new__
 _sequence = itertools.count()  # numbers the recorded nodes (next() on it is atomic under the GIL)
 
 
@@ -45,7 +46,7 @@ class Function:
     # engine's edge to it: (input position, its node or leaf Tensor, whether that is a node, the input's
     # shape and dtype, to which the engine sums and casts the gradient).
     needs_input_grad: tuple[bool, ...]
-    _next: tuple[tuple[int, Any, bool, tuple[int, ...], Any], ...] = ()
+    _next: Sequence[tuple[int, Any, bool, tuple[int, ...], Any]] = ()  # a list: no tuple() per op
     _seq: int  # creation order: a node is always newer than its inputs' nodes (the engine runs newest first)
     _saved: tuple[Any, ...] | None = ()
     _device: Any = None  # where backward runs: the inputs' device
@@ -61,6 +62,12 @@ class Function:
     _versions: list[tuple[list[int], int, int, Any]] | tuple = ()
     differentiable = True  # False: an op without a gradient (comparisons, rounding...), never recorded
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:  # apply makes the ctx without calling it
+            raise TypeError(f"{cls.__name__}: a Function keeps its state on ctx in forward; it cannot define "
+                            "__init__")
+
     @staticmethod
     def forward(ctx: "Function", B: Backend, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
@@ -74,12 +81,13 @@ class Function:
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
-        if self._saved is None:
+        saved = self._saved
+        if saved is None:
             raise RuntimeError(_FREED)
-        for record in self._versions:
-            if record[0][0] != record[1]:
-                raise RuntimeError(_modified_message(self, record))
-        return self._saved
+        for counter, version, j, owner in self._versions:
+            if counter[0] != version:
+                raise RuntimeError(_modified_message(self, (counter, version, j, owner)))
+        return saved
 
     def name(self) -> str:
         return type(self).__name__ + "Backward"
@@ -97,6 +105,7 @@ class Function:
         device = None
         grad_inputs = []  # positions of the tensors that require grad
         arrays = list(args)
+        needs = [False] * len(arrays)
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
                 if device is None:
@@ -108,22 +117,16 @@ class Function:
                 arrays[i] = a.array
                 if a._requires_grad:
                     grad_inputs.append(i)
-                    hv = a._hv
-                    if hv is not None and hv[0] != a._gv and a.grad_fn is not None and state.grad_enabled \
+                    needs[i] = True
+                    if a._hv is not None and a._hv[0] != a._gv and a.grad_fn is not None and state.grad_enabled \
                             and not _backward_will_refuse(a):
                         raise _tensor_mod.stale_history_error(a)
         if device is None:
             raise TypeError(f"{cls.__name__}.apply needs at least one tensor argument")
         B = device.backend
-        ctx = cls()
+        ctx = _new(cls)  # no __init__ to run (see __init_subclass__): skips the call
         track = bool(grad_inputs) and state.grad_enabled and cls.differentiable
-        if track:
-            needs = [False] * len(args)
-            for i in grad_inputs:
-                needs[i] = True
-            ctx.needs_input_grad = tuple(needs)
-        else:
-            ctx.needs_input_grad = (False,) * len(args)
+        ctx.needs_input_grad = tuple(needs) if track else (False,) * len(args)
         out = cls.forward(ctx, B, *arrays, **kwargs)
         extras: tuple = ()
         if type(out) is tuple:
@@ -142,13 +145,39 @@ class Function:
             for i in grad_inputs:
                 a = args[i]
                 node = a.grad_fn
-                edges.append((i, a, False, a.array.shape, a.array.dtype) if node is None else
-                             (i, node, True, a.array.shape, a.array.dtype))
-            ctx._next = tuple(edges)
+                x = arrays[i]
+                edges.append((i, a, False, x.shape, x.dtype) if node is None else
+                             (i, node, True, x.shape, x.dtype))
+            ctx._next = edges
             result._requires_grad = True
             result.grad_fn = ctx
-            if ctx._saved:
-                ctx._versions = _saved_versions(ctx._saved, args, arrays, out, result)
+            saved = ctx._saved
+            if saved:  # PyTorch's SavedVariable: the versions of the saved arrays that tensors own (inlined:
+                # this runs on every recorded op). A saved array is the output's, an input's or the op's own.
+                records = []
+                n = len(arrays)
+                for j, s in enumerate(saved):
+                    if s is None:
+                        continue
+                    if j < n and arrays[j] is s:  # most ops save their inputs in order
+                        t = args[j]
+                    elif s is out:
+                        vc = result._vc = [0]  # the result is new: it has no counter yet
+                        records.append((vc, 0, j, "output"))
+                        continue
+                    else:
+                        for i, a in enumerate(arrays):
+                            if a is s:
+                                t = args[i]
+                                break
+                        else:
+                            continue  # an array the op made: private to it
+                    if t is not s:  # a tensor (a raw array or a number has no version)
+                        vc = t._vc
+                        if vc is None:
+                            vc = t._vc = [0]
+                        records.append((vc, vc[0], j, t.grad_fn))
+                ctx._versions = records
         if extras:
             return (result, *(wrap(e, device) for e in extras))
         return result
@@ -179,33 +208,6 @@ def _backward_will_refuse(t: Any) -> bool:
     at backward (then that error, PyTorch's, is the one the user sees)."""
     vc = t._vc
     return any(r[0] is vc and vc[0] != r[1] for r in getattr(t.grad_fn, "_versions", ()))
-
-
-def _saved_versions(saved: tuple[Any, ...], args: tuple[Any, ...], arrays: list[Any], out: Any,
-                    result: Any) -> list[tuple[list[int], int, int, Any]]:
-    """The version records (see ``Function._versions``) of the saved arrays that are the output's or a
-    tensor input's own array: those an in-place op on that tensor (or a view of it) overwrites. Arrays an
-    op derived itself are private to it and need none. (Written for speed: it runs once per recorded op.)"""
-    records = []
-    j = 0  # counters instead of enumerate(): this loop is on every recorded op's path
-    for s in saved:
-        if s is out:
-            vc = result._vc = [0]  # the result is new: it has no counter yet
-            records.append((vc, 0, j, "output"))
-        elif s is not None:
-            i = 0
-            for a in arrays:
-                if a is s:
-                    t = args[i]
-                    if t is not s:  # a tensor (a raw array or a number argument has no version)
-                        vc = t._vc
-                        if vc is None:
-                            vc = t._vc = [0]
-                        records.append((vc, vc[0], j, t.grad_fn))
-                    break
-                i += 1
-        j += 1
-    return records
 
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",

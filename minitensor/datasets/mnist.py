@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Sequence, TypeVar
 
 import numpy as np
 
@@ -17,6 +17,16 @@ from ..creation import from_numpy
 from ._images import ImageClassificationDataset, Transform, fixed_split_rows
 from .download import download_file
 from .idx import IDXFormatError, read_idx
+
+# The four IDX files, the same names for MNIST and Fashion-MNIST.
+_FILES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz",
+          "t10k-labels-idx1-ubyte.gz")
+T = TypeVar("T")
+
+
+def _per_file(*values: T) -> dict[str, T]:
+    """{file name: value} for one value per file of _FILES, in its order."""
+    return dict(zip(_FILES, values, strict=True))
 
 
 def default_root() -> Path:
@@ -35,18 +45,10 @@ class MNIST(ImageClassificationDataset):
 
     mirrors: Sequence[str] = ("https://ossci-datasets.s3.amazonaws.com/mnist/",
                               "https://storage.googleapis.com/cvdf-datasets/mnist/")
-    resources: dict[str, str] = {
-        "train-images-idx3-ubyte.gz": "f68b3c2dcbeaaa9fbdd348bbdeb94873",
-        "train-labels-idx1-ubyte.gz": "d53e105ee54ea40749a09fcbcd1e9432",
-        "t10k-images-idx3-ubyte.gz": "9fb629c4189551a2d022fa330f9573f3",
-        "t10k-labels-idx1-ubyte.gz": "ec29112dd5afa0611ce80d1b7f02629c",
-    }
-    sizes: dict[str, int] = {  # bytes: a download is cut off past these
-        "train-images-idx3-ubyte.gz": 9912422,
-        "train-labels-idx1-ubyte.gz": 28881,
-        "t10k-images-idx3-ubyte.gz": 1648877,
-        "t10k-labels-idx1-ubyte.gz": 4542,
-    }
+    # file name: its official md5, and its size in bytes (a download is cut off past it)
+    resources: dict[str, str] = _per_file("f68b3c2dcbeaaa9fbdd348bbdeb94873", "d53e105ee54ea40749a09fcbcd1e9432",
+                                          "9fb629c4189551a2d022fa330f9573f3", "ec29112dd5afa0611ce80d1b7f02629c")
+    sizes: dict[str, int] = _per_file(9912422, 28881, 1648877, 4542)
     folders: Sequence[str] = ("MNIST/raw", "mnist", ".")
     download_timeout: float = 30.0  # seconds of silence before a mirror is given up
     download_deadline: float = 600.0  # seconds for a whole file from one mirror
@@ -94,18 +96,9 @@ class FashionMNIST(MNIST):
 
     mirrors: Sequence[str] = ("http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",
                               "https://raw.githubusercontent.com/zalandoresearch/fashion-mnist/master/data/fashion/")
-    resources: dict[str, str] = {
-        "train-images-idx3-ubyte.gz": "8d4fb7e6c68d591d4c3dfef9ec88bf0d",
-        "train-labels-idx1-ubyte.gz": "25c81989df183df01b3e8a0aad5dffbe",
-        "t10k-images-idx3-ubyte.gz": "bef4ecab320f06d8554ea6380940ec79",
-        "t10k-labels-idx1-ubyte.gz": "bb300cfdad3c16e7a12a480ee83cd310",
-    }
-    sizes: dict[str, int] = {
-        "train-images-idx3-ubyte.gz": 26421880,
-        "train-labels-idx1-ubyte.gz": 29515,
-        "t10k-images-idx3-ubyte.gz": 4422102,
-        "t10k-labels-idx1-ubyte.gz": 5148,
-    }
+    resources: dict[str, str] = _per_file("8d4fb7e6c68d591d4c3dfef9ec88bf0d", "25c81989df183df01b3e8a0aad5dffbe",
+                                          "bef4ecab320f06d8554ea6380940ec79", "bb300cfdad3c16e7a12a480ee83cd310")
+    sizes: dict[str, int] = _per_file(26421880, 29515, 4422102, 5148)
     folders: Sequence[str] = ("FashionMNIST/raw", "fashion-mnist")
     classes = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
                "Ankle boot"]

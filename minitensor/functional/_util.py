@@ -68,6 +68,12 @@ class NoGrad(Function):
         return op(B, *arrays)
 
 
+def gradient_unchanged(ctx: Function, B: Backend, grad: Any) -> Any:
+    """The backward of an op whose input's gradient is the output's (a cast, a copy, a broadcast view): the
+    engine casts it to the input's dtype and sums it to the input's shape."""
+    return grad
+
+
 def nondiff(op: Callable[..., Any], *inputs: Any) -> Any:
     """``op(B, *arrays)`` on the inputs' backend, as tensors without grad (a tuple ``op`` result gives a tuple
     of tensors). Python scalars and None pass as they are; NumPy scalars become Python ones and other

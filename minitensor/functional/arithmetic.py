@@ -225,69 +225,30 @@ def _elementwise(name: str, op: Callable[..., Any], *inputs: Any) -> Tensor:
         raise RuntimeError(f"{name}: shapes {shapes} cannot be broadcast together") from None
 
 
-def eq(input: Any, other: Any) -> Tensor:
-    return _elementwise("equal", lambda B, a, b: B.equal(a, b), input, other)
+def _no_grad(name: str, method: str = "", ufunc: str = "", unary: bool = False) -> Callable[..., Tensor]:
+    """PyTorch's ``name(input, other)`` (``unary``: ``name(input)``) without gradient: the backend's ``method``
+    (default ``name``); a broadcast error names NumPy's ufunc (default ``method``)."""
+    method = method or name
+    error_name = ufunc or method
+
+    def call(B: Backend, *arrays: Any) -> Any:
+        return getattr(B, method)(*arrays)
+
+    def one(input: Tensor) -> Tensor:
+        return _elementwise(error_name, call, input)
+
+    def two(input: Any, other: Any) -> Tensor:
+        return _elementwise(error_name, call, input, other)
+
+    op: Callable[..., Tensor] = one if unary else two
+    op.__name__ = op.__qualname__ = name
+    return op
 
 
-def ne(input: Any, other: Any) -> Tensor:
-    return _elementwise("not_equal", lambda B, a, b: B.not_equal(a, b), input, other)
-
-
-def lt(input: Any, other: Any) -> Tensor:
-    return _elementwise("less", lambda B, a, b: B.less(a, b), input, other)
-
-
-def le(input: Any, other: Any) -> Tensor:
-    return _elementwise("less_equal", lambda B, a, b: B.less_equal(a, b), input, other)
-
-
-def gt(input: Any, other: Any) -> Tensor:
-    return _elementwise("greater", lambda B, a, b: B.greater(a, b), input, other)
-
-
-def ge(input: Any, other: Any) -> Tensor:
-    return _elementwise("greater_equal", lambda B, a, b: B.greater_equal(a, b), input, other)
-
-
-def logical_and(input: Any, other: Any) -> Tensor:
-    return _elementwise("logical_and", lambda B, a, b: B.logical_and(a, b), input, other)
-
-
-def logical_or(input: Any, other: Any) -> Tensor:
-    return _elementwise("logical_or", lambda B, a, b: B.logical_or(a, b), input, other)
-
-
-def logical_xor(input: Any, other: Any) -> Tensor:
-    return _elementwise("logical_xor", lambda B, a, b: B.logical_xor(a, b), input, other)
-
-
-def logical_not(input: Tensor) -> Tensor:
-    return _elementwise("logical_not", lambda B, x: B.logical_not(x), input)
-
-
-def bitwise_and(input: Any, other: Any) -> Tensor:
-    return _elementwise("bitwise_and", lambda B, a, b: B.bitwise_and(a, b), input, other)
-
-
-def bitwise_or(input: Any, other: Any) -> Tensor:
-    return _elementwise("bitwise_or", lambda B, a, b: B.bitwise_or(a, b), input, other)
-
-
-def bitwise_xor(input: Any, other: Any) -> Tensor:
-    return _elementwise("bitwise_xor", lambda B, a, b: B.bitwise_xor(a, b), input, other)
-
-
-def bitwise_not(input: Tensor) -> Tensor:
-    return _elementwise("invert", lambda B, x: B.bitwise_not(x), input)
-
-
-def isnan(input: Tensor) -> Tensor:
-    return _elementwise("isnan", lambda B, x: B.isnan(x), input)
-
-
-def isinf(input: Tensor) -> Tensor:
-    return _elementwise("isinf", lambda B, x: B.isinf(x), input)
-
-
-def isfinite(input: Tensor) -> Tensor:
-    return _elementwise("isfinite", lambda B, x: B.isfinite(x), input)
+eq, ne, lt, le, gt, ge = map(_no_grad, ("eq", "ne", "lt", "le", "gt", "ge"),
+                             ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"))
+logical_and, logical_or, logical_xor = map(_no_grad, ("logical_and", "logical_or", "logical_xor"))
+bitwise_and, bitwise_or, bitwise_xor = map(_no_grad, ("bitwise_and", "bitwise_or", "bitwise_xor"))
+logical_not, isnan, isinf, isfinite = (_no_grad(name, unary=True)
+                                       for name in ("logical_not", "isnan", "isinf", "isfinite"))
+bitwise_not = _no_grad("bitwise_not", ufunc="invert", unary=True)

@@ -8,20 +8,18 @@ from ..autograd.function import Function
 from ..device import device
 from ..tensor import Tensor, _wrap
 from ..backends.base import Backend
+from ._util import gradient_unchanged
 
 __all__ = ["to_dtype", "view_dtype", "to_device", "clone", "contiguous"]
 
 
 class ToDtype(Function):
     """A cast; the gradient is cast back (the engine casts to the input's dtype)."""
+    backward = staticmethod(gradient_unchanged)
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, np_dtype: Any) -> Any:
         return B.astype(x, np_dtype)
-
-    @staticmethod
-    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        return gy, None
 
 
 class ToDevice(Function):
@@ -39,14 +37,11 @@ class ToDevice(Function):
 
 class Clone(Function):
     """A copy in the source's layout, or C-contiguous (``contiguous=True``); the gradient passes through."""
+    backward = staticmethod(gradient_unchanged)
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, contiguous: bool = False) -> Any:
         return B.ascontiguous(x) if contiguous else B.copy(x)
-
-    @staticmethod
-    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        return gy
 
 
 def to_dtype(input: Tensor, dtype: Any) -> Tensor:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import operator
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -270,21 +270,34 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     x.grad_fn, x._requires_grad = out.grad_fn, True
 
 
-class IndexSelect(Function):
-    """x.take(index, axis); the gradient scatter-adds back (repeated indices accumulate)."""
+class _Take(Function):
+    """Picks elements of x along ``axis`` by ``index`` (``take``); the gradient scatter-adds gy back into
+    zeros of x's shape (``add_back``), so repeated indices accumulate."""
+    take: Callable[[Backend, Any, Any, int], Any]
+    add_back: Callable[[Backend, Any, Any, Any, int], Any]  # (B, zeros, index, gy, axis)
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, index: Any, axis: int) -> Any:
         ctx.shape, ctx.axis = x.shape, axis
         ctx.save_for_backward(index)
-        return B.take(x, index, axis)
+        return ctx.take(B, x, index, axis)
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         index, = ctx.saved_tensors
-        out = B.zeros(ctx.shape, gy.dtype)
-        where = (slice(None),) * ctx.axis + (index,)
-        return B.index_add(out, where, gy), None, None
+        return ctx.add_back(B, B.zeros(ctx.shape, gy.dtype), index, gy, ctx.axis), None, None
+
+
+class IndexSelect(_Take):
+    """x.take(index, axis): whole slices along axis."""
+    take = staticmethod(lambda B, x, index, axis: B.take(x, index, axis))
+    add_back = staticmethod(lambda B, out, index, gy, axis: B.index_add(out, (slice(None),) * axis + (index,), gy))
+
+
+class Gather(_Take):
+    """take_along_axis(x, index, axis): one element per position of index."""
+    take = staticmethod(lambda B, x, index, axis: B.take_along_axis(x, index, axis))
+    add_back = staticmethod(lambda B, out, index, gy, axis: B.scatter_add_along_axis(out, index, gy, axis))
 
 
 class Where(Function):
@@ -298,19 +311,6 @@ class Where(Function):
         cond, = ctx.saved_tensors
         _, need_a, need_b = ctx.needs_input_grad
         return (None, B.where(cond, gy, 0) if need_a else None, B.where(cond, 0, gy) if need_b else None)
-
-
-class Gather(Function):
-    @staticmethod
-    def forward(ctx: Any, B: Backend, x: Any, index: Any, axis: int) -> Any:
-        ctx.shape, ctx.axis = x.shape, axis
-        ctx.save_for_backward(index)
-        return B.take_along_axis(x, index, axis)
-
-    @staticmethod
-    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        index, = ctx.saved_tensors
-        return B.scatter_add_along_axis(B.zeros(ctx.shape, gy.dtype), index, gy, ctx.axis), None, None
 
 
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:

@@ -69,34 +69,32 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
                            "broadcast together") from None
 
 
-def _require_dims(name: str, t: Tensor, n: int, what: str) -> None:
-    if t.ndim != n:
-        raise RuntimeError(f"{name}: {what} must be a {n}D tensor, got shape {tuple(t.shape)}")
+def _require_dims(name: str, input: Tensor, n: int, other: Tensor, other_name: str, m: int) -> None:
+    """``name``'s check of its operands: ``input`` n-D, then ``other`` (its argument ``other_name``) m-D."""
+    for t, what, k in ((input, "input", n), (other, other_name, m)):
+        if t.ndim != k:
+            raise RuntimeError(f"{name}: {what} must be a {k}D tensor, got shape {tuple(t.shape)}")
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
-    _require_dims("mm", input, 2, "input")
-    _require_dims("mm", mat2, 2, "mat2")
+    _require_dims("mm", input, 2, mat2, "mat2", 2)
     return matmul(input, mat2)
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
-    _require_dims("bmm", input, 3, "input")
-    _require_dims("bmm", mat2, 3, "mat2")
+    _require_dims("bmm", input, 3, mat2, "mat2", 3)
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"bmm: batch sizes differ: {tuple(input.shape)} and {tuple(mat2.shape)}")
     return matmul(input, mat2)
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
-    _require_dims("mv", input, 2, "input")
-    _require_dims("mv", vec, 1, "vec")
+    _require_dims("mv", input, 2, vec, "vec", 1)
     return matmul(input, vec)
 
 
 def dot(input: Tensor, other: Tensor) -> Tensor:
-    _require_dims("dot", input, 1, "input")
-    _require_dims("dot", other, 1, "other")
+    _require_dims("dot", input, 1, other, "other", 1)
     return matmul(input, other)
 
 

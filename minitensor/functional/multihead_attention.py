@@ -54,36 +54,30 @@ def _canonical_mask(mask: Tensor | None, mask_name: str, other_type: Any, other_
 
 def _shape_check(query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None,
                  attn_mask: Tensor | None, num_heads: int) -> bool:
-    """Whether the input is batched (3-D query), with PyTorch's assertions on the other shapes."""
-    if query.ndim == 3:
-        if key.ndim != 3 or value.ndim != 3:
-            raise AssertionError(f"For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
-                                 f"{key.ndim}-D and {value.ndim}-D tensors respectively")
-        if key_padding_mask is not None and key_padding_mask.ndim != 2:
-            raise AssertionError(f"For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D "
-                                 f"but found {key_padding_mask.ndim}-D tensor instead")
-        if attn_mask is not None and attn_mask.ndim not in (2, 3):
-            raise AssertionError(f"For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
+    """Whether the input is batched (3-D query), with PyTorch's assertions on the other shapes: key and value
+    of query's dims, key_padding_mask of one fewer, attn_mask 2-D or 3-D (unbatched and 3-D: one mask per
+    head)."""
+    n = query.ndim
+    if n not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {n}-D "
+                             "query tensor")
+    batched = n == 3
+    what = "For batched (3-D) `query`" if batched else "For unbatched (2-D) `query`"
+    if key.ndim != n or value.ndim != n:
+        raise AssertionError(f"{what}, expected `key` and `value` to be {n}-D but found "
+                             f"{key.ndim}-D and {value.ndim}-D tensors respectively")
+    if key_padding_mask is not None and key_padding_mask.ndim != n - 1:
+        raise AssertionError(f"{what}, expected `key_padding_mask` to be `None` or {n - 1}-D "
+                             f"but found {key_padding_mask.ndim}-D tensor instead")
+    if attn_mask is not None:
+        if attn_mask.ndim not in (2, 3):
+            raise AssertionError(f"{what}, expected `attn_mask` to be `None`, 2-D or 3-D "
                                  f"but found {attn_mask.ndim}-D tensor instead")
-        return True
-    if query.ndim == 2:
-        if key.ndim != 2 or value.ndim != 2:
-            raise AssertionError(f"For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
-                                 f"{key.ndim}-D and {value.ndim}-D tensors respectively")
-        if key_padding_mask is not None and key_padding_mask.ndim != 1:
-            raise AssertionError(f"For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or "
-                                 f"1-D but found {key_padding_mask.ndim}-D tensor instead")
-        if attn_mask is not None:
-            if attn_mask.ndim not in (2, 3):
-                raise AssertionError(f"For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or "
-                                     f"3-D but found {attn_mask.ndim}-D tensor instead")
-            expected = (num_heads, query.shape[0], key.shape[0])
-            if attn_mask.ndim == 3 and tuple(attn_mask.shape) != expected:
-                raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
-                                     f"{tuple(attn_mask.shape)}")
-        return False
-    raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.ndim}-D "
-                         "query tensor")
+        expected = (num_heads, query.shape[0], key.shape[0])
+        if not batched and attn_mask.ndim == 3 and tuple(attn_mask.shape) != expected:
+            raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
+                                 f"{tuple(attn_mask.shape)}")
+    return batched
 
 
 def _in_projection_packed(query: Tensor, key: Tensor, value: Tensor, w: Tensor, b: Tensor | None

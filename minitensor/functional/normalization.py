@@ -11,24 +11,29 @@ from ..backends.base import Backend
 __all__ = ["batch_norm", "layer_norm"]
 
 
+def _keep_for_backward(ctx: Any, x: Any, weight: Any, forward: tuple[Any, Any, Any]) -> Any:
+    """Save what a fused backward takes, (x, weight, mean, invstd), from a fused forward's
+    (y, mean, invstd); return y."""
+    y, mean, invstd = forward
+    ctx.save_for_backward(x, weight, mean, invstd)
+    return y
+
+
 class BatchNorm(Function):
     """y = (x - mean) invstd w + b per channel (axis 1); running statistics are updated in place."""
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, running_mean: Any, running_var: Any, weight: Any, bias: Any, *,
                 training: bool, momentum: float, eps: float) -> Any:
-        y, mean, invstd = B.batch_norm_forward(x, weight, bias, running_mean, running_var, training,
-                                               momentum, eps)
-        ctx.save_for_backward(x, weight, mean, invstd)
         ctx.training = training
-        return y
+        return _keep_for_backward(ctx, x, weight, B.batch_norm_forward(x, weight, bias, running_mean,
+                                                                       running_var, training, momentum, eps))
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, weight, mean, invstd = ctx.saved_tensors
         need = ctx.needs_input_grad
-        gx, gw, gb = B.batch_norm_backward(gy, x, weight, mean, invstd, ctx.training,
-                                           (need[0], need[3], need[4]))
+        gx, gw, gb = B.batch_norm_backward(gy, x, weight, mean, invstd, ctx.training, (need[0], need[3], need[4]))
         return gx, None, None, gw, gb
 
 
@@ -38,16 +43,13 @@ class LayerNorm(Function):
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, weight: Any, bias: Any, *, normalized_ndim: int,
                 eps: float) -> Any:
-        y, mean, invstd = B.layer_norm_forward(x, weight, bias, normalized_ndim, eps)
-        ctx.save_for_backward(x, weight, mean, invstd)
         ctx.normalized_ndim = normalized_ndim
-        return y
+        return _keep_for_backward(ctx, x, weight, B.layer_norm_forward(x, weight, bias, normalized_ndim, eps))
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, weight, mean, invstd = ctx.saved_tensors
-        return B.layer_norm_backward(gy, x, weight, mean, invstd, ctx.normalized_ndim,
-                                     ctx.needs_input_grad)
+        return B.layer_norm_backward(gy, x, weight, mean, invstd, ctx.normalized_ndim, ctx.needs_input_grad)
 
 
 def _like(t: Tensor | None, input: Tensor) -> Tensor | None:

@@ -33,27 +33,24 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> int:
 
 
 class Sum(Function):
+    """The sum over ``axes``; the gradient spreads gy back over them."""
+    mean = False  # Mean: the sum and its gradient divided by the count of the reduced elements
+
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, axes: Any, keepdims: bool) -> Any:
         ctx.shape, ctx.axes, ctx.keepdims = x.shape, axes, keepdims
-        return B.sum(x, axes, keepdims)
+        return B.mean(x, axes, keepdims) if ctx.mean else B.sum(x, axes, keepdims)
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         g = _keep(B, gy, ctx.axes, ctx.keepdims, len(ctx.shape))
+        if ctx.mean:
+            g = g / _count(ctx.shape, ctx.axes)
         return B.broadcast_to(g, ctx.shape), None, None
 
 
-class Mean(Function):
-    @staticmethod
-    def forward(ctx: Any, B: Backend, x: Any, axes: Any, keepdims: bool) -> Any:
-        ctx.shape, ctx.axes, ctx.keepdims = x.shape, axes, keepdims
-        return B.mean(x, axes, keepdims)
-
-    @staticmethod
-    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        g = _keep(B, gy, ctx.axes, ctx.keepdims, len(ctx.shape)) / _count(ctx.shape, ctx.axes)
-        return B.broadcast_to(g, ctx.shape), None, None
+class Mean(Sum):
+    mean = True
 
 
 class Var(Function):

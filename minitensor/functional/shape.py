@@ -10,7 +10,7 @@ import numpy as np
 from ..autograd.function import Function, ViewFunction
 from ..tensor import Tensor
 from ..creation import as_tensor
-from ._util import norm_dim, promote
+from ._util import gradient_unchanged, norm_dim, promote
 from .indexing import IndexSelect
 from ..backends.base import Backend
 
@@ -43,14 +43,11 @@ class Permute(ViewFunction):
 
 class Expand(ViewFunction):
     """A broadcast view; the engine sums the gradient back to the input's shape."""
+    backward = staticmethod(gradient_unchanged)
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, shape: tuple[int, ...]) -> Any:
         return B.broadcast_to(x, shape)
-
-    @staticmethod
-    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        return gy, None
 
 
 class Repeat(Function):

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .optimizer import (Optimizer, ParamsT, advance_step, check_hyperparameter, check_implementation_flags,
-                        state_buffer)
+from .optimizer import (Optimizer, ParamsT, adam_hyperparameters, adam_state, check_hyperparameter,
+                        check_implementation_flags, state_buffer)
 
 
 class Adam(Optimizer):
@@ -29,13 +29,10 @@ class Adam(Optimizer):
                                       maximize=maximize, decoupled_weight_decay=decoupled_weight_decay))
 
     def _step_group(self, group: dict[str, Any]) -> None:
-        lr, eps, weight_decay = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
-        beta1, beta2 = (float(b) for b in group["betas"])
+        lr, beta1, beta2, eps, weight_decay = adam_hyperparameters(group)
         amsgrad, decoupled, maximize = group["amsgrad"], group["decoupled_weight_decay"], group["maximize"]
         for p, state in self._params_with_grad(group):
-            step = advance_step(state)
-            exp_avg = state_buffer(state, "exp_avg", p)
-            exp_avg_sq = state_buffer(state, "exp_avg_sq", p)
+            step, exp_avg, exp_avg_sq = adam_state(state, p, "exp_avg_sq")
             max_exp_avg_sq = state_buffer(state, "max_exp_avg_sq", p) if amsgrad else None
             p.device.backend.adam_update(p.array, p.grad.array, exp_avg, exp_avg_sq, max_exp_avg_sq, step,  # type: ignore[arg-type, union-attr]
                                          lr, beta1, beta2, eps, weight_decay, amsgrad, decoupled, maximize)

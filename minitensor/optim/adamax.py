@@ -3,13 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .optimizer import Optimizer, ParamsT, advance_step, check_hyperparameter, state_buffer
-
-
-def check_betas(betas: tuple[float, float]) -> None:
-    """PyTorch's checks of Adam-like ``betas``: each in [0, 1)."""
-    for i, beta in enumerate(betas):
-        check_hyperparameter(0.0 <= beta < 1.0, f"Invalid beta parameter at index {i}: {beta}")
+from .optimizer import Optimizer, ParamsT, adam_hyperparameters, adam_state, check_adam_hyperparameters
 
 
 class Adamax(Optimizer):
@@ -22,18 +16,12 @@ class Adamax(Optimizer):
     def __init__(self, params: ParamsT, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False, capturable: bool = False) -> None:
-        check_hyperparameter(0.0 <= lr, f"Invalid learning rate: {lr}")
-        check_hyperparameter(0.0 <= eps, f"Invalid epsilon value: {eps}")
-        check_betas(betas)
-        check_hyperparameter(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        check_adam_hyperparameters(lr, eps, betas, weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize))
 
     def _step_group(self, group: dict[str, Any]) -> None:
-        lr, eps, weight_decay = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
-        beta1, beta2 = (float(b) for b in group["betas"])
+        lr, beta1, beta2, eps, weight_decay = adam_hyperparameters(group)
         for p, state in self._params_with_grad(group):
-            step = advance_step(state)
-            exp_avg = state_buffer(state, "exp_avg", p)
-            exp_inf = state_buffer(state, "exp_inf", p)
+            step, exp_avg, exp_inf = adam_state(state, p, "exp_inf")
             p.device.backend.adamax_update(p.array, p.grad.array, exp_avg, exp_inf, step, lr, beta1, beta2, eps,  # type: ignore[arg-type, union-attr]
                                            weight_decay, group["maximize"])

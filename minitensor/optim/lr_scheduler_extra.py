@@ -190,10 +190,7 @@ class ReduceLROnPlateau(LRScheduler):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         _check_optimizer(optimizer)
-        if mode not in ("min", "max"):
-            raise ValueError(f"mode {mode} is unknown!")
-        if threshold_mode not in ("rel", "abs"):
-            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
+        self._init_is_better(mode, threshold, threshold_mode)
         self.optimizer = optimizer
         self.factor = factor
         self.default_min_lr = None if isinstance(min_lr, (list, tuple)) else min_lr  # for groups added later
@@ -201,13 +198,20 @@ class ReduceLROnPlateau(LRScheduler):
         self.patience = patience
         self.cooldown = cooldown
         self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = self._group_lrs()
+        self._reset()
+
+    def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
+        """Check and keep what ``is_better`` compares by, and the worst metric of the mode (PyTorch's)."""
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode {mode} is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
         self.mode = mode
         self.threshold = threshold
         self.threshold_mode = threshold_mode
         self.mode_worse = math.inf if mode == "min" else -math.inf
-        self.last_epoch = 0
-        self._last_lr = self._group_lrs()
-        self._reset()
 
     def _reset(self) -> None:
         self.best = self.mode_worse

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .adamax import check_betas
-from .optimizer import Optimizer, ParamsT, advance_step, check_hyperparameter, scalar_state, state_buffer
+from .optimizer import (Optimizer, ParamsT, adam_hyperparameters, advance_step, check_adam_hyperparameters,
+                        check_hyperparameter, scalar_state, state_buffer)
 
 
 class NAdam(Optimizer):
@@ -22,18 +22,14 @@ class NAdam(Optimizer):
                  eps: float = 1e-8, weight_decay: float = 0, momentum_decay: float = 4e-3,
                  decoupled_weight_decay: bool = False, *, foreach: bool | None = None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False) -> None:
-        check_hyperparameter(0.0 <= lr, f"Invalid learning rate: {lr}")
-        check_hyperparameter(0.0 <= eps, f"Invalid epsilon value: {eps}")
-        check_betas(betas)
-        check_hyperparameter(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        check_adam_hyperparameters(lr, eps, betas, weight_decay)
         check_hyperparameter(0.0 <= momentum_decay, f"Invalid momentum_decay value: {momentum_decay}")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
                                       maximize=maximize))
 
     def _step_group(self, group: dict[str, Any]) -> None:
-        lr, eps, weight_decay = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
-        beta1, beta2 = (float(b) for b in group["betas"])
+        lr, beta1, beta2, eps, weight_decay = adam_hyperparameters(group)
         momentum_decay = float(group["momentum_decay"])
         for p, state in self._params_with_grad(group):
             step = advance_step(state)

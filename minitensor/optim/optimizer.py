@@ -69,6 +69,30 @@ def state_buffer(state: dict[str, Any], key: str, param: Tensor, fill: float = 0
     return buffer.array
 
 
+def check_adam_hyperparameters(lr: float, eps: float, betas: tuple[float, float], weight_decay: float) -> None:
+    """PyTorch's checks of the Adam family's hyper-parameters, in its order: lr, eps, each beta in [0, 1),
+    weight_decay."""
+    check_hyperparameter(0.0 <= lr, f"Invalid learning rate: {lr}")
+    check_hyperparameter(0.0 <= eps, f"Invalid epsilon value: {eps}")
+    for i, beta in enumerate(betas):
+        check_hyperparameter(0.0 <= beta < 1.0, f"Invalid beta parameter at index {i}: {beta}")
+    check_hyperparameter(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+
+
+def adam_hyperparameters(group: dict[str, Any]) -> tuple[float, float, float, float, float]:
+    """A param group's (lr, beta1, beta2, eps, weight_decay) as floats, read once per step."""
+    lr, eps, weight_decay = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
+    beta1, beta2 = (float(b) for b in group["betas"])
+    return lr, beta1, beta2, eps, weight_decay
+
+
+def adam_state(state: dict[str, Any], param: Tensor, second: str) -> tuple[float, Any, Any]:
+    """A parameter's step, advanced, and the raw arrays of its first moment ("exp_avg") and of its second
+    (``second``: "exp_avg_sq", or Adamax's "exp_inf"), made when missing, in PyTorch's state order."""
+    step = advance_step(state)
+    return step, state_buffer(state, "exp_avg", param), state_buffer(state, second, param)
+
+
 # PyTorch's keywords that choose an implementation (loop, multi-tensor, fused) without changing results.
 IMPLEMENTATION_FLAGS = frozenset({"foreach", "fused", "capturable", "differentiable"})
 

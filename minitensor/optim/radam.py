@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .adamax import check_betas
-from .optimizer import Optimizer, ParamsT, advance_step, check_hyperparameter, state_buffer
+from .optimizer import Optimizer, ParamsT, adam_hyperparameters, adam_state, check_adam_hyperparameters
 
 
 class RAdam(Optimizer):
@@ -22,19 +21,13 @@ class RAdam(Optimizer):
                  eps: float = 1e-8, weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        check_hyperparameter(0.0 <= lr, f"Invalid learning rate: {lr}")
-        check_hyperparameter(0.0 <= eps, f"Invalid epsilon value: {eps}")
-        check_betas(betas)
-        check_hyperparameter(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        check_adam_hyperparameters(lr, eps, betas, weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       decoupled_weight_decay=decoupled_weight_decay, maximize=maximize))
 
     def _step_group(self, group: dict[str, Any]) -> None:
-        lr, eps, weight_decay = float(group["lr"]), float(group["eps"]), float(group["weight_decay"])
-        beta1, beta2 = (float(b) for b in group["betas"])
+        lr, beta1, beta2, eps, weight_decay = adam_hyperparameters(group)
         for p, state in self._params_with_grad(group):
-            step = advance_step(state)
-            exp_avg = state_buffer(state, "exp_avg", p)
-            exp_avg_sq = state_buffer(state, "exp_avg_sq", p)
+            step, exp_avg, exp_avg_sq = adam_state(state, p, "exp_avg_sq")
             p.device.backend.radam_update(p.array, p.grad.array, exp_avg, exp_avg_sq, step, lr, beta1, beta2, eps,  # type: ignore[arg-type, union-attr]
                                           weight_decay, group["decoupled_weight_decay"], group["maximize"])

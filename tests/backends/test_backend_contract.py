@@ -162,9 +162,21 @@ def random_cases() -> dict[str, Callable[[Backend], None]]:
 
     def permutation(B):
         assert sorted(host(B, B.permutation(10)).tolist()) == list(range(10))
+        stream = B.xp.random.default_rng(4)  # a user's Generator's stream: the same draws again
+        again = B.xp.random.default_rng(4)
+        assert host(B, B.permutation(10, stream)).tolist() == host(B, B.permutation(10, again)).tolist()
+
+    def multinomial(B):
+        w = dev(B, [[1.0, 0.0, 3.0], [0.0, 2.0, 2.0]])
+        drawn = host(B, B.multinomial(w, 20000, True))
+        assert drawn.dtype == np.int64 and drawn.shape == (2, 20000)
+        assert abs((drawn[0] == 2).mean() - 0.75) < 0.02 and not (drawn[0] == 1).any()
+        assert not (drawn[1] == 0).any()
+        distinct = host(B, B.multinomial(w, 2, False))
+        assert sorted(distinct[0].tolist()) == [0, 2] and sorted(distinct[1].tolist()) == [1, 2]
 
     return {"uniform": uniform, "normal": normal, "randint": randint, "bernoulli": bernoulli,
-            "permutation": permutation, "seed": seed_case}
+            "permutation": permutation, "multinomial": multinomial, "seed": seed_case}
 
 
 # -------------------------------------------------------------------------------------- elementwise

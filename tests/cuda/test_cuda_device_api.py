@@ -77,10 +77,10 @@ class TestWithoutCuda:
             iter(loader)
 
 
-def test_numpy_of_a_non_cpu_tensor_raises_pytorchs_type_error(monkeypatch):
+def test_numpy_of_a_non_cpu_tensor_raises_pytorchs_type_error(lend_backend):
     """A tensor labelled cuda:3 over a host array (a fake device: this machine may have no GPU)."""
     fake = mt.device("cuda", 3)
-    monkeypatch.setattr(fake, "_backend", mt.device("cpu").backend)
+    lend_backend(fake, mt.device("cpu").backend)
     t = _wrap(np.ones(2, np.float32), fake)
     with pytest.raises(TypeError) as info:
         t.numpy()
@@ -345,11 +345,11 @@ class FakeDeviceArray:
 
 
 @pytest.fixture
-def fake_cupy(monkeypatch):
+def fake_cupy(monkeypatch, lend_backend):
     """A fake CuPy, a cuda:0 device whose backend is the CPU's, and host arrays "pinned" by a registry."""
     fake = FakeCupy()
     monkeypatch.setitem(sys.modules, "cupy", fake)
-    monkeypatch.setattr(mt.device("cuda", 0), "_backend", mt.device("cpu").backend)
+    lend_backend(mt.device("cuda", 0), mt.device("cpu").backend)
     monkeypatch.setattr(mt.cuda, "is_available", lambda: True)
     pinned = []  # weak references to the arrays the fake calls pinned
 

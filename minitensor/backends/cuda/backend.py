@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ...deterministic import alert_not_deterministic
 from ..base import Backend
 
 INSTALL_HINT = ('pip install "minitensor[cuda12]" or "minitensor[cuda13]", the one matching the CUDA version '
@@ -137,11 +138,12 @@ class CupyBackend(Backend):
     def to_numpy(self, a: Array) -> np.ndarray:
         return cupy.asnumpy(a)  # waits for the work that makes ``a``: a host sync, as any transfer to host
 
-    def permutation(self, n: int) -> Array:
-        return cupy.argsort(self._rng.random(n))
+    def permutation(self, n: int, rng: Any = None) -> Array:
+        return cupy.argsort((rng or self._rng).random(n))
 
     def index_add(self, out: Array, index: Any, src: Array) -> Array:
         """out[index] += src, repeated indices accumulating (float16/32/64, int32, int64, uint32, uint64)."""
+        alert_not_deterministic("index_add_cuda")  # atomicAdd: repeated indices add in any order
         if out.dtype != np.int64:
             return super().index_add(out, index, src)
         values = cupy.asarray(src, dtype=np.int64).view(np.uint64)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...deterministic import alert_not_deterministic
 from ..generic.embedding import EmbeddingOps
 from . import rawmodule
 from .rawmodule import RawKernelOps, longs
@@ -16,6 +17,7 @@ class CudaEmbeddingOps(RawKernelOps, EmbeddingOps):
         if (scale_grad_by_freq or indices.dtype.kind not in "iu" or gy.shape[:-1] != indices.shape
                 or not self._fits("embedding_backward", gy)):
             return super().embedding_backward(gy, indices, num_embeddings, padding_idx, scale_grad_by_freq)
+        alert_not_deterministic("embedding_backward_cuda")  # atomicAdd: repeated indices add in any order
         xp = self.xp
         dim = gy.shape[-1]
         gw = xp.zeros((num_embeddings, dim), dtype=gy.dtype)

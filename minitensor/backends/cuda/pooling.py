@@ -5,6 +5,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ...deterministic import alert_not_deterministic
 from ..generic.conv import Pair
 from ..generic.pooling import PoolOps, pool_geometry
 from . import rawmodule
@@ -31,6 +32,7 @@ class CudaPoolOps(RawKernelOps, PoolOps):
     def max_pool2d_backward(self, gy: Array, indices: Array, x_shape: tuple[int, ...]) -> Array:
         if not (self._fits("max_pool2d_backward", gy) and indices.dtype == self.xp.int64):
             return super().max_pool2d_backward(gy, indices, x_shape)
+        alert_not_deterministic("max_pool2d_backward_cuda")  # atomicAdd: overlapping windows collide
         xp = self.xp
         n, c, h, w = x_shape
         gx = xp.zeros((n, c, h, w), dtype=gy.dtype)

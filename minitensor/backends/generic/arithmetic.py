@@ -1,65 +1,32 @@
 """Comparisons, logical and bitwise ops and the float classifiers: the element-wise ops without a gradient.
 
 Each takes arrays (or Python scalars for the second operand), broadcasts them, and returns a bool array
-(comparisons, logical ops, classifiers) or an integer array (bitwise ops).
+(comparisons, logical ops, classifiers) or an integer array (bitwise ops). Each is ``xp``'s function of the
+same name, but ``bitwise_not``, which is ``xp.invert``.
 """
 from __future__ import annotations
 
-from typing import Any
-
-Array = Any
+from . import xp_function
 
 
 class ComparisonOps:
-    xp: Any
-
-    def equal(self, a: Array, b: Any) -> Array:
-        return self.xp.equal(a, b)
-
-    def not_equal(self, a: Array, b: Any) -> Array:
-        return self.xp.not_equal(a, b)
-
-    def less(self, a: Array, b: Any) -> Array:
-        return self.xp.less(a, b)
-
-    def less_equal(self, a: Array, b: Any) -> Array:
-        return self.xp.less_equal(a, b)
-
-    def greater(self, a: Array, b: Any) -> Array:
-        return self.xp.greater(a, b)
-
-    def greater_equal(self, a: Array, b: Any) -> Array:
-        return self.xp.greater_equal(a, b)
-
-    def logical_and(self, a: Array, b: Any) -> Array:
-        return self.xp.logical_and(a, b)
-
-    def logical_or(self, a: Array, b: Any) -> Array:
-        return self.xp.logical_or(a, b)
-
-    def logical_xor(self, a: Array, b: Any) -> Array:
-        return self.xp.logical_xor(a, b)
-
-    def logical_not(self, x: Array) -> Array:
-        return self.xp.logical_not(x)
-
-    def bitwise_and(self, a: Array, b: Any) -> Array:
-        return self.xp.bitwise_and(a, b)
-
-    def bitwise_or(self, a: Array, b: Any) -> Array:
-        return self.xp.bitwise_or(a, b)
-
-    def bitwise_xor(self, a: Array, b: Any) -> Array:
-        return self.xp.bitwise_xor(a, b)
-
-    def bitwise_not(self, x: Array) -> Array:
-        return self.xp.invert(x)
-
-    def isnan(self, x: Array) -> Array:
-        return self.xp.isnan(x)
-
-    def isinf(self, x: Array) -> Array:
-        return self.xp.isinf(x)
-
-    def isfinite(self, x: Array) -> Array:
-        return self.xp.isfinite(x)
+    # (a, b) -> bool array
+    equal = xp_function("equal")
+    not_equal = xp_function("not_equal")
+    less = xp_function("less")
+    less_equal = xp_function("less_equal")
+    greater = xp_function("greater")
+    greater_equal = xp_function("greater_equal")
+    logical_and = xp_function("logical_and")
+    logical_or = xp_function("logical_or")
+    logical_xor = xp_function("logical_xor")
+    # (a, b) -> integer array; bitwise_not(x) -> integer array
+    bitwise_and = xp_function("bitwise_and")
+    bitwise_or = xp_function("bitwise_or")
+    bitwise_xor = xp_function("bitwise_xor")
+    bitwise_not = xp_function("invert")
+    # x -> bool array
+    logical_not = xp_function("logical_not")
+    isnan = xp_function("isnan")
+    isinf = xp_function("isinf")
+    isfinite = xp_function("isfinite")

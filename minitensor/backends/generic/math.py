@@ -3,68 +3,35 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import xp_function
+
 Array = Any
 
 
 class ElementwiseOps:
     xp: Any
 
-    def exp(self, x: Array) -> Array:
-        return self.xp.exp(x)
-
-    def log(self, x: Array) -> Array:
-        return self.xp.log(x)
-
-    def log1p(self, x: Array) -> Array:
-        return self.xp.log1p(x)
-
-    def expm1(self, x: Array) -> Array:
-        return self.xp.expm1(x)
-
-    def sqrt(self, x: Array) -> Array:
-        return self.xp.sqrt(x)
-
-    def abs(self, x: Array) -> Array:
-        return self.xp.abs(x)
-
-    def sign(self, x: Array) -> Array:
-        return self.xp.sign(x)
-
-    def sin(self, x: Array) -> Array:
-        return self.xp.sin(x)
-
-    def cos(self, x: Array) -> Array:
-        return self.xp.cos(x)
-
-    def power(self, x: Array, p: Any) -> Array:
-        return self.xp.power(x, p)
-
-    def maximum(self, a: Array, b: Array) -> Array:
-        return self.xp.maximum(a, b)
-
-    def minimum(self, a: Array, b: Array) -> Array:
-        return self.xp.minimum(a, b)
-
-    def clip(self, x: Array, lo: Any, hi: Any) -> Array:
-        return self.xp.clip(x, lo, hi)
-
-    def where(self, cond: Array, a: Array, b: Array) -> Array:
-        return self.xp.where(cond, a, b)
-
-    def log2(self, x: Array) -> Array:
-        return self.xp.log2(x)
-
-    def log10(self, x: Array) -> Array:
-        return self.xp.log10(x)
-
-    def floor(self, x: Array) -> Array:
-        return self.xp.floor(x)
-
-    def ceil(self, x: Array) -> Array:
-        return self.xp.ceil(x)
-
-    def trunc(self, x: Array) -> Array:
-        return self.xp.trunc(x)
+    # x -> array of x's shape
+    exp = xp_function("exp")
+    log = xp_function("log")
+    log1p = xp_function("log1p")
+    expm1 = xp_function("expm1")
+    log2 = xp_function("log2")
+    log10 = xp_function("log10")
+    sqrt = xp_function("sqrt")
+    abs = xp_function("abs")
+    sign = xp_function("sign")
+    sin = xp_function("sin")
+    cos = xp_function("cos")
+    floor = xp_function("floor")
+    ceil = xp_function("ceil")
+    trunc = xp_function("trunc")
+    # broadcast: power(x, p), maximum(a, b), minimum(a, b), clip(x, lo, hi), where(cond, a, b)
+    power = xp_function("power")
+    maximum = xp_function("maximum")
+    minimum = xp_function("minimum")
+    clip = xp_function("clip")
+    where = xp_function("where")
 
     def round(self, x: Array, decimals: int) -> Array:
         """Half to even, as PyTorch; ``decimals`` places (negative: tens, hundreds...)."""

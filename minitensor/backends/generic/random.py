@@ -50,32 +50,55 @@ class RandomOps:
         else:
             _THREAD.rngs[id(self)] = self.xp.random.default_rng(seed)
 
-    def uniform(self, shape: Sequence[int], low: float, high: float, dtype: np.dtype) -> Array:
-        """U[low, high) drawn in ``dtype`` (no float64 detour for float32)."""
+    def uniform(self, shape: Sequence[int], low: float, high: float, dtype: np.dtype, rng: Any = None) -> Array:
+        """U[low, high) drawn in ``dtype`` (no float64 detour for float32). ``rng``: a user's
+        ``minitensor.Generator``'s stream on this device (``Generator.stream``) instead of the device's."""
         dtype = np.dtype(dtype)
         draw_dtype = dtype if dtype in (np.float32, np.float64) else np.float64
-        u = self._rng.random(tuple(shape), dtype=draw_dtype)
+        u = (rng or self._rng).random(tuple(shape), dtype=draw_dtype)
         if low != 0.0 or high != 1.0:
             u *= high - low
             u += low
         return u.astype(dtype, copy=False)
 
-    def normal(self, shape: Sequence[int], mean: float, std: float, dtype: np.dtype) -> Array:
+    def normal(self, shape: Sequence[int], mean: float, std: float, dtype: np.dtype, rng: Any = None) -> Array:
         dtype = np.dtype(dtype)
         draw_dtype = dtype if dtype in (np.float32, np.float64) else np.float64
-        z = self._rng.standard_normal(tuple(shape), dtype=draw_dtype)
+        z = (rng or self._rng).standard_normal(tuple(shape), dtype=draw_dtype)
         if std != 1.0:
             z *= std
         if mean != 0.0:
             z += mean
         return z.astype(dtype, copy=False)
 
-    def randint(self, low: int, high: int, shape: Sequence[int], dtype: np.dtype) -> Array:
-        return self._rng.integers(low, high, size=tuple(shape), dtype=dtype)
+    def randint(self, low: int, high: int, shape: Sequence[int], dtype: np.dtype, rng: Any = None) -> Array:
+        return (rng or self._rng).integers(low, high, size=tuple(shape), dtype=dtype)
 
-    def bernoulli(self, p: float, shape: Sequence[int]) -> Array:
-        """A bool array, True with probability p."""
-        return self._rng.random(tuple(shape), dtype=np.float32) < p
+    def bernoulli(self, p: Any, shape: Sequence[int], rng: Any = None) -> Array:
+        """A bool array, True with probability p (a number, or an array broadcasting to ``shape``)."""
+        draw_dtype = p.dtype if getattr(p, "dtype", None) in (np.float32, np.float64) else np.float32
+        return (rng or self._rng).random(tuple(shape), dtype=draw_dtype) < p
 
-    def permutation(self, n: int) -> Array:
-        return self._rng.permutation(n)
+    def multinomial(self, probs: Array, num_samples: int, replacement: bool, rng: Any = None) -> Array:
+        """(rows, num_samples) int64 category indices drawn from each row of the non-negative weights ``probs``
+        (rows, categories). With replacement: inverse CDF, every row's normalised CDF offset by its row
+        number so one sorted search serves all rows. Without: the ``num_samples`` largest keys
+        log(u) / w (Efraimidis-Spirakis: the same law as drawing one at a time and removing it)."""
+        xp = self.xp
+        rows, categories = probs.shape
+        w = probs.astype(np.float64)
+        u = (rng or self._rng).random((rows, num_samples if replacement else categories))
+        if replacement:
+            cdf = xp.cumsum(w, axis=1)
+            cdf /= cdf[:, -1:]
+            cdf[:, -1] = 1.0  # the last category ends its row exactly, whatever the rounding
+            offsets = xp.arange(rows, dtype=np.float64)[:, None]
+            found = xp.searchsorted((cdf + offsets).reshape(-1), (u + offsets).reshape(-1), side="right")
+            found = found.reshape(rows, num_samples) - xp.arange(rows)[:, None] * categories
+            return xp.minimum(found, categories - 1).astype(np.int64)
+        with np.errstate(divide="ignore"):
+            keys = xp.log(u) / w  # weight 0: -inf, never drawn before a positive weight
+        return xp.argsort(-keys, axis=1, kind="stable")[:, :num_samples].astype(np.int64)
+
+    def permutation(self, n: int, rng: Any = None) -> Array:
+        return (rng or self._rng).permutation(n)

@@ -7,78 +7,72 @@ from .attention import MultiheadAttention  # noqa: F401  (torch.nn.modules.activ
 from .module import Module
 
 
-def _inplace_str(inplace: bool, first: bool = False) -> str:
-    if not inplace:
-        return ""
-    return "inplace=True" if first else ", inplace=True"
-
-
-class ReLU(Module):
-    """max(x, 0)."""
+class _InplaceActivation(Module):
+    """An activation with PyTorch's ``inplace`` flag, which its repr shows only when set."""
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
+    def extra_repr(self) -> str:
+        return ", ".join(filter(None, (super().extra_repr(), "inplace=True" if self.inplace else "")))
+
+
+class ReLU(_InplaceActivation):
+    """max(x, 0)."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.relu(input, inplace=self.inplace)
 
-    def extra_repr(self) -> str:
-        return _inplace_str(self.inplace, first=True)
 
-
-class Hardtanh(Module):
+class Hardtanh(_InplaceActivation):
     """clamp(x, min_val, max_val)."""
 
+    _repr_options: tuple[str, ...] = ("min_val", "max_val")
+
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
+        super().__init__(inplace)
         if max_val <= min_val:
             raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})")
-        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+        self.min_val, self.max_val = min_val, max_val
 
     def forward(self, input: Tensor) -> Tensor:
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"min_val={self.min_val}, max_val={self.max_val}{_inplace_str(self.inplace)}"
 
 
 class ReLU6(Hardtanh):
     """min(max(x, 0), 6)."""
 
+    _repr_options = ()
+
     def __init__(self, inplace: bool = False) -> None:
         super().__init__(0.0, 6.0, inplace)
 
-    def extra_repr(self) -> str:
-        return _inplace_str(self.inplace, first=True)
 
-
-class LeakyReLU(Module):
+class LeakyReLU(_InplaceActivation):
     """x for x > 0, negative_slope * x otherwise."""
 
+    _repr_options = ("negative_slope",)
+
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
-        super().__init__()
-        self.negative_slope, self.inplace = negative_slope, inplace
+        super().__init__(inplace)
+        self.negative_slope = negative_slope
 
     def forward(self, input: Tensor) -> Tensor:
         return F.leaky_relu(input, self.negative_slope, self.inplace)
 
-    def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}{_inplace_str(self.inplace)}"
 
-
-class ELU(Module):
+class ELU(_InplaceActivation):
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
 
+    _repr_options = ("alpha",)
+
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha, self.inplace = alpha, inplace
+        super().__init__(inplace)
+        self.alpha = alpha
 
     def forward(self, input: Tensor) -> Tensor:
         return F.elu(input, self.alpha, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}{_inplace_str(self.inplace)}"
 
 
 class GELU(Module):
@@ -95,22 +89,17 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(Module):
+class SiLU(_InplaceActivation):
     """x * sigmoid(x)."""
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.silu(input, inplace=self.inplace)
 
-    def extra_repr(self) -> str:
-        return _inplace_str(self.inplace, first=True)
-
 
 class Softplus(Module):
     """log(1 + exp(beta x)) / beta, linear above ``threshold``."""
+
+    _repr_options = ("beta", "threshold")
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
@@ -118,9 +107,6 @@ class Softplus(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softplus(input, self.beta, self.threshold)
-
-    def extra_repr(self) -> str:
-        return f"beta={self.beta}, threshold={self.threshold}"
 
 
 class Sigmoid(Module):
@@ -138,15 +124,14 @@ class Tanh(Module):
 class Softmax(Module):
     """exp(x_i) / sum_j exp(x_j) along ``dim``."""
 
+    _repr_options = ("dim",)
+
     def __init__(self, dim: int | None = None) -> None:
         super().__init__()
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
 
 class LogSoftmax(Softmax):

@@ -5,10 +5,10 @@ from typing import Any
 
 from ... import dtypes as _dt
 from ...tensor import Tensor
-from ...creation import empty, ones, tensor, zeros
+from ...creation import ones, tensor, zeros
 from .. import functional as F, init
-from ..parameter import Parameter
 from .module import Module
+from .utils import optional_parameters
 
 
 class _BatchNorm(Module):
@@ -30,12 +30,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(empty(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(empty(num_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        optional_parameters(self, affine, ("weight", "bias"), num_features, device=device, dtype=dtype)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))

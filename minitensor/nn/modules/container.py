@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import operator
 from collections import OrderedDict
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Generic, Iterable, Iterator, Mapping, TypeVar
 
 from ...tensor import Tensor
 from ..parameter import Parameter
 from .module import Module
+
+V = TypeVar("V")
 
 
 def _abs_index(idx: Any, size: int) -> int:
@@ -125,48 +127,65 @@ class ModuleList(_IndexedModules):
         return ModuleList(list(self) + list(other))
 
 
-class ModuleDict(Module):
-    """An ordered dict of modules, registered under their keys."""
+class _Registry(Module, Generic[V]):
+    """The mapping protocol of ModuleDict and ParameterDict: the keys are the names in one of Module's
+    registries (``_registry``: "_modules" or "_parameters"); subclasses say how a value is stored."""
 
-    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
+    _registry: str
+
+    def __init__(self, entries: Mapping[str, V] | Iterable[tuple[str, V]] | None) -> None:
         super().__init__()
-        if modules is not None:
-            self.update(modules)
+        if entries is not None:
+            self.update(entries)
 
-    def __getitem__(self, key: str) -> Module:
-        return self._modules[key]
+    def update(self, entries: Mapping[str, V] | Iterable[tuple[str, V]]) -> None:
+        raise NotImplementedError
 
-    def __setitem__(self, key: str, module: Module) -> None:
-        self.add_module(key, module)
+    def _entries(self) -> dict[str, V]:
+        return self.__dict__[self._registry]
+
+    def __getitem__(self, key: str) -> V:
+        return self._entries()[key]
 
     def __delitem__(self, key: str) -> None:
-        del self._modules[key]
+        del self._entries()[key]
 
     def __len__(self) -> int:
-        return len(self._modules)
+        return len(self._entries())
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._modules)
+        return iter(self._entries())
 
     def __contains__(self, key: str) -> bool:
-        return key in self._modules
+        return key in self._entries()
+
+    def keys(self) -> Iterable[str]:
+        return self._entries().keys()
+
+    def items(self) -> Iterable[tuple[str, V]]:
+        return self._entries().items()
+
+    def values(self) -> Iterable[V]:
+        return self._entries().values()
+
+    def pop(self, key: str) -> V:
+        value = self[key]
+        del self[key]
+        return value
+
+
+class ModuleDict(_Registry[Module]):
+    """An ordered dict of modules, registered under their keys."""
+
+    _registry = "_modules"
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
+        super().__init__(modules)
+
+    __setitem__ = Module.add_module  # d[key] = module registers a child, as setattr does
 
     def clear(self) -> None:
         self._modules.clear()
-
-    def pop(self, key: str) -> Module:
-        module = self[key]
-        del self[key]
-        return module
-
-    def keys(self) -> Iterable[str]:
-        return self._modules.keys()
-
-    def items(self) -> Iterable[tuple[str, Module]]:
-        return self._modules.items()
-
-    def values(self) -> Iterable[Module]:
-        return self._modules.values()
 
     def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
         pairs = modules.items() if isinstance(modules, Mapping) else modules
@@ -224,45 +243,16 @@ class ParameterList(Module):
         return "\n".join(_describe(k, v) for k, v in enumerate(self))
 
 
-class ParameterDict(Module):
+class ParameterDict(_Registry[Any]):
     """An ordered dict of Parameters registered under their keys."""
 
-    def __init__(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None) -> None:
-        super().__init__()
-        if parameters is not None:
-            self.update(parameters)
+    _registry = "_parameters"
 
-    def __getitem__(self, key: str) -> Any:
-        return self._parameters[key]
+    def __init__(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None) -> None:
+        super().__init__(parameters)
 
     def __setitem__(self, key: str, value: Any) -> None:
         setattr(self, key, _as_parameter(value))
-
-    def __delitem__(self, key: str) -> None:
-        del self._parameters[key]
-
-    def __len__(self) -> int:
-        return len(self._parameters)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._parameters)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._parameters
-
-    def keys(self) -> Iterable[str]:
-        return self._parameters.keys()
-
-    def items(self) -> Iterable[tuple[str, Any]]:
-        return self._parameters.items()
-
-    def values(self) -> Iterable[Any]:
-        return self._parameters.values()
-
-    def pop(self, key: str) -> Any:
-        value = self[key]
-        del self[key]
-        return value
 
     def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
         for key, value in (parameters.items() if isinstance(parameters, Mapping) else parameters):

@@ -10,6 +10,8 @@ from .module import Module
 class Flatten(Module):
     """Flattens dims start_dim..end_dim into one: (N, C, H, W) -> (N, C*H*W) with the defaults."""
 
+    _repr_options = ("start_dim", "end_dim")
+
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
         self.start_dim = start_dim
@@ -18,12 +20,11 @@ class Flatten(Module):
     def forward(self, input: Tensor) -> Tensor:
         return input.flatten(self.start_dim, self.end_dim)
 
-    def extra_repr(self) -> str:
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
-
 
 class Unflatten(Module):
     """Splits dim ``dim`` into ``unflattened_size``: (N, 12) -> (N, 3, 4) for dim=1, size (3, 4)."""
+
+    _repr_options = ("dim", "unflattened_size")
 
     def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
         super().__init__()
@@ -35,6 +36,3 @@ class Unflatten(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return input.unflatten(self.dim, self.unflattened_size)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

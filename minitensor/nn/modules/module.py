@@ -55,6 +55,23 @@ def _check_name(kind: str, name: Any, module: "Module", registry: Mapping[str, A
         raise KeyError(f"attribute '{name}' already exists")
 
 
+def _check_entry(kind: str, name: Any, value: Any, module: "Module", registry: str, cls: type,
+                 cls_name: str) -> None:
+    """What register_parameter and register_buffer refuse: a call before Module.__init__, a bad name, a
+    value that is neither None nor a ``cls``."""
+    if registry not in module.__dict__:
+        raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+    _check_name(kind, name, module, module.__dict__[registry])
+    if value is not None and not isinstance(value, cls):
+        raise TypeError(f"cannot assign '{type(value).__name__}' object to {kind} '{name}' "
+                        f"({cls_name} or None required)")
+
+
+def _values(pairs: Iterator[tuple[str, Any]]) -> Iterator[Any]:
+    """The values of (name, value) pairs, lazily: parameters() from named_parameters() and so on."""
+    return (value for _, value in pairs)
+
+
 def _floating_dtype(dtype: Any) -> _dt.dtype:
     dt = _dt.as_dtype(dtype)
     if not dt.is_floating_point:
@@ -67,6 +84,7 @@ class Module(StateDictMixin):
     parameters and submodules as attributes in ``__init__`` (after ``super().__init__()``)."""
 
     training: bool
+    _repr_options: tuple[str, ...] = ()  # the attributes the default extra_repr lists as name=value
 
     def __init__(self) -> None:
         # object.__setattr__: our __setattr__ needs these registries to exist already.
@@ -99,12 +117,7 @@ class Module(StateDictMixin):
     # ------------------------------------------------------------------------------- registration
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add ``param`` (or a None placeholder, e.g. a disabled bias) under ``name``."""
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        _check_name("parameter", name, self, self._parameters)
-        if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
-                            "(minitensor.nn.Parameter or None required)")
+        _check_entry("parameter", name, param, self, "_parameters", Parameter, "minitensor.nn.Parameter")
         if param is not None and param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
                              "created explicitly; wrap a detached tensor: Parameter(t.detach())")
@@ -112,12 +125,7 @@ class Module(StateDictMixin):
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Add a non-learnable state tensor; ``persistent=False`` keeps it out of ``state_dict``."""
-        if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
-        _check_name("buffer", name, self, self._buffers)
-        if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
-                            "(Tensor or None required)")
+        _check_entry("buffer", name, tensor, self, "_buffers", Tensor, "Tensor")
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -212,16 +220,14 @@ class Module(StateDictMixin):
         return self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
-        for _, p in self.named_parameters(recurse=recurse):
-            yield p
+        return _values(self.named_parameters(recurse=recurse))
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
         return self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
-        for _, b in self.named_buffers(recurse=recurse):
-            yield b
+        return _values(self.named_buffers(recurse=recurse))
 
     def named_children(self) -> Iterator[tuple[str, "Module"]]:
         seen: set[int] = set()
@@ -231,8 +237,7 @@ class Module(StateDictMixin):
                 yield name, module
 
     def children(self) -> Iterator["Module"]:
-        for _, module in self.named_children():
-            yield module
+        return _values(self.named_children())
 
     def named_modules(self, memo: set | None = None, prefix: str = "",
                       remove_duplicate: bool = True) -> Iterator[tuple[str, "Module"]]:
@@ -249,8 +254,7 @@ class Module(StateDictMixin):
                 yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
 
     def modules(self) -> Iterator["Module"]:
-        for _, module in self.named_modules():
-            yield module
+        return _values(self.named_modules())
 
     def get_submodule(self, target: str) -> "Module":
         """The module at dotted path ``target`` ("" is this module)."""
@@ -364,8 +368,9 @@ class Module(StateDictMixin):
 
     # -------------------------------------------------------------------------------------- repr
     def extra_repr(self) -> str:
-        """The text inside this module's parentheses (its configuration); subclasses override it."""
-        return ""
+        """The text inside this module's parentheses (its configuration): ``name=value`` for each name in
+        ``_repr_options`` (none for Module itself); subclasses override it for other layouts."""
+        return ", ".join(f"{name}={getattr(self, name)}" for name in self._repr_options)
 
     def _get_name(self) -> str:
         return type(self).__name__

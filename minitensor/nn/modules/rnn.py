@@ -25,6 +25,7 @@ from ...creation import empty, zeros
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
+from .utils import changed_options, optional_parameters
 
 State = tuple[Tensor, ...]  # (h,) or, for LSTM, (h, c)
 
@@ -227,18 +228,8 @@ class RNNBase(Module):
         return output, (states if self.mode == "LSTM" else states[0])
 
     def extra_repr(self) -> str:
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.num_layers != 1:
-            s += f", num_layers={self.num_layers}"
-        if self.bias is not True:
-            s += f", bias={self.bias}"
-        if self.batch_first is not False:
-            s += f", batch_first={self.batch_first}"
-        if self.dropout != 0:
-            s += f", dropout={self.dropout}"
-        if self.bidirectional is not False:
-            s += f", bidirectional={self.bidirectional}"
-        return s
+        return f"{self.input_size}, {self.hidden_size}" + changed_options(self, {
+            "num_layers": 1, "bias": True, "batch_first": False, "dropout": 0, "bidirectional": False})
 
 
 class RNN(RNNBase):
@@ -291,12 +282,7 @@ class RNNCellBase(Module):
         gate_size = _GATES[self._mode] * hidden_size
         self.weight_ih = Parameter(empty(gate_size, input_size, device=device, dtype=dtype))
         self.weight_hh = Parameter(empty(gate_size, hidden_size, device=device, dtype=dtype))
-        if bias:
-            self.bias_ih = Parameter(empty(gate_size, device=device, dtype=dtype))
-            self.bias_hh = Parameter(empty(gate_size, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias_ih", None)
-            self.register_parameter("bias_hh", None)
+        optional_parameters(self, bias, ("bias_ih", "bias_hh"), gate_size, device=device, dtype=dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -313,12 +299,8 @@ class RNNCellBase(Module):
         return _STEPS[self._mode](gi, state, self.weight_hh, self.bias_hh)
 
     def extra_repr(self) -> str:
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.bias is not True:
-            s += f", bias={self.bias}"
-        if getattr(self, "nonlinearity", "tanh") != "tanh":
-            s += f", nonlinearity={self.nonlinearity}"
-        return s
+        return f"{self.input_size}, {self.hidden_size}" + changed_options(self, {"bias": True,
+                                                                                 "nonlinearity": "tanh"})
 
 
 class RNNCell(RNNCellBase):

@@ -9,6 +9,7 @@ from ...creation import empty
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
+from .utils import changed_options
 
 
 class Embedding(Module):
@@ -55,18 +56,8 @@ class Embedding(Module):
                            self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self) -> str:
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.padding_idx is not None:
-            s += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            s += ", scale_grad_by_freq=True"
-        if self.sparse:
-            s += ", sparse=True"
-        return s
+        return f"{self.num_embeddings}, {self.embedding_dim}" + changed_options(self, {
+            "padding_idx": None, "max_norm": None, "norm_type": 2, "scale_grad_by_freq": False, "sparse": False})
 
     @classmethod
     def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None,

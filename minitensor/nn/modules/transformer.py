@@ -71,10 +71,13 @@ def _relu_or_gelu(activation: Any) -> int:
     return 2 if activation is F.gelu or isinstance(activation, GELU) else 0
 
 
-class TransformerEncoderLayer(Module):
-    """Self-attention then a feed-forward block (linear1, activation, dropout, linear2), each with dropout, a
-    residual connection and a LayerNorm: after each block (``norm_first=False``, post-norm) or at its
-    input (pre-norm)."""
+class _TransformerLayer(Module):
+    """What both layers build, in PyTorch's order (parameters, state dicts and the random draws of their
+    initialisation follow it): self-attention (the decoder's attention over the memory after it), the
+    feed-forward block (linear1, dropout, linear2), then a LayerNorm and a dropout per block (norm1...,
+    dropout1...)."""
+
+    _cross_attention = False  # the decoder's third block: attention over the encoder's output
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: str | Callable[[Tensor], Tensor] = F.relu, layer_norm_eps: float = 1e-5,
@@ -84,17 +87,33 @@ class TransformerEncoderLayer(Module):
         kw = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             **kw)
+        if self._cross_attention:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                     batch_first=batch_first, **kw)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        activation = _activation(activation)
-        self.activation_relu_or_gelu = _relu_or_gelu(activation)
-        self.activation = activation
+        blocks = 3 if self._cross_attention else 2
+        for i in range(1, blocks + 1):
+            self.add_module(f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        for i in range(1, blocks + 1):
+            self.add_module(f"dropout{i}", Dropout(dropout))
+        self.activation = _activation(activation)
+        if not self._cross_attention:  # the encoder's flag for PyTorch's fused fast path
+            self.activation_relu_or_gelu = _relu_or_gelu(self.activation)
+
+    def _sa_block(self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
+                  is_causal: bool = False) -> Tensor:
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    """Self-attention then a feed-forward block (linear1, activation, dropout, linear2), each with dropout, a
+    residual connection and a LayerNorm: after each block (``norm_first=False``, post-norm) or at its
+    input (pre-norm)."""
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool = False) -> Tensor:
@@ -110,41 +129,15 @@ class TransformerEncoderLayer(Module):
             x = self.norm2(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
-                  is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(x)
-
     def _ff_block(self, x: Tensor) -> Tensor:
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention on the target, attention over the encoder's output (``memory``), then the
     feed-forward block; each with dropout, a residual connection and a LayerNorm (post- or pre-norm)."""
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation: str | Callable[[Tensor], Tensor] = F.relu, layer_norm_eps: float = 1e-5,
-                 batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:
-        super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias,
-                                            **kw)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
-                                                 bias=bias, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _activation(activation)
+    _cross_attention = True
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
                 memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
@@ -162,12 +155,6 @@ class TransformerDecoderLayer(Module):
                                                memory_is_causal))
             x = self.norm3(x + self._ff_block(x))
         return x
-
-    def _sa_block(self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
-                  is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
-                           need_weights=False)[0]
-        return self.dropout1(x)
 
     def _mha_block(self, x: Tensor, mem: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
                    is_causal: bool = False) -> Tensor:

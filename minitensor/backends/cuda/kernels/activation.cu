@@ -114,30 +114,31 @@ __global__ void log_softmax_forward(const T* __restrict__ x, T* __restrict__ y, 
     }
 }
 
-// gx = gy * y - y * sum(gy * y).
-template <typename T>
-__global__ void softmax_backward(const T* __restrict__ gy, const T* __restrict__ y, T* __restrict__ gx,
-                                 long long rows, long long cols) {
+// Both backward passes, a warp per row: one warp-summed reduction s of the row, then gx from gy, y and s.
+// softmax: s = sum(gy * y), gx = gy * y - y * s. log_softmax (y the log-probabilities): s = sum(gy),
+// gx = gy - exp(y) * s.
+template <typename T, bool LOG>
+__device__ inline void softmax_backward_rows(const T* __restrict__ gy, const T* __restrict__ y,
+                                             T* __restrict__ gx, long long rows, long long cols) {
     for (long long r = first_warp(); r < rows; r += warp_stride()) {
-        const long long start = r * cols;
-        T dot = T(0);
-        for (long long c = lane_id(); c < cols; c += WARP_SIZE) dot += gy[start + c] * y[start + c];
-        dot = warp_sum(dot);
+        const T* g = gy + r * cols;
+        const T* p = y + r * cols;
+        T s = T(0);
+        for (long long c = lane_id(); c < cols; c += WARP_SIZE) s += LOG ? g[c] : g[c] * p[c];
+        s = warp_sum(s);
         for (long long c = lane_id(); c < cols; c += WARP_SIZE)
-            gx[start + c] = gy[start + c] * y[start + c] - y[start + c] * dot;
+            gx[r * cols + c] = LOG ? g[c] - math_exp(p[c]) * s : g[c] * p[c] - p[c] * s;
     }
 }
 
-// gx = gy - exp(y) * sum(gy), y being the log-probabilities.
+template <typename T>
+__global__ void softmax_backward(const T* __restrict__ gy, const T* __restrict__ y, T* __restrict__ gx,
+                                 long long rows, long long cols) {
+    softmax_backward_rows<T, false>(gy, y, gx, rows, cols);
+}
+
 template <typename T>
 __global__ void log_softmax_backward(const T* __restrict__ gy, const T* __restrict__ y, T* __restrict__ gx,
                                      long long rows, long long cols) {
-    for (long long r = first_warp(); r < rows; r += warp_stride()) {
-        const long long start = r * cols;
-        T total = T(0);
-        for (long long c = lane_id(); c < cols; c += WARP_SIZE) total += gy[start + c];
-        total = warp_sum(total);
-        for (long long c = lane_id(); c < cols; c += WARP_SIZE)
-            gx[start + c] = gy[start + c] - math_exp(y[start + c]) * total;
-    }
+    softmax_backward_rows<T, true>(gy, y, gx, rows, cols);
 }

@@ -50,8 +50,7 @@ __global__ void max_pool2d_backward(const T* __restrict__ gy, const long long* _
 
 // PyTorch's average-pooling divisor of output position o along one axis, as a count of cells: the window
 // [o * stride - pad, + kernel) cut at the end of the padded input, and to the input itself unless
-// count_include_pad. The divisor of a window is divisor_override when nonzero, else the product over both
-// axes.
+// count_include_pad.
 __device__ inline long long avg_window_cells(long long o, long long stride, long long pad, long long kernel,
                                              long long size, long long count_include_pad) {
     long long start = o * stride - pad;
@@ -61,6 +60,17 @@ __device__ inline long long avg_window_cells(long long o, long long stride, long
         end = end < size ? end : size;
     }
     return end - start;
+}
+
+// The divisor of the window at output (oy, ox): divisor_override when nonzero, else the product of both
+// axes' counts.
+__device__ inline long long avg_divisor(long long oy, long long ox, long long height, long long width,
+                                        long long kernel_h, long long kernel_w, long long stride_h,
+                                        long long stride_w, long long pad_h, long long pad_w,
+                                        long long count_include_pad, long long divisor_override) {
+    return divisor_override ? divisor_override
+        : avg_window_cells(oy, stride_h, pad_h, kernel_h, height, count_include_pad)
+          * avg_window_cells(ox, stride_w, pad_w, kernel_w, width, count_include_pad);
 }
 
 // y = the sum of the window's elements inside the plane, in scan order, divided by the window's divisor.
@@ -84,10 +94,8 @@ __global__ void avg_pool2d_forward(const T* __restrict__ x, T* __restrict__ y, l
                 if (xx >= 0 && xx < width) acc += plane[yy * width + xx];
             }
         }
-        const long long divisor = divisor_override ? divisor_override
-            : avg_window_cells(oy, stride_h, pad_h, kernel_h, height, count_include_pad)
-              * avg_window_cells(ox, stride_w, pad_w, kernel_w, width, count_include_pad);
-        y[e] = acc / T(divisor);
+        y[e] = acc / T(avg_divisor(oy, ox, height, width, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w,
+                                   count_include_pad, divisor_override));
     }
 }
 
@@ -113,10 +121,9 @@ __global__ void avg_pool2d_backward(const T* __restrict__ gy, T* __restrict__ gx
         T acc = T(0);
         for (long long oy = oy_last; oy >= oy_first; --oy) {
             for (long long ox = ox_last; ox >= ox_first; --ox) {
-                const long long divisor = divisor_override ? divisor_override
-                    : avg_window_cells(oy, stride_h, pad_h, kernel_h, height, count_include_pad)
-                      * avg_window_cells(ox, stride_w, pad_w, kernel_w, width, count_include_pad);
-                acc += g[oy * out_w + ox] / T(divisor);
+                acc += g[oy * out_w + ox] / T(avg_divisor(oy, ox, height, width, kernel_h, kernel_w, stride_h,
+                                                          stride_w, pad_h, pad_w, count_include_pad,
+                                                          divisor_override));
             }
         }
         gx[e] = acc;

@@ -1,4 +1,4 @@
-"""``save`` / ``load``: checkpoints without pickled code.
+"""The minitensor format: checkpoints without pickled code.
 
 A checkpoint is an ``.npz`` archive (NumPy's zip of ``.npy`` arrays): one entry per tensor or array
 (``a0``, ``a1``, ...) and an entry ``__minitensor__`` holding, as UTF-8 JSON, the format name, its
@@ -7,68 +7,49 @@ list, tuple), scalars (int, float, bool, str, None) and, for each tensor, its ar
 device and ``requires_grad``. Loading reads each member's ``.npy`` header itself and never pickles, so
 opening a checkpoint never runs code, and checks every size and structure before allocating or trusting
 it. Tensors that shared memory when saved come back as separate tensors.
-
-Saving to a path is atomic: the archive is written to a temporary file in the same folder, flushed to
-disk and renamed over the target, so a crash mid-save leaves the previous file intact.
 """
 from __future__ import annotations
 
 import collections
 import json
 import math
-import os
-import re
 import zipfile
 import zlib
 from typing import IO, Any
 
 import numpy as np
 
-from .device import as_device, cpu, device
-from .tensor import Tensor
-from .creation import from_numpy
-from .utils._files import atomic_write, remove_stale_temporaries
+from ..creation import from_numpy
+from ..nn import Module
+from ..tensor import Tensor
+from .archive import Malformed, check_member, file_size, first_sentence, read_array, unreadable
+from .devices import MapLocation, place
 
 _FORMAT, _VERSION = "minitensor", 1
-_HEADER = "__minitensor__"
+HEADER = "__minitensor__"
 _MAX_DEPTH = 100  # containers within containers: deeper trees are refused (JSON and Python recursion)
-FileLike = str | os.PathLike | IO[bytes]
-MapLocation = str | device | dict[str, str | device] | None
 
 
-def save(obj: Any, f: FileLike) -> None:
+class NeedsPickle(TypeError):
+    """The tree holds a whole ``nn.Module``: only pickle can store it (``save`` then writes the pickled
+    format, as ``torch.save`` does)."""
+
+
+def save_native(obj: Any, out: IO[bytes]) -> None:
     """Write ``obj`` (nested dicts, lists and tuples of Tensors, NumPy arrays and scalars, numbers,
-    strings, bools and None) to a path (atomically) or a binary file object."""
+    strings, bools and None) to the binary file ``out``."""
     arrays: dict[str, np.ndarray] = {}
     tree = _encode(obj, arrays, "obj")
     header = json.dumps({"format": _FORMAT, "version": _VERSION, "tree": tree})
-    arrays[_HEADER] = np.frombuffer(header.encode("utf-8"), dtype=np.uint8)
-    if hasattr(f, "write"):
-        np.savez(f, **arrays)  # type: ignore[arg-type]
-        return
-    with atomic_write(f) as out:
-        np.savez(out, **arrays)  # type: ignore[arg-type]
+    arrays[HEADER] = np.frombuffer(header.encode("utf-8"), dtype=np.uint8)
+    np.savez(out, **arrays)  # type: ignore[arg-type]
 
 
-def load(f: FileLike, map_location: MapLocation = None) -> Any:
-    """Read what ``save`` wrote. Tensors come back on the CPU, or on ``map_location``: a device, or a
-    dict from saved device names ("cuda:0") to devices (unlisted devices load on the CPU).
-
-    Any file that is not a well-formed checkpoint raises one ``RuntimeError`` naming the file and what is
-    wrong with it (as ``torch.load`` does for a damaged archive); no part of it is ever unpickled."""
-    if isinstance(f, (str, os.PathLike)):
-        name = os.fspath(f)
-        remove_stale_temporaries(f)  # left by saves of this path that were killed mid-write
-        with open(f, "rb") as file:  # ours to close, even when reading fails halfway through the archive
-            arrays, tree = _read_archive(file, name)
-    else:
-        name = getattr(f, "name", "<file object>")
-        arrays, tree = _read_archive(f, name)
+def load_native(f: IO[bytes], name: str, map_location: MapLocation) -> Any:
+    """Read what ``save_native`` wrote; any file that is not a well-formed checkpoint raises one
+    ``RuntimeError`` naming the file and what is wrong with it."""
+    arrays, tree = _read_archive(f, name)
     return _decode(tree, arrays, map_location, name)
-
-
-class _Malformed(Exception):
-    """What is wrong with the archive (becomes the RuntimeError naming the file)."""
 
 
 def _read_archive(f: IO[bytes], name: str) -> tuple[dict[str, np.ndarray], Any]:
@@ -76,18 +57,18 @@ def _read_archive(f: IO[bytes], name: str) -> tuple[dict[str, np.ndarray], Any]:
     readable minitensor checkpoint."""
     try:
         arrays = _read_members(f)
-        if _HEADER not in arrays:
+        if HEADER not in arrays:
             raise _not_a_checkpoint(name, "it has no minitensor header")
-        raw = arrays.pop(_HEADER)
+        raw = arrays.pop(HEADER)
         if raw.dtype != np.uint8 or raw.ndim != 1:
-            raise _Malformed(f"its header entry is {raw.dtype} {raw.shape}, not UTF-8 bytes")
+            raise Malformed(f"its header entry is {raw.dtype} {raw.shape}, not UTF-8 bytes")
         header = json.loads(raw.tobytes().decode("utf-8"))
     except RecursionError as e:
-        raise _unreadable(name, "its header is nested too deeply") from e
-    except _Malformed as e:
-        raise _unreadable(name, str(e)) from e
+        raise unreadable(name, "its header is nested too deeply") from e
+    except Malformed as e:
+        raise unreadable(name, str(e)) from e
     except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError) as e:
-        raise _unreadable(name, f"{type(e).__name__}: {e}") from e  # UnicodeDecodeError is a ValueError
+        raise unreadable(name, f"{type(e).__name__}: {e}") from e  # UnicodeDecodeError is a ValueError
     if not isinstance(header, dict) or header.get("format") != _FORMAT or "tree" not in header:
         raise _not_a_checkpoint(name, "its header is not minitensor's")
     if header.get("version") != _VERSION:
@@ -101,29 +82,22 @@ def _read_members(f: IO[bytes]) -> dict[str, np.ndarray]:
 
     NumPy's ``np.load`` is not used: it returns members that are not ``.npy`` as raw bytes and reads a
     header's declared shape before knowing whether the file holds that much."""
-    file_size = f.seek(0, os.SEEK_END)  # zipfile seeks to the end itself
+    size = file_size(f)
     with zipfile.ZipFile(f) as archive:
         arrays: dict[str, np.ndarray] = {}
         for info in archive.infolist():
             key = info.filename.removesuffix(".npy")
             if key == info.filename:
-                raise _Malformed(f"archive member {info.filename!r} is not a .npy array")
+                raise Malformed(f"archive member {info.filename!r} is not a .npy array")
             if key in arrays:
-                raise _Malformed(f"archive member {info.filename!r} appears twice")
-            if info.header_offset + info.compress_size > file_size:
-                raise _Malformed(f"archive member {info.filename!r} runs past the end of the file (truncated)")
-            if info.file_size > _MAX_RATIO[info.compress_type] * info.compress_size + 4096:
-                raise _Malformed(f"archive member {info.filename!r} claims {info.file_size} bytes from "
-                                 f"{info.compress_size} stored (corrupt, or a decompression bomb)")
+                raise Malformed(f"archive member {info.filename!r} appears twice")
+            check_member(info, size)
             with archive.open(info) as member:
                 arrays[key] = _read_npy(member, info.file_size, info.filename)
     return arrays
 
 
-_CHUNK = 1 << 22
 _HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
-# the most bytes one stored byte can expand to: 1 uncompressed; DEFLATE's limit is about 1032
-_MAX_RATIO = collections.defaultdict(lambda: 1032, {zipfile.ZIP_STORED: 1})
 
 
 def _read_npy(member: IO[bytes], size: int, what: str) -> np.ndarray:
@@ -132,37 +106,19 @@ def _read_npy(member: IO[bytes], size: int, what: str) -> np.ndarray:
     try:
         version = np.lib.format.read_magic(member)
         if version not in _HEADER_READERS:
-            raise _Malformed(f"archive member {what!r} is .npy format version {version}, not 1.0 or 2.0")
+            raise Malformed(f"archive member {what!r} is .npy format version {version}, not 1.0 or 2.0")
         shape, fortran, dtype = _HEADER_READERS[version](member)
     except ValueError as e:  # NumPy's first sentence only: the rest can advise allow_pickle
-        raise _Malformed(f"archive member {what!r} has no valid .npy header: {_first_sentence(e)}") from None
+        raise Malformed(f"archive member {what!r} has no valid .npy header: {first_sentence(e)}") from None
     if dtype.hasobject:
-        raise _Malformed(f"archive member {what!r} holds Python objects (dtype {dtype}), which only pickle "
-                         f"could restore; checkpoints hold plain arrays")
+        raise Malformed(f"archive member {what!r} holds Python objects (dtype {dtype}), which only pickle "
+                        f"could restore; checkpoints hold plain arrays")
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes != size - member.tell():
-        raise _Malformed(f"archive member {what!r} declares shape {shape} of {dtype} ({nbytes} bytes) but "
-                         f"holds {size - member.tell()} bytes of data")
-    flat = np.empty(math.prod(shape), dtype)
-    if nbytes:
-        buffer, filled = memoryview(flat.view(np.uint8)), 0  # type: ignore[arg-type]
-        while filled < nbytes:
-            got = member.readinto(buffer[filled:filled + _CHUNK])  # type: ignore[attr-defined] # zipfile reads a chunk, then copies
-            if not got:
-                raise _Malformed(f"archive member {what!r} is truncated")
-            filled += got
-    if member.read(1):  # also makes zipfile check the member's CRC
-        raise _Malformed(f"archive member {what!r} holds more data than its header declares")
+        raise Malformed(f"archive member {what!r} declares shape {shape} of {dtype} ({nbytes} bytes) but "
+                        f"holds {size - member.tell()} bytes of data")
+    flat = read_array(member, math.prod(shape), dtype, what)
     return flat.reshape(shape[::-1]).T if fortran else flat.reshape(shape)
-
-
-def _first_sentence(e: Exception) -> str:
-    return re.split(r"\.\s", str(e), maxsplit=1)[0]
-
-
-def _unreadable(name: str, why: str) -> RuntimeError:
-    return RuntimeError(f"{name}: not a readable minitensor checkpoint (truncated, corrupt or another "
-                        f"format): {why}")
 
 
 def _not_a_checkpoint(name: str, why: str) -> RuntimeError:
@@ -183,6 +139,8 @@ def _encode(obj: Any, arrays: dict[str, np.ndarray], where: str, depth: int = 0)
         return {"ndarray": _store(obj, arrays)}
     if isinstance(obj, np.generic):
         return {"npscalar": _store(np.asarray(obj), arrays)}
+    if isinstance(obj, Module):
+        raise NeedsPickle(f"save: {where} is a whole {type(obj).__name__} module, which only pickle can store")
     if isinstance(obj, (dict, list, tuple)) and depth >= _MAX_DEPTH:
         raise ValueError(f"save: {where[:200]}... is nested more than {_MAX_DEPTH} containers deep")
     if isinstance(obj, dict):
@@ -193,7 +151,8 @@ def _encode(obj: Any, arrays: dict[str, np.ndarray], where: str, depth: int = 0)
         kind = "tuple" if isinstance(obj, tuple) else "list"
         return {kind: [_encode(v, arrays, f"{where}[{i}]", depth + 1) for i, v in enumerate(obj)]}
     raise TypeError(f"save: cannot store {where} of type {type(obj).__name__}; checkpoints hold Tensors, "
-                    f"NumPy arrays, numbers, strings, bools, None and dicts/lists/tuples of them")
+                    f"NumPy arrays, numbers, strings, bools, None and dicts/lists/tuples of them (format=\"torch\" "
+                    f"pickles other objects)")
 
 
 def _encode_key(key: Any, where: str) -> Any:
@@ -216,17 +175,17 @@ def _store(array: np.ndarray, arrays: dict[str, np.ndarray]) -> str:
 def _decode(tree: Any, arrays: dict[str, np.ndarray], map_location: MapLocation, name: str) -> Any:
     try:
         return _decode_node(tree, arrays, map_location, 0)
-    except _Malformed as e:
+    except Malformed as e:
         raise RuntimeError(f"{name}: corrupt minitensor checkpoint structure: {e}") from e
 
 
 def _decode_node(node: Any, arrays: dict[str, np.ndarray], map_location: MapLocation, depth: int) -> Any:
     if not isinstance(node, dict):
         if isinstance(node, list):
-            raise _Malformed(f"a bare list {node!r:.60} where a value belongs")
+            raise Malformed(f"a bare list {node!r:.60} where a value belongs")
         return node
     if depth > _MAX_DEPTH:
-        raise _Malformed(f"containers nested more than {_MAX_DEPTH} deep")
+        raise Malformed(f"containers nested more than {_MAX_DEPTH} deep")
     kind = "?"
     try:
         (kind, payload), = node.items()
@@ -237,7 +196,8 @@ def _decode_node(node: Any, arrays: dict[str, np.ndarray], map_location: MapLoca
                     or (requires_grad and not t.is_floating_point()):
                 raise ValueError(f"array {key} is {arrays[key].dtype}, the header says {dtype} with "
                                  f"requires_grad={requires_grad!r}")
-            return _restore_tensor(t, str(saved_device), requires_grad, map_location)
+            t = place(t, str(saved_device), map_location)
+            return t.requires_grad_(True) if requires_grad else t
         if kind == "ndarray":
             return arrays[payload]
         if kind == "npscalar" and arrays[payload].ndim == 0:
@@ -253,25 +213,15 @@ def _decode_node(node: Any, arrays: dict[str, np.ndarray], map_location: MapLoca
             values = [_decode_node(v, arrays, map_location, depth + 1) for v in payload]
             return tuple(values) if kind == "tuple" else values
     except (ValueError, TypeError, KeyError, AttributeError) as e:
-        raise _Malformed(f"bad {kind!r} node {node!r:.80}: {type(e).__name__}: {e}") from None
-    raise _Malformed(f"unknown node {node!r:.80}")
+        raise Malformed(f"bad {kind!r} node {node!r:.80}: {type(e).__name__}: {e}") from None
+    raise Malformed(f"unknown node {node!r:.80}")
 
 
 def _decode_key(key: Any, depth: int) -> Any:
     if depth > _MAX_DEPTH:
-        raise _Malformed(f"dict keys nested more than {_MAX_DEPTH} deep")
+        raise Malformed(f"dict keys nested more than {_MAX_DEPTH} deep")
     if isinstance(key, dict):
         return tuple(_decode_key(k, depth + 1) for k in key["tuple"])
     if isinstance(key, list):
         raise TypeError(f"a list {key!r:.60} as a key")
     return key
-
-
-def _restore_tensor(t: Tensor, saved_device: str, requires_grad: bool, map_location: MapLocation) -> Tensor:
-    target = map_location.get(saved_device) if isinstance(map_location, dict) else map_location
-    dev = as_device(target)
-    if dev is not cpu:
-        t = t.to(dev)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t

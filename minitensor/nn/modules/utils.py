@@ -1,0 +1,29 @@
+"""What several layers' ``__init__`` and ``extra_repr`` share (PyTorch keeps such helpers in
+``torch/nn/modules/utils.py`` too)."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from ...creation import empty
+from ..parameter import Parameter
+from .module import Module
+
+
+def optional_parameters(module: Module, present: bool, names: Iterable[str], *shape: int, device: Any = None,
+                        dtype: Any = None) -> None:
+    """Register ``names`` as uninitialised parameters of ``shape`` when ``present``, else as None (a
+    disabled bias or affine pair, which keeps its name, as in PyTorch)."""
+    for name in names:
+        module.register_parameter(name, Parameter(empty(*shape, device=device, dtype=dtype)) if present else None)
+
+
+def changed_options(module: Module, defaults: Mapping[str, Any]) -> str:
+    """``, name=value`` for each option that is not at its default, in the order of ``defaults``: PyTorch's
+    reprs compare with ``is not`` against a True, False or None default and with ``!=`` otherwise. A module
+    without the attribute has it at its default."""
+    text = ""
+    for name, default in defaults.items():
+        value = getattr(module, name, default)
+        if (value is not default) if default is None or isinstance(default, bool) else (value != default):
+            text += f", {name}={value}"
+    return text
