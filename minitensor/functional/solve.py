@@ -115,20 +115,27 @@ def _broadcast_batch(name: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple
 
 
 class Det(Function):
+    """d det(A) / dA = adj(A)^T = det(U) det(Vh) U diag(prod_{j != i} s_j) Vh from A's SVD: defined for a
+    singular A too (where A^-T is not), without dividing by a singular value."""
+
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any) -> Any:
-        d = B.det(a)
-        ctx.save_for_backward(a, d)
-        return d
+        ctx.save_for_backward(a)
+        return B.det(a)
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gd: Any) -> Any:
-        a, d = ctx.saved_tensors
-        return B.expand_dims(gd * d, (-2, -1)) * mT(B, B.inv(a))
+        a, = ctx.saved_tensors
+        u, s, vh = B.svd(a, False)
+        ones = B.ones(s.shape[:-1] + (1,), s.dtype)
+        before = B.cumprod(B.concatenate([ones, s[..., :-1]], -1), -1)  # prod_{j < i} s_j
+        after = B.flip(B.cumprod(B.flip(B.concatenate([s[..., 1:], ones], -1), -1), -1), -1)  # prod_{j > i}
+        cofactor = B.matmul(u * rows(B, before * after), vh) * B.expand_dims(B.det(u) * B.det(vh), (-2, -1))
+        return B.expand_dims(gd, (-2, -1)) * cofactor
 
 
 def det(A: Tensor) -> Tensor:
-    """det A (*,) for A (*, n, n). The gradient g det(A) A^-T needs A invertible (docs/differences.md)."""
+    """det A (*,) for A (*, n, n); differentiable at singular A too."""
     check_matrices("det", A)
     return Det.apply(A)
 

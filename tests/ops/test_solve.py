@@ -76,6 +76,16 @@ def test_matrix_power(n):
     assert L.matrix_power(A, 1) is not A
 
 
+@pytest.mark.parametrize("a", [np.ones((3, 3)), np.diag([2.0, 0.0, 3.0]), np.zeros((2, 2)),
+                               np.array([[1.0, 2.0], [2.0, 4.0]]), np.zeros((2, 1, 1))])
+def test_det_gradient_at_singular_matrices_is_the_cofactor_matrix(a):
+    check_grad(L.det, a)
+    A = t64(a)
+    L.det(A).sum().backward()
+    if a.shape[-1] == 2:  # the adjugate's transpose: [[d, -c], [-b, a]]
+        assert_close(A.grad, np.stack([[a[..., 1, 1], -a[..., 1, 0]], [-a[..., 0, 1], a[..., 0, 0]]]), atol=1e-12)
+
+
 def test_tensor_methods_and_logdet():
     a = randn(3, (3, 3)) + 3 * np.eye(3)
     A = t64(a, False)
