@@ -3,8 +3,8 @@ inverse of ``gather``), ``take_along_dim``; and the data-dependent selections ``
 ``masked_select``.
 
 scatter_reduce's gradients are PyTorch's: sum passes g (src: g gathered); mean divides by the count that
-reached each place; prod is g * out / x (so an input of 0 gives nan, docs/differences.md); amax / amin share
-g evenly among the elements equal to the result.
+reached each place; prod is g times the product of the other factors (zeros included); amax / amin share g
+evenly among the elements equal to the result.
 """
 from __future__ import annotations
 
@@ -43,18 +43,39 @@ def _at(B: Backend, a: Any, index: Any, axis: int) -> Any:
                              index, axis)
 
 
+def _reduce_into(B: Backend, x: Any, index: Any, src: Any, axis: int, reduce: str, include_self: bool) -> Any:
+    """A copy of x with src combined into it at index by ``reduce`` (x's own values left out where
+    something is scattered, unless ``include_self``); "mean" sums here."""
+    out = B.copy(x)
+    if not include_self:
+        B.scatter_along_axis(out, index, _identity(reduce, x.dtype), axis, None)
+    return B.scatter_along_axis(out, index, src, axis, "sum" if reduce == "mean" else reduce)
+
+
+def _prod_grads(B: Backend, g: Any, x: Any, index: Any, src: Any, out: Any, axis: int,
+                include_self: bool) -> tuple[Any, Any]:
+    """scatter_reduce prod's gradients, PyTorch's way: the product of the other factors at each place, by
+    out / factor where the factor is not 0, and recomputed with the factor as 1 where it is the place's
+    only 0 (elsewhere out is 0 and so is the gradient)."""
+    x1 = B.where(x == 0, 1, x)
+    gx = g * _reduce_into(B, x1, index, src, axis, "prod", include_self) / x1
+    zero = src == 0
+    zeros_here = B.scatter_add_along_axis(B.zeros(x.shape, x.dtype), index, B.astype(zero, x.dtype), axis)
+    single = zero & (_at(B, zeros_here, index, axis) == 1)
+    others = _at(B, _reduce_into(B, x, index, B.where(single, 1, src), axis, "prod", include_self), index, axis)
+    gsrc = B.where(single, _at(B, g, index, axis) * others, _at(B, g * out, index, axis) / B.where(zero, 1, src))
+    return gx, gsrc
+
+
 class Scatter(Function):
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, index: Any, src: Any, axis: int, reduce: str | None,
                 include_self: bool) -> Any:
         ctx.axis, ctx.reduce, ctx.include_self = axis, reduce, include_self
-        out = B.copy(x)
         if reduce is None:
             ctx.save_for_backward(index)
-            return B.scatter_along_axis(out, index, src, axis, None)
-        if not include_self:
-            B.scatter_along_axis(out, index, _identity(reduce, x.dtype), axis, None)
-        B.scatter_along_axis(out, index, src, axis, "sum" if reduce == "mean" else reduce)
+            return B.scatter_along_axis(B.copy(x), index, src, axis, None)
+        out = _reduce_into(B, x, index, src, axis, reduce, include_self)
         count = None
         if reduce in ("mean", "amax", "amin"):  # how many values reached each place (ties for amax / amin)
             mean = reduce == "mean"
@@ -84,8 +105,7 @@ class Scatter(Function):
             gx = g / count
             gsrc = _at(B, gx, index, axis)
         elif reduce == "prod":
-            gx = g * out / x
-            gsrc = _at(B, g * out, index, axis) / src
+            gx, gsrc = _prod_grads(B, g, x, index, src, out, axis, ctx.include_self)
         else:
             share = g / count
             gx = share * (x == out)

@@ -90,6 +90,22 @@ def test_scatter_value_reduce_and_in_place_forms():
     check_grad(lambda a: mt.zeros(3, 4, dtype=mt.float64).scatter(0, mt.tensor(index[:, :3]), a), src)
 
 
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_gradient_with_zeros(include_self):
+    """The gradient is the product of the other factors, also where a factor is 0 (not g * out / factor)."""
+    x = np.array([0.0, 2.0, 3.0, 0.0])
+    src = np.array([5.0, 0.0, 0.0, 7.0, 0.0])
+    index = np.array([0, 1, 2, 2, 3])
+    check_grad(lambda a, b: a.scatter_reduce(0, mt.tensor(index), b, "prod", include_self=include_self), x, src)
+    X, S = t64(x), t64(src)
+    X.scatter_reduce(0, mt.tensor(index), S, "prod", include_self=include_self).sum().backward()
+    if include_self:
+        assert_close(X.grad, [5.0, 0.0, 0.0, 0.0])
+        assert_close(S.grad, [0.0, 2.0, 21.0, 0.0, 0.0])
+    else:
+        assert_close(S.grad, [1.0, 1.0, 7.0, 0.0, 1.0])
+
+
 def test_integer_scatter_reduce_mean_floors():
     y = mt.tensor([0, 0]).scatter_reduce(0, mt.tensor([0, 0, 1]), mt.tensor([3, 4, -3]), "mean", include_self=False)
     assert y.tolist() == [3, -3] and y.dtype is mt.int64
