@@ -100,6 +100,18 @@ class TensorShapeMethods:
     def cholesky(self, upper: bool = False) -> "Tensor":
         return _F.cholesky(self, upper=upper)
 
+    def svd(self, some: bool = True, compute_uv: bool = True) -> Any:
+        return _F.svd(self, some, compute_uv)
+
+    def qr(self, some: bool = True) -> Any:
+        return _F.qr(self, some)
+
+    def cholesky_solve(self, input2: "Tensor", upper: bool = False) -> "Tensor":
+        return _F.cholesky_solve(self, input2, upper)
+
+    def cholesky_inverse(self, upper: bool = False) -> "Tensor":
+        return _F.cholesky_inverse(self, upper)
+
     def outer(self, vec2: "Tensor") -> "Tensor":
         return _F.outer(self, vec2)
 

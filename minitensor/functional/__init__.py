@@ -27,6 +27,8 @@ from .stacking import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, bro
                        dstack, fliplr, flipud, hsplit, hstack, moveaxis, ravel, row_stack, select, swapdims,
                        tensor_split, tile, vsplit, vstack)
 from .triangular import diagonal_scatter
+from .factorization import torch_qr as qr, torch_svd as svd
+from .solve import cholesky_inverse, cholesky_solve
 
 __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
            "bitwise_xor", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clip", "clone", "concat",
@@ -50,3 +52,4 @@ __all__ += ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broad
             "diagonal_scatter", "dsplit", "dstack", "fliplr", "flipud", "hsplit", "hstack", "index_add", "index_copy",
             "index_fill", "masked_scatter", "moveaxis", "put", "ravel", "row_stack", "select", "select_scatter",
             "slice_scatter", "swapdims", "take", "tensor_split", "tile", "vsplit", "vstack"]
+__all__ += ["cholesky_inverse", "cholesky_solve", "qr", "svd"]

@@ -21,7 +21,8 @@ from .indexing import where
 from .reduce import amax
 from .solve import check_matrices, mT, rows
 
-__all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "pinv", "pinverse", "matrix_rank"]
+__all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "pinv", "pinverse", "matrix_rank", "torch_svd",
+           "torch_qr"]
 
 
 def _pack(B: Backend, ctx: Any, *outs: Any) -> Any:
@@ -312,3 +313,18 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """``torch.pinverse``: ``linalg.pinv`` with rtol ``rcond``."""
     return pinv(input, rtol=rcond)
+
+
+def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SVD:
+    """``torch.svd``, the older form: (U, S, V) with V = Vh^T, reduced unless ``some`` is False; without
+    ``compute_uv``, U and V are zero-filled (m, m) and (n, n), as PyTorch's."""
+    if not compute_uv:
+        *batch, m, n = input.shape
+        return SVD(input.new_zeros((*batch, m, m)), svdvals(input), input.new_zeros((*batch, n, n)))
+    u, s, vh = svd(input, full_matrices=not some)
+    return SVD(u, s, vh.transpose(-2, -1))
+
+
+def torch_qr(input: Tensor, some: bool = True) -> QR:
+    """``torch.qr``, the older form: ``linalg.qr`` with mode "reduced" (``some``) or "complete"."""
+    return qr(input, "reduced" if some else "complete")

@@ -7,9 +7,10 @@ from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._util import norm_dim
 from .factorization import svdvals
+from .solve import check_matrices, inv
 from .reduce import amax, amin, norm as _pnorm, sum
 
-__all__ = ["vector_norm", "matrix_norm", "norm"]
+__all__ = ["vector_norm", "matrix_norm", "norm", "cond"]
 
 INF = float("inf")
 
@@ -80,3 +81,14 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, 
     if dim is not None and len(dim) == 2:
         return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def cond(A: Tensor, p: Any = None) -> Tensor:
+    """The condition number: the largest over the smallest singular value (p None or 2; -2: the inverse),
+    else matrix_norm(A, p) * matrix_norm(A^-1, p) (square A)."""
+    check_matrices("cond", A, square=p not in (None, 2, -2))
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        r = amax(s, -1) / amin(s, -1)
+        return r if p != -2 else 1 / r
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)

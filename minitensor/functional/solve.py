@@ -14,8 +14,10 @@ from ..tensor import Tensor
 from ..creation import eye
 from .indexing import where
 from .linalg import matmul
+from .triangular import tril, triu
 
-__all__ = ["inv", "inverse", "solve", "det", "slogdet", "logdet", "matrix_power"]
+__all__ = ["inv", "inverse", "solve", "det", "slogdet", "logdet", "matrix_power", "solve_triangular", "cholesky_solve",
+           "cholesky_inverse"]
 
 
 def check_matrices(name: str, A: Any, square: bool = True) -> None:
@@ -189,3 +191,28 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
             base = matmul(base, base)
     assert result is not None
     return result.clone() if result is A else result
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False) -> Tensor:
+    """X with A X = B (or X A = B) reading only A's upper or lower triangle (with ones on its diagonal if
+    ``unitriangular``): a solve of that triangle, so the gradient reaches that triangle only."""
+    check_matrices("solve_triangular", A)
+    if not isinstance(B, Tensor) or B.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    tri = triu(A, 1 if unitriangular else 0) if upper else tril(A, -1 if unitriangular else 0)
+    if unitriangular:
+        tri = tri + eye(A.shape[-1], dtype=A.dtype, device=A.device)
+    return solve(tri, B, left=left)
+
+
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
+    """X with (L L^T) X = B for L the lower Cholesky factor (or U^T U = A with ``upper``): two triangular
+    solves, L Y = B then L^T X = Y."""
+    low = L.transpose(-2, -1) if upper else L
+    return solve_triangular(low.transpose(-2, -1), solve_triangular(low, B, upper=False), upper=True)
+
+
+def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
+    """(L L^T)^-1 (or (U^T U)^-1) from a Cholesky factor."""
+    return cholesky_solve(eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(tuple(L.shape)), L, upper)

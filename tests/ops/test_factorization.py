@@ -169,3 +169,21 @@ def test_matrix_rank_and_linalg_diagonal():
     assert_close(L.matrix_rank(t64(np.stack([a, np.eye(3)]), False)), [2, 3])
     x = randn(0, (2, 3, 4))
     assert_close(L.diagonal(t64(x, False), offset=1), np.diagonal(x, 1, -2, -1))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (2, 3, 3)])
+def test_the_older_torch_svd_and_qr(shape):
+    a = randn(0, shape)
+    u, s, v = mt.svd(t64(a, False))
+    k = min(shape[-2:])
+    assert v.shape == shape[:-2] + (shape[-1], k)
+    assert_close((u * s.unsqueeze(-2)) @ v.transpose(-2, -1), a, rtol=1e-10, atol=1e-12)
+    u, s, v = t64(a, False).svd(some=False)
+    assert u.shape[-1] == shape[-2] and v.shape[-1] == shape[-1]
+    u0, s0, v0 = mt.svd(t64(a, False), compute_uv=False)
+    assert not u0.numpy().any() and not v0.numpy().any() and u0.shape[-1] == shape[-2]
+    assert_close(s0, np.linalg.svd(a, compute_uv=False), rtol=1e-10)
+    q, r = t64(a, False).qr(some=False)
+    assert q.shape[-1] == shape[-2]
+    assert_close(q @ r, a, rtol=1e-10, atol=1e-12)
+    check_grad(lambda x: mt.svd(x)[1], a)

@@ -90,3 +90,12 @@ def test_matrix_norm_parity_with_torch(ord):
     ty.sum().backward()
     assert_close(X.grad, T.grad.numpy(), rtol=1e-8, atol=1e-10)
     assert_close(L.norm(t64(a[0], False), ord), torch.linalg.norm(T[0].detach(), ord).numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("p", [None, 2, -2, "fro", "nuc", 1, -1, INF, -INF])
+def test_cond_matches_numpy(p):
+    a = randn(0, (2, 3, 3)) + 2 * np.eye(3)
+    assert_close(L.cond(t64(a, False), p), np.linalg.cond(a, p), rtol=1e-9)
+    check_grad(lambda x: L.cond(x, p), a)
+    if p in (None, 2):
+        assert_close(L.cond(t64(a[0, :2], False), p), np.linalg.cond(a[0, :2], p), rtol=1e-9)  # not square

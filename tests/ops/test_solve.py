@@ -139,3 +139,33 @@ def test_parity_with_torch():
     assert issubclass(torch.linalg.LinAlgError, RuntimeError)
     with pytest.raises(torch.linalg.LinAlgError):
         torch.linalg.inv(torch.zeros(2, 2))
+
+
+@SETTINGS
+@given(batch=batches, n=sizes, k=st.integers(1, 3), seed=seeds, upper=st.booleans(), left=st.booleans(),
+       unit=st.booleans())
+def test_solve_triangular_reads_one_triangle(batch, n, k, seed, upper, left, unit):
+    a = randn(seed, batch + (n, n)) + 3 * np.eye(n)
+    b = randn(seed + 1, batch + ((n, k) if left else (k, n)))
+    tri = np.triu(a) if upper else np.tril(a)
+    if unit:
+        tri = tri - tri * np.eye(n) + np.eye(n)
+    x = L.solve_triangular(t64(a, False), t64(b, False), upper=upper, left=left, unitriangular=unit)
+    assert_close(x, np.linalg.solve(tri, b) if left else np.swapaxes(np.linalg.solve(np.swapaxes(tri, -1, -2),
+                                                                                   np.swapaxes(b, -1, -2)), -1, -2),
+                 rtol=1e-9, atol=1e-10)
+    check_grad(lambda p, q: L.solve_triangular(p, q, upper=upper, left=left, unitriangular=unit), a, b)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solve_and_inverse(upper):
+    m = randn(0, (2, 3, 3))
+    s = m @ np.swapaxes(m, -1, -2) + 3 * np.eye(3)
+    b = randn(1, (2, 3, 2))
+    factor = L.cholesky(t64(s, False), upper=upper)
+    assert_close(mt.cholesky_solve(t64(b, False), factor, upper=upper), np.linalg.solve(s, b), rtol=1e-9)
+    assert_close(factor.cholesky_inverse(upper), np.linalg.inv(s), rtol=1e-9, atol=1e-12)
+    check_grad(lambda q, f: mt.cholesky_solve(q, f.tril() if not upper else f.triu(), upper=upper), b,
+               np.linalg.cholesky(s) if not upper else np.swapaxes(np.linalg.cholesky(s), -1, -2))
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        L.solve_triangular(mt.eye(2), mt.ones(2), upper=True)
