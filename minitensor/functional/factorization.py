@@ -22,7 +22,7 @@ from .reduce import amax
 from .solve import check_matrices, mT, rows
 
 __all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "pinv", "pinverse", "matrix_rank", "torch_svd",
-           "torch_qr"]
+           "torch_qr", "lstsq"]
 
 
 def _pack(B: Backend, ctx: Any, *outs: Any) -> Any:
@@ -328,3 +328,32 @@ def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SVD:
 def torch_qr(input: Tensor, some: bool = True) -> QR:
     """``torch.qr``, the older form: ``linalg.qr`` with mode "reduced" (``some``) or "complete"."""
     return qr(input, "reduced" if some else "complete")
+
+
+class Lstsq(NamedTuple):
+    """What ``lstsq`` returns, as ``torch.return_types.linalg_lstsq``."""
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> Lstsq:
+    """The least-squares X = argmin ||A X - B|| for A (*, m, n), B (*, m, k) (or (m,) with a 2-D A), by the
+    pseudo-inverse with rank cutoff ``rcond``. What else comes back depends on ``driver`` as in PyTorch:
+    the rank (not with "gels"), the singular values ("gelsd", "gelss"), the squared residuals (not with
+    "gelsy", the default; only when m > n and A has full rank); empty tensors otherwise."""
+    check_matrices("lstsq", A, square=False)
+    driver = driver or "gelsy"
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    vector = B.ndim == A.ndim - 1
+    Bm = B.unsqueeze(-1) if vector else B
+    X = pinv(A, rtol=rcond) @ Bm
+    m, n = A.shape[-2:]
+    empty = A.new_zeros((0,))
+    rank = matrix_rank(A, rtol=rcond) if driver != "gels" else empty.long()
+    full = driver != "gelsy" and m > n and bool((matrix_rank(A, rtol=rcond) == n).all())
+    residuals = ((A @ X - Bm) ** 2).sum(-2) if full else empty
+    return Lstsq(X.squeeze(-1) if vector else X, residuals.squeeze(-1) if full and vector else residuals, rank,
+                 svdvals(A) if driver in ("gelsd", "gelss") else empty)

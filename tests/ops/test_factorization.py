@@ -187,3 +187,24 @@ def test_the_older_torch_svd_and_qr(shape):
     assert q.shape[-1] == shape[-2]
     assert_close(q @ r, a, rtol=1e-10, atol=1e-12)
     check_grad(lambda x: mt.svd(x)[1], a)
+
+
+@pytest.mark.parametrize("driver", [None, "gels", "gelsd", "gelss"])
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 2)])
+def test_lstsq_matches_numpy(driver, shape):
+    a, b = randn(0, shape), randn(1, shape[:-1] + (2,))
+    r = L.lstsq(t64(a, False), t64(b, False), driver=driver)
+    if len(shape) == 2:
+        x, res, rank, sv = np.linalg.lstsq(a, b, rcond=None)
+        assert_close(r.solution, x, rtol=1e-9, atol=1e-10)
+        assert r.residuals.shape == ((0,) if driver is None or shape[0] <= shape[1] else (2,))
+        if r.residuals.numel():
+            assert_close(r.residuals, res, rtol=1e-9)
+        assert r.rank.shape == ((0,) if driver == "gels" else ()) and (driver == "gels" or r.rank.item() == rank)
+        assert r.singular_values.shape == ((min(shape),) if driver in ("gelsd", "gelss") else (0,))
+        assert L.lstsq(t64(a, False), t64(b[..., 0], False)).solution.shape == (shape[-1],)  # a vector B
+    else:
+        assert_close(r.solution, np.linalg.pinv(a) @ b, rtol=1e-9, atol=1e-10)
+    check_grad(lambda p, q: L.lstsq(p, q, driver=driver).solution, a, b)
+    with pytest.raises(RuntimeError, match="driver"):
+        L.lstsq(t64(a, False), t64(b, False), driver="lapack")
