@@ -75,8 +75,8 @@ class TensorShapeMethods:
     def any(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
         return _F.any(self, dim, keepdim)
 
-    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return _F.norm(self, p, dim, keepdim)
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> "Tensor":
+        return _F.norm(self, p, dim, keepdim, dtype)
 
     # ------------------------------------------------------------------------------ linear algebra
     def det(self) -> "Tensor":

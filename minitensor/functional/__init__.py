@@ -29,6 +29,7 @@ from .stacking import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, bro
 from .triangular import diagonal_scatter
 from .factorization import torch_qr as qr, torch_svd as svd
 from .solve import cholesky_inverse, cholesky_solve
+from .norms import torch_norm as norm  # torch.norm: reduce.norm's vector norms, and "nuc" through linalg
 
 __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
            "bitwise_xor", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clip", "clone", "concat",

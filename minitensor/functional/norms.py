@@ -10,7 +10,7 @@ from .factorization import svdvals
 from .solve import check_matrices, inv
 from .reduce import amax, amin, norm as _pnorm, sum
 
-__all__ = ["vector_norm", "matrix_norm", "norm", "cond"]
+__all__ = ["vector_norm", "matrix_norm", "norm", "cond", "torch_norm"]
 
 INF = float("inf")
 
@@ -37,7 +37,7 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
     return _pnorm(x, ord, dim, keepdim)
 
 
-def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple[int, int] = (-2, -1), keepdim: bool = False, *,
+def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,
                 dtype: Any = None) -> Tensor:
     """The matrix norm over the two dims ``dim`` of A: ord "fro" (sqrt of the sum of squares), "nuc" (the sum
     of the singular values), 2 / -2 (the largest / smallest singular value), 1 / -1 (max / min column sum of
@@ -92,3 +92,13 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
         r = amax(s, -1) / amin(s, -1)
         return r if p != -2 else 1 / r
     return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def torch_norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+    """``torch.norm``: a vector norm over ``dim`` for "fro" and numbers (None: 2), a matrix norm for the other
+    strings ("nuc": over ``dim`` or all of a 2-D input)."""
+    if isinstance(p, str) and p != "fro":
+        return matrix_norm(input, p, tuple(range(input.ndim)) if dim is None else dim, keepdim, dtype=dtype)
+    if dtype is not None:
+        input = input.to(_dt.as_dtype(dtype))
+    return _pnorm(input, 2 if p is None else p, dim, keepdim)

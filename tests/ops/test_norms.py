@@ -99,3 +99,14 @@ def test_cond_matches_numpy(p):
     check_grad(lambda x: L.cond(x, p), a)
     if p in (None, 2):
         assert_close(L.cond(t64(a[0, :2], False), p), np.linalg.cond(a[0, :2], p), rtol=1e-9)  # not square
+
+
+def test_torch_norm_takes_nuc_and_dtype():
+    a = randn(0, (2, 3, 4))
+    assert_close(mt.norm(t64(a[0], False), "nuc"), np.linalg.norm(a[0], "nuc"), rtol=1e-12)
+    assert_close(t64(a, False).norm("nuc", dim=(1, 2)), np.linalg.norm(a, "nuc", axis=(1, 2)), rtol=1e-12)
+    assert_close(t64(a, False).norm(p=None, dim=2), np.linalg.norm(a, axis=2), rtol=1e-12)
+    assert_close(mt.norm(t64(a, False), 3, dim=(0, 2), keepdim=True),
+                 (np.abs(a) ** 3).sum((0, 2), keepdims=True) ** (1 / 3), rtol=1e-12)
+    assert mt.tensor(a, dtype=mt.float32).norm(dtype=mt.float64).dtype is mt.float64
+    check_grad(lambda x: mt.norm(x, "nuc", dim=(0, 2)), a)
