@@ -16,13 +16,16 @@ from .dtypes import (bool, double, dtype, float, float16, float32, float64, get_
                      uint8)
 from .functional import *  # noqa: F401,F403  (add, exp, sum, cat, where, ... as minitensor.<op>)
 from .functional import abs, all, any, max, min, round, sum  # noqa: F401
+from .functional import ADDED_OPS as _ADDED_OPS
 from .backends.blas import get_num_threads, set_num_threads
 from .random import initial_seed, manual_seed, seed
 from .tensor import Tensor
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
                        ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, zeros,
                        zeros_like)
-from . import datasets, nn, optim, utils  # noqa: E402  (after Tensor: these build on it)
+from .legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,  # noqa: E402
+                     IntTensor, LongTensor, ShortTensor)
+from . import datasets, multiprocessing, nn, optim, utils  # noqa: E402  (after Tensor: these build on it)
 from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
 from .generator import Generator  # noqa: E402
@@ -30,6 +33,7 @@ from .creation import bernoulli, multinomial  # noqa: E402
 from .deterministic import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,  # noqa: E402
                             is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
                             use_deterministic_algorithms)
+from . import onnx  # noqa: E402  (export; the onnx package itself is imported only when export runs)
 from . import linalg  # noqa: E402  (torch.linalg)
 from .creation import tril_indices, triu_indices  # noqa: E402
 from .functional import __all__ as _functional_all  # noqa: E402
@@ -55,7 +59,10 @@ __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", 
            "swapaxes", "tanh", "tensor", "testing", "to_device", "to_dtype", "transpose", "tril", "triu",
            "true_divide", "uint8", "unbind", "unflatten", "unsqueeze", "utils", "var", "view_dtype", "where", "zeros",
            "zeros_like"]
-__all__ += ["Generator", "bernoulli", "multinomial"]
+__all__ += ["Generator", "bernoulli", "multinomial", "multiprocessing"]
+__all__ += _ADDED_OPS
+__all__ += ["BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor",
+            "LongTensor", "ShortTensor"]
 __all__ += ["are_deterministic_algorithms_enabled", "get_deterministic_debug_mode",
             "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
             "use_deterministic_algorithms"]
@@ -63,8 +70,11 @@ __all__ += ["linalg", "tril_indices", "triu_indices"]
 __all__ += [_op for _op in _functional_all if _op not in __all__]  # every op of the families as minitensor.<op>
 
 # Importing a submodule binds it on the package: these internal ones are no PyTorch names (tests/test_public_api.py).
-for _internal in ("creation", "deterministic", "generator", "tensor_methods", "tensor_shape"):
+for _internal in ("creation", "deterministic", "generator", "legacy", "tensor_math", "tensor_methods", "tensor_shape"):
     globals().pop(_internal, None)
+
+
+__all__ += ["onnx"]
 
 
 def is_tensor(obj: object) -> "_builtins.bool":

@@ -3,15 +3,16 @@
 dtype inference; ``minitensor`` re-exports them all)."""
 from __future__ import annotations
 
+import functools
 import operator
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
 from . import dtypes as _dt
 from .device import as_device, cpu, device
 from .generator import Generator, stream_of
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, _bump_version, _wrap
 from .tensor_shape import sizes_of as _sizes
 
 
@@ -115,18 +116,67 @@ def _factory(fill: str, size: tuple, dtype: Any, device: Any, requires_grad: boo
     return _leaf(a, dev, requires_grad)
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _factory("zeros", size, dtype, device, requires_grad)
+_Creation = TypeVar("_Creation", bound=Callable[..., Tensor])
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _factory("ones", size, dtype, device, requires_grad)
+def _sizes_or_keyword(args: tuple, size: Any, name: str) -> tuple:
+    """``f(2, 3)``, ``f((2, 3))`` or ``f(size=(2, 3))``, as PyTorch's size arguments."""
+    if size is None:
+        return args
+    if args:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (tuple(size),)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _factory("empty", size, dtype, device, requires_grad)
+def _with_out(fn: _Creation) -> _Creation:
+    """PyTorch's ``out=`` keyword for a creation function: the result (in ``out``'s dtype and device unless
+    others are asked for) is written into ``out``, which is resized when its shape differs, and returned."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, out: Tensor | None = None, **kwargs: Any) -> Tensor:
+        if out is None:
+            return fn(*args, **kwargs)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{fn.__name__}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        if out.requires_grad:
+            raise RuntimeError(f"{fn.__name__}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+        if kwargs.get("dtype") is None:
+            kwargs["dtype"] = out.dtype
+        elif _dt.as_dtype(kwargs["dtype"]) is not out.dtype:
+            raise RuntimeError(f"dtype {_dt.as_dtype(kwargs['dtype'])} does not match dtype of out parameter "
+                               f"({out.dtype})")
+        kwargs.setdefault("device", out._device)
+        result = fn(*args, **kwargs)
+        if result._device is not out._device:
+            raise RuntimeError(f"Expected out tensor to be on {result._device}, but it is on {out._device}")
+        if result.shape == out.shape:
+            out._device.backend.copy_into(out.array, result.array)
+        else:  # PyTorch resizes out to the result's shape
+            out.array = result.array
+        _bump_version(out)
+        return out
+    return wrapper  # type: ignore[return-value]
 
 
+@_with_out
+def zeros(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    return _factory("zeros", _sizes_or_keyword(args, size, "zeros"), dtype, device, requires_grad)
+
+
+@_with_out
+def ones(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    return _factory("ones", _sizes_or_keyword(args, size, "ones"), dtype, device, requires_grad)
+
+
+@_with_out
+def empty(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    return _factory("empty", _sizes_or_keyword(args, size, "empty"), dtype, device, requires_grad)
+
+
+@_with_out
 def full(size: Sequence[int], fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """Filled with ``fill_value``; the dtype follows the value (bool, int64, default float) when not given."""
@@ -163,6 +213,7 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any 
     return full(input.shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
+@_with_out
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
     """[start, end) in steps; int64 when every bound is an integer, else the default float dtype."""
@@ -184,6 +235,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     return _leaf(dev.backend.arange(start, end, step, dt.np), dev, requires_grad)
 
 
+@_with_out
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """``steps`` points from start to end; integer dtypes truncate toward zero, as PyTorch does."""
@@ -198,6 +250,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     return _leaf(dev.backend.linspace(start, end, steps, dt.np), dev, requires_grad)
 
 
+@_with_out
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
@@ -209,31 +262,36 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
     return _leaf(dev.backend.eye(n, m, dt.np), dev, requires_grad)
 
 
-def _draw(distribution: str, size: tuple, generator: Generator | None, dtype: Any, device: Any,
+def _draw(distribution: str, args: tuple, size: Any, generator: Generator | None, dtype: Any, device: Any,
           requires_grad: bool) -> Tensor:
     """Samples of the backend's ``distribution`` (``uniform`` or ``normal``) with parameters 0 and 1, from
     ``generator`` or the device's generator (``manual_seed`` seeds it)."""
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+    shape = _new_shape(_sizes_or_keyword(args, size, "rand" if distribution == "uniform" else "randn"))
     draw = getattr(dev.backend, distribution)
-    return _leaf(draw(_new_shape(size), 0.0, 1.0, dt.np, stream_of(generator, dev)), dev, requires_grad)
+    return _leaf(draw(shape, 0.0, 1.0, dt.np, stream_of(generator, dev)), dev, requires_grad)
 
 
-def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+@_with_out
+def rand(*args: Any, size: Any = None, generator: Generator | None = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """U[0, 1) from the device's generator (``manual_seed`` seeds it) or ``generator``."""
-    return _draw("uniform", size, generator, dtype, device, requires_grad)
+    return _draw("uniform", args, size, generator, dtype, device, requires_grad)
 
 
-def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+@_with_out
+def randn(*args: Any, size: Any = None, generator: Generator | None = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """N(0, 1) from the device's generator or ``generator``."""
-    return _draw("normal", size, generator, dtype, device, requires_grad)
+    return _draw("normal", args, size, generator, dtype, device, requires_grad)
 
 
+@_with_out
 def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, generator: Generator | None = None,
-            dtype: Any = None, device: Any = None) -> Tensor:
-    """Integers in [low, high) (``randint(high, size)`` also works, as in PyTorch)."""
+            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Integers in [low, high) (``randint(high, size)`` also works, as in PyTorch); an integer dtype cannot
+    require grad (PyTorch's RuntimeError), a float one can."""
     if high is None or isinstance(high, (tuple, list)):
         if high is not None:
             size = high
@@ -246,7 +304,7 @@ def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, gene
     # Integers are drawn as integers, then cast: randint_like(float_tensor) gives whole floats.
     a = dev.backend.randint(low, high, size, dt.np if dt.category == 1 else np.int64,  # type: ignore[arg-type]
                             stream_of(generator, dev))
-    return _wrap(a.astype(dt.np, copy=False), dev)
+    return _leaf(a.astype(dt.np, copy=False), dev, requires_grad)
 
 
 def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:
@@ -265,6 +323,7 @@ def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any
     return randint(low, high, input.shape, dtype=dt, device=dev)
 
 
+@_with_out
 def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None, device: Any = None) -> Tensor:
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.int64

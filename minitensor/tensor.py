@@ -64,8 +64,9 @@ def stale_history_error(t: "Tensor") -> RuntimeError:
 class Tensor(TensorMethods):
     """An n-dimensional array with autograd, on one device.
 
-    ``Tensor(data)`` makes a float32 tensor from nested sequences or arrays, as ``torch.Tensor`` does;
-    prefer ``minitensor.tensor`` (which infers the dtype) and the other creation functions.
+    ``Tensor(data)`` makes a float32 tensor from nested sequences or arrays, ``Tensor(2, 3)`` an uninitialised
+    one and ``Tensor()`` an empty one, as ``torch.Tensor`` does; prefer ``minitensor.tensor`` (which infers
+    the dtype) and the other creation functions.
     """
 
     # _vc: the version counter (None until needed, see _counter), shared by views of the same memory.
@@ -81,10 +82,10 @@ class Tensor(TensorMethods):
     # NumPy defers to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
     __array_ufunc__ = None
 
-    def __init__(self, data: Any = (), *, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False) -> None:
-        src = tensor(data, dtype=dtype or _dt.get_default_dtype(), device=device,
-                     requires_grad=requires_grad)
+    def __init__(self, *args: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> None:
+        src = _legacy.legacy_new(args, _dt.as_dtype(dtype or _dt.get_default_dtype()), device)
+        if requires_grad:
+            src.requires_grad = True
         self.array, self._device = src.array, src._device
         self._requires_grad, self.grad, self.grad_fn, self._vc = src._requires_grad, None, None, None
         self._hv = None
@@ -388,8 +389,8 @@ from . import functional as _F  # noqa: E402
 
 from . import creation as _creation  # noqa: E402
 from . import tensor_methods as _methods  # noqa: E402
-from . import tensor_shape as _shape_methods  # noqa: E402
-from .creation import tensor  # noqa: E402  (Tensor())
+from . import tensor_math as _math_methods, tensor_shape as _shape_methods  # noqa: E402
+from . import legacy as _legacy  # noqa: E402  (Tensor(...))
 
-_methods._F = _shape_methods._F = _F
-_methods._C = _creation
+_methods._F = _shape_methods._F = _math_methods._F = _F
+_methods._C, _methods._L = _creation, _legacy

@@ -6,18 +6,20 @@ that a method call costs one global lookup, not an import.
 """
 from __future__ import annotations
 
+import builtins
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from . import dtypes as _dt
-from .tensor_shape import TensorShapeMethods
+from .tensor_math import TensorMathMethods
 
 if TYPE_CHECKING:
     from .tensor import Tensor
 
 _F: Any = None  # minitensor.functional, bound by tensor.py
 _C: Any = None  # minitensor.creation, bound by tensor.py (the new_* methods)
+_L: Any = None  # minitensor.legacy, bound by tensor.py (type())
 
 
 def _named(name: str, method: Callable[[TensorMethods], Tensor]) -> Callable[[TensorMethods], Tensor]:
@@ -35,7 +37,7 @@ def _cast(name: str, dtype: _dt.dtype) -> Callable[[TensorMethods], Tensor]:
     return _named(name, lambda self: self.to(dtype))
 
 
-class TensorMethods(TensorShapeMethods):
+class TensorMethods(TensorMathMethods):
     """What ``Tensor`` does through ``minitensor.functional``: arithmetic, in-place updates, math, reductions
     and shape methods."""
 
@@ -52,6 +54,7 @@ class TensorMethods(TensorShapeMethods):
         @property
         def T(self) -> Tensor: ...
         def to(self, *args: Any, **kwargs: Any) -> Tensor: ...
+        def item(self) -> Any: ...
 
 
 
@@ -210,6 +213,24 @@ class TensorMethods(TensorShapeMethods):
         prob = p if isinstance(p, type(self)) else full_like(self, p, dtype=_dt.float64)  # type: ignore[arg-type]
         return _F.copy_(self, bernoulli(prob.expand(*self.shape), generator=generator))
 
+    def share_memory_(self) -> "Tensor":
+        """Move a CPU tensor's values into shared memory (a no-op when already there, and for CUDA tensors, as
+        PyTorch): processes forked afterwards, or sent this tensor, write into the same memory."""
+        from .multiprocessing import sharing
+        if self._device.type == "cpu" and sharing.block_of(self.array) is None:
+            self.array = sharing.to_shared(self.array)
+        return self  # type: ignore[return-value]
+
+    def is_shared(self) -> "builtins.bool":
+        from .multiprocessing import sharing
+        return self._device.type == "cuda" or sharing.block_of(self.array) is not None
+
+    def __format__(self, format_spec: str) -> str:
+        """A 0-d tensor formats as its number (``f"{loss:.3f}"``), any other as ``object`` does (PyTorch)."""
+        if self.array.ndim == 0:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     def __setitem__(self, index: Any, value: Any) -> None:
         _F.setitem(self, index, value)
 
@@ -311,3 +332,13 @@ class TensorMethods(TensorShapeMethods):
     long = _cast("long", _dt.int64)
     int = _cast("int", _dt.int32)
     bool = _cast("bool", _dt.bool)
+
+    def type(self, dtype: Any = None, non_blocking: "builtins.bool" = False) -> Any:
+        """Without ``dtype``: PyTorch's type name ('torch.FloatTensor'); with a dtype, a legacy type
+        (``mt.DoubleTensor``) or its name ('torch.cuda.DoubleTensor'): this tensor cast (and moved) to it."""
+        if dtype is None:
+            return _L.legacy_type_name(self)
+        dt, device_type = _L.legacy_target(dtype)
+        if device_type is not None and device_type != self._device.type:
+            return self.to(device_type, dt, non_blocking=non_blocking)
+        return self.to(dt, non_blocking=non_blocking)

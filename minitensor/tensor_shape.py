@@ -2,7 +2,8 @@
 thin call into ``minitensor.functional``; ``_F`` is bound by ``tensor.py`` as for ``tensor_methods.py``."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+import functools
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
@@ -10,6 +11,7 @@ if TYPE_CHECKING:
     from .tensor import Tensor
 
 _F: Any = None  # minitensor.functional, bound by tensor.py
+_Fn = TypeVar("_Fn", bound=Callable[..., Any])
 
 
 def sizes_of(args: tuple) -> tuple[int, ...]:
@@ -17,6 +19,20 @@ def sizes_of(args: tuple) -> tuple[int, ...]:
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         return tuple(args[0])
     return tuple(args)
+
+
+def numpy_aliases(fn: _Fn) -> _Fn:
+    """Accept NumPy's spellings ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=``, as PyTorch's
+    reductions do (``x.sum(axis=0, keepdims=True)``)."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        for alias, name in (("axis", "dim"), ("keepdims", "keepdim")):
+            if alias in kwargs:
+                if name in kwargs:
+                    raise TypeError(f"{fn.__name__}() got both '{name}' and its alias '{alias}'")
+                kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+    return wrapper  # type: ignore[return-value]
 
 
 class TensorShapeMethods:
@@ -31,50 +47,65 @@ class TensorShapeMethods:
         def T(self) -> Tensor: ...
 
     # ------------------------------------------------------------------------------ reductions
+    @numpy_aliases
     def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
         return _F.sum(self, dim, keepdim, dtype=dtype)
 
+    @numpy_aliases
     def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
         return _F.mean(self, dim, keepdim, dtype=dtype)
 
+    @numpy_aliases
     def var(self, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
             unbiased: bool | None = None) -> "Tensor":
         return _F.var(self, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
 
+    @numpy_aliases
     def std(self, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
             unbiased: bool | None = None) -> "Tensor":
         return _F.std(self, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
 
+    @numpy_aliases
     def prod(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
         return _F.prod(self, dim, keepdim)
 
+    @numpy_aliases
     def max(self, dim: Any = None, keepdim: bool = False) -> Any:
         return _F.max(self, dim, keepdim)
 
+    @numpy_aliases
     def min(self, dim: Any = None, keepdim: bool = False) -> Any:
         return _F.min(self, dim, keepdim)
 
+    @numpy_aliases
     def amax(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
         return _F.amax(self, dim, keepdim)
 
+    @numpy_aliases
     def amin(self, dim: Any = (), keepdim: bool = False) -> "Tensor":
         return _F.amin(self, dim, keepdim)
 
+    @numpy_aliases
     def argmax(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
         return _F.argmax(self, dim, keepdim)
 
+    @numpy_aliases
     def argmin(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
         return _F.argmin(self, dim, keepdim)
 
+    @numpy_aliases
     def logsumexp(self, dim: Any, keepdim: bool = False) -> "Tensor":
         return _F.logsumexp(self, dim, keepdim)
 
+    @numpy_aliases
     def all(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
         return _F.all(self, dim, keepdim)
 
+    @numpy_aliases
     def any(self, dim: Any = None, keepdim: bool = False) -> "Tensor":
         return _F.any(self, dim, keepdim)
 
+    @numpy_aliases
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> "Tensor":
         return _F.norm(self, p, dim, keepdim, dtype)
 
@@ -278,6 +309,41 @@ class TensorShapeMethods:
 
     def dsplit(self, sections: Any) -> tuple["Tensor", ...]:
         return _F.dsplit(self, sections)
+
+    @numpy_aliases
+    def cumsum(self, dim: int, *, dtype: Any = None) -> "Tensor":
+        return _F.cumsum(self, dim, dtype=dtype)
+
+    @numpy_aliases
+    def cumprod(self, dim: int, *, dtype: Any = None) -> "Tensor":
+        return _F.cumprod(self, dim, dtype=dtype)
+
+    def cumsum_(self, dim: int, *, dtype: Any = None) -> "Tensor":
+        return _F.inplace(self, _F.cumsum, dim, dtype=dtype)
+
+    def cumprod_(self, dim: int, *, dtype: Any = None) -> "Tensor":
+        return _F.inplace(self, _F.cumprod, dim, dtype=dtype)
+
+    def cummax(self, dim: int) -> Any:
+        return _F.cummax(self, dim)
+
+    def cummin(self, dim: int) -> Any:
+        return _F.cummin(self, dim)
+
+    def logcumsumexp(self, dim: int) -> "Tensor":
+        return _F.logcumsumexp(self, dim)
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+        return _F.sort(self, dim, descending, stable)
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> "Tensor":
+        return _F.argsort(self, dim, descending, stable)
+
+    def msort(self) -> "Tensor":
+        return _F.msort(self)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+        return _F.topk(self, k, dim, largest, sorted)
 
     # ----------------------------------------------------------------------------------- shape
     def reshape(self, *shape: Any) -> "Tensor":

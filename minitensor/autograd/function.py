@@ -38,6 +38,10 @@ _FREED = ("Trying to backward through the graph a second time (or to read saved 
 _new = object.__new__
 _sequence = itertools.count()  # numbers the recorded nodes (next() on it is atomic under the GIL)
 
+# The ONNX exporter's tracer while it runs a model (minitensor/onnx/trace.py), else None: every ``apply``
+# reports its call to it. One global read per op when no export is running.
+tracer: Any = None
+
 
 class Function:
     """The ctx of one call and its graph node (like a PyTorch ``ctx`` and ``grad_fn`` in one object)."""
@@ -178,9 +182,10 @@ class Function:
                             vc = t._vc = [0]
                         records.append((vc, vc[0], j, t.grad_fn))
                 ctx._versions = records
-        if extras:
-            return (result, *(wrap(e, device) for e in extras))
-        return result
+        outputs: Any = (result, *(wrap(e, device) for e in extras)) if extras else result
+        if tracer is not None:
+            tracer.record(cls, args, kwargs, outputs)
+        return outputs
 
 
 class ViewFunction(Function):

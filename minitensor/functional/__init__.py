@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from .activation import log_softmax, relu, sigmoid, softmax, tanh
 from .arithmetic import *  # noqa: F401,F403
+from .cumulative import *  # noqa: F401,F403
+from .sorting import *  # noqa: F401,F403
+from .moments import std_mean, var_mean  # noqa: F401  (in ADDED_OPS)
 from .cast import clone, to_device, to_dtype, view_dtype
 from .indexing import *  # noqa: F401,F403
 from .inplace import copy_, inplace
@@ -42,6 +45,13 @@ __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitw
            "split", "sqrt", "square", "squeeze", "stack", "std", "sub", "sum", "swapaxes", "tanh", "to_device",
            "to_dtype", "transpose", "tril", "triu", "true_divide", "unbind", "unflatten", "unsqueeze", "var",
            "view_dtype", "where"]
+# The ops added for PyTorch programs (issue #14); minitensor/__init__.py re-exports this list too.
+ADDED_OPS = ["acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh",
+             "atan", "atan2", "atanh", "copysign", "cosh", "erf", "erfc", "erfinv", "exp2", "fix", "fmod", "frac",
+             "hypot", "lerp", "logaddexp", "logaddexp2", "sinh", "tan", "trunc", "allclose", "bitwise_left_shift",
+             "bitwise_right_shift", "equal", "isclose", "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp",
+             "argsort", "msort", "sort", "topk", "std_mean", "var_mean"]
+__all__ += ADDED_OPS
 
 __all__ += ["cholesky", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"]
 __all__ += ["einsum"]

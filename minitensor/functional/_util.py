@@ -74,6 +74,25 @@ def gradient_unchanged(ctx: Function, B: Backend, grad: Any) -> Any:
     return grad
 
 
+def torch_dtype_name(dt: Any) -> str:
+    """PyTorch's scalar type name of a dtype ('Float', 'Long'...), as its "not implemented for" errors say."""
+    from ..legacy import LEGACY_NAMES
+    return LEGACY_NAMES[_dt.as_dtype(dt)][:-len("Tensor")]
+
+
+def check_floating(name: str, x: Any) -> None:
+    """PyTorch's NotImplementedError (a RuntimeError) for an op without integer kernels given an integer or
+    bool tensor."""
+    if isinstance(x, Tensor) and x.array.dtype.kind != "f":
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{torch_dtype_name(x.dtype)}\'')
+
+
+def check_integer(name: str, x: Any) -> None:
+    """PyTorch's NotImplementedError for a bitwise op given a floating tensor."""
+    if isinstance(x, Tensor) and x.array.dtype.kind == "f":
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{torch_dtype_name(x.dtype)}\'')
+
+
 def nondiff(op: Callable[..., Any], *inputs: Any) -> Any:
     """``op(B, *arrays)`` on the inputs' backend, as tensors without grad (a tuple ``op`` result gives a tuple
     of tensors). Python scalars and None pass as they are; NumPy scalars become Python ones and other

@@ -11,12 +11,13 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import nondiff, promote
+from ._util import check_integer, nondiff, promote
 from ..backends.base import Backend
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow", "neg",
            "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
            "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite"]
+__all__ += ["fmod", "bitwise_left_shift", "bitwise_right_shift", "isclose", "allclose", "equal"]
 
 
 class Add(Function):
@@ -84,17 +85,23 @@ class FloorDivide(Function):
 
 
 class Remainder(Function):
-    """a - floor(a / b) * b (the sign of b, like Python's %); da = 1, db = -floor(a / b)."""
+    """a - floor(a / b) * b (the sign of b, like Python's %); da = 1, db = -floor(a / b). ``Fmod`` rounds
+    toward zero instead (C's fmod: the sign of a)."""
+    op, rounding = "remainder", "floor"
 
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
-        return B.remainder(a, b)
+        return getattr(B, ctx.op)(a, b)
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         a, b = ctx.saved_tensors
-        return gy, (-gy * B.floor(a / b) if ctx.needs_input_grad[1] else None)
+        return gy, (-gy * getattr(B, ctx.rounding)(a / b) if ctx.needs_input_grad[1] else None)
+
+
+class Fmod(Remainder):
+    op, rounding = "fmod", "trunc"
 
 
 class Pow(Function):
@@ -201,6 +208,13 @@ def remainder(input: Any, other: Any) -> Tensor:
     return _apply(Remainder, a, b)
 
 
+def fmod(input: Tensor, other: Any) -> Tensor:
+    """input - trunc(input / other) * other: the sign of the dividend (``remainder`` takes the divisor's)."""
+    a, b = promote(input, other)
+    _check_integer_divisor(a, b)
+    return _apply(Fmod, a, b)
+
+
 def pow(input: Any, exponent: Any) -> Tensor:
     a, b = promote(input, exponent)
     try:
@@ -225,9 +239,11 @@ def _elementwise(name: str, op: Callable[..., Any], *inputs: Any) -> Tensor:
         raise RuntimeError(f"{name}: shapes {shapes} cannot be broadcast together") from None
 
 
-def _no_grad(name: str, method: str = "", ufunc: str = "", unary: bool = False) -> Callable[..., Tensor]:
+def _no_grad(name: str, method: str = "", ufunc: str = "", unary: bool = False,
+             integer_only: bool = False) -> Callable[..., Tensor]:
     """PyTorch's ``name(input, other)`` (``unary``: ``name(input)``) without gradient: the backend's ``method``
-    (default ``name``); a broadcast error names NumPy's ufunc (default ``method``)."""
+    (default ``name``); a broadcast error names NumPy's ufunc (default ``method``); ``integer_only``: a
+    floating input gets PyTorch's NotImplementedError (the bitwise ops)."""
     method = method or name
     error_name = ufunc or method
 
@@ -235,9 +251,13 @@ def _no_grad(name: str, method: str = "", ufunc: str = "", unary: bool = False) 
         return getattr(B, method)(*arrays)
 
     def one(input: Tensor) -> Tensor:
+        if integer_only:
+            check_integer(name, input)
         return _elementwise(error_name, call, input)
 
     def two(input: Any, other: Any) -> Tensor:
+        if integer_only:
+            check_integer(name, input)
         return _elementwise(error_name, call, input, other)
 
     op: Callable[..., Tensor] = one if unary else two
@@ -248,7 +268,53 @@ def _no_grad(name: str, method: str = "", ufunc: str = "", unary: bool = False) 
 eq, ne, lt, le, gt, ge = map(_no_grad, ("eq", "ne", "lt", "le", "gt", "ge"),
                              ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"))
 logical_and, logical_or, logical_xor = map(_no_grad, ("logical_and", "logical_or", "logical_xor"))
-bitwise_and, bitwise_or, bitwise_xor = map(_no_grad, ("bitwise_and", "bitwise_or", "bitwise_xor"))
+bitwise_and, bitwise_or, bitwise_xor = (_no_grad(name, integer_only=True)
+                                        for name in ("bitwise_and", "bitwise_or", "bitwise_xor"))
 logical_not, isnan, isinf, isfinite = (_no_grad(name, unary=True)
                                        for name in ("logical_not", "isnan", "isinf", "isfinite"))
-bitwise_not = _no_grad("bitwise_not", ufunc="invert", unary=True)
+bitwise_not = _no_grad("bitwise_not", ufunc="invert", unary=True, integer_only=True)
+
+
+def _shift(name: str, kernel: str, input: Any, other: Any) -> Tensor:
+    check_integer(kernel, input)
+    check_integer(kernel, other)
+    a, b = promote(input, other)
+    return _elementwise(name, lambda B, x, y: getattr(B, name)(x, y), a, b)
+
+
+def bitwise_left_shift(input: Any, other: Any) -> Tensor:
+    """input * 2^other for integer tensors (``<<``); shifting past the width gives 0, as PyTorch."""
+    return _shift("left_shift", "lshift", input, other)
+
+
+def bitwise_right_shift(input: Any, other: Any) -> Tensor:
+    """Arithmetic right shift of integer tensors (``>>``): the sign is kept."""
+    return _shift("right_shift", "rshift", input, other)
+
+
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    """|input - other| <= atol + rtol |other| elementwise (bool); both tensors of one dtype, as PyTorch."""
+    for position, what, v in ((1, "input", input), (2, "other", other)):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"isclose(): argument '{what}' (position {position}) must be Tensor, not "
+                            f"{type(v).__name__}")
+    if input.dtype is not other.dtype:
+        from ._util import torch_dtype_name
+        raise RuntimeError(f"{torch_dtype_name(input.dtype)} did not match {torch_dtype_name(other.dtype)}")
+    for what, tol in (("rtol", rtol), ("atol", atol)):
+        if tol < 0:
+            raise RuntimeError(f"{what} must be greater than or equal to zero, but got {tol}")
+    return _elementwise("isclose", lambda B, a, b: B.isclose(a, b, rtol, atol, equal_nan), input, other)
+
+
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    """True when every element is close (``isclose``), as a Python bool."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True when both tensors have the same shape and elements (a Python bool)."""
+    if input.shape != other.shape:
+        return False
+    return bool(eq(input, other).all().item())

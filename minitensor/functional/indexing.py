@@ -21,6 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import dtypes as _dt
+from ..autograd import function as _function
 from ..autograd.function import Function, IndexedGrad, ViewFunction
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, _bump_version
@@ -255,6 +256,8 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         if not track:
             _put(x.array, pre, adv, value.array)
             _bump_version(x)
+            if _function.tracer is not None:  # an ONNX export is tracing: x's values changed outside a Function
+                _function.tracer.put(x, value)
             return
         if x.grad_fn is None and x._requires_grad:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..autograd import function as _function
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, _bump_version
 from ..creation import as_tensor
@@ -85,3 +86,5 @@ def _write(t: Tensor, src: Any) -> None:
     except ValueError as e:
         raise write_error(t.array, src.shape, e) from None
     _bump_version(t)
+    if _function.tracer is not None:  # an ONNX export is tracing: t now holds src's value
+        _function.tracer.written(t, src)

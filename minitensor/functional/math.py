@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import math
+
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import nondiff, promote, to_float
+from ._util import check_floating, nondiff, promote, to_float
 from ..backends.base import Backend
 
 __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "abs", "sign", "sin", "cos", "reciprocal",
            "clamp", "clip", "maximum", "minimum", "floor", "ceil", "round", "square", "log2", "log10"]
+__all__ += ["tan", "asin", "arcsin", "acos", "arccos", "atan", "arctan", "sinh", "cosh", "asinh", "arcsinh", "acosh",
+            "arccosh", "atanh", "arctanh", "exp2", "erf", "erfc", "erfinv", "trunc", "fix", "frac", "atan2", "arctan2",
+            "hypot", "copysign", "logaddexp", "logaddexp2", "lerp"]
+
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 
 class _Elementwise(Function):
@@ -48,6 +55,21 @@ Sin = _op("Sin", lambda B, x: B.sin(x), lambda B, g, x: g * B.cos(x))
 Cos = _op("Cos", lambda B, x: B.cos(x), lambda B, g, x: -g * B.sin(x))
 Reciprocal = _op("Reciprocal", lambda B, x: 1 / x, lambda B, g, y: -g * y * y, save_output=True)
 Square = _op("Square", lambda B, x: x * x, lambda B, g, x: 2 * g * x)
+Tan = _op("Tan", lambda B, x: B.tan(x), lambda B, g, y: g * (1 + y * y), save_output=True)
+Asin = _op("Asin", lambda B, x: B.arcsin(x), lambda B, g, x: g / B.sqrt(1 - x * x))
+Acos = _op("Acos", lambda B, x: B.arccos(x), lambda B, g, x: -g / B.sqrt(1 - x * x))
+Atan = _op("Atan", lambda B, x: B.arctan(x), lambda B, g, x: g / (1 + x * x))
+Sinh = _op("Sinh", lambda B, x: B.sinh(x), lambda B, g, x: g * B.cosh(x))
+Cosh = _op("Cosh", lambda B, x: B.cosh(x), lambda B, g, x: g * B.sinh(x))
+Asinh = _op("Asinh", lambda B, x: B.arcsinh(x), lambda B, g, x: g / B.sqrt(x * x + 1))
+Acosh = _op("Acosh", lambda B, x: B.arccosh(x), lambda B, g, x: g / B.sqrt(x * x - 1))
+Atanh = _op("Atanh", lambda B, x: B.arctanh(x), lambda B, g, x: g / (1 - x * x))
+Exp2 = _op("Exp2", lambda B, x: B.exp2(x), lambda B, g, y: g * y * 0.6931471805599453, save_output=True)
+Erf = _op("Erf", lambda B, x: B.erf(x), lambda B, g, x: g * _TWO_OVER_SQRT_PI * B.exp(-x * x))
+Erfc = _op("Erfc", lambda B, x: B.erfc(x), lambda B, g, x: -g * _TWO_OVER_SQRT_PI * B.exp(-x * x))
+Erfinv = _op("Erfinv", lambda B, x: B.erfinv(x), lambda B, g, y: g / _TWO_OVER_SQRT_PI * B.exp(y * y),
+             save_output=True)
+Frac = _op("Frac", lambda B, x: x - B.trunc(x), lambda B, g, x: g)
 
 
 class Clamp(Function):
@@ -106,6 +128,15 @@ def _unary(fn: type[Function]) -> Callable[[Tensor], Tensor]:
 
 exp, log, log2, log10, log1p, expm1, sqrt, rsqrt, sin, cos, reciprocal = map(
     _unary, (Exp, Log, Log2, Log10, Log1p, Expm1, Sqrt, Rsqrt, Sin, Cos, Reciprocal))
+tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, exp2, erf, erfc, erfinv = map(
+    _unary, (Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Exp2, Erf, Erfc, Erfinv))
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+
+
+def frac(input: Tensor) -> Tensor:
+    """x - trunc(x), with x's sign; floating dtypes only, as PyTorch."""
+    check_floating("frac", input)
+    return Frac.apply(input)
 
 
 def abs(input: Tensor) -> Tensor:
@@ -149,8 +180,18 @@ def ceil(input: Tensor) -> Tensor:
     return _piecewise_constant(input, lambda B, x: B.ceil(x))
 
 
+def trunc(input: Tensor) -> Tensor:
+    """Round toward zero; integer tensors come back as they are (a copy)."""
+    return _piecewise_constant(input, lambda B, x: B.trunc(x))
+
+
+fix = trunc
+
+
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
-    """Round half to even, as PyTorch."""
+    """Round half to even, as PyTorch; ``decimals`` needs a floating dtype."""
+    if decimals:
+        check_floating("round", input)
     return _piecewise_constant(input, lambda B, x: B.round(x, decimals))
 
 
@@ -177,3 +218,89 @@ def maximum(input: Any, other: Any) -> Tensor:
 def minimum(input: Any, other: Any) -> Tensor:
     a, b = promote(input, other)
     return Minimum.apply(a, b)
+
+
+class _Binary(Function):
+    """A two-operand op: ``f(B, a, b)`` forward, ``df(B, gy, a, b, y)`` the pair of gradients."""
+    f: Callable[[Any, Any, Any], Any]
+    df: Callable[[Any, Any, Any, Any, Any], tuple[Any, Any]]
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
+        y = ctx.f(B, a, b)
+        ctx.save_for_backward(a, b, y)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        a, b, y = ctx.saved_tensors
+        return ctx.df(B, gy, a, b, y)
+
+
+def _binary_op(name: str, f: Callable, df: Callable) -> type[Function]:
+    return type(name, (_Binary,), {"f": staticmethod(f), "df": staticmethod(df), "__module__": __name__})
+
+
+def _atan2_grad(B: Backend, g: Any, a: Any, b: Any, y: Any) -> tuple[Any, Any]:
+    r2 = a * a + b * b
+    scale = g / B.where(r2 == 0, 1, r2) * (r2 != 0)  # 0 at the origin, as PyTorch (not 0/0)
+    return scale * b, -scale * a
+
+
+Atan2 = _binary_op("Atan2", lambda B, a, b: B.arctan2(a, b), _atan2_grad)
+Hypot = _binary_op("Hypot", lambda B, a, b: B.hypot(a, b), lambda B, g, a, b, y: (g * a / y, g * b / y))
+# d/da copysign(a, b) = sign(a) sign(b), 0 at a = 0 (PyTorch: y / a there taken as 0); no gradient to b.
+Copysign = _binary_op("Copysign", lambda B, a, b: B.copysign(a, b),
+                      lambda B, g, a, b, y: (g * B.where(a == 0, 0, y / B.where(a == 0, 1, a)), g * 0))
+LogAddExp = _binary_op("LogAddExp", lambda B, a, b: B.logaddexp(a, b),
+                       lambda B, g, a, b, y: (g * B.exp(a - y), g * B.exp(b - y)))
+LogAddExp2 = _binary_op("LogAddExp2", lambda B, a, b: B.logaddexp2(a, b),
+                        lambda B, g, a, b, y: (g * B.exp2(a - y), g * B.exp2(b - y)))
+
+
+def _apply_binary(fn: type[Function], input: Any, other: Any) -> Tensor:
+    """fn on the operands promoted to (at least) the default float dtype; a Python number stays a scalar."""
+    a, b = promote(input, other, floating=True)
+    return fn.apply(a, b)
+
+
+def atan2(input: Any, other: Any) -> Tensor:
+    """The angle of (other, input) in (-pi, pi]; integers give the default float dtype."""
+    return _apply_binary(Atan2, input, other)
+
+
+arctan2 = atan2
+
+
+def hypot(input: Tensor, other: Any) -> Tensor:
+    """sqrt(input^2 + other^2) without overflow; floating dtypes only, as PyTorch."""
+    check_floating("hypot", input)
+    return _apply_binary(Hypot, input, other)
+
+
+def copysign(input: Any, other: Any) -> Tensor:
+    """|input| with the sign of other (of -0.0 too); integers give the default float dtype."""
+    return _apply_binary(Copysign, input, other)
+
+
+def logaddexp(input: Tensor, other: Any) -> Tensor:
+    """log(exp(input) + exp(other)), stable; floating dtypes only, as PyTorch."""
+    check_floating("logaddexp", input)
+    return _apply_binary(LogAddExp, input, other)
+
+
+def logaddexp2(input: Tensor, other: Any) -> Tensor:
+    """log2(2^input + 2^other), stable; floating dtypes only, as PyTorch."""
+    check_floating("logaddexp2", input)
+    return _apply_binary(LogAddExp2, input, other)
+
+
+def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+    """input + weight (end - input); ``end`` (and a tensor ``weight``) must have input's dtype, as PyTorch.
+    Written with the arithmetic ops, so all three get gradients."""
+    check_floating("lerp_kernel_scalar" if not isinstance(weight, Tensor) else "lerp_kernel_tensor", input)
+    for what, v in (("end", end), ("weight", weight)):
+        if isinstance(v, Tensor) and v.dtype is not input.dtype:
+            raise RuntimeError(f"expected dtype {input.dtype} for `{what}` but got dtype {v.dtype}")
+    return input + weight * (end - input)
+

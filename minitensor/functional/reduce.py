@@ -12,6 +12,7 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import nondiff, norm_dim, norm_dims, to_float
+from ..tensor_shape import numpy_aliases
 from ..backends.base import Backend
 
 __all__ = ["sum", "mean", "var", "std", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
@@ -228,6 +229,7 @@ def _float_reduction(name: str, input: Tensor, dtype: Any) -> Tensor:
     return input
 
 
+@numpy_aliases  # axis=, keepdims=
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum over ``dim``; integer and bool inputs sum to int64 (as PyTorch)."""
     _tensor_input("sum", input)
@@ -241,6 +243,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     return Sum.apply(input, axes, keepdim)
 
 
+@numpy_aliases
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     return Mean.apply(_float_reduction("mean", input, dtype), norm_dims(dim, input.ndim), keepdim)
 
@@ -249,6 +252,7 @@ def _correction(correction: float, unbiased: bool | None) -> float:
     return correction if unbiased is None else float(builtins.bool(unbiased))
 
 
+@numpy_aliases
 def var(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
         unbiased: bool | None = None) -> Tensor:
     """sum((x - mean)^2) / (N - correction) over ``dim`` (correction=1: the unbiased estimate)."""
@@ -256,6 +260,7 @@ def var(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool 
     return Var.apply(x, norm_dims(dim, x.ndim), _correction(correction, unbiased), keepdim)
 
 
+@numpy_aliases
 def std(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
         unbiased: bool | None = None) -> Tensor:
     """sqrt(var(input)); its gradient is 0 where the std is 0 (constant input), as PyTorch."""
@@ -263,6 +268,7 @@ def std(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool 
     return Std.apply(x, norm_dims(dim, x.ndim), _correction(correction, unbiased), keepdim)
 
 
+@numpy_aliases
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     _tensor_input("prod", input)
     axis = None if dim is None else norm_dim(dim, input.ndim)
@@ -294,10 +300,12 @@ def _extreme(op: str, input: Tensor, dim: Any, keepdim: bool, name: str | None =
     return (Amax if op == "amax" else Amin).apply(input, axes, keepdim, nan_ties=name is not None)
 
 
+@numpy_aliases
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     return _extreme("amax", input, dim, keepdim)
 
 
+@numpy_aliases
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     return _extreme("amin", input, dim, keepdim)
 
@@ -328,10 +336,12 @@ def _along(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:
     return values_indices(*ExtremeAlongDim.apply(input, axis, keepdim, arg))
 
 
+@numpy_aliases
 def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     return _along("amax", input, dim, keepdim)
 
 
+@numpy_aliases
 def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     return _along("amin", input, dim, keepdim)
 
@@ -352,15 +362,18 @@ def _arg(op: str, input: Tensor, dim: int | None, keepdim: bool) -> Tensor:
     return nondiff(arg, input)
 
 
+@numpy_aliases
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the first maximum (of the flattened tensor when ``dim`` is None)."""
     return _arg("argmax", input, dim, keepdim)
 
 
+@numpy_aliases
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return _arg("argmin", input, dim, keepdim)
 
 
+@numpy_aliases
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) over ``dim``, stable for large x (shifted by the max)."""
     _tensor_input("logsumexp", input)
@@ -368,16 +381,19 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     return LogSumExp.apply(x, norm_dims(dim, x.ndim), keepdim)
 
 
+@numpy_aliases
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     _tensor_input("all", input)
     return nondiff(lambda B, x: B.all(x, norm_dims(dim, input.ndim), keepdim), input)
 
 
+@numpy_aliases
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     _tensor_input("any", input)
     return nondiff(lambda B, x: B.any(x, norm_dims(dim, input.ndim), keepdim), input)
 
 
+@numpy_aliases
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
     """The vector p-norm over ``dim`` (all elements when None): p in "fro", 2, 1, inf, -inf, 0, or any
     number, as ``torch.norm``."""
@@ -395,3 +411,5 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) 
     if isinstance(p, (int, float)):
         return PNorm.apply(x, float(p), axes, keepdim)
     raise ValueError(f"norm: unsupported p={p!r}; use 'fro', a number, inf or -inf")
+
+

@@ -219,6 +219,29 @@ def elementwise_cases() -> dict[str, Callable[[Backend], None]]:
         ("log2", np.log2, pos), ("log10", np.log10, pos), ("floor", np.floor, 3 * x), ("ceil", np.ceil, 3 * x),
         ("trunc", np.trunc, 3 * x)]})
 
+    unit = np.tanh(x)  # inside (-1, 1): the domain of arcsin, arccos, arctanh, erfinv
+    cases.update({name: unary(name, ref, data) for name, ref, data in [
+        ("tan", np.tan, unit), ("arcsin", np.arcsin, unit), ("arccos", np.arccos, unit), ("arctan", np.arctan, x),
+        ("sinh", np.sinh, x), ("cosh", np.cosh, x), ("arcsinh", np.arcsinh, x), ("arccosh", np.arccosh, 1 + pos),
+        ("arctanh", np.arctanh, unit), ("exp2", np.exp2, x)]})
+    cases.update({name: binary(name, ref) for name, ref in [
+        ("arctan2", np.arctan2), ("hypot", np.hypot), ("copysign", np.copysign), ("fmod", np.fmod),
+        ("logaddexp", np.logaddexp), ("logaddexp2", np.logaddexp2)]})
+
+    def erfc(B):
+        data = np.linspace(-3, 25, 113)  # far into the tail, where 1 - erf(x) would be 0
+        close(B, B.erfc(dev(B, data)), np.vectorize(math.erfc)(data), rtol=1e-13, atol=0)
+        assert host(B, B.erfc(dev(B, data.astype(np.float32)))).dtype == np.float32
+
+    def erfinv(B):
+        data = np.concatenate([unit.ravel(), [0.0, 1 - 1e-12, -1 + 1e-12]])
+        y = host(B, B.erfinv(dev(B, data)))
+        close(B, np.vectorize(math.erf)(y), data, rtol=1e-15, atol=1e-15)
+        edges = host(B, B.erfinv(dev(B, np.array([1.0, -1.0, 1.5, np.nan], dtype=np.float32))))
+        assert edges.dtype == np.float32 and edges[0] == np.inf and edges[1] == -np.inf and np.isnan(edges[2:]).all()
+
+    cases.update(erfc=erfc, erfinv=erfinv)
+
     def round_(B):
         data = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 1.25, 2.675, -3.14159])
         close(B, B.round(dev(B, data), 0), [0.0, 2.0, 2.0, -0.0, -2.0, 1.0, 3.0, -3.0])
@@ -267,6 +290,18 @@ def comparison_cases() -> dict[str, Callable[[Backend], None]]:
                                                                         "logical_xor")})
     cases.update({name: binary(name, getattr(np, name), i, j) for name in ("bitwise_and", "bitwise_or",
                                                                         "bitwise_xor")})
+    shifts = np.array([0, 1, 3, 62])
+    cases.update({name: binary(name, getattr(np, name), i, shifts) for name in ("left_shift", "right_shift")})
+
+    def isclose(B):
+        x = np.array([1.0, 1.0, np.nan, np.inf, -np.inf, 0.0, 1e-9])
+        y = np.array([1.0 + 1e-6, 1.1, np.nan, np.inf, np.inf, 1e-9, 0.0])
+        for rtol, atol, equal_nan in ((1e-5, 1e-8, False), (0.2, 0.0, True), (0.0, 0.0, False)):
+            got = host(B, B.isclose(dev(B, x), dev(B, y), rtol, atol, equal_nan))
+            assert np.array_equal(got, np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)), got
+        assert host(B, B.isclose(dev(B, t), dev(B, f), 0.1, 0.1, False)).tolist() == [True, False, False, True]
+
+    cases["isclose"] = isclose
     cases.update(logical_not=unary("logical_not", np.logical_not, t), bitwise_not=unary("bitwise_not", np.invert, i),
                  isnan=unary("isnan", np.isnan, a), isinf=unary("isinf", np.isinf, a),
                  isfinite=unary("isfinite", np.isfinite, a))
@@ -313,7 +348,40 @@ def reduce_cases() -> dict[str, Callable[[Backend], None]]:
             out = host(B, B.logsumexp(dev(B, np.full((2, 2), -np.inf)), (1,), False))
         assert np.all(out == -np.inf)
 
-    return {"sum": reduction("sum", np.sum), "mean": reduction("mean", np.mean), "var": var,
+    def cumsum(B):
+        for axis in (0, 2):
+            close(B, B.cumsum(dev(B, x), axis), np.cumsum(x, axis))
+        ints = host(B, B.cumsum(dev(B, np.array([[1, 2], [3, 4]], dtype=np.int32)), 1))
+        assert ints.dtype == np.int32 and ints.tolist() == [[1, 3], [3, 7]]
+
+    def running(name, accumulate):
+        def case(B):
+            data = np.array([[1.0, 3.0, 3.0, 2.0, np.nan, 5.0, np.nan, 1.0], [4.0, 1.0, 1.0, 0.5, 2.0, 0.5, 7.0, 0.0]])
+            values, indices = B.cummax(dev(B, data), 1) if name == "cummax" else B.cummin(dev(B, data), 1)
+            with np.errstate(invalid="ignore"):
+                close(B, values, accumulate(data, axis=1))
+            expected = [[0, 1, 2, 2, 4, 4, 6, 6], [0, 0, 0, 0, 0, 0, 6, 6]] if name == "cummax" else \
+                [[0, 0, 0, 0, 4, 4, 6, 6], [0, 1, 2, 3, 3, 5, 5, 7]]  # the latest position on ties, nans win
+            assert host(B, indices).dtype == np.int64 and host(B, indices).tolist() == expected
+            for axis in (0, 2):
+                close(B, (B.cummax if name == "cummax" else B.cummin)(dev(B, x), axis)[0], accumulate(x, axis=axis))
+        return case
+
+    def logcumsumexp(B):
+        big = x * 300
+        for axis in (0, 2):
+            close(B, B.logcumsumexp(dev(B, big), axis), np.logaddexp.accumulate(big, axis=axis), rtol=1e-12)
+
+    def argsort(B):
+        data = np.array([[2.0, np.nan, 1.0, 2.0, np.nan, 0.0], [1.0, 1.0, 1.0, 0.0, 0.0, 3.0]])
+        assert host(B, B.argsort(dev(B, data), 1, False)).tolist() == [[5, 2, 0, 3, 1, 4], [3, 4, 0, 1, 2, 5]]
+        assert host(B, B.argsort(dev(B, data), 1, True)).tolist() == [[1, 4, 0, 3, 2, 5], [5, 0, 1, 2, 3, 4]]
+        for axis in (0, 1, 2):
+            assert np.array_equal(host(B, B.argsort(dev(B, x), axis, False)), np.argsort(x, axis, kind="stable"))
+
+    return {"cumsum": cumsum, "cummax": running("cummax", np.maximum.accumulate),
+            "cummin": running("cummin", np.minimum.accumulate), "logcumsumexp": logcumsumexp, "argsort": argsort,
+            "sum": reduction("sum", np.sum), "mean": reduction("mean", np.mean), "var": var,
             "prod": reduction("prod", np.prod), "amax": reduction("amax", np.amax),
             "amin": reduction("amin", np.amin), "argmax": arg("argmax"), "argmin": arg("argmin"),
             "all": logical("all"), "any": logical("any"), "logsumexp": logsumexp}

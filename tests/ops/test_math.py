@@ -1,6 +1,8 @@
 """Elementwise math: forward vs NumPy float64, gradients by gradcheck away from kinks and poles."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -17,6 +19,21 @@ def positive(x):
 
 def no_kink(x):
     return away_from(x, (0.0,), 0.05)
+
+
+def inside_unit(x):
+    return 0.9 * np.tanh(x)
+
+
+def erfinv_by_bisection(x):
+    """erfinv's reference: the root of erf(y) = x by bisection on [-6, 6] (erf from Python's math)."""
+    lo, hi = np.full_like(x, -6.0), np.full_like(x, 6.0)
+    erf = np.vectorize(math.erf, otypes=[float])
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        below = erf(mid) < x
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return (lo + hi) / 2
 
 
 # name -> (minitensor function, NumPy reference, domain map applied to N(0, 1) samples)
@@ -38,6 +55,20 @@ UNARY = {
     "reciprocal": (mt.reciprocal, lambda x: 1 / x, lambda x: away_from(x, (0.0,), 0.3)),
     "square": (mt.square, np.square, lambda x: x),
     "neg": (mt.neg, np.negative, lambda x: x),
+    "tan": (mt.tan, np.tan, np.tanh),
+    "asin": (mt.asin, np.arcsin, inside_unit),
+    "acos": (mt.acos, np.arccos, inside_unit),
+    "atan": (mt.atan, np.arctan, lambda x: x),
+    "sinh": (mt.sinh, np.sinh, lambda x: x),
+    "cosh": (mt.cosh, np.cosh, lambda x: x),
+    "asinh": (mt.asinh, np.arcsinh, lambda x: x),
+    "acosh": (mt.acosh, np.arccosh, lambda x: np.abs(x) + 1.2),
+    "atanh": (mt.atanh, np.arctanh, inside_unit),
+    "exp2": (mt.exp2, np.exp2, lambda x: x),
+    "erf": (mt.erf, np.vectorize(math.erf, otypes=[float]), lambda x: x),
+    "erfc": (mt.erfc, np.vectorize(math.erfc, otypes=[float]), lambda x: x),
+    "erfinv": (mt.erfinv, lambda x: erfinv_by_bisection(x), inside_unit),
+    "frac": (mt.frac, lambda x: x - np.trunc(x), lambda x: away_from(x, (-2.0, -1.0, 0.0, 1.0, 2.0), 0.05)),
 }
 
 

@@ -1,5 +1,5 @@
-"""The CPU backend: NumPy, with channels-last convolution (``conv.py``), max pooling (``pooling.py``) and
-fused optimizer updates (``optim.py``) where they pay.
+"""The CPU backend: NumPy, with channels-last convolution (``conv.py``), max pooling (``pooling.py``),
+fused optimizer updates (``optim.py``) and sequential scans (``reduce.py``) where they pay.
 
 Creating the backend also tunes glibc's malloc to keep freed memory for reuse (``retain_freed_memory``).
 """
@@ -15,13 +15,14 @@ from ..base import Backend
 from .conv import CpuConvOps
 from .optim import CpuOptimOps
 from .pooling import CpuPoolOps
+from .reduce import CpuReduceOps
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
 MMAP_THRESHOLD, TRIM_THRESHOLD = 32 * 2 ** 20, 256 * 2 ** 20  # see retain_freed_memory
 
 
-class NumpyBackend(CpuConvOps, CpuPoolOps, CpuOptimOps, Backend):
-    """The generic bodies on NumPy, with the CPU's own conv, pooling and optimizer families."""
+class NumpyBackend(CpuConvOps, CpuPoolOps, CpuOptimOps, CpuReduceOps, Backend):
+    """The generic bodies on NumPy, with the CPU's own conv, pooling, optimizer and scan families."""
 
     name = "cpu"
     xp = np

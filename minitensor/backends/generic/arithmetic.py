@@ -6,10 +6,15 @@ same name, but ``bitwise_not``, which is ``xp.invert``.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from . import xp_function
+
+Array = Any
 
 
 class ComparisonOps:
+    xp: Any
     # (a, b) -> bool array
     equal = xp_function("equal")
     not_equal = xp_function("not_equal")
@@ -30,3 +35,12 @@ class ComparisonOps:
     isnan = xp_function("isnan")
     isinf = xp_function("isinf")
     isfinite = xp_function("isfinite")
+    # (a, b) -> integer array, shifted (right: arithmetic, -8 >> 1 = -4)
+    left_shift = xp_function("left_shift")
+    right_shift = xp_function("right_shift")
+
+    def isclose(self, a: Array, b: Array, rtol: float, atol: float, equal_nan: bool) -> Array:
+        """|a - b| <= atol + rtol |b|, or a == b (equal infinities); nan matches nan only with equal_nan."""
+        if a.dtype.kind == "b":  # bools have no difference: closeness is equality
+            return self.xp.equal(a, b)
+        return self.xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)

@@ -1,15 +1,26 @@
 """Elementwise math: thin ``xp`` wrappers, each a place where a backend may put a fused kernel."""
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Callable
+
+from .activation import _ERFC_MID_P, _ERFC_MID_Q, _ERFC_TAIL_P, _ERFC_TAIL_Q, _INV_SQRT_PI, _horner, _rational
 
 from . import xp_function
 
 Array = Any
 
+# erfinv's first guess: M. Giles, "Approximating the erfinv function" (GPU Computing Gems, 2010), single
+# precision, in w = -log((1 - x)(1 + x)); coefficients highest power first.
+_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                   -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)  # w < 5, in w - 2.5
+_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)  # w >= 5, in sqrt(w) - 3
+
 
 class ElementwiseOps:
     xp: Any
+    erf: Callable[[Array], Array]  # the activation family's (Cody's float64 erf)
 
     # x -> array of x's shape
     exp = xp_function("exp")
@@ -40,6 +51,86 @@ class ElementwiseOps:
     def remainder(self, a: Array, b: Array) -> Array:
         """a - floor(a / b) * b: the sign of the divisor, as Python's %."""
         return self.xp.remainder(a, b)
+
+    def tan(self, x: Array) -> Array:
+        return self.xp.tan(x)
+
+    def arcsin(self, x: Array) -> Array:
+        return self.xp.arcsin(x)
+
+    def arccos(self, x: Array) -> Array:
+        return self.xp.arccos(x)
+
+    def arctan(self, x: Array) -> Array:
+        return self.xp.arctan(x)
+
+    def sinh(self, x: Array) -> Array:
+        return self.xp.sinh(x)
+
+    def cosh(self, x: Array) -> Array:
+        return self.xp.cosh(x)
+
+    def arcsinh(self, x: Array) -> Array:
+        return self.xp.arcsinh(x)
+
+    def arccosh(self, x: Array) -> Array:
+        return self.xp.arccosh(x)
+
+    def arctanh(self, x: Array) -> Array:
+        return self.xp.arctanh(x)
+
+    def exp2(self, x: Array) -> Array:
+        return self.xp.exp2(x)
+
+    def erfc(self, x: Array) -> Array:
+        """1 - erf(x), computed in float64 with Cody's erfc ranges for x > 0.46875 (where 1 - erf(x) would
+        cancel: erfc(5) = 1.5e-12), 1 - erf(x) below; other float dtypes round the float64 result."""
+        xp = self.xp
+        x64 = x.astype(xp.float64, copy=False)
+        mid = xp.clip(x64, 0.46875, 4.0)
+        out = xp.exp(-mid * mid) * _rational(mid, _ERFC_MID_P, _ERFC_MID_Q)
+        tail = x64 > 4.0
+        if tail.any():
+            t = x64[tail]
+            z = 1 / (t * t)
+            out[tail] = xp.exp(-t * t) / t * (_INV_SQRT_PI - z * _rational(z, _ERFC_TAIL_P, _ERFC_TAIL_Q))
+        out = xp.where(x64 > 0.46875, out, 1 - self.erf(x64))
+        return out.astype(x.dtype, copy=False)
+
+    def erfinv(self, x: Array) -> Array:
+        """The inverse of erf on [-1, 1] (+-inf at +-1, nan outside): Giles' single-precision guess, then two
+        Newton steps on erf(y) = x in float64 (each squares the relative error: ~1e-16)."""
+        xp = self.xp
+        x64 = x.astype(xp.float64, copy=False)
+        inside = xp.abs(x64) < 1
+        xs = xp.where(inside, x64, 0.0)  # the guess and the steps only where they are finite
+        w = -xp.log((1 - xs) * (1 + xs))
+        y = xs * xp.where(w < 5, _horner(w - 2.5, _ERFINV_CENTRAL), _horner(xp.sqrt(w) - 3, _ERFINV_TAIL))
+        for _ in range(2):
+            y = y - (self.erf(y) - xs) / (2 * _INV_SQRT_PI * xp.exp(-y * y))
+        edge = xp.where(xp.abs(x64) == 1, xp.copysign(math.inf, x64), math.nan)
+        return xp.where(inside, y, edge).astype(x.dtype, copy=False)
+
+    def arctan2(self, a: Array, b: Array) -> Array:
+        return self.xp.arctan2(a, b)
+
+    def hypot(self, a: Array, b: Array) -> Array:
+        return self.xp.hypot(a, b)
+
+    def copysign(self, a: Array, b: Array) -> Array:
+        return self.xp.copysign(a, b)
+
+    def fmod(self, a: Array, b: Array) -> Array:
+        """a - trunc(a / b) * b: the sign of the dividend, as C's fmod."""
+        return self.xp.fmod(a, b)
+
+    def logaddexp(self, a: Array, b: Array) -> Array:
+        """log(exp(a) + exp(b)) without overflow."""
+        return self.xp.logaddexp(a, b)
+
+    def logaddexp2(self, a: Array, b: Array) -> Array:
+        """log2(2^a + 2^b) without overflow."""
+        return self.xp.logaddexp2(a, b)
 
     def expand_dims(self, x: Array, axes: tuple[int, ...]) -> Array:
         """x with new length-1 axes at ``axes`` (positions in the result): a view."""

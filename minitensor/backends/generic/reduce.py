@@ -1,8 +1,9 @@
 """Reductions over an axis tuple (None means all axes), through the array methods (``x.sum(...)``): the
-same reductions as ``xp.sum(x, ...)`` without NumPy's Python-level dispatch, a microsecond per call."""
+same reductions as ``xp.sum(x, ...)`` without NumPy's Python-level dispatch, a microsecond per call. Also the
+scans along one axis (cumsum, cumprod, cummax, cummin, logcumsumexp) and the stable sort order (argsort)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -56,3 +57,56 @@ class ReduceOps:
     def cumprod(self, x: Array, axis: int) -> Array:
         """Running products along ``axis``: out[..., i] = x[..., 0] * ... * x[..., i]."""
         return self.xp.cumprod(x, axis=axis)
+
+    def cumsum(self, x: Array, axis: int) -> Array:
+        """Running sums along ``axis``, in x's dtype."""
+        return self.xp.cumsum(x, axis=axis, dtype=x.dtype)
+
+    def _scan(self, x: Array, axis: int, combine: Callable[[Array, Array], Array]) -> Array:
+        """Inclusive scan of an associative ``combine`` along ``axis`` in log2(n) whole-array steps
+        (Hillis-Steele): step k combines each element with the one 2^k before it. Written with xp's
+        elementwise ops only, so it runs where ufunc.accumulate does not (CuPy)."""
+        xp = self.xp
+        out = xp.moveaxis(x, axis, -1)
+        n, k = out.shape[-1], 1
+        while k < n:
+            out = xp.concatenate([out[..., :k], combine(out[..., k:], out[..., :-k])], axis=-1)
+            k *= 2
+        return xp.moveaxis(out, -1, axis)
+
+    def cummax(self, x: Array, axis: int) -> tuple[Array, Array]:
+        """Running maxima along ``axis`` and the int64 index of each: the latest position holding it (ties
+        and nans included: a nan is the maximum from where it appears), as PyTorch."""
+        return self._running_extreme(x, axis, self.xp.maximum)
+
+    def cummin(self, x: Array, axis: int) -> tuple[Array, Array]:
+        """Running minima and their indices, as ``cummax``."""
+        return self._running_extreme(x, axis, self.xp.minimum)
+
+    def _running_extreme(self, x: Array, axis: int, pick: Callable[[Array, Array], Array]) -> tuple[Array, Array]:
+        xp = self.xp
+        values = self._scan(x, axis, pick)
+        # x[i] == values[i] exactly where the running extreme was (re)taken at i, so the index of values[j] is
+        # the last such i <= j: a running maximum of those positions.
+        hit = x == values
+        if x.dtype.kind == "f":
+            hit |= xp.isnan(x)
+        shape = [1] * x.ndim
+        shape[axis] = x.shape[axis]
+        positions = xp.arange(x.shape[axis], dtype=np.int64).reshape(shape)
+        return values, self._scan(xp.where(hit, positions, 0), axis, xp.maximum)
+
+    def logcumsumexp(self, x: Array, axis: int) -> Array:
+        """log(cumsum(exp(x))) along ``axis``, a scan of logaddexp: no overflow, no underflow of early terms."""
+        return self._scan(x, axis, self.xp.logaddexp)
+
+    def argsort(self, x: Array, axis: int, descending: bool) -> Array:
+        """Stable sort order along ``axis`` (int64): equal elements keep their order, nans go last ascending
+        and first descending, as PyTorch. Descending sorts the reversed array ascending and reverses the
+        result, which keeps equal elements in their original order."""
+        xp = self.xp
+        if not descending:
+            return xp.argsort(x, axis=axis, kind="stable").astype(np.int64, copy=False)
+        n = x.shape[axis]
+        order = xp.flip(xp.argsort(xp.flip(x, axis), axis=axis, kind="stable"), axis)
+        return (n - 1 - order).astype(np.int64, copy=False)

@@ -347,6 +347,13 @@ class Module(StateDictMixin):
     def half(self) -> "Module":
         return self._cast_floating(_dt.float16)
 
+    def share_memory(self) -> "Module":
+        """Every parameter and buffer moved into shared memory (``Tensor.share_memory_``), for Hogwild training
+        with ``minitensor.multiprocessing``."""
+        for t in (*self.parameters(), *self.buffers()):
+            t.share_memory_()
+        return self
+
     def cpu(self) -> "Module":
         return self._apply(lambda t: t.cpu())
 

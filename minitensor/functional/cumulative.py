@@ -1,0 +1,160 @@
+"""Cumulative ops along one dim (the reduce family's scans): cumsum, cumprod, cummax, cummin, logcumsumexp;
+and ``take_along``, the gather by computed indices that cummax/cummin and the sorts share."""
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ..tensor_shape import numpy_aliases
+from ._util import check_floating, nondiff, norm_dim
+from .indexing import Gather
+from ..backends.base import Backend
+
+__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
+
+# What cummax and cummin return, like torch.return_types.cummax.
+cummax_result = namedtuple("cummax_result", ["values", "indices"])
+
+
+def _reverse_cumsum(B: Backend, g: Any, axis: int) -> Any:
+    """sum over j >= i of g[j] along ``axis``: the gradient of cumsum."""
+    return B.flip(B.cumsum(B.flip(g, axis), axis), axis)
+
+
+class CumSum(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Backend, x: Any, axis: int) -> Any:
+        ctx.axis = axis
+        return B.cumsum(x, axis)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        return _reverse_cumsum(B, gy, ctx.axis), None
+
+
+class _ScanSavingXY(Function):
+    """A scan (the backend method ``op``) whose backward reads both x and y."""
+    op: str
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, x: Any, axis: int) -> Any:
+        y = getattr(B, ctx.op)(x, axis)
+        ctx.axis = axis
+        ctx.save_for_backward(x, y)
+        return y
+
+
+class CumProd(_ScanSavingXY):
+    """y_j = prod_{k <= j} x_k. dx_i = sum_{j >= i} g_j prod_{k <= j, k != i} x_k, exact with zeros (as
+    PyTorch's cumprod_backward): before the first zero of a row that is revcumsum(g y)_i / x_i; at the first
+    zero it is revcumsum(g y') with y' the cumprod of x with that zero taken as 1; after it, 0."""
+    op = "cumprod"
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        x, y = ctx.saved_tensors
+        axis = ctx.axis
+        zeros_seen = B.cumsum((x == 0).astype(np.int64), axis)
+        before = zeros_seen == 0
+        first_zero = (x == 0) & (zeros_seen == 1)
+        grad = _reverse_cumsum(B, gy * y, axis) / B.where(before, x, 1) * before
+        if first_zero.any():
+            y_skip = B.cumprod(B.where(first_zero, 1, x), axis)
+            grad = B.where(first_zero, _reverse_cumsum(B, gy * y_skip, axis), grad)
+        return grad, None
+
+
+class LogCumSumExp(_ScanSavingXY):
+    """y_j = log sum_{k <= j} exp(x_k); dx_i = sum_{j >= i} g_j exp(x_i - y_j), summed in log space for the
+    positive and negative parts of g separately, so no exp overflows."""
+    op = "logcumsumexp"
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        x, y = ctx.saved_tensors
+        axis = ctx.axis
+        grad = 0
+        for sign in (1, -1):
+            part = gy * sign
+            log_part = B.where(part > 0, B.log(B.where(part > 0, part, 1)), -np.inf) - y
+            reversed_sum = B.flip(B.logcumsumexp(B.flip(log_part, axis), axis), axis)
+            grad = grad + sign * B.exp(x + reversed_sum)
+        return grad, None
+
+
+def take_along(input: Tensor, indices: Tensor, axis: int) -> Tensor:
+    """input's values at ``indices`` along ``axis``: differentiable for floating inputs."""
+    if input.array.dtype.kind == "f":
+        return Gather.apply(input, indices, axis)
+    return nondiff(lambda B, x, i: B.take_along_axis(x, i, axis), input, indices)
+
+
+def _scan_input(name: str, input: Tensor, dim: int, dtype: Any) -> tuple[Tensor, int]:
+    """The input cast as cumsum/cumprod do (``dtype``, else integers and bools to int64) and dim as an axis
+    (a 0-d tensor is scanned as one element)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    axis = norm_dim(dim, input.ndim)
+    if dtype is not None:
+        input = input.to(_dt.as_dtype(dtype))
+    elif input.array.dtype.kind in "biu":
+        input = input.to(_dt.int64)
+    return input, axis
+
+
+def _scan(fn: type[Function], op: str, input: Tensor, axis: int) -> Tensor:
+    """``fn`` along ``axis``; integer inputs take the backend's ``op`` without a graph."""
+    if input.ndim == 0:
+        return _scan(fn, op, input.reshape(1), 0).reshape(())
+    if input.array.dtype.kind != "f":
+        return nondiff(lambda B, x: getattr(B, op)(x, axis), input)
+    return fn.apply(input, axis)
+
+
+@numpy_aliases
+def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running sums along ``dim``; integer and bool inputs give int64, as PyTorch."""
+    x, axis = _scan_input("cumsum", input, dim, dtype)
+    return _scan(CumSum, "cumsum", x, axis)
+
+
+@numpy_aliases
+def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running products along ``dim``; the gradient is exact where the input has zeros."""
+    x, axis = _scan_input("cumprod", input, dim, dtype)
+    return _scan(CumProd, "cumprod", x, axis)
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """log(cumsum(exp(input))) along ``dim``, stable; floating dtypes only, as PyTorch."""
+    check_floating("logcumsumexp_out", input)
+    x, axis = _scan_input("logcumsumexp", input, dim, None)
+    return _scan(LogCumSumExp, "logcumsumexp", x, axis)
+
+
+def _running(op: str, input: Tensor, dim: int) -> Any:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    axis = norm_dim(dim, input.ndim)
+    x = input.reshape(1) if input.ndim == 0 else input
+    indices = nondiff(lambda B, a: getattr(B, op)(a, axis)[1], x)
+    values = take_along(x, indices, axis)
+    if input.ndim == 0:
+        values, indices = values.reshape(()), indices.reshape(())
+    return cummax_result(values, indices)
+
+
+def cummax(input: Tensor, dim: int) -> Any:
+    """(values, indices): the running maximum along ``dim`` and where it was taken (the latest position on
+    ties; a nan is the maximum from where it appears), as PyTorch."""
+    return _running("cummax", input, dim)
+
+
+def cummin(input: Tensor, dim: int) -> Any:
+    """(values, indices): the running minimum along ``dim``, as ``cummax``."""
+    return _running("cummin", input, dim)

@@ -1,0 +1,76 @@
+"""PyTorch's legacy tensor types: ``FloatTensor``, ``LongTensor``... (callable, and ``isinstance`` checks
+dtype and device as PyTorch's do), ``Tensor(*sizes)`` / ``Tensor(data)``, and ``Tensor.type()``'s names."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import dtypes as _dt
+from .creation import empty, tensor
+from .tensor import Tensor
+
+
+def legacy_new(args: tuple, dtype: _dt.dtype, device: Any = None) -> Tensor:
+    """``torch.Tensor(...)`` and ``torch.FloatTensor(...)``: integer sizes give an uninitialised tensor, one
+    sequence, array or tensor a copy of it, nothing an empty tensor of shape (0,)."""
+    if not args:
+        return empty(0, dtype=dtype, device=device)
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) for a in args):
+        return empty(*args, dtype=dtype, device=device)
+    if len(args) == 1:
+        data = args[0]
+        if isinstance(data, (int, float, bool, np.generic)):
+            raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+        return tensor(data, dtype=dtype, device=device)
+    raise TypeError(f"new(): expected integer sizes or one sequence of data, got "
+                    f"({', '.join(type(a).__name__ for a in args)})")
+
+
+# PyTorch's legacy names, by dtype.
+LEGACY_NAMES = {_dt.float32: "FloatTensor", _dt.float64: "DoubleTensor", _dt.float16: "HalfTensor",
+                _dt.int64: "LongTensor", _dt.int32: "IntTensor", _dt.int16: "ShortTensor",
+                _dt.int8: "CharTensor", _dt.uint8: "ByteTensor", _dt.bool: "BoolTensor"}
+
+
+class LegacyTensorType:
+    """``FloatTensor``, ``LongTensor``...: calling one makes a CPU tensor of its dtype as ``Tensor(...)``
+    does (sizes or data); ``isinstance(t, FloatTensor)`` holds for a float32 CPU tensor, as in PyTorch."""
+
+    def __init__(self, dtype: _dt.dtype) -> None:
+        self.dtype = dtype
+        self.__name__ = LEGACY_NAMES[dtype]
+
+    def __call__(self, *args: Any, device: Any = None) -> Tensor:
+        return legacy_new(args, self.dtype, device)
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        return isinstance(obj, Tensor) and obj.array.dtype == self.dtype.np and obj._device.type == "cpu"
+
+    def __repr__(self) -> str:
+        return f"<class 'minitensor.{self.__name__}'>"
+
+
+(FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
+ BoolTensor) = map(LegacyTensorType, LEGACY_NAMES)
+
+
+def legacy_type_name(t: Tensor) -> str:
+    """``t.type()``: 'torch.FloatTensor', 'torch.cuda.LongTensor'... (PyTorch's strings, kept verbatim so
+    code comparing them runs unchanged)."""
+    where = "torch." if t._device.type == "cpu" else f"torch.{t._device.type}."
+    return where + LEGACY_NAMES[t.dtype]
+
+
+def legacy_target(kind: Any) -> tuple[_dt.dtype, str | None]:
+    """(dtype, device type or None to stay) of ``t.type(kind)``: a dtype keeps the device; a legacy type is a
+    CPU type, and a name says its device ('torch.DoubleTensor', 'torch.cuda.DoubleTensor'), as PyTorch."""
+    if isinstance(kind, LegacyTensorType):
+        return kind.dtype, "cpu"
+    if isinstance(kind, str) and kind.endswith("Tensor"):
+        by_name = {name: dt for dt, name in LEGACY_NAMES.items()}
+        where, _, short = kind.rpartition(".")
+        if short not in by_name or where not in ("torch", "torch.cuda", "minitensor", "minitensor.cuda"):
+            raise ValueError(f"invalid type: '{kind}'")
+        return by_name[short], "cuda" if where.endswith(".cuda") else "cpu"
+    return _dt.as_dtype(kind), None
