@@ -35,6 +35,8 @@ from .deterministic import (are_deterministic_algorithms_enabled, get_determinis
                             use_deterministic_algorithms)
 from . import onnx  # noqa: E402  (export; the onnx package itself is imported only when export runs)
 
+from . import sparse  # noqa: E402  (torch.sparse: mm, sum)
+
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", "arange", "argmax", "argmin",
@@ -60,6 +62,7 @@ __all__ += ["Generator", "bernoulli", "multinomial", "multiprocessing"]
 __all__ += _ADDED_OPS
 __all__ += ["BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor",
             "LongTensor", "ShortTensor"]
+__all__ += ["layout", "sparse", "sparse_coo", "sparse_coo_tensor", "spmm", "strided"]
 __all__ += ["are_deterministic_algorithms_enabled", "get_deterministic_debug_mode",
             "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
             "use_deterministic_algorithms"]

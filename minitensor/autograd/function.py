@@ -29,6 +29,7 @@ import minitensor.tensor as _tensor_mod
 
 from .grad_mode import state
 from ..backends.base import Backend
+from ..backends.generic.sparse import SparseCOO, SparseLayoutError, sparse_op_error
 
 _FREED = ("Trying to backward through the graph a second time (or to read saved tensors after they were "
           "freed). Saved arrays are freed after backward; pass retain_graph=True to the first "
@@ -65,6 +66,7 @@ class Function:
     # when backward reads saved_tensors (PyTorch's SavedVariable).
     _versions: list[tuple[list[int], int, int, Any]] | tuple = ()
     differentiable = True  # False: an op without a gradient (comparisons, rounding...), never recorded
+    accepts_sparse = False  # True: forward takes sparse COO arrays (functional/sparse.py); others refuse them
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -131,11 +133,18 @@ class Function:
         ctx = _new(cls)  # no __init__ to run (see __init_subclass__): skips the call
         track = bool(grad_inputs) and state.grad_enabled and cls.differentiable
         ctx.needs_input_grad = tuple(needs) if track else (False,) * len(args)
-        out = cls.forward(ctx, B, *arrays, **kwargs)
+        try:  # free when nothing raises (Python 3.11's zero-cost exceptions)
+            out = cls.forward(ctx, B, *arrays, **kwargs)
+        except Exception as e:
+            if cls.accepts_sparse or not any(type(a) is SparseCOO for a in arrays):
+                raise
+            # a dense op on a sparse input: PyTorch's NotImplementedError naming the op, whatever broke
+            raise sparse_op_error(cls.__name__, device.type == "cuda") from (
+                None if isinstance(e, SparseLayoutError) else e)
         extras: tuple = ()
         if type(out) is tuple:
             out, *extras = out  # type: ignore[assignment]
-        if type(out) is not B.array_type:  # NumPy reductions return scalars; tensors hold arrays
+        if type(out) is not B.array_type and type(out) is not SparseCOO:  # NumPy reductions return scalars
             out = B.asarray(out)
         if state.anomaly:
             _check_finite(B, out, f"Function '{cls.__name__}' returned nan or inf values in its forward output")

@@ -22,10 +22,11 @@ from .generic.pooling import PoolOps
 from .generic.random import RandomOps
 from .generic.reduce import ReduceOps
 from .generic.shape import ShapeOps
+from .generic.sparse import SparseOps
 
 
 class Backend(ArrayOps, RandomOps, ElementwiseOps, ComparisonOps, ReduceOps, ShapeOps, LinalgOps, ActivationOps,
-              ConvOps, PoolOps, NormOps, LossOps, DropoutOps, EmbeddingOps, OptimOps):
+              ConvOps, PoolOps, NormOps, LossOps, DropoutOps, EmbeddingOps, OptimOps, SparseOps):
     """Identity: ``name`` ("cpu", "cuda"), ``xp`` (the array module), availability and synchronisation."""
 
     name: str = "abstract"

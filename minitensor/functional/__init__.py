@@ -16,6 +16,8 @@ from .reduce import *  # noqa: F401,F403
 from .reduce import all, any, max, min, sum  # noqa: F401
 from .shape import *  # noqa: F401,F403
 from .triangular import tril, triu
+from . import sparse  # noqa: F401  (sparse COO tensors: minitensor.sparse_coo_tensor, minitensor.sparse.mm)
+from .sparse import layout, sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: F401
 
 __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
            "bitwise_xor", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clip", "clone", "concat",
@@ -35,3 +37,4 @@ ADDED_OPS = ["acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan"
              "bitwise_right_shift", "equal", "isclose", "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp",
              "argsort", "msort", "sort", "topk", "std_mean", "var_mean"]
 __all__ += ADDED_OPS
+__all__ += ["layout", "sparse_coo", "sparse_coo_tensor", "spmm", "strided"]

@@ -7,6 +7,8 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import promote
 from ..backends.base import Backend
+from ..backends.generic.sparse import SparseCOO
+from .sparse import sparse_mm
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "linear"]
 
@@ -59,6 +61,8 @@ def _check_matmul_shapes(a: Tensor, b: Tensor) -> None:
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """The matrix product with NumPy/PyTorch broadcasting of batch dims."""
+    if type(getattr(input, "array", None)) is SparseCOO:  # PyTorch's mm / @ of a sparse COO matrix and a dense one
+        return sparse_mm(input, other)
     a, b = promote(input, other)
     _check_matmul_shapes(a, b)
     try:
