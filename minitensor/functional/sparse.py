@@ -42,19 +42,20 @@ def is_sparse(t: Tensor) -> bool:
 
 def _entries_grad(ctx: Any, B: Backend, g: Any) -> SparseCOO:
     """The gradient for a sparse input from ``g`` (dense or sparse, of the input's shape): g on the input's
-    own entries (ctx: the input's shape and coalesced flag, its indices saved)."""
+    cells, one entry each (a repeated entry listed twice would count twice when summed)."""
     indices, = ctx.saved_tensors
-    return SparseCOO(indices, B.sparse_values_at(g, indices, ctx.shape), ctx.shape, ctx.coalesced)
+    return SparseCOO(indices, B.sparse_values_at(g, indices, ctx.shape), ctx.shape, True)
 
 
 class _SparseFunction(Function):
-    """An op whose sparse input's gradient is the output gradient on that input's entries (to_dense,
-    coalesce, the constructor)."""
+    """An op on a sparse input whose gradient is the output gradient on that input's cells (to_dense,
+    coalesce, values, sum)."""
     accepts_sparse = True
 
     @staticmethod
     def keep_entries(ctx: Any, s: SparseCOO) -> None:
-        ctx.shape, ctx.coalesced = s.shape, s.coalesced
+        """Keep the shape and indices of ``s`` (coalesced, for the ops whose gradient is on its cells)."""
+        ctx.shape = s.shape
         ctx.save_for_backward(s.indices)
 
 
@@ -73,6 +74,7 @@ class SparseCooTensor(_SparseFunction):
 class ToDense(_SparseFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, s: SparseCOO) -> Any:
+        s = B.sparse_coalesce(s)
         _SparseFunction.keep_entries(ctx, s)
         return B.sparse_to_dense(s)
 
@@ -82,8 +84,9 @@ class ToDense(_SparseFunction):
 class Coalesce(_SparseFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, s: SparseCOO) -> Any:
+        s = B.sparse_coalesce(s)
         _SparseFunction.keep_entries(ctx, s)
-        return B.sparse_coalesce(s)
+        return s
 
     backward = staticmethod(_entries_grad)
 
@@ -99,7 +102,7 @@ class Values(_SparseFunction):
     @staticmethod
     def backward(ctx: Any, B: Backend, gv: Any) -> Any:
         indices, = ctx.saved_tensors
-        return SparseCOO(indices, gv, ctx.shape, ctx.coalesced)
+        return SparseCOO(indices, gv, ctx.shape, True)
 
 
 class ToSparse(Function):
@@ -127,7 +130,10 @@ class SparseMM(Function):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         s, d = ctx.saved_tensors
-        gs = s.with_values(B.sparse_mm_values_grad(s.indices, gy, d)) if ctx.needs_input_grad[0] else None
+        gs = None
+        if ctx.needs_input_grad[0]:  # on s's cells: a repeated entry listed twice would count twice
+            s = B.sparse_coalesce(s)
+            gs = s.with_values(B.sparse_mm_values_grad(s.indices, gy, d))
         return gs, (B.sparse_mm(s, gy, transpose=True) if ctx.needs_input_grad[1] else None)
 
 
@@ -137,6 +143,7 @@ class SparseSum(_SparseFunction):
 
     @staticmethod
     def forward(ctx: Any, B: Backend, s: SparseCOO, dims: tuple[int, ...]) -> Any:
+        s = B.sparse_coalesce(s)
         _SparseFunction.keep_entries(ctx, s)
         ctx.keep = [d for d in range(len(s.shape)) if d not in dims]
         return B.sparse_sum(s, dims)
@@ -148,7 +155,7 @@ class SparseSum(_SparseFunction):
             values = B.broadcast_to(g, indices.shape[1:])
         else:
             values = B.sparse_values_at(g, indices[ctx.keep], tuple(ctx.shape[d] for d in ctx.keep))
-        return SparseCOO(indices, values, ctx.shape, ctx.coalesced), None
+        return SparseCOO(indices, values, ctx.shape, True), None
 
 
 # ------------------------------------------------------------------------------------------- functions
