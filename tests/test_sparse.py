@@ -119,11 +119,32 @@ def test_layout_queries_and_conversions_of_dense_tensors():
 
 @pytest.mark.parametrize("op", [lambda s: s.exp(), lambda s: s + 1, lambda s: s * s, lambda s: s.sum(),
                                 lambda s: s.reshape(-1), lambda s: mt.ones(3, 3) @ s, lambda s: s[0],
-                                lambda s: s.float(), lambda s: s.clone(), lambda s: s.numpy()])
+                                lambda s: s.clone(), lambda s: s.numpy(), lambda s: s.zero_(),
+                                lambda s: s.__setitem__(0, 1.0), lambda s: s > 0, lambda s: mt.cat([s, s])])
 def test_dense_ops_refuse_sparse_tensors_naming_the_layout(op):
     s = mt.eye(3, dtype=mt.float64).to_sparse()
     with pytest.raises(NotImplementedError, match="Could not run '.+' with arguments from the 'SparseCPU' backend"):
         op(s)
+
+
+def test_the_error_names_the_op():
+    s = mt.eye(3).to_sparse()
+    with pytest.raises(NotImplementedError, match="'Exp'"):
+        s.exp()
+    with pytest.raises(NotImplementedError, match="'greater'"):  # the ops without a gradient share a Function
+        s > 0
+
+
+def test_dtype_casts_and_vectors():
+    v = mt.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    a = mt.sparse_coo_tensor([[0, 1, 1], [1, 0, 1]], v, (2, 2))
+    d = a.double()
+    assert d.is_sparse and d.dtype == mt.float64 and a.to(mt.float16).dtype == mt.float16
+    y = d @ mt.tensor([1.0, 10.0], dtype=mt.float64)  # sparse @ vector: a vector
+    assert y.shape == (2,) and y.tolist() == [10.0, 32.0]
+    y.sum().backward()
+    assert v.grad.dtype == mt.float32 and v.grad.tolist() == [10.0, 1.0, 10.0]
+    assert a.to_dense(mt.float64).dtype == mt.float64
 
 
 @pytest.mark.parametrize("make, error, match", [

@@ -138,8 +138,7 @@ class Function:
         except Exception as e:
             if cls.accepts_sparse or not any(type(a) is SparseCOO for a in arrays):
                 raise
-            # a dense op on a sparse input: PyTorch's NotImplementedError naming the op, whatever broke
-            raise sparse_op_error(cls.__name__, device.type == "cuda") from (
+            raise _sparse_input_error(cls, e, device.type == "cuda") from (
                 None if isinstance(e, SparseLayoutError) else e)
         extras: tuple = ()
         if type(out) is tuple:
@@ -215,6 +214,13 @@ class ViewFunction(Function):
                 x._gv = 0
             out._hv, out._gv = hv, hv[0]
         return out
+
+
+def _sparse_input_error(cls: type[Function], e: Exception, on_cuda: bool) -> SparseLayoutError:
+    """PyTorch's NotImplementedError for a dense op given a sparse input, naming the op whatever broke
+    (for the ops without a gradient, which share one Function, the array op that refused)."""
+    op = e.op if isinstance(e, SparseLayoutError) and not cls.differentiable else cls.__name__
+    return sparse_op_error(op, on_cuda)
 
 
 def _backward_will_refuse(t: Any) -> bool:

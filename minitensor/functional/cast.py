@@ -15,11 +15,15 @@ __all__ = ["to_dtype", "view_dtype", "to_device", "clone", "contiguous"]
 
 
 class ToDtype(Function):
-    """A cast; the gradient is cast back (the engine casts to the input's dtype)."""
+    """A cast (of a sparse array: its values); the gradient is cast back (the engine casts to the input's
+    dtype)."""
     backward = staticmethod(gradient_unchanged)
+    accepts_sparse = True
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, np_dtype: Any) -> Any:
+        if type(x) is SparseCOO:
+            return x.with_values(B.astype(x.values, np_dtype))
         return B.astype(x, np_dtype)
 
 

@@ -40,11 +40,11 @@ def is_sparse(t: Tensor) -> bool:
     return type(t.array) is SparseCOO
 
 
-def _entries_grad(ctx: Any, B: Backend, g: Any) -> SparseCOO:
-    """The gradient for a sparse input from ``g`` (dense or sparse, of the input's shape): g on the input's
-    cells, one entry each (a repeated entry listed twice would count twice when summed)."""
+def _entries_grad(ctx: Any, B: Backend, grad: Any) -> SparseCOO:
+    """The gradient for a sparse input from ``grad`` (dense or sparse, of the input's shape): grad on the
+    input's cells, one entry each (a repeated entry listed twice would count twice when summed)."""
     indices, = ctx.saved_tensors
-    return SparseCOO(indices, B.sparse_values_at(g, indices, ctx.shape), ctx.shape, True)
+    return SparseCOO(indices, B.sparse_values_at(grad, indices, ctx.shape), ctx.shape, True)
 
 
 class _SparseFunction(Function):

@@ -17,16 +17,20 @@ Array = Any
 
 
 class SparseLayoutError(NotImplementedError):
-    """A dense op reached a sparse COO array."""
+    """A dense op (``op``) reached a sparse COO array."""
+
+    op = ""
 
 
 def sparse_op_error(op: str, on_cuda: bool) -> SparseLayoutError:
     """PyTorch's error for an op without a sparse kernel."""
-    return SparseLayoutError(
+    error = SparseLayoutError(
         f"Could not run '{op}' with arguments from the 'Sparse{'CUDA' if on_cuda else 'CPU'}' backend: minitensor "
         "has no sparse COO (layout=minitensor.sparse_coo) version of it. Convert with .to_dense() first; sparse "
         "tensors support to_dense, coalesce, values/indices, minitensor.sparse.mm (spmm, mm, @), "
-        "minitensor.sparse.sum and .to(device) (docs/sparse.md)")
+        "minitensor.sparse.sum and .to(device, dtype) (docs/sparse.md)")
+    error.op = op
+    return error
 
 
 class SparseCOO:
@@ -87,6 +91,13 @@ class SparseCOO:
         if name.startswith("__"):  # Python's and NumPy's protocol probes (copy, pickle) see a plain object
             raise AttributeError(name)
         raise sparse_op_error(name, self.on_cuda)
+
+    def astype(self, dtype: Any, copy: bool = True) -> "SparseCOO":
+        """The values cast (the engine casts a gradient to its input's dtype this way)."""
+        return self.with_values(self.values.astype(dtype, copy=copy))
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise sparse_op_error("setitem", self.on_cuda)
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
         raise sparse_op_error("numpy", self.on_cuda)
