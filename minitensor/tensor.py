@@ -17,7 +17,7 @@ from . import dtypes as _dt
 from .device import as_device, cpu, device
 from .tensor_methods import TensorMethods
 from .tensor_sparse import TensorSparseMethods
-from .backends.generic.sparse import SparseCOO, sparse_op_error
+from .backends.generic.sparse import SparseCOO
 
 _new = object.__new__
 
@@ -191,7 +191,7 @@ class Tensor(TensorMethods, TensorSparseMethods):
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The CPU array itself (shared memory), like ``torch.Tensor.numpy``."""
         if type(self.array) is SparseCOO:
-            raise sparse_op_error("numpy", self._device.type == "cuda")
+            raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
         if force:
             return self._device.backend.to_numpy(self.array) if self._device is not cpu \
                 else self.array

@@ -51,9 +51,12 @@ class ToDevice(Function):
 class Clone(Function):
     """A copy in the source's layout, or C-contiguous (``contiguous=True``); the gradient passes through."""
     backward = staticmethod(gradient_unchanged)
+    accepts_sparse = True
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, contiguous: bool = False) -> Any:
+        if type(x) is SparseCOO:
+            return x.map(B.copy)
         return B.ascontiguous(x) if contiguous else B.copy(x)
 
 

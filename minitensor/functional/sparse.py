@@ -13,6 +13,7 @@ from ..autograd.function import Function
 from ..backends.base import Backend
 from ..backends.generic.sparse import SparseCOO
 from ..tensor import Tensor, _wrap
+from ._util import torch_dtype_name
 
 __all__ = ["sparse_coo_tensor", "spmm", "strided", "sparse_coo", "layout"]
 
@@ -169,8 +170,9 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Sequence[int] | None = No
 
     values = as_tensor(values, dtype=dtype, device=device)
     indices = as_tensor(indices, device=values.device)
-    if indices.dtype != _dt.int64:
+    if indices.array.dtype.kind not in "iu":
         raise RuntimeError(f"indices must be an int64 tensor, got {indices.dtype}")
+    indices = indices.long()
     if indices.ndim != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
     sparse_dim, nnz = indices.shape
@@ -185,8 +187,8 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Sequence[int] | None = No
         size = [h + 1 for h in highest] + list(values.shape[1:])
     size = tuple(builtins.int(n) for n in size)
     if len(size) != sparse_dim + values.ndim - 1:
-        raise RuntimeError(f"number of dimensions must be sparse_dim ({sparse_dim}) + dense_dim "
-                           f"({values.ndim - 1}), but got {len(size)}")
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(size)}, "
+                           f"sparse_dim = {sparse_dim}, dense_dim = {values.ndim - 1}")
     if tuple(values.shape[1:]) != size[sparse_dim:]:
         raise RuntimeError(f"values has incorrect size, expected {[nnz, *size[sparse_dim:]]}, got "
                            f"{list(values.shape)}")
@@ -218,8 +220,8 @@ def to_sparse(input: Tensor, sparse_dim: int | None = None) -> Tensor:
         return input
     sparse_dim = input.ndim if sparse_dim is None else sparse_dim
     if not 1 <= sparse_dim <= input.ndim:
-        raise RuntimeError(f"sparse_dim must be in [1, {input.ndim}] for a tensor of {input.ndim} dims, got "
-                           f"{sparse_dim}")
+        raise RuntimeError(f"dense_to_sparse: sparse_dim argument must be in [1,{input.ndim}] range, but "
+                           f"{sparse_dim} is given")
     return ToSparse.apply(input, sparse_dim)
 
 
@@ -249,7 +251,8 @@ def sparse_mm(mat1: Tensor, mat2: Tensor) -> Tensor:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
                            f"{mat2.shape[0]}x{mat2.shape[1]})")
     if mat1.dtype != mat2.dtype:
-        raise RuntimeError(f"expected mat1 and mat2 to have the same dtype, but got: {mat1.dtype} != {mat2.dtype}")
+        raise RuntimeError(f"expected scalar type {torch_dtype_name(mat1.dtype)} but found "
+                           f"{torch_dtype_name(mat2.dtype)}")
     return SparseMM.apply(mat1, mat2)
 
 

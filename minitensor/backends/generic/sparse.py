@@ -28,7 +28,7 @@ def sparse_op_error(op: str, on_cuda: bool) -> SparseLayoutError:
         f"Could not run '{op}' with arguments from the 'Sparse{'CUDA' if on_cuda else 'CPU'}' backend: minitensor "
         "has no sparse COO (layout=minitensor.sparse_coo) version of it. Convert with .to_dense() first; sparse "
         "tensors support to_dense, coalesce, values/indices, minitensor.sparse.mm (spmm, mm, @), "
-        "minitensor.sparse.sum and .to(device, dtype) (docs/sparse.md)")
+        "minitensor.sparse.sum, clone and .to(device, dtype) (docs/sparse.md)")
     error.op = op
     return error
 
