@@ -8,7 +8,6 @@ from __future__ import annotations
 import builtins
 from typing import Any, Sequence
 
-from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..backends.base import Backend
 from ..backends.generic.sparse import SparseCOO
