@@ -38,6 +38,8 @@ from . import linalg  # noqa: E402  (torch.linalg)
 from .creation import tril_indices, triu_indices  # noqa: E402
 from .functional import __all__ as _functional_all  # noqa: E402
 
+from . import sparse  # noqa: E402  (torch.sparse: mm, sum)
+
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", "arange", "argmax", "argmin",
@@ -63,6 +65,7 @@ __all__ += ["Generator", "bernoulli", "multinomial", "multiprocessing"]
 __all__ += _ADDED_OPS
 __all__ += ["BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor",
             "LongTensor", "ShortTensor"]
+__all__ += ["layout", "sparse", "sparse_coo", "sparse_coo_tensor", "spmm", "strided"]
 __all__ += ["are_deterministic_algorithms_enabled", "get_deterministic_debug_mode",
             "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
             "use_deterministic_algorithms"]

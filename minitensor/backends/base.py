@@ -24,11 +24,12 @@ from .generic.reduce import ReduceOps
 from .generic.shape import ShapeOps
 from .generic.factorization import FactorizationOps
 from .generic.solve import SolveOps
+from .generic.sparse import SparseOps
 
 
 class Backend(ArrayOps, RandomOps, ElementwiseOps, ComparisonOps, ReduceOps, ShapeOps, LinalgOps, ActivationOps,
               ConvOps, PoolOps, NormOps, LossOps, DropoutOps, EmbeddingOps, OptimOps,
-              SolveOps, FactorizationOps):
+              SolveOps, FactorizationOps, SparseOps):
     """Identity: ``name`` ("cpu", "cuda"), ``xp`` (the array module), availability and synchronisation."""
 
     name: str = "abstract"

@@ -8,6 +8,8 @@ from ..tensor import Tensor
 from ._util import promote
 from .shape import stack
 from ..backends.base import Backend
+from ..backends.generic.sparse import SparseCOO
+from .sparse import sparse_mm
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "linear", "einsum", "vecdot", "cross", "multi_dot"]
 
@@ -60,6 +62,10 @@ def _check_matmul_shapes(a: Tensor, b: Tensor) -> None:
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """The matrix product with NumPy/PyTorch broadcasting of batch dims."""
+    if type(getattr(input, "array", None)) is SparseCOO:  # PyTorch's mm / @ of a sparse COO matrix and a dense one
+        if isinstance(other, Tensor) and other.ndim == 1:  # and a vector
+            return sparse_mm(input, other.unsqueeze(1)).squeeze(1)
+        return sparse_mm(input, other)
     a, b = promote(input, other)
     _check_matmul_shapes(a, b)
     try:

@@ -758,6 +758,16 @@ POINTERS = {
     "asgd_update": "test_optim_variants.py::test_asgd_trajectory_and_average",
 }
 
+# The sparse family (tests/test_sparse.py checks each against dense NumPy float64 references).
+POINTERS.update({
+    "sparse_coalesce": "test_sparse.py::test_to_dense_coalesce_and_mm_match_dense_numpy",
+    "sparse_to_dense": "test_sparse.py::test_to_dense_coalesce_and_mm_match_dense_numpy",
+    "sparse_mm": "test_sparse.py::test_to_dense_coalesce_and_mm_match_dense_numpy",
+    "dense_to_sparse": "test_sparse.py::test_to_sparse_keeps_the_nonzeros_in_order",
+    "sparse_values_at": "test_sparse.py::test_gradcheck_dense_operand_and_values",
+    "sparse_mm_values_grad": "test_sparse.py::test_gradcheck_dense_operand_and_values",
+    "sparse_sum": "test_sparse.py::test_sparse_sum_over_every_dim_and_some",
+})
 PARITY: dict[str, Any] = {
     "is_available": identity_cases, "device_count": identity_cases, "synchronize": identity_cases,
     "unavailable_reason": identity_cases,
