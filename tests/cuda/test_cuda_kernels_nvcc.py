@@ -16,7 +16,7 @@ from minitensor.backends.cuda import rawmodule
 from minitensor.backends.cuda.rawmodule import KERNEL_DIR, KERNEL_FILES, PRELUDE
 
 FILES = sorted(KERNEL_FILES)
-MANGLED_TYPE = {"float": "f", "double": "d"}  # Itanium mangling of the template argument
+MANGLED_TYPE = {"__half": "6__half", "float": "f", "double": "d"}  # Itanium mangling of the template argument
 
 
 def expected_entries(file: str) -> set[str]:
@@ -52,13 +52,22 @@ def test_name_expressions_are_generated_from_the_table():
     assert rawmodule.name_expressions("embedding.cu") == ["embedding_backward<float>",
                                                           "embedding_backward<double>"]
     assert rawmodule.has_instance("softmax_forward", np.float64)
-    assert not rawmodule.has_instance("softmax_forward", np.float16)
+    assert rawmodule.name_expression("softmax_forward", np.float16) == "softmax_forward<__half>"
+    assert not rawmodule.has_instance("embedding_backward", np.float16)
+
+
+def test_the_training_step_families_have_half_instances():
+    """float16 (autocast's dtype on CUDA) reaches a kernel in every family of a mixed-precision step."""
+    for file in ("activation.cu", "conv.cu", "loss.cu", "pooling.cu"):
+        assert "float16" in KERNEL_FILES[file].dtypes, file
+    assert rawmodule.acc_dtype(np.float16) == np.float32 and rawmodule.acc_dtype(np.float64) == np.float64
 
 
 def test_parameter_lists_are_parsed():
     source = ("template <typename T>\n"
-              "__global__ void k(const T* __restrict__ a, long long* b, T s, long long n) {}")
-    assert rawmodule.declared_kernels(source) == {"k": ["T*", "long long*", "T", "long long"]}
+              "__global__ void k(const T* __restrict__ a, long long* b, T s, long long n, acc_t<T> f,\n"
+              "                  float* flag) {}")
+    assert rawmodule.declared_kernels(source) == {"k": ["T*", "long long*", "T", "long long", "A", "float*"]}
 
 
 # --------------------------------------------------------------------------------------------- nvcc

@@ -1,6 +1,7 @@
 """The RawKernel overrides (``backends/cuda/<family>.py``): every override against the NumPy backend on the
-same host data, in float32 and float64 (float64 to ~1e-12), and every kernel instance compiled and loaded,
-on two targets:
+same host data, in float32 and float64 (float64 to ~1e-12) and in float16 (the NumPy backend computing in
+float32 from the same float16 inputs, its results rounded to float16: what the kernels' float accumulation
+promises), and every kernel instance compiled and loaded, on two targets:
 
 - ``cuda`` (marked ``gpu``): the real CudaBackend on a GPU, skipped without one;
 - ``emulated``: the same ``.cu`` text compiled with g++ against ``tests/cuda_emulation`` (CPU threads for a
@@ -25,9 +26,13 @@ from minitensor.backends.cuda import rawmodule
 from minitensor.backends.cpu.backend import NumpyBackend
 
 CPU = NumpyBackend()
-DTYPES = [np.float32, np.float64]
-# float32: a few ulps of each output's scale (sums of up to ~100 terms, other libm/BLAS); float64: ~1e-12
-TOL = {np.float32: dict(rtol=3e-5, atol=3e-6), np.float64: dict(rtol=1e-11, atol=1e-12)}
+FLOAT_DTYPES = [np.float32, np.float64]
+DTYPES = [np.float16, *FLOAT_DTYPES]  # the families with __half instances: all but embedding
+# float32: a few ulps of each output's scale (sums of up to ~100 terms, other libm/BLAS); float64: ~1e-12;
+# float16: two of its ulps (2 ** -10 relative), one for rounding and one for a float32 result on the other
+# side of a rounding boundary
+TOL = {np.float16: dict(rtol=2e-3, atol=2e-3), np.float32: dict(rtol=3e-5, atol=3e-6),
+       np.float64: dict(rtol=1e-11, atol=1e-12)}
 rng = np.random.default_rng(5)
 
 
@@ -69,9 +74,22 @@ def launched(monkeypatch):
 
 
 def on_both(gpu, name: str, *args: Any) -> tuple[Any, Any]:
-    """(GPU result moved to the host, CPU result) of backend method ``name`` on the same host arguments."""
+    """(GPU result moved to the host, CPU result) of backend method ``name`` on the same host arguments.
+    With float16 arguments, the CPU computes in float32 from the same values and rounds its float results to
+    float16, as the kernels do (float accumulation, one rounding at the store)."""
     on_device = [gpu.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
-    return to_host(gpu, getattr(gpu, name)(*on_device)), getattr(CPU, name)(*args)
+    half = any(isinstance(a, np.ndarray) and a.dtype == np.float16 for a in args)
+    on_cpu = [a.astype(np.float32) if half and isinstance(a, np.ndarray) and a.dtype == np.float16 else a
+              for a in args]
+    want = getattr(CPU, name)(*on_cpu)
+    return to_host(gpu, getattr(gpu, name)(*on_device)), to_half(want) if half else want
+
+
+def to_half(result: Any) -> Any:
+    """float32 arrays of a result rounded to float16 (index arrays and None kept)."""
+    if isinstance(result, tuple):
+        return tuple(to_half(r) for r in result)
+    return result.astype(np.float16) if isinstance(result, np.ndarray) and result.dtype == np.float32 else result
 
 
 def to_host(gpu, result: Any) -> Any:
@@ -136,11 +154,15 @@ def test_activation(gpu, launched, case, dtype):
     assert launched == [kernel]
 
 
-def test_activation_outside_the_compiled_dtypes_falls_back(gpu, launched):
-    x = _x(np.float16)
-    got, want = on_both(gpu, "sigmoid", x)
-    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), atol=2e-3)
-    assert got.dtype == np.float16 and launched == []
+def test_mixed_dtypes_fall_back(gpu, launched):
+    """A kernel takes one dtype: float16 gradients of a float32 output go to the generic body."""
+    x = _x(np.float32)
+    gy = normal(*x.shape, dtype=np.float16)
+    got = gpu.to_numpy(gpu.sigmoid_backward(gpu.asarray(gy), gpu.asarray(CPU.sigmoid(x))))
+    want = CPU.sigmoid_backward(gy, CPU.sigmoid(x))
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert launched == []
 
 
 # ------------------------------------------------------------------------------------ softmax family
@@ -368,7 +390,7 @@ def test_avg_pool2d_forward_and_backward(gpu, launched, case, dtype):
 
 
 # ------------------------------------------------------------------------------------------- embedding
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("padding_idx", [None, 3, 9])
 @pytest.mark.parametrize("index_dtype", [np.int64, np.int32])
 def test_embedding_backward(gpu, launched, dtype, padding_idx, index_dtype):
@@ -380,6 +402,14 @@ def test_embedding_backward(gpu, launched, dtype, padding_idx, index_dtype):
     if padding_idx is not None:
         assert not got[padding_idx].any()
     assert launched == ["embedding_backward"]
+
+
+def test_embedding_backward_in_float16_falls_back(gpu, launched):
+    """embedding.cu has no __half instance (a float16 scatter-add would round at every atomic add)."""
+    indices, gy = rng.integers(0, 6, (3, 4)), normal(3, 4, 2, dtype=np.float16)
+    got, want = on_both(gpu, "embedding_backward", gy, indices, 6, None, False)
+    assert_close(got, want, np.float16)
+    assert launched == []
 
 
 def test_embedding_backward_scaled_by_frequency_falls_back(gpu, launched):
