@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .generic.activation import ActivationOps
+from .generic.amp import AmpOps
 from .generic.arithmetic import ComparisonOps
 from .generic.array import ArrayOps
 from .generic.conv import ConvOps
@@ -25,7 +26,7 @@ from .generic.shape import ShapeOps
 
 
 class Backend(ArrayOps, RandomOps, ElementwiseOps, ComparisonOps, ReduceOps, ShapeOps, LinalgOps, ActivationOps,
-              ConvOps, PoolOps, NormOps, LossOps, DropoutOps, EmbeddingOps, OptimOps):
+              ConvOps, PoolOps, NormOps, LossOps, DropoutOps, EmbeddingOps, OptimOps, AmpOps):
     """Identity: ``name`` ("cpu", "cuda"), ``xp`` (the array module), availability and synchronisation."""
 
     name: str = "abstract"

@@ -451,3 +451,48 @@ def test_empty_inputs(gpu):
     """No launch for zero work items (a zero-block grid is an error), and the shapes stay right."""
     assert gpu.to_numpy(gpu.sigmoid(gpu.asarray(np.zeros((0, 3), np.float32)))).shape == (0, 3)
     assert gpu.to_numpy(gpu.softmax(gpu.asarray(np.zeros((0, 4), np.float32)), -1)).shape == (0, 4)
+
+
+def test_half_kernels_accumulate_in_float(gpu, launched):
+    """A float16 sum stalls at 2048 (2048 + 1 rounds back to 2048): the row sums of 3,000 ones per lane give
+    log(96,000) only when the kernel accumulates in float."""
+    x = np.zeros((2, 32 * 3000), np.float16)
+    got = gpu.to_numpy(gpu.log_softmax(gpu.asarray(x), -1))
+    assert got.dtype == np.float16 and (got == np.float16(-np.log(x.shape[1]))).all()
+    assert launched == ["log_softmax_forward"]
+
+
+# ------------------------------------------------------------------------------------ mixed precision
+def _scaled_grads(poison: bool) -> list[np.ndarray]:
+    """Gradients as a scaled float16 step leaves them: two dtypes of contiguous arrays (one empty), one
+    strided view, sizes that do not fill a block; with ``poison``, one inf among the float16 values."""
+    grads = [normal(5, 33, dtype=np.float16) * 512, normal(300, dtype=np.float16) * 512,
+             normal(7, 3, dtype=np.float32) * 512, np.zeros((0, 4), np.float32),
+             (normal(4, 6, dtype=np.float64) * 512)[:, ::2], normal(2, 9, dtype=np.float64) * 512]
+    if poison:
+        grads[1][200] = np.inf
+    return grads
+
+
+@pytest.mark.parametrize("poison", [False, True])
+def test_amp_unscale_and_check_inf(gpu, launched, poison):
+    """One launch per dtype over its contiguous gradients (the strided view takes the generic body), the
+    same values as the NumPy backend, found_inf on the device."""
+    grads = _scaled_grads(poison)
+    on_device = [gpu.asarray(g) for g in grads]
+    on_device[4] = gpu.asarray(grads[4].base)[:, ::2]  # a strided view there too
+    found = gpu.amp_unscale_and_check_inf(on_device, 1 / 512)
+    want_found = CPU.amp_unscale_and_check_inf(grads, 1 / 512)
+    assert gpu.to_numpy(found).shape == () and gpu.to_numpy(found).dtype == np.float32
+    assert gpu.to_numpy(found) == want_found == float(poison)
+    for got, want in zip(on_device, grads):
+        np.testing.assert_array_equal(gpu.to_numpy(got), want)  # a power-of-two scale: exact on both
+    assert launched == ["amp_unscale_and_check_inf"] * 3  # float16, float32, float64
+
+
+def test_amp_unscale_in_float16_rounds_once_from_float32(gpu):
+    """inv_scale is applied in float32: 3 * (1/3) rounds to 1, where float16 arithmetic (1/3 rounded to
+    float16 first) would give 0.99951."""
+    g = gpu.asarray(np.full(70, 3, np.float16))
+    assert gpu.to_numpy(gpu.amp_unscale_and_check_inf([g], 1 / 3)) == 0
+    assert (gpu.to_numpy(g) == 1).all()

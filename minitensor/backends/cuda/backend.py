@@ -56,6 +56,7 @@ except ImportError as e:  # numba-cuda comes with CuPy in the same extras
         raise
     raise ImportError(f"CUDA devices need numba-cuda, which cannot be imported ({e}): {INSTALL_HINT}") from e
 from .activation import CudaActivationOps  # noqa: E402 (after the checks above)
+from .amp import CudaAmpOps  # noqa: E402
 from .conv import CudaConvOps  # noqa: E402
 from .embedding import CudaEmbeddingOps  # noqa: E402
 from .loss import CudaLossOps  # noqa: E402
@@ -153,7 +154,7 @@ class CupyBackend(Backend):
 
 @_runs_on_own_device
 class CudaBackend(CudaActivationOps, CudaConvOps, CudaPoolOps, CudaLossOps, CudaDropoutOps, CudaEmbeddingOps,
-                  CudaOptimOps, CupyBackend):
+                  CudaOptimOps, CudaAmpOps, CupyBackend):
     """GPU ``index`` (``device("cuda:index")``): the kernel tiers over the CuPy bodies, each method run with
     that GPU current."""
 

@@ -49,6 +49,7 @@ KERNEL_FILES: dict[str, KernelFile] = {  # one file per op family, as the backen
                                  "sigmoid_forward", "sigmoid_backward", "tanh_backward", "gelu_forward",
                                  "gelu_backward", "softmax_forward", "log_softmax_forward", "softmax_backward",
                                  "log_softmax_backward"), _HALF_AND_FLOATS),
+    "amp.cu": KernelFile(("amp_unscale_and_check_inf",), _HALF_AND_FLOATS),
     "conv.cu": KernelFile(("im2col", "col2im"), _HALF_AND_FLOATS),
     "embedding.cu": KernelFile(("embedding_backward",), _FLOATS),
     "loss.cu": KernelFile(("softmax_cross_entropy_forward", "softmax_cross_entropy_backward"),
