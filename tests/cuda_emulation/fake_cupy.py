@@ -31,9 +31,9 @@ _patterns = np.random.default_rng(0)
 
 
 def _guard_pattern(itemsize: int) -> bytes:
-    """2 * GUARD bytes of NaNs in the array's float width (2, 4 or 8 bytes) with random payloads: a kernel that reads out of
-    bounds mostly reads NaN, and one that writes there cannot write back the same bytes by chance (not even
-    a NaN carried over from another array's guard, whose payloads differ)."""
+    """2 * GUARD bytes of NaNs in the array's float width (2, 4 or 8 bytes) with random payloads: a kernel
+    that reads out of bounds mostly reads NaN, and one that writes there cannot write back the same bytes by
+    chance (not even a NaN carried over from another array's guard, whose payloads differ)."""
     if itemsize == 2:  # float16: quiet NaNs with 9 bits of payload
         words = np.uint16(0x7E00) | _patterns.integers(0, 2 ** 9, 2 * GUARD // 2, dtype=np.uint16)
     elif itemsize == 4:

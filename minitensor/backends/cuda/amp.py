@@ -20,7 +20,7 @@ class CudaAmpOps(RawKernelOps, AmpOps):
         data); other gradients (bfloat16, strided views) take the generic body."""
         xp = self.xp
         groups: dict[np.dtype, list[Array]] = {}
-        rest = []
+        rest: list[Array] = []
         for g in grads:
             fits = g.flags.c_contiguous and has_instance(TEMPLATE, g.dtype)
             (groups.setdefault(g.dtype, []) if fits else rest).append(g)

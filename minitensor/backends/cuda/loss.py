@@ -38,7 +38,8 @@ class CudaLossOps(RawKernelOps, LossOps):
         log_probs = xp.empty((rows, cols), dtype=logits.dtype)
         rawmodule.launch("softmax_cross_entropy_forward", logits.dtype, rows,
                          (logits, xp.ascontiguousarray(target, dtype=xp.int64), w, losses, log_probs,
-                          *longs(rows, cols), has_weight, np.int64(ignore_index), acc_dtype(logits.dtype).type(label_smoothing)),
+                          *longs(rows, cols), has_weight, np.int64(ignore_index),
+                          acc_dtype(logits.dtype).type(label_smoothing)),
                          threads_per_item=WARP_SIZE)
         return losses, log_probs
 
