@@ -61,6 +61,7 @@ from .conv import CudaConvOps  # noqa: E402
 from .embedding import CudaEmbeddingOps  # noqa: E402
 from .loss import CudaLossOps  # noqa: E402
 from .pooling import CudaPoolOps  # noqa: E402
+from .linalg import accumulate_half_gemms_in_float32  # noqa: E402
 
 Array = Any
 
@@ -166,6 +167,7 @@ class CudaBackend(CudaActivationOps, CudaConvOps, CudaPoolOps, CudaLossOps, Cuda
             raise RuntimeError(f"device 'cuda:{index}' does not exist: this machine has {count} CUDA "
                                "device(s)")
         super().__init__(index)  # sets self.index, then seeds this GPU's generator
+        accumulate_half_gemms_in_float32(cupy)  # float16 GEMMs: float32 accumulation (linalg.py)
 
     @classmethod
     def is_available(cls) -> bool:
