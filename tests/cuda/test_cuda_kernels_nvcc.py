@@ -99,13 +99,20 @@ def _nvrtc_program():
         pytest.skip(f"CuPy's NVRTC is not available: {error!r}")
 
 
+def _cuda_include() -> tuple[str, ...]:
+    """The CUDA toolkit's include folder, which CuPy adds for RawModules (common.cu includes cuda_fp16.h)."""
+    from cupy import cuda
+    path = cuda.get_cuda_path()
+    return (f"-I{path}/include",) if path else ()
+
+
 @pytest.mark.parametrize("file", FILES)
 def test_nvrtc_compiles_every_name_expression(file):
     program = _nvrtc_program()
     names = rawmodule.name_expressions(file)
     # the options cupy.RawModule adds to ours (the architecture being the device's there)
     options = rawmodule.COMPILE_OPTIONS + ("-ftz=true", "--device-as-default-execution-space",
-                                          "-arch=compute_75")
+                                          "-arch=compute_75", *_cuda_include())
     ptx, lowered = program(rawmodule.kernel_source(file), file, name_expressions=names).compile(options)
     assert sorted(lowered) == sorted(names)
     found = {p for m in lowered.values() for p in expected_entries(file) if m.startswith(p)}
