@@ -369,3 +369,13 @@ def test_legacy_size_average_and_reduce_flags():
 def test_mse_loss_promotes_mixed_dtypes():
     out = F.mse_loss(mt.tensor([1.0, 2.0]), mt.tensor([0.0, 0.0], dtype=mt.float64))
     assert out.dtype == mt.float64
+
+
+def test_cross_entropy_ignored_row_of_masked_logits_with_label_smoothing_is_zero():
+    """PyTorch masks the smoothing term of ignored rows (masked_fill), so a row of -inf logits there gives 0,
+    not 0 * inf = NaN."""
+    x = np.zeros((2, 4), np.float32)
+    x[1, 1:] = -np.inf
+    loss = mt.nn.functional.cross_entropy(mt.tensor(x), mt.tensor([0, 2]), ignore_index=2, label_smoothing=0.2,
+                                          reduction="none")
+    assert loss.tolist()[1] == 0 and np.isfinite(loss.tolist()[0])
