@@ -16,7 +16,7 @@ from minitensor.backends.cuda import rawmodule
 from minitensor.backends.cuda.rawmodule import KERNEL_DIR, KERNEL_FILES, PRELUDE
 
 FILES = sorted(KERNEL_FILES)
-MANGLED_TYPE = {"__half": "6__half", "float": "f", "double": "d"}  # Itanium mangling of the template argument
+MANGLED_TYPE = {"__half": "6__half", "__nv_bfloat16": "13__nv_bfloat16", "float": "f", "double": "d"}  # Itanium
 
 
 def expected_entries(file: str) -> set[str]:
@@ -56,11 +56,14 @@ def test_name_expressions_are_generated_from_the_table():
     assert not rawmodule.has_instance("embedding_backward", np.float16)
 
 
-def test_the_training_step_families_have_half_instances():
-    """float16 (autocast's dtype on CUDA) reaches a kernel in every family of a mixed-precision step."""
-    for file in ("activation.cu", "conv.cu", "loss.cu", "pooling.cu"):
-        assert "float16" in KERNEL_FILES[file].dtypes, file
-    assert rawmodule.acc_dtype(np.float16) == np.float32 and rawmodule.acc_dtype(np.float64) == np.float64
+def test_the_training_step_families_have_16_bit_instances():
+    """float16 (autocast's dtype on CUDA) and bfloat16 reach a kernel in every family of a mixed-precision
+    step, computing in float32."""
+    for file in ("activation.cu", "amp.cu", "conv.cu", "loss.cu", "pooling.cu"):
+        assert {"float16", "bfloat16"} <= set(KERNEL_FILES[file].dtypes), file
+    assert rawmodule.name_expression("im2col", "bfloat16") == "im2col<__nv_bfloat16>"
+    assert rawmodule.acc_dtype(np.float16) == rawmodule.acc_dtype("bfloat16") == np.float32
+    assert rawmodule.acc_dtype(np.float64) == np.float64
 
 
 def test_parameter_lists_are_parsed():

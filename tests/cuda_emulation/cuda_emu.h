@@ -75,6 +75,27 @@ inline __half __float2half(float v) {
     return h;
 }
 
+// cuda_bf16.h's __nv_bfloat16, as narrow: the upper half of a float, rounded to nearest even (a NaN stays a
+// quiet NaN), as __float2bfloat16 and ml_dtypes' bfloat16.
+struct __nv_bfloat16 {
+    unsigned short __x;
+};
+
+inline float __bfloat162float(__nv_bfloat16 h) {
+    const std::uint32_t bits = std::uint32_t(h.__x) << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+inline __nv_bfloat16 __float2bfloat16(float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    __nv_bfloat16 h;
+    h.__x = std::isnan(v) ? std::uint16_t(0x7fc0 | (bits >> 31 << 15))
+                          : std::uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+    return h;
+}
+
 namespace emu {
 
 constexpr int WARP = 32;
@@ -251,6 +272,11 @@ T atomicAdd(T* address, T v) {
 inline __half atomicAdd(__half* address, __half v) {  // compute capability 7.0 and later
     return emu::atomic_float_update(address, [v](__half old) {
         return __float2half(__half2float(old) + __half2float(v));
+    });
+}
+inline __nv_bfloat16 atomicAdd(__nv_bfloat16* address, __nv_bfloat16 v) {  // compute capability 8.0 and later
+    return emu::atomic_float_update(address, [v](__nv_bfloat16 old) {
+        return __float2bfloat16(__bfloat162float(old) + __bfloat162float(v));
     });
 }
 template <typename T>

@@ -32,6 +32,19 @@ def test_unscales_in_place_and_flags_non_finite_values():
     assert found.tolist() == [1.0]
 
 
+def test_bfloat16_gradients_are_unscaled_in_float32():
+    """inv_scale applied in float32 and rounded once, as PyTorch's opmath (bfloat16 arithmetic, 1/3 rounded to
+    bfloat16 first, differs on a good part of these values)."""
+    from ml_dtypes import bfloat16
+    B = mt.tensor([0.0]).device.backend
+    values = np.random.default_rng(2).standard_normal(200).astype(bfloat16)
+    g = B.asarray(values.copy())
+    assert B.to_numpy(B.amp_unscale_and_check_inf([g], 1 / 3)) == 0
+    assert g.dtype == bfloat16
+    np.testing.assert_array_equal(g, (values.astype(np.float32) * np.float32(1 / 3)).astype(bfloat16))
+    assert (g != values * bfloat16(1 / 3)).any()
+
+
 def test_bad_arguments_are_named():
     with pytest.raises(RuntimeError, match="1-element"):
         unscale_([mt.ones(2)], mt.zeros(2), 1.0)

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple, Sequence
 
+import ml_dtypes  # noqa: F401  (registers bfloat16 with NumPy: np.dtype("bfloat16"))
 import numpy as np
 
 from ..compiled import KERNEL_DTYPES
@@ -33,10 +34,11 @@ THREADS = 256  # threads per block for every launch (a multiple of the warp size
 MAX_BLOCKS = 65535  # more work than THREADS * MAX_BLOCKS items is covered by the kernels' grid-stride loops
 WARP_SIZE = 32  # common.cu's WARP_SIZE: row kernels take one warp per row
 
-C_TYPES = {"float16": "__half", "float32": "float", "float64": "double"}  # dtype name -> the C++ type of T
-ACC_DTYPES = {"float16": "float32"}  # common.cu's acc_t<T>: what a kernel computes in, where it is not T
+# dtype name -> the C++ type that stands for T (bfloat16: ml_dtypes' NumPy dtype, as CuPy's)
+C_TYPES = {"float16": "__half", "bfloat16": "__nv_bfloat16", "float32": "float", "float64": "double"}
+ACC_DTYPES = {"float16": "float32", "bfloat16": "float32"}  # common.cu's acc_t<T>, where it is not T
 _FLOATS = tuple(d.name for d in KERNEL_DTYPES)  # float32, float64
-_HALF_AND_FLOATS = ("float16", *_FLOATS)  # the families of a mixed-precision training step
+_HALF_AND_FLOATS = ("float16", "bfloat16", *_FLOATS)  # the families of a mixed-precision training step
 
 
 class KernelFile(NamedTuple):
@@ -79,9 +81,9 @@ def has_instance(template: str, dtype: Any) -> bool:
 
 def acc_dtype(dtype: Any) -> np.dtype:
     """The dtype a kernel of element type ``dtype`` computes in (common.cu's ``acc_t<T>``), which is also
-    that of its floating-point scalar parameters: float32 for float16, else ``dtype`` itself."""
-    name = np.dtype(dtype).name
-    return np.dtype(ACC_DTYPES.get(name, name))
+    that of its floating-point scalar parameters: float32 for float16 and bfloat16, else ``dtype`` itself."""
+    dtype = np.dtype(dtype)
+    return np.dtype(ACC_DTYPES[dtype.name]) if dtype.name in ACC_DTYPES else dtype
 
 
 def kernel_source(file: str) -> str:

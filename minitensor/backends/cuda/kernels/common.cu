@@ -1,26 +1,31 @@
 // Helpers shared by every kernel file. rawmodule.py prepends this text to each .cu file before compiling it:
 // CuPy's disk cache is keyed on the source text, so an edit here must change the text of every module that
-// uses it. No host #includes: NVRTC provides the CUDA math functions; cuda_fp16.h (the __half type) is found
-// on the include path CuPy gives NVRTC (the CUDA toolkit's, $CUDA_PATH/include, or the headers' wheel).
+// uses it. No host #includes: NVRTC provides the CUDA math functions; cuda_fp16.h and cuda_bf16.h (the
+// __half and __nv_bfloat16 types) are found on the include path CuPy gives NVRTC (the CUDA toolkit's,
+// $CUDA_PATH/include, or the headers' wheel).
 //
 // Conventions: every integer parameter is `long long` (Python passes np.int64); array elements are T
-// (float, double or __half); a floating-point scalar is acc_t<T> (np.float32 for __half), so one rule
-// covers every launch.
+// (float, double, __half or __nv_bfloat16); a floating-point scalar is acc_t<T> (np.float32 for the 16-bit
+// types), so one rule covers every launch.
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 // ------------------------------------------------------------------------------------------ accumulation
-// Kernels read T, compute in acc_t<T> and write T: float and double compute in their own type, __half in
-// float (as PyTorch's opmath_t), so a sum over a row or a window rounds to half once, at the store.
+// Kernels read T, compute in acc_t<T> and write T: float and double compute in their own type, the 16-bit
+// types in float (as PyTorch's opmath_t), so a sum over a row or a window is rounded once, at the store.
 template <typename T> struct Acc { using type = T; };
 template <> struct Acc<__half> { using type = float; };
+template <> struct Acc<__nv_bfloat16> { using type = float; };
 template <typename T> using acc_t = typename Acc<T>::type;
 
 __device__ inline float to_acc(float v) { return v; }
 __device__ inline double to_acc(double v) { return v; }
 __device__ inline float to_acc(__half v) { return __half2float(v); }
+__device__ inline float to_acc(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 template <typename T> __device__ inline T from_acc(acc_t<T> v) { return v; }
 template <> __device__ inline __half from_acc<__half>(float v) { return __float2half(v); }  // nearest even
+template <> __device__ inline __nv_bfloat16 from_acc<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
 
 // ------------------------------------------------------------------------------------------ grid-stride
 // Item loops: thread t of the grid handles items t, t + grid size, t + 2 * grid size, ...
@@ -49,12 +54,19 @@ __device__ inline float math_fmax(float a, float b) { return fmaxf(a, b); }
 __device__ inline double math_fmax(double a, double b) { return fmax(a, b); }
 
 // ------------------------------------------------------------------------------------------- atomics
-// atomicAdd on __half exists from compute capability 7.0 (Volta, the first GPUs with Tensor Cores); on older
-// GPUs (CUDA 12 only: CUDA 13 starts at 7.5) the __half instance traps instead of failing the whole module.
+// atomicAdd on __half exists from compute capability 7.0 (Volta, the first GPUs with Tensor Cores), on
+// __nv_bfloat16 from 8.0 (Ampere); on older GPUs those instances trap instead of failing the whole module.
 __device__ inline void atomic_add(float* address, float v) { atomicAdd(address, v); }
 __device__ inline void atomic_add(double* address, double v) { atomicAdd(address, v); }
 __device__ inline void atomic_add(__half* address, __half v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+    __trap();
+#else
+    atomicAdd(address, v);
+#endif
+}
+__device__ inline void atomic_add(__nv_bfloat16* address, __nv_bfloat16 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
     __trap();
 #else
     atomicAdd(address, v);
