@@ -74,7 +74,8 @@ __all__ += ["linalg", "tril_indices", "triu_indices"]
 __all__ += [_op for _op in _functional_all if _op not in __all__]  # every op of the families as minitensor.<op>
 
 # Importing a submodule binds it on the package: these internal ones are no PyTorch names (tests/test_public_api.py).
-for _internal in ("creation", "deterministic", "generator", "legacy", "tensor_math", "tensor_methods", "tensor_shape"):
+for _internal in ("creation", "deterministic", "generator", "legacy", "tensor_math", "tensor_methods", "tensor_shape",
+                  "tensor_sparse"):
     globals().pop(_internal, None)
 
 

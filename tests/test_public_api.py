@@ -15,7 +15,7 @@ PUBLIC_MODULES = ["minitensor", "minitensor.linalg", "minitensor.random", "minit
                   "minitensor.utils", "minitensor.utils.data", "minitensor.utils.dlpack"]
 # The submodules of ``torch`` that minitensor mirrors under the same name.
 TORCH_MODULES = {"accelerator", "autograd", "backends", "cuda", "functional", "linalg", "multiprocessing", "nn", "onnx",
-                 "optim", "random", "serialization", "testing", "utils"}
+                 "optim", "random", "serialization", "sparse", "testing", "utils"}
 # minitensor's own public modules, named in its __all__ (torchvision-style datasets; the dtype objects).
 OWN_MODULES = {"datasets", "dtypes"}
 # Functions minitensor exports that torch's top level lacks (the functional front ends' helpers, older than
