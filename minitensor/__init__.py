@@ -17,6 +17,7 @@ from .dtypes import (bool, double, dtype, float, float16, float32, float64, get_
 from .functional import *  # noqa: F401,F403  (add, exp, sum, cat, where, ... as minitensor.<op>)
 from .functional import abs, all, any, max, min, round, sum  # noqa: F401
 from .functional import ADDED_OPS as _ADDED_OPS
+from .functional.amp import _amp_foreach_non_finite_check_and_unscale_  # noqa: F401  (PyTorch's name)
 from .backends.blas import get_num_threads, set_num_threads
 from .random import initial_seed, manual_seed, seed
 from .tensor import Tensor

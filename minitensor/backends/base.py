@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .generic.activation import ActivationOps
+from .generic.amp import AmpOps
 from .generic.arithmetic import ComparisonOps
 from .generic.array import ArrayOps
 from .generic.conv import ConvOps
@@ -29,7 +30,7 @@ from .generic.sparse import SparseOps
 
 class Backend(ArrayOps, RandomOps, ElementwiseOps, ComparisonOps, ReduceOps, ShapeOps, LinalgOps, ActivationOps,
               ConvOps, PoolOps, NormOps, LossOps, DropoutOps, EmbeddingOps, OptimOps,
-              SolveOps, FactorizationOps, SparseOps):
+              SolveOps, FactorizationOps, SparseOps, AmpOps):
     """Identity: ``name`` ("cpu", "cuda"), ``xp`` (the array module), availability and synchronisation."""
 
     name: str = "abstract"

@@ -768,6 +768,29 @@ POINTERS.update({
     "sparse_mm_values_grad": "test_sparse.py::test_gradcheck_dense_operand_and_values",
     "sparse_sum": "test_sparse.py::test_sparse_sum_over_every_dim_and_some",
 })
+
+
+def amp_unscale_case(B: Backend) -> None:
+    """Gradients of three dtypes unscaled in place (float16 in float32, rounded once) and found_inf a 0-d
+    float32 array: 0 while every value is finite, 1 with one inf or NaN anywhere (tested before scaling)."""
+    values = [x64(3, 4) * 1024, x64(7) * 1024, x64(2, 2, 5) * 1024]
+    dtypes = [np.float16, np.float32, np.float64]
+    grads = [dev(B, v.astype(d)) for v, d in zip(values, dtypes)]
+    found = B.amp_unscale_and_check_inf(grads, 1 / 1024)
+    assert host(B, found).shape == () and host(B, found).dtype == np.float32 and host(B, found) == 0
+    for g, v, d in zip(grads, values, dtypes):
+        assert host(B, g).dtype == d
+        want = (v.astype(d).astype(np.float64) / 1024).astype(d)  # exact: 1/1024 is a power of two
+        close(B, g, want, rtol=0, atol=0)
+    for bad in (np.inf, -np.inf, np.nan):
+        grads = [dev(B, v.astype(d)) for v, d in zip(values, dtypes)]
+        poisoned = host(B, grads[1])
+        poisoned[4] = bad
+        grads[1] = dev(B, poisoned)
+        assert host(B, B.amp_unscale_and_check_inf(grads, 0.5)) == 1
+    assert host(B, B.amp_unscale_and_check_inf([], 0.5)) == 0
+
+
 PARITY: dict[str, Any] = {
     "is_available": identity_cases, "device_count": identity_cases, "synchronize": identity_cases,
     "unavailable_reason": identity_cases,
@@ -775,6 +798,7 @@ PARITY: dict[str, Any] = {
     **linalg_cases(), **activation_cases(), **POINTERS,
     **solve_cases(), **factorization_cases(),
     **rearrange_cases(),
+    "amp_unscale_and_check_inf": amp_unscale_case,
 }
 
 

@@ -16,7 +16,7 @@ from minitensor.backends.cuda import rawmodule
 from minitensor.backends.cuda.rawmodule import KERNEL_DIR, KERNEL_FILES, PRELUDE
 
 FILES = sorted(KERNEL_FILES)
-MANGLED_TYPE = {"float": "f", "double": "d"}  # Itanium mangling of the template argument
+MANGLED_TYPE = {"__half": "6__half", "__nv_bfloat16": "13__nv_bfloat16", "float": "f", "double": "d"}  # Itanium
 
 
 def expected_entries(file: str) -> set[str]:
@@ -52,13 +52,25 @@ def test_name_expressions_are_generated_from_the_table():
     assert rawmodule.name_expressions("embedding.cu") == ["embedding_backward<float>",
                                                           "embedding_backward<double>"]
     assert rawmodule.has_instance("softmax_forward", np.float64)
-    assert not rawmodule.has_instance("softmax_forward", np.float16)
+    assert rawmodule.name_expression("softmax_forward", np.float16) == "softmax_forward<__half>"
+    assert not rawmodule.has_instance("embedding_backward", np.float16)
+
+
+def test_the_training_step_families_have_16_bit_instances():
+    """float16 (autocast's dtype on CUDA) and bfloat16 reach a kernel in every family of a mixed-precision
+    step, computing in float32."""
+    for file in ("activation.cu", "amp.cu", "conv.cu", "loss.cu", "pooling.cu"):
+        assert {"float16", "bfloat16"} <= set(KERNEL_FILES[file].dtypes), file
+    assert rawmodule.name_expression("im2col", "bfloat16") == "im2col<__nv_bfloat16>"
+    assert rawmodule.acc_dtype(np.float16) == rawmodule.acc_dtype("bfloat16") == np.float32
+    assert rawmodule.acc_dtype(np.float64) == np.float64
 
 
 def test_parameter_lists_are_parsed():
     source = ("template <typename T>\n"
-              "__global__ void k(const T* __restrict__ a, long long* b, T s, long long n) {}")
-    assert rawmodule.declared_kernels(source) == {"k": ["T*", "long long*", "T", "long long"]}
+              "__global__ void k(const T* __restrict__ a, long long* b, T s, long long n, acc_t<T> f,\n"
+              "                  float* flag) {}")
+    assert rawmodule.declared_kernels(source) == {"k": ["T*", "long long*", "T", "long long", "A", "float*"]}
 
 
 # --------------------------------------------------------------------------------------------- nvcc
@@ -90,13 +102,20 @@ def _nvrtc_program():
         pytest.skip(f"CuPy's NVRTC is not available: {error!r}")
 
 
+def _cuda_include() -> tuple[str, ...]:
+    """The CUDA toolkit's include folder, which CuPy adds for RawModules (common.cu includes cuda_fp16.h)."""
+    from cupy import cuda
+    path = cuda.get_cuda_path()
+    return (f"-I{path}/include",) if path else ()
+
+
 @pytest.mark.parametrize("file", FILES)
 def test_nvrtc_compiles_every_name_expression(file):
     program = _nvrtc_program()
     names = rawmodule.name_expressions(file)
     # the options cupy.RawModule adds to ours (the architecture being the device's there)
     options = rawmodule.COMPILE_OPTIONS + ("-ftz=true", "--device-as-default-execution-space",
-                                          "-arch=compute_75")
+                                          "-arch=compute_75", *_cuda_include())
     ptx, lowered = program(rawmodule.kernel_source(file), file, name_expressions=names).compile(options)
     assert sorted(lowered) == sorted(names)
     found = {p for m in lowered.values() for p in expected_entries(file) if m.startswith(p)}

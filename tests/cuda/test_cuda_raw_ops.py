@@ -1,6 +1,7 @@
 """The RawKernel overrides (``backends/cuda/<family>.py``): every override against the NumPy backend on the
-same host data, in float32 and float64 (float64 to ~1e-12), and every kernel instance compiled and loaded,
-on two targets:
+same host data, in float32 and float64 (float64 to ~1e-12) and in float16 and bfloat16 (the NumPy backend
+computing in float32 from the same 16-bit inputs, its results rounded to their dtype: what the kernels' float
+accumulation promises), and every kernel instance compiled and loaded, on two targets:
 
 - ``cuda`` (marked ``gpu``): the real CudaBackend on a GPU, skipped without one;
 - ``emulated``: the same ``.cu`` text compiled with g++ against ``tests/cuda_emulation`` (CPU threads for a
@@ -18,6 +19,7 @@ from typing import Any
 import cuda_emulation
 import numpy as np
 import pytest
+from ml_dtypes import bfloat16
 
 import minitensor as mt
 from minitensor.backends import get_backend
@@ -25,9 +27,14 @@ from minitensor.backends.cuda import rawmodule
 from minitensor.backends.cpu.backend import NumpyBackend
 
 CPU = NumpyBackend()
-DTYPES = [np.float32, np.float64]
-# float32: a few ulps of each output's scale (sums of up to ~100 terms, other libm/BLAS); float64: ~1e-12
-TOL = {np.float32: dict(rtol=3e-5, atol=3e-6), np.float64: dict(rtol=1e-11, atol=1e-12)}
+FLOAT_DTYPES = [np.float32, np.float64]
+LOW = [np.float16, bfloat16]  # the 16-bit floats of mixed precision, which kernels accumulate in float32
+DTYPES = [*LOW, *FLOAT_DTYPES]  # the families with 16-bit instances: all but embedding
+# float32: a few ulps of each output's scale (sums of up to ~100 terms, other libm/BLAS); float64: ~1e-12;
+# float16 and bfloat16: two of their ulps (2 ** -10 and 2 ** -7 relative), one for rounding and one for a
+# float32 result on the other side of a rounding boundary
+TOL = {np.float16: dict(rtol=2e-3, atol=2e-3), bfloat16: dict(rtol=1.6e-2, atol=1.6e-2),
+       np.float32: dict(rtol=3e-5, atol=3e-6), np.float64: dict(rtol=1e-11, atol=1e-12)}
 rng = np.random.default_rng(5)
 
 
@@ -69,9 +76,22 @@ def launched(monkeypatch):
 
 
 def on_both(gpu, name: str, *args: Any) -> tuple[Any, Any]:
-    """(GPU result moved to the host, CPU result) of backend method ``name`` on the same host arguments."""
+    """(GPU result moved to the host, CPU result) of backend method ``name`` on the same host arguments.
+    With 16-bit float arguments, the CPU computes in float32 from the same values and rounds its float
+    results to their dtype, as the kernels do (float accumulation, one rounding at the store)."""
     on_device = [gpu.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
-    return to_host(gpu, getattr(gpu, name)(*on_device)), getattr(CPU, name)(*args)
+    low = next((a.dtype for a in args if isinstance(a, np.ndarray) and a.dtype in LOW), None)
+    on_cpu = [a.astype(np.float32) if low is not None and isinstance(a, np.ndarray) and a.dtype == low else a
+              for a in args]
+    want = getattr(CPU, name)(*on_cpu)
+    return to_host(gpu, getattr(gpu, name)(*on_device)), want if low is None else rounded(want, low)
+
+
+def rounded(result: Any, dtype: Any) -> Any:
+    """float32 arrays of a result rounded to ``dtype`` (index arrays and None kept)."""
+    if isinstance(result, tuple):
+        return tuple(rounded(r, dtype) for r in result)
+    return result.astype(dtype) if isinstance(result, np.ndarray) and result.dtype == np.float32 else result
 
 
 def to_host(gpu, result: Any) -> Any:
@@ -84,7 +104,8 @@ def assert_close(got: Any, want: Any, dtype: Any, scale: float = 1.0) -> None:
     """Same shape and dtype, values within TOL[dtype] (atol times ``scale``, the size of the values)."""
     assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
     tol = TOL[dtype]
-    np.testing.assert_allclose(got, want, rtol=tol["rtol"], atol=tol["atol"] * scale)
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol["rtol"],
+                               atol=tol["atol"] * scale)
 
 
 def normal(*shape: int, dtype: Any = np.float64) -> np.ndarray:
@@ -117,8 +138,9 @@ ACTIVATION_CASES = {
     "leaky_relu_negative_slope": ("leaky_relu", lambda x, gy: (x, -0.3), "leaky_relu_forward"),
     "leaky_relu_backward": ("leaky_relu_backward", lambda x, gy: (gy, x, 0.2), "leaky_relu_backward"),
     "sigmoid": ("sigmoid", lambda x, gy: (x,), "sigmoid_forward"),
-    "sigmoid_backward": ("sigmoid_backward", lambda x, gy: (gy, CPU.sigmoid(x)), "sigmoid_backward"),
-    "tanh_backward": ("tanh_backward", lambda x, gy: (gy, np.tanh(x)), "tanh_backward"),
+    "sigmoid_backward": ("sigmoid_backward", lambda x, gy: (gy, CPU.sigmoid(x).astype(x.dtype)),
+                         "sigmoid_backward"),
+    "tanh_backward": ("tanh_backward", lambda x, gy: (gy, np.tanh(x).astype(x.dtype)), "tanh_backward"),
     "gelu": ("gelu", lambda x, gy: (x, "none"), "gelu_forward"),
     "gelu_tanh": ("gelu", lambda x, gy: (x, "tanh"), "gelu_forward"),
     "gelu_backward": ("gelu_backward", lambda x, gy: (gy, x, "none"), "gelu_backward"),
@@ -136,11 +158,15 @@ def test_activation(gpu, launched, case, dtype):
     assert launched == [kernel]
 
 
-def test_activation_outside_the_compiled_dtypes_falls_back(gpu, launched):
-    x = _x(np.float16)
-    got, want = on_both(gpu, "sigmoid", x)
-    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), atol=2e-3)
-    assert got.dtype == np.float16 and launched == []
+def test_mixed_dtypes_fall_back(gpu, launched):
+    """A kernel takes one dtype: float16 gradients of a float32 output go to the generic body."""
+    x = _x(np.float32)
+    gy = normal(*x.shape, dtype=np.float16)
+    got = gpu.to_numpy(gpu.sigmoid_backward(gpu.asarray(gy), gpu.asarray(CPU.sigmoid(x))))
+    want = CPU.sigmoid_backward(gy, CPU.sigmoid(x))
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert launched == []
 
 
 # ------------------------------------------------------------------------------------ softmax family
@@ -368,7 +394,7 @@ def test_avg_pool2d_forward_and_backward(gpu, launched, case, dtype):
 
 
 # ------------------------------------------------------------------------------------------- embedding
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("padding_idx", [None, 3, 9])
 @pytest.mark.parametrize("index_dtype", [np.int64, np.int32])
 def test_embedding_backward(gpu, launched, dtype, padding_idx, index_dtype):
@@ -380,6 +406,14 @@ def test_embedding_backward(gpu, launched, dtype, padding_idx, index_dtype):
     if padding_idx is not None:
         assert not got[padding_idx].any()
     assert launched == ["embedding_backward"]
+
+
+def test_embedding_backward_in_float16_falls_back(gpu, launched):
+    """embedding.cu has no __half instance (a float16 scatter-add would round at every atomic add)."""
+    indices, gy = rng.integers(0, 6, (3, 4)), normal(3, 4, 2, dtype=np.float16)
+    got, want = on_both(gpu, "embedding_backward", gy, indices, 6, None, False)
+    assert_close(got, want, np.float16)
+    assert launched == []
 
 
 def test_embedding_backward_scaled_by_frequency_falls_back(gpu, launched):
@@ -421,3 +455,50 @@ def test_empty_inputs(gpu):
     """No launch for zero work items (a zero-block grid is an error), and the shapes stay right."""
     assert gpu.to_numpy(gpu.sigmoid(gpu.asarray(np.zeros((0, 3), np.float32)))).shape == (0, 3)
     assert gpu.to_numpy(gpu.softmax(gpu.asarray(np.zeros((0, 4), np.float32)), -1)).shape == (0, 4)
+
+
+@pytest.mark.parametrize("dtype", LOW)
+def test_16_bit_kernels_accumulate_in_float(gpu, launched, dtype):
+    """A float16 sum stalls at 2048 (2048 + 1 rounds back to 2048), a bfloat16 one at 256: the row sums of
+    3,000 ones per lane give log(96,000) only when the kernel accumulates in float."""
+    x = np.zeros((2, 32 * 3000), dtype)
+    got = gpu.to_numpy(gpu.log_softmax(gpu.asarray(x), -1))
+    assert got.dtype == dtype and (got == dtype(-np.log(x.shape[1]))).all()
+    assert launched == ["log_softmax_forward"]
+
+
+# ------------------------------------------------------------------------------------ mixed precision
+def _scaled_grads(poison: bool) -> list[np.ndarray]:
+    """Gradients as a scaled mixed-precision step leaves them: four dtypes of contiguous arrays (one empty),
+    one strided view, sizes that do not fill a block; with ``poison``, one inf among the float16 values."""
+    grads = [normal(5, 33, dtype=np.float16) * 512, normal(300, dtype=np.float16) * 512,
+             normal(7, 3, dtype=np.float32) * 512, np.zeros((0, 4), np.float32),
+             (normal(4, 6, dtype=np.float64) * 512)[:, ::2], normal(2, 9, dtype=np.float64) * 512,
+             normal(40, dtype=bfloat16) * bfloat16(512)]
+    if poison:
+        grads[1][200] = np.inf
+    return grads
+
+
+@pytest.mark.parametrize("poison", [False, True])
+def test_amp_unscale_and_check_inf(gpu, launched, poison):
+    """One launch per dtype over its contiguous gradients (the strided view takes the generic body), the
+    same values as the NumPy backend, found_inf on the device."""
+    grads = _scaled_grads(poison)
+    on_device = [gpu.asarray(g) for g in grads]
+    on_device[4] = gpu.asarray(grads[4].base)[:, ::2]  # a strided view there too
+    found = gpu.amp_unscale_and_check_inf(on_device, 1 / 512)
+    want_found = CPU.amp_unscale_and_check_inf(grads, 1 / 512)
+    assert gpu.to_numpy(found).shape == () and gpu.to_numpy(found).dtype == np.float32
+    assert gpu.to_numpy(found) == want_found == float(poison)
+    for got, want in zip(on_device, grads):
+        np.testing.assert_array_equal(gpu.to_numpy(got), want)  # a power-of-two scale: exact on both
+    assert launched == ["amp_unscale_and_check_inf"] * 4  # float16, float32, float64, bfloat16
+
+
+def test_amp_unscale_in_float16_rounds_once_from_float32(gpu):
+    """inv_scale is applied in float32: 3 * (1/3) rounds to 1, where float16 arithmetic (1/3 rounded to
+    float16 first) would give 0.99951."""
+    g = gpu.asarray(np.full(70, 3, np.float16))
+    assert gpu.to_numpy(gpu.amp_unscale_and_check_inf([g], 1 / 3)) == 0
+    assert (gpu.to_numpy(g) == 1).all()

@@ -14,6 +14,7 @@ from typing import Any
 from minitensor.backends.base import Backend
 from minitensor.backends.cuda import rawmodule
 from minitensor.backends.cuda.activation import CudaActivationOps
+from minitensor.backends.cuda.amp import CudaAmpOps
 from minitensor.backends.cuda.conv import CudaConvOps
 from minitensor.backends.cuda.embedding import CudaEmbeddingOps
 from minitensor.backends.cuda.loss import CudaLossOps
@@ -50,7 +51,8 @@ def installed() -> Iterator[None]:
         _clear_kernel_caches()
 
 
-class EmulatedCudaBackend(CudaActivationOps, CudaConvOps, CudaPoolOps, CudaLossOps, CudaEmbeddingOps, Backend):
+class EmulatedCudaBackend(CudaActivationOps, CudaConvOps, CudaPoolOps, CudaLossOps, CudaEmbeddingOps, CudaAmpOps,
+                          Backend):
     """``CudaBackend``'s RawKernel families (``backends/cuda/<family>.py``) over the generic bodies, as there,
     with ``xp`` the fake CuPy: every override runs its kernel through ``rawmodule.launch`` and the emulated
     library, and hands ``super()`` what it does not cover. (The Numba tier runs under Numba's own simulator:

@@ -53,6 +53,49 @@ inline thread_local uint3 blockIdx;
 inline dim3 blockDim;  // the same for every thread of a launch
 inline dim3 gridDim;
 
+// ------------------------------------------------------------------------------------------- __half
+// cuda_fp16.h's __half: IEEE binary16 storage, converted through g++'s _Float16 (round to nearest even, as
+// __float2half). Deliberately narrower than cuda_fp16.h: no arithmetic, comparisons or implicit conversions,
+// so a kernel that computes in __half instead of converting through common.cu's to_acc / from_acc fails to
+// compile here. (tests/cuda_emulation/cuda_fp16.h, what the kernels #include, is empty: the type is here.)
+struct __half {
+    unsigned short __x;
+};
+static_assert(sizeof(__half) == 2 && sizeof(_Float16) == 2, "binary16");
+
+inline float __half2float(__half h) {
+    _Float16 f;
+    std::memcpy(&f, &h.__x, sizeof f);
+    return float(f);
+}
+inline __half __float2half(float v) {
+    const _Float16 f = static_cast<_Float16>(v);
+    __half h;
+    std::memcpy(&h.__x, &f, sizeof f);
+    return h;
+}
+
+// cuda_bf16.h's __nv_bfloat16, as narrow: the upper half of a float, rounded to nearest even (a NaN stays a
+// quiet NaN), as __float2bfloat16 and ml_dtypes' bfloat16.
+struct __nv_bfloat16 {
+    unsigned short __x;
+};
+
+inline float __bfloat162float(__nv_bfloat16 h) {
+    const std::uint32_t bits = std::uint32_t(h.__x) << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+inline __nv_bfloat16 __float2bfloat16(float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    __nv_bfloat16 h;
+    h.__x = std::isnan(v) ? std::uint16_t(0x7fc0 | (bits >> 31 << 15))
+                          : std::uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+    return h;
+}
+
 namespace emu {
 
 constexpr int WARP = 32;
@@ -176,7 +219,8 @@ T shuffle(unsigned mask, T v, int width, Source source, const char* what) {
 
 template <typename F, typename Op>
 F atomic_float_update(F* address, Op op) {
-    using Bits = std::conditional_t<sizeof(F) == 4, std::uint32_t, std::uint64_t>;
+    using Bits = std::conditional_t<sizeof(F) == 2, std::uint16_t,
+                                    std::conditional_t<sizeof(F) == 4, std::uint32_t, std::uint64_t>>;
     Bits* bits = reinterpret_cast<Bits*>(address);
     Bits expected = __atomic_load_n(bits, __ATOMIC_RELAXED);
     for (;;) {
@@ -224,6 +268,16 @@ T atomicAdd(T* address, T v) {
     } else {
         return __atomic_fetch_add(address, v, __ATOMIC_RELAXED);
     }
+}
+inline __half atomicAdd(__half* address, __half v) {  // compute capability 7.0 and later
+    return emu::atomic_float_update(address, [v](__half old) {
+        return __float2half(__half2float(old) + __half2float(v));
+    });
+}
+inline __nv_bfloat16 atomicAdd(__nv_bfloat16* address, __nv_bfloat16 v) {  // compute capability 8.0 and later
+    return emu::atomic_float_update(address, [v](__nv_bfloat16 old) {
+        return __float2bfloat16(__bfloat162float(old) + __bfloat162float(v));
+    });
 }
 template <typename T>
 T atomicSub(T* address, T v) { return __atomic_fetch_sub(address, v, __ATOMIC_RELAXED); }

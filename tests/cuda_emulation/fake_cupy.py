@@ -30,11 +30,15 @@ _GUARDS: dict[int, tuple[weakref.ref[np.ndarray], bytes]] = {}  # id(buffer) -> 
 _patterns = np.random.default_rng(0)
 
 
-def _guard_pattern(itemsize: int) -> bytes:
-    """2 * GUARD bytes of NaNs in the array's float width with random payloads: a kernel that reads out of
-    bounds mostly reads NaN, and one that writes there cannot write back the same bytes by chance (not even
-    a NaN carried over from another array's guard, whose payloads differ)."""
-    if itemsize == 4:
+def _guard_pattern(dtype: np.dtype) -> bytes:
+    """2 * GUARD bytes of NaNs of the array's float format (2, 4 or 8 bytes) with random payloads: a kernel
+    that reads out of bounds mostly reads NaN, and one that writes there cannot write back the same bytes by
+    chance (not even a NaN carried over from another array's guard, whose payloads differ)."""
+    itemsize = dtype.itemsize
+    if itemsize == 2:  # quiet NaNs: bfloat16's with 6 bits of payload, float16's with 9
+        base, bits = (0x7FC0, 6) if dtype.name == "bfloat16" else (0x7E00, 9)
+        words = np.uint16(base) | _patterns.integers(0, 2 ** bits, 2 * GUARD // 2, dtype=np.uint16)
+    elif itemsize == 4:
         words = np.uint32(0x7FC00000) | _patterns.integers(0, 2 ** 22, 2 * GUARD // 4, dtype=np.uint32)
     else:
         words = np.uint64(0x7FF8000000000000) | _patterns.integers(0, 2 ** 51, 2 * GUARD // 8, dtype=np.uint64)
@@ -62,7 +66,7 @@ def _allocate(shape: Any, dtype: Any) -> DeviceArray:
     dtype = np.dtype(dtype)
     shape = (shape,) if np.isscalar(shape) else tuple(shape)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    pattern = _guard_pattern(dtype.itemsize)
+    pattern = _guard_pattern(dtype)
     raw = np.empty(nbytes + 2 * GUARD, dtype=np.uint8)
     raw[:GUARD] = np.frombuffer(pattern[:GUARD], np.uint8)
     raw[GUARD + nbytes:] = np.frombuffer(pattern[GUARD:], np.uint8)
@@ -125,6 +129,16 @@ def ascontiguousarray(a: Any, dtype: Any = None) -> DeviceArray:
 
 def asnumpy(a: Any) -> np.ndarray:
     return np.array(a).view(np.ndarray)  # a host copy
+
+
+def matmul(a: Any, b: Any, out: Any = None) -> Any:
+    """In the operands' dtype, as CuPy's (cuBLAS writes bfloat16; NumPy's loop for ml_dtypes' bfloat16
+    returns float32)."""
+    result = np.matmul(a, b).astype(np.result_type(a, b), copy=False)
+    if out is None:
+        return _as_device(result)
+    out[...] = result
+    return out
 
 
 def check_guards(arrays: Sequence[Any], kernel: str) -> None:

@@ -94,16 +94,17 @@ class Mutant(NamedTuple):
 
 MUTANTS = {
     "off_by_one_grid_stride_bound": Mutant(
-        "activation.cu", "e < n; e += item_stride()) gx[e] = gy[e] * T(y[e] > T(0));",
-        "e <= n; e += item_stride()) gx[e] = gy[e] * T(y[e] > T(0));", check_relu_backward),
+        "activation.cu", "e < n; e += item_stride())\n        gx[e] = from_acc<T>(to_acc(gy[e]) * acc_t<T>(to_acc(y",
+        "e <= n; e += item_stride())\n        gx[e] = from_acc<T>(to_acc(gy[e]) * acc_t<T>(to_acc(y",
+        check_relu_backward),
     "off_by_one_pool_window_bound": Mutant(
         "pooling.cu", "if (yy < 0 || yy >= height) continue;", "if (yy < 0 || yy > height) continue;",
         check_max_pool),
     "off_by_one_im2col_bound": Mutant(
         "conv.cu", "y >= 0 && y < height", "y >= 0 && y <= height", check_conv),
     "shuffle_in_lane_divergent_loop": Mutant(
-        "common.cu", "m = math_fmax(m, x[c]);\n    m = warp_max(m);", "m = warp_max(math_fmax(m, x[c]));",
-        check_softmax),
+        "common.cu", "m = math_fmax(m, to_acc(x[c]));\n    m = warp_max(m);",
+        "m = warp_max(math_fmax(m, to_acc(x[c])));", check_softmax),
     "dropped_syncthreads": Mutant(
         "block_sum.cu", "partial[threadIdx.x + stride];\n        __syncthreads();",
         "partial[threadIdx.x + stride];", check_block_sum, race=True),
@@ -111,8 +112,9 @@ MUTANTS = {
         "embedding.cu", "atomicAdd(gw + row * dim + (e - lookup * dim), gy[e]);",
         "gw[row * dim + (e - lookup * dim)] += gy[e];", check_embedding_backward, race=True),
     "non_atomic_max_pool_scatter": Mutant(
-        "pooling.cu", "atomicAdd(gx + (e / out_plane) * in_plane + indices[e], gy[e]);",
-        "gx[(e / out_plane) * in_plane + indices[e]] += gy[e];", check_max_pool_backward, race=True),
+        "pooling.cu", "atomic_add(gx + (e / out_plane) * in_plane + indices[e], gy[e]);",
+        "gx[(e / out_plane) * in_plane + indices[e]] = from_acc<T>(to_acc(gx[(e / out_plane) * in_plane + indices[e]]) "
+        "+ to_acc(gy[e]));", check_max_pool_backward, race=True),
 }
 
 

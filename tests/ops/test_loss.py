@@ -428,3 +428,13 @@ def test_smooth_l1_and_huber_match_pytorch(name, kwargs):
     my.sum().backward()
     np.testing.assert_allclose(my.detach().numpy(), ty.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(mx.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+
+
+def test_cross_entropy_ignored_row_of_masked_logits_with_label_smoothing_is_zero():
+    """PyTorch masks the smoothing term of ignored rows (masked_fill), so a row of -inf logits there gives 0,
+    not 0 * inf = NaN."""
+    x = np.zeros((2, 4), np.float32)
+    x[1, 1:] = -np.inf
+    loss = mt.nn.functional.cross_entropy(mt.tensor(x), mt.tensor([0, 2]), ignore_index=2, label_smoothing=0.2,
+                                          reduction="none")
+    assert loss.tolist()[1] == 0 and np.isfinite(loss.tolist()[0])

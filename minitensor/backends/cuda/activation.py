@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..generic.activation import ActivationOps
-from .rawmodule import RawKernelOps, longs
+from .rawmodule import RawKernelOps, acc_dtype, longs
 
 Array = Any
 
@@ -31,11 +31,11 @@ class CudaActivationOps(RawKernelOps, ActivationOps):
 
     def leaky_relu(self, x: Array, negative_slope: float) -> Array:
         return self._elementwise_or("leaky_relu_forward", super().leaky_relu, (x,), (negative_slope,),
-                                    (x.dtype.type(negative_slope),))
+                                    (acc_dtype(x.dtype).type(negative_slope),))
 
     def leaky_relu_backward(self, gy: Array, y_or_x: Array, negative_slope: float) -> Array:
         return self._elementwise_or("leaky_relu_backward", super().leaky_relu_backward, (gy, y_or_x),
-                                    (negative_slope,), (gy.dtype.type(negative_slope),))
+                                    (negative_slope,), (acc_dtype(gy.dtype).type(negative_slope),))
 
     def sigmoid(self, x: Array) -> Array:
         return self._elementwise_or("sigmoid_forward", super().sigmoid, (x,))

@@ -56,10 +56,12 @@ except ImportError as e:  # numba-cuda comes with CuPy in the same extras
         raise
     raise ImportError(f"CUDA devices need numba-cuda, which cannot be imported ({e}): {INSTALL_HINT}") from e
 from .activation import CudaActivationOps  # noqa: E402 (after the checks above)
+from .amp import CudaAmpOps  # noqa: E402
 from .conv import CudaConvOps  # noqa: E402
 from .embedding import CudaEmbeddingOps  # noqa: E402
 from .loss import CudaLossOps  # noqa: E402
 from .pooling import CudaPoolOps  # noqa: E402
+from .linalg import accumulate_half_gemms_in_float32  # noqa: E402
 from .sparse import CudaSparseOps  # noqa: E402
 
 Array = Any
@@ -154,7 +156,7 @@ class CupyBackend(Backend):
 
 @_runs_on_own_device
 class CudaBackend(CudaActivationOps, CudaConvOps, CudaPoolOps, CudaLossOps, CudaDropoutOps, CudaEmbeddingOps,
-                  CudaOptimOps, CudaSparseOps, CupyBackend):
+                  CudaOptimOps, CudaSparseOps, CudaAmpOps, CupyBackend):
     """GPU ``index`` (``device("cuda:index")``): the kernel tiers over the CuPy bodies, each method run with
     that GPU current."""
 
@@ -166,6 +168,7 @@ class CudaBackend(CudaActivationOps, CudaConvOps, CudaPoolOps, CudaLossOps, Cuda
             raise RuntimeError(f"device 'cuda:{index}' does not exist: this machine has {count} CUDA "
                                "device(s)")
         super().__init__(index)  # sets self.index, then seeds this GPU's generator
+        accumulate_half_gemms_in_float32(cupy)  # float16 GEMMs: float32 accumulation (linalg.py)
 
     @classmethod
     def is_available(cls) -> bool:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..generic.loss import LossOps
 from . import rawmodule
-from .rawmodule import WARP_SIZE, RawKernelOps, longs
+from .rawmodule import WARP_SIZE, RawKernelOps, acc_dtype, longs
 
 Array = Any
 
@@ -38,7 +38,8 @@ class CudaLossOps(RawKernelOps, LossOps):
         log_probs = xp.empty((rows, cols), dtype=logits.dtype)
         rawmodule.launch("softmax_cross_entropy_forward", logits.dtype, rows,
                          (logits, xp.ascontiguousarray(target, dtype=xp.int64), w, losses, log_probs,
-                          *longs(rows, cols), has_weight, np.int64(ignore_index), logits.dtype.type(label_smoothing)),
+                          *longs(rows, cols), has_weight, np.int64(ignore_index),
+                          acc_dtype(logits.dtype).type(label_smoothing)),
                          threads_per_item=WARP_SIZE)
         return losses, log_probs
 
@@ -59,5 +60,5 @@ class CudaLossOps(RawKernelOps, LossOps):
         rawmodule.launch("softmax_cross_entropy_backward", log_probs.dtype, gx.size,
                          (xp.ascontiguousarray(g), log_probs, xp.ascontiguousarray(target, dtype=xp.int64), w,
                           weight_sum, gx, *longs(rows, cols), has_weight, np.int64(ignore_index),
-                          log_probs.dtype.type(label_smoothing)))
+                          acc_dtype(log_probs.dtype).type(label_smoothing)))
         return gx

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple, Sequence
 
+import ml_dtypes  # noqa: F401  (registers bfloat16 with NumPy: np.dtype("bfloat16"))
 import numpy as np
 
 from ..compiled import KERNEL_DTYPES
@@ -33,8 +34,11 @@ THREADS = 256  # threads per block for every launch (a multiple of the warp size
 MAX_BLOCKS = 65535  # more work than THREADS * MAX_BLOCKS items is covered by the kernels' grid-stride loops
 WARP_SIZE = 32  # common.cu's WARP_SIZE: row kernels take one warp per row
 
-C_TYPES = {"float32": "float", "float64": "double"}  # dtype name -> the C++ type that stands for T
+# dtype name -> the C++ type that stands for T (bfloat16: ml_dtypes' NumPy dtype, as CuPy's)
+C_TYPES = {"float16": "__half", "bfloat16": "__nv_bfloat16", "float32": "float", "float64": "double"}
+ACC_DTYPES = {"float16": "float32", "bfloat16": "float32"}  # common.cu's acc_t<T>, where it is not T
 _FLOATS = tuple(d.name for d in KERNEL_DTYPES)  # float32, float64
+_HALF_AND_FLOATS = ("float16", "bfloat16", *_FLOATS)  # the families of a mixed-precision training step
 
 
 class KernelFile(NamedTuple):
@@ -46,12 +50,14 @@ KERNEL_FILES: dict[str, KernelFile] = {  # one file per op family, as the backen
     "activation.cu": KernelFile(("relu_backward", "leaky_relu_forward", "leaky_relu_backward",
                                  "sigmoid_forward", "sigmoid_backward", "tanh_backward", "gelu_forward",
                                  "gelu_backward", "softmax_forward", "log_softmax_forward", "softmax_backward",
-                                 "log_softmax_backward"), _FLOATS),
-    "conv.cu": KernelFile(("im2col", "col2im"), _FLOATS),
+                                 "log_softmax_backward"), _HALF_AND_FLOATS),
+    "amp.cu": KernelFile(("amp_unscale_and_check_inf",), _HALF_AND_FLOATS),
+    "conv.cu": KernelFile(("im2col", "col2im"), _HALF_AND_FLOATS),
     "embedding.cu": KernelFile(("embedding_backward",), _FLOATS),
-    "loss.cu": KernelFile(("softmax_cross_entropy_forward", "softmax_cross_entropy_backward"), _FLOATS),
+    "loss.cu": KernelFile(("softmax_cross_entropy_forward", "softmax_cross_entropy_backward"),
+                          _HALF_AND_FLOATS),
     "pooling.cu": KernelFile(("max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward",
-                              "avg_pool2d_backward"), _FLOATS),
+                              "avg_pool2d_backward"), _HALF_AND_FLOATS),
 }
 _FILE_OF = {template: file for file, entry in KERNEL_FILES.items() for template in entry.templates}
 
@@ -73,6 +79,13 @@ def has_instance(template: str, dtype: Any) -> bool:
     return np.dtype(dtype).name in KERNEL_FILES[_FILE_OF[template]].dtypes
 
 
+def acc_dtype(dtype: Any) -> np.dtype:
+    """The dtype a kernel of element type ``dtype`` computes in (common.cu's ``acc_t<T>``), which is also
+    that of its floating-point scalar parameters: float32 for float16 and bfloat16, else ``dtype`` itself."""
+    dtype = np.dtype(dtype)
+    return np.dtype(ACC_DTYPES[dtype.name]) if dtype.name in ACC_DTYPES else dtype
+
+
 def kernel_source(file: str) -> str:
     """The text that is compiled for ``file``: the prelude, then the file."""
     prelude = (KERNEL_DIR / PRELUDE).read_text()
@@ -85,14 +98,15 @@ _TEMPLATE_KERNEL = re.compile(r"template\s*<\s*typename\s+T\s*>\s*__global__\s+v
 
 def declared_kernels(source: str) -> dict[str, list[str]]:
     """{name: parameter types} of the ``template <typename T> __global__`` kernels in ``source``, each type
-    reduced to one of "T", "T*", "long long", "long long*" (const, __restrict__ and names dropped)."""
+    reduced to one of "T", "T*", "A" (``acc_t<T>``), "long long", "long long*", "float*" (const, __restrict__
+    and names dropped)."""
     kernels = {}
     for name, params in _TEMPLATE_KERNEL.findall(source):
         types = []
         for param in params.split(","):
             words = [w for w in param.replace("*", " * ").split() if w not in _QUALIFIERS]
             base = " ".join(w for w in words[:-1] if w != "*")  # the last word is the parameter's name
-            types.append(base + ("*" if "*" in words else ""))
+            types.append(("A" if base == "acc_t<T>" else base) + ("*" if "*" in words else ""))
         kernels[name] = types
     return kernels
 
@@ -145,10 +159,11 @@ def launch(template: str, dtype: Any, items: int, args: tuple[Any, ...], threads
 
 def check_arguments(template: str, dtype: Any, args: tuple[Any, ...]) -> None:
     """AssertionError unless ``args`` match the kernel's parameters exactly: ``T*`` a C-contiguous array of
-    dtype, ``long long*`` a C-contiguous int64 array, ``T`` a NumPy scalar of dtype, ``long long`` an
-    np.int64."""
+    dtype, ``long long*`` a C-contiguous int64 array, ``float*`` a C-contiguous float32 array, ``T`` a NumPy
+    scalar of dtype, ``A`` one of ``acc_dtype(dtype)``, ``long long`` an np.int64."""
     t = np.dtype(dtype)
-    expected = {"T": t, "T*": t, "long long": np.dtype(np.int64), "long long*": np.dtype(np.int64)}
+    expected = {"T": t, "T*": t, "A": acc_dtype(t), "long long": np.dtype(np.int64),
+                "long long*": np.dtype(np.int64), "float*": np.dtype(np.float32)}
     params = _parameter_types(template)
     assert len(args) == len(params), f"{template}: {len(args)} arguments for {len(params)} parameters"
     for position, (kind, arg) in enumerate(zip(params, args)):

@@ -91,7 +91,7 @@ class LossOps:
         if label_smoothing:
             losses *= 1 - label_smoothing
             smooth = self.xp.sum(self._class_weighted(log_probs, weight), axis=1)
-            smooth *= target != ignore_index
+            smooth = self.xp.where(target != ignore_index, smooth, 0)  # masked, as PyTorch: a row of -inf
             smooth *= -label_smoothing / logits.shape[1]
             losses += smooth
         return losses, log_probs

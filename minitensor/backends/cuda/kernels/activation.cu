@@ -1,49 +1,61 @@
 // Activations whose plain-CuPy form takes several kernels and temporaries (generic/activation.py has each
-// formula; these evaluate the same expressions in one pass). Inputs and outputs are contiguous, n elements.
-// relu and tanh forward are single CuPy kernels already and have no kernel here.
+// formula; these evaluate the same expressions in one pass, in acc_t<T>). Inputs and outputs are contiguous, n
+// elements. relu and tanh forward are single CuPy kernels already and have no kernel here.
 
 // gx = gy * (y > 0).
 template <typename T>
 __global__ void relu_backward(const T* __restrict__ gy, const T* __restrict__ y, T* __restrict__ gx,
                               long long n) {
-    for (long long e = first_item(); e < n; e += item_stride()) gx[e] = gy[e] * T(y[e] > T(0));
+    for (long long e = first_item(); e < n; e += item_stride())
+        gx[e] = from_acc<T>(to_acc(gy[e]) * acc_t<T>(to_acc(y[e]) > 0));
 }
 
 // y = x where x > 0, else x * negative_slope.
 template <typename T>
 __global__ void leaky_relu_forward(const T* __restrict__ x, T* __restrict__ y, long long n,
-                                   T negative_slope) {
-    for (long long e = first_item(); e < n; e += item_stride())
-        y[e] = x[e] > T(0) ? x[e] : x[e] * negative_slope;
+                                   acc_t<T> negative_slope) {
+    for (long long e = first_item(); e < n; e += item_stride()) {
+        const acc_t<T> v = to_acc(x[e]);
+        y[e] = from_acc<T>(v > 0 ? v : v * negative_slope);
+    }
 }
 
 // gx = gy where the input was > 0 (read from y or x, which share its sign), else gy * negative_slope.
 template <typename T>
 __global__ void leaky_relu_backward(const T* __restrict__ gy, const T* __restrict__ y_or_x,
-                                    T* __restrict__ gx, long long n, T negative_slope) {
-    for (long long e = first_item(); e < n; e += item_stride())
-        gx[e] = y_or_x[e] > T(0) ? gy[e] : gy[e] * negative_slope;
+                                    T* __restrict__ gx, long long n, acc_t<T> negative_slope) {
+    for (long long e = first_item(); e < n; e += item_stride()) {
+        const acc_t<T> g = to_acc(gy[e]);
+        gx[e] = from_acc<T>(to_acc(y_or_x[e]) > 0 ? g : g * negative_slope);
+    }
 }
 
 // y = (tanh(x / 2) + 1) / 2, which cannot overflow.
 template <typename T>
 __global__ void sigmoid_forward(const T* __restrict__ x, T* __restrict__ y, long long n) {
+    using A = acc_t<T>;
     for (long long e = first_item(); e < n; e += item_stride())
-        y[e] = (math_tanh(x[e] * T(0.5)) + T(1)) * T(0.5);
+        y[e] = from_acc<T>((math_tanh(to_acc(x[e]) * A(0.5)) + A(1)) * A(0.5));
 }
 
 // gx = gy * y * (1 - y).
 template <typename T>
 __global__ void sigmoid_backward(const T* __restrict__ gy, const T* __restrict__ y, T* __restrict__ gx,
                                  long long n) {
-    for (long long e = first_item(); e < n; e += item_stride()) gx[e] = gy[e] * y[e] * (T(1) - y[e]);
+    for (long long e = first_item(); e < n; e += item_stride()) {
+        const acc_t<T> v = to_acc(y[e]);
+        gx[e] = from_acc<T>(to_acc(gy[e]) * v * (acc_t<T>(1) - v));
+    }
 }
 
 // gx = gy * (1 - y * y).
 template <typename T>
 __global__ void tanh_backward(const T* __restrict__ gy, const T* __restrict__ y, T* __restrict__ gx,
                               long long n) {
-    for (long long e = first_item(); e < n; e += item_stride()) gx[e] = gy[e] * (T(1) - y[e] * y[e]);
+    for (long long e = first_item(); e < n; e += item_stride()) {
+        const acc_t<T> v = to_acc(y[e]);
+        gx[e] = from_acc<T>(to_acc(gy[e]) * (acc_t<T>(1) - v * v));
+    }
 }
 
 constexpr double SQRT_2_OVER_PI = 0.7978845608028654;
@@ -55,11 +67,12 @@ constexpr double GELU_CUBIC = 0.044715;
 // or with use_tanh 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 template <typename T>
 __global__ void gelu_forward(const T* __restrict__ x, T* __restrict__ y, long long n, long long use_tanh) {
+    using A = acc_t<T>;
     for (long long e = first_item(); e < n; e += item_stride()) {
-        const T v = x[e];
-        const T cdf = use_tanh ? math_tanh(T(SQRT_2_OVER_PI) * (v + T(GELU_CUBIC) * v * v * v))
-                               : math_erf(v * T(INV_SQRT_2));
-        y[e] = (cdf + T(1)) * v * T(0.5);
+        const A v = to_acc(x[e]);
+        const A cdf = use_tanh ? math_tanh(A(SQRT_2_OVER_PI) * (v + A(GELU_CUBIC) * v * v * v))
+                               : math_erf(v * A(INV_SQRT_2));
+        y[e] = from_acc<T>((cdf + A(1)) * v * A(0.5));
     }
 }
 
@@ -69,20 +82,21 @@ __global__ void gelu_forward(const T* __restrict__ x, T* __restrict__ y, long lo
 template <typename T>
 __global__ void gelu_backward(const T* __restrict__ gy, const T* __restrict__ x, T* __restrict__ gx,
                               long long n, long long use_tanh) {
+    using A = acc_t<T>;
     for (long long e = first_item(); e < n; e += item_stride()) {
-        const T v = x[e];
-        T slope;
+        const A v = to_acc(x[e]);
+        A slope;
         if (use_tanh) {
-            const T v2 = v * v;
-            const T t = math_tanh(T(SQRT_2_OVER_PI) * v * (T(1) + T(GELU_CUBIC) * v2));
-            const T dt = (T(1) - t * t) * (T(SQRT_2_OVER_PI) * (T(1) + T(3 * GELU_CUBIC) * v2));
-            slope = T(0.5) * (T(1) + t) + T(0.5) * v * dt;
+            const A v2 = v * v;
+            const A t = math_tanh(A(SQRT_2_OVER_PI) * v * (A(1) + A(GELU_CUBIC) * v2));
+            const A dt = (A(1) - t * t) * (A(SQRT_2_OVER_PI) * (A(1) + A(3 * GELU_CUBIC) * v2));
+            slope = A(0.5) * (A(1) + t) + A(0.5) * v * dt;
         } else {
-            const T cdf = T(0.5) * (T(1) + math_erf(v * T(INV_SQRT_2)));
-            const T pdf = math_exp(T(-0.5) * v * v) * T(INV_SQRT_2PI);
+            const A cdf = A(0.5) * (A(1) + math_erf(v * A(INV_SQRT_2)));
+            const A pdf = math_exp(A(-0.5) * v * v) * A(INV_SQRT_2PI);
             slope = cdf + v * pdf;
         }
-        gx[e] = gy[e] * slope;
+        gx[e] = from_acc<T>(to_acc(gy[e]) * slope);
     }
 }
 
@@ -94,10 +108,10 @@ __global__ void gelu_backward(const T* __restrict__ gy, const T* __restrict__ x,
 template <typename T>
 __global__ void softmax_forward(const T* __restrict__ x, T* __restrict__ y, long long rows, long long cols) {
     for (long long r = first_warp(); r < rows; r += warp_stride()) {
-        T m, s;
+        acc_t<T> m, s;
         row_max_and_sum(x + r * cols, cols, m, s);
         for (long long c = lane_id(); c < cols; c += WARP_SIZE)
-            y[r * cols + c] = math_exp(x[r * cols + c] - m) / s;
+            y[r * cols + c] = from_acc<T>(math_exp(to_acc(x[r * cols + c]) - m) / s);
     }
 }
 
@@ -106,11 +120,11 @@ template <typename T>
 __global__ void log_softmax_forward(const T* __restrict__ x, T* __restrict__ y, long long rows,
                                     long long cols) {
     for (long long r = first_warp(); r < rows; r += warp_stride()) {
-        T m, s;
+        acc_t<T> m, s;
         row_max_and_sum(x + r * cols, cols, m, s);
-        const T log_s = math_log(s);
+        const acc_t<T> log_s = math_log(s);
         for (long long c = lane_id(); c < cols; c += WARP_SIZE)
-            y[r * cols + c] = (x[r * cols + c] - m) - log_s;
+            y[r * cols + c] = from_acc<T>((to_acc(x[r * cols + c]) - m) - log_s);
     }
 }
 
@@ -123,11 +137,14 @@ __device__ inline void softmax_backward_rows(const T* __restrict__ gy, const T* 
     for (long long r = first_warp(); r < rows; r += warp_stride()) {
         const T* g = gy + r * cols;
         const T* p = y + r * cols;
-        T s = T(0);
-        for (long long c = lane_id(); c < cols; c += WARP_SIZE) s += LOG ? g[c] : g[c] * p[c];
-        s = warp_sum(s);
+        acc_t<T> s = 0;
         for (long long c = lane_id(); c < cols; c += WARP_SIZE)
-            gx[r * cols + c] = LOG ? g[c] - math_exp(p[c]) * s : g[c] * p[c] - p[c] * s;
+            s += LOG ? to_acc(g[c]) : to_acc(g[c]) * to_acc(p[c]);
+        s = warp_sum(s);
+        for (long long c = lane_id(); c < cols; c += WARP_SIZE) {
+            const acc_t<T> gc = to_acc(g[c]), pc = to_acc(p[c]);
+            gx[r * cols + c] = from_acc<T>(LOG ? gc - math_exp(pc) * s : gc * pc - pc * s);
+        }
     }
 }
 

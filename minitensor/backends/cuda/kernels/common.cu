@@ -1,9 +1,31 @@
 // Helpers shared by every kernel file. rawmodule.py prepends this text to each .cu file before compiling it:
-// NVRTC is given no include path, and CuPy's disk cache is keyed on the source text, so an edit here must
-// change the text of every module that uses it. No host #includes: NVRTC provides the CUDA math functions.
+// CuPy's disk cache is keyed on the source text, so an edit here must change the text of every module that
+// uses it. No host #includes: NVRTC provides the CUDA math functions; cuda_fp16.h and cuda_bf16.h (the
+// __half and __nv_bfloat16 types) are found on the include path CuPy gives NVRTC (the CUDA toolkit's,
+// $CUDA_PATH/include, or the headers' wheel).
 //
-// Conventions: every integer parameter is `long long` (Python passes np.int64) and every floating-point one
-// is T (np.float32 / np.float64 matching the arrays), so one rule covers every launch.
+// Conventions: every integer parameter is `long long` (Python passes np.int64); array elements are T
+// (float, double, __half or __nv_bfloat16); a floating-point scalar is acc_t<T> (np.float32 for the 16-bit
+// types), so one rule covers every launch.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+// ------------------------------------------------------------------------------------------ accumulation
+// Kernels read T, compute in acc_t<T> and write T: float and double compute in their own type, the 16-bit
+// types in float (as PyTorch's opmath_t), so a sum over a row or a window is rounded once, at the store.
+template <typename T> struct Acc { using type = T; };
+template <> struct Acc<__half> { using type = float; };
+template <> struct Acc<__nv_bfloat16> { using type = float; };
+template <typename T> using acc_t = typename Acc<T>::type;
+
+__device__ inline float to_acc(float v) { return v; }
+__device__ inline double to_acc(double v) { return v; }
+__device__ inline float to_acc(__half v) { return __half2float(v); }
+__device__ inline float to_acc(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T> __device__ inline T from_acc(acc_t<T> v) { return v; }
+template <> __device__ inline __half from_acc<__half>(float v) { return __float2half(v); }  // nearest even
+template <> __device__ inline __nv_bfloat16 from_acc<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
 
 // ------------------------------------------------------------------------------------------ grid-stride
 // Item loops: thread t of the grid handles items t, t + grid size, t + 2 * grid size, ...
@@ -31,6 +53,26 @@ __device__ inline double math_erf(double v) { return erf(v); }
 __device__ inline float math_fmax(float a, float b) { return fmaxf(a, b); }
 __device__ inline double math_fmax(double a, double b) { return fmax(a, b); }
 
+// ------------------------------------------------------------------------------------------- atomics
+// atomicAdd on __half exists from compute capability 7.0 (Volta, the first GPUs with Tensor Cores), on
+// __nv_bfloat16 from 8.0 (Ampere); on older GPUs those instances trap instead of failing the whole module.
+__device__ inline void atomic_add(float* address, float v) { atomicAdd(address, v); }
+__device__ inline void atomic_add(double* address, double v) { atomicAdd(address, v); }
+__device__ inline void atomic_add(__half* address, __half v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+    __trap();
+#else
+    atomicAdd(address, v);
+#endif
+}
+__device__ inline void atomic_add(__nv_bfloat16* address, __nv_bfloat16 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    __trap();
+#else
+    atomicAdd(address, v);
+#endif
+}
+
 template <typename T> __device__ T positive_infinity();
 template <> __device__ inline float positive_infinity<float>() { return __int_as_float(0x7f800000); }
 template <> __device__ inline double positive_infinity<double>() {
@@ -57,13 +99,14 @@ __device__ inline T warp_max(T v) {  // fmax ignores NaN; a NaN in a row still r
     return v;
 }
 
-// m = max(row) and s = sum(exp(row - m)) of row x[0..cols), the same in every lane of the warp.
+// m = max(row) and s = sum(exp(row - m)) of row x[0..cols), in acc_t<T>, the same in every lane of the warp.
 template <typename T>
-__device__ inline void row_max_and_sum(const T* x, long long cols, T& m, T& s) {
-    m = -positive_infinity<T>();
-    for (long long c = lane_id(); c < cols; c += WARP_SIZE) m = math_fmax(m, x[c]);
+__device__ inline void row_max_and_sum(const T* x, long long cols, acc_t<T>& m, acc_t<T>& s) {
+    using A = acc_t<T>;
+    m = -positive_infinity<A>();
+    for (long long c = lane_id(); c < cols; c += WARP_SIZE) m = math_fmax(m, to_acc(x[c]));
     m = warp_max(m);
-    s = T(0);
-    for (long long c = lane_id(); c < cols; c += WARP_SIZE) s += math_exp(x[c] - m);
+    s = A(0);
+    for (long long c = lane_id(); c < cols; c += WARP_SIZE) s += math_exp(to_acc(x[c]) - m);
     s = warp_sum(s);
 }

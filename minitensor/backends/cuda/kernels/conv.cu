@@ -22,7 +22,7 @@ __global__ void im2col(const T* __restrict__ x, T* __restrict__ cols, long long 
         const long long y = oy * stride_h - pad_top + i * dil_h;
         const long long xx = ox * stride_w - pad_left + j * dil_w;
         const bool inside = y >= 0 && y < height && xx >= 0 && xx < width;
-        cols[e] = inside ? x[((n * channels + c) * height + y) * width + xx] : T(0);
+        cols[e] = inside ? x[((n * channels + c) * height + y) * width + xx] : from_acc<T>(0);
     }
 }
 
@@ -46,7 +46,7 @@ __global__ void col2im(const T* __restrict__ cols, T* __restrict__ gx, long long
         const long long n = rest / channels;
         const long long g = c / group_channels;
         const long long c_in_group = c - g * group_channels;
-        T acc = T(0);
+        acc_t<T> acc = 0;  // the offsets of one input element summed in acc_t<T>, rounded once
         for (long long i = 0; i < kernel_h; ++i) {
             const long long ty = y + pad_top - i * dil_h;  // = oy * stride_h for the output that read y
             if (ty < 0) break;  // ty only decreases with i
@@ -58,9 +58,9 @@ __global__ void col2im(const T* __restrict__ cols, T* __restrict__ gx, long long
                 if (tx % stride_w != 0 || tx / stride_w >= out_w) continue;
                 const long long ox = tx / stride_w;
                 const long long row = ((g * batch + n) * out_h + oy) * out_w + ox;
-                acc += cols[((row * group_channels + c_in_group) * kernel_h + i) * kernel_w + j];
+                acc += to_acc(cols[((row * group_channels + c_in_group) * kernel_h + i) * kernel_w + j]);
             }
         }
-        gx[e] = acc;
+        gx[e] = from_acc<T>(acc);
     }
 }

@@ -12,32 +12,33 @@ __global__ void softmax_cross_entropy_forward(const T* __restrict__ logits,
                                               const T* __restrict__ weight, T* __restrict__ losses,
                                               T* __restrict__ log_probs, long long rows, long long cols,
                                               long long has_weight, long long ignore_index,
-                                              T label_smoothing) {
+                                              acc_t<T> label_smoothing) {
+    using A = acc_t<T>;
     for (long long r = first_warp(); r < rows; r += warp_stride()) {
         const T* x = logits + r * cols;
-        T m, s;
+        A m, s;
         row_max_and_sum(x, cols, m, s);
-        const T log_s = math_log(s);
-        T weighted_sum = T(0);  // sum_c w[c] * log_probs[c], needed only for label smoothing
+        const A log_s = math_log(s);
+        A weighted_sum = A(0);  // sum_c w[c] * log_probs[c], needed only for label smoothing
         for (long long c = lane_id(); c < cols; c += WARP_SIZE) {
-            const T lp = (x[c] - m) - log_s;
-            log_probs[r * cols + c] = lp;
-            weighted_sum += (has_weight ? weight[c] : T(1)) * lp;
+            const A lp = (to_acc(x[c]) - m) - log_s;
+            log_probs[r * cols + c] = from_acc<T>(lp);
+            weighted_sum += (has_weight ? to_acc(weight[c]) : A(1)) * lp;
         }
         weighted_sum = warp_sum(weighted_sum);
         if (lane_id() == 0) {
             const long long t = target[r];
-            T loss;
+            A loss;
             if (t == ignore_index) {
-                loss = T(0);
+                loss = A(0);
             } else if (t < 0 || t >= cols) {
-                loss = quiet_nan<T>();
+                loss = quiet_nan<A>();
             } else {  // log_probs[t] recomputed rather than read back: another lane wrote it
-                loss = -((x[t] - m) - log_s) * (has_weight ? weight[t] : T(1));
-                if (label_smoothing != T(0))
-                    loss = loss * (T(1) - label_smoothing) + weighted_sum * (-label_smoothing / T(cols));
+                loss = -((to_acc(x[t]) - m) - log_s) * (has_weight ? to_acc(weight[t]) : A(1));
+                if (label_smoothing != A(0))
+                    loss = loss * (A(1) - label_smoothing) + weighted_sum * (-label_smoothing / A(cols));
             }
-            losses[r] = loss;
+            losses[r] = from_acc<T>(loss);
         }
     }
 }
@@ -52,27 +53,29 @@ __global__ void softmax_cross_entropy_backward(const T* __restrict__ g, const T*
                                                const T* __restrict__ weight, const T* __restrict__ weight_sum,
                                                T* __restrict__ gx,
                                                long long rows, long long cols, long long has_weight,
-                                               long long ignore_index, T label_smoothing) {
+                                               long long ignore_index, acc_t<T> label_smoothing) {
+    using A = acc_t<T>;
     const long long total = rows * cols;
     for (long long e = first_item(); e < total; e += item_stride()) {
         const long long r = e / cols, c = e - r * cols;
         const long long t = target[r];
         if (t == ignore_index) {
-            gx[e] = T(0);
+            gx[e] = from_acc<T>(A(0));
             continue;
         }
         if (t < 0 || t >= cols) {
-            gx[e] = quiet_nan<T>();
+            gx[e] = from_acc<T>(quiet_nan<A>());
             continue;
         }
-        const T g_pick = g[r] * (has_weight ? weight[t] : T(1)) * (T(1) - label_smoothing);
-        T v = math_exp(log_probs[e]) * g_pick;
-        if (label_smoothing != T(0)) {
-            const T g_smooth = g[r] * (label_smoothing / T(cols));
-            v = math_exp(log_probs[e]) * (g_pick + g_smooth * (has_weight ? *weight_sum : T(cols)))
-                - g_smooth * (has_weight ? weight[c] : T(1));
+        const A p = math_exp(to_acc(log_probs[e]));
+        const A g_pick = to_acc(g[r]) * (has_weight ? to_acc(weight[t]) : A(1)) * (A(1) - label_smoothing);
+        A v = p * g_pick;
+        if (label_smoothing != A(0)) {
+            const A g_smooth = to_acc(g[r]) * (label_smoothing / A(cols));
+            v = p * (g_pick + g_smooth * (has_weight ? to_acc(*weight_sum) : A(cols)))
+                - g_smooth * (has_weight ? to_acc(weight[c]) : A(1));
         }
         if (c == t) v -= g_pick;
-        gx[e] = v;
+        gx[e] = from_acc<T>(v);
     }
 }

@@ -17,7 +17,7 @@ __global__ void max_pool2d_forward(const T* __restrict__ x, T* __restrict__ y,
         const long long ox = e % out_w;
         const long long oy = (e / out_w) % out_h;
         const T* plane = x + (e / (out_w * out_h)) * height * width;
-        T best = -positive_infinity<T>();
+        acc_t<T> best = -positive_infinity<acc_t<T>>();  // a selection: exact in any type
         long long arg = -1;
         for (long long i = 0; i < kernel_h; ++i) {
             const long long yy = oy * stride_h - pad_h + i * dil_h;
@@ -25,14 +25,14 @@ __global__ void max_pool2d_forward(const T* __restrict__ x, T* __restrict__ y,
             for (long long j = 0; j < kernel_w; ++j) {
                 const long long xx = ox * stride_w - pad_w + j * dil_w;
                 if (xx < 0 || xx >= width) continue;
-                const T v = plane[yy * width + xx];
+                const acc_t<T> v = to_acc(plane[yy * width + xx]);
                 if (arg < 0 || v > best || v != v) {
                     best = v;
                     arg = yy * width + xx;
                 }
             }
         }
-        y[e] = best;
+        y[e] = from_acc<T>(best);
         indices[e] = arg;
     }
 }
@@ -45,7 +45,7 @@ __global__ void max_pool2d_backward(const T* __restrict__ gy, const long long* _
                                     long long in_plane) {
     const long long total = planes * out_plane;
     for (long long e = first_item(); e < total; e += item_stride())
-        if (indices[e] >= 0) atomicAdd(gx + (e / out_plane) * in_plane + indices[e], gy[e]);
+        if (indices[e] >= 0) atomic_add(gx + (e / out_plane) * in_plane + indices[e], gy[e]);
 }
 
 // PyTorch's average-pooling divisor of output position o along one axis, as a count of cells: the window
@@ -85,17 +85,18 @@ __global__ void avg_pool2d_forward(const T* __restrict__ x, T* __restrict__ y, l
         const long long ox = e % out_w;
         const long long oy = (e / out_w) % out_h;
         const T* plane = x + (e / (out_w * out_h)) * height * width;
-        T acc = T(0);
+        acc_t<T> acc = 0;
         for (long long i = 0; i < kernel_h; ++i) {
             const long long yy = oy * stride_h - pad_h + i;
             if (yy < 0 || yy >= height) continue;
             for (long long j = 0; j < kernel_w; ++j) {
                 const long long xx = ox * stride_w - pad_w + j;
-                if (xx >= 0 && xx < width) acc += plane[yy * width + xx];
+                if (xx >= 0 && xx < width) acc += to_acc(plane[yy * width + xx]);
             }
         }
-        y[e] = acc / T(avg_divisor(oy, ox, height, width, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w,
-                                   count_include_pad, divisor_override));
+        y[e] = from_acc<T>(acc / acc_t<T>(avg_divisor(oy, ox, height, width, kernel_h, kernel_w, stride_h,
+                                                     stride_w, pad_h, pad_w, count_include_pad,
+                                                     divisor_override)));
     }
 }
 
@@ -118,14 +119,14 @@ __global__ void avg_pool2d_backward(const T* __restrict__ gy, T* __restrict__ gx
         const long long ox_first = left > 0 ? (left + stride_w - 1) / stride_w : 0;
         const long long oy_last = (yy + pad_h) / stride_h < out_h - 1 ? (yy + pad_h) / stride_h : out_h - 1;
         const long long ox_last = (xx + pad_w) / stride_w < out_w - 1 ? (xx + pad_w) / stride_w : out_w - 1;
-        T acc = T(0);
+        acc_t<T> acc = 0;
         for (long long oy = oy_last; oy >= oy_first; --oy) {
             for (long long ox = ox_last; ox >= ox_first; --ox) {
-                acc += g[oy * out_w + ox] / T(avg_divisor(oy, ox, height, width, kernel_h, kernel_w, stride_h,
-                                                          stride_w, pad_h, pad_w, count_include_pad,
-                                                          divisor_override));
+                acc += to_acc(g[oy * out_w + ox])
+                       / acc_t<T>(avg_divisor(oy, ox, height, width, kernel_h, kernel_w, stride_h, stride_w,
+                                              pad_h, pad_w, count_include_pad, divisor_override));
             }
         }
-        gx[e] = acc;
+        gx[e] = from_acc<T>(acc);
     }
 }
