@@ -34,6 +34,8 @@ from .deterministic import (are_deterministic_algorithms_enabled, get_determinis
                             is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
                             use_deterministic_algorithms)
 from . import onnx  # noqa: E402  (export; the onnx package itself is imported only when export runs)
+from .dtypes import bfloat16  # noqa: E402
+from .legacy import BFloat16Tensor  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -66,6 +68,7 @@ __all__ += ["are_deterministic_algorithms_enabled", "get_deterministic_debug_mod
 
 
 __all__ += ["onnx"]
+__all__ += ["bfloat16", "BFloat16Tensor"]
 
 
 def is_tensor(obj: object) -> "_builtins.bool":

@@ -248,5 +248,5 @@ class IndexedGrad:
 
 
 def _check_finite(B: Backend, a: Any, message: str) -> None:
-    if a is not None and a.dtype.kind in "fc" and not B.isfinite_all(a):
+    if a is not None and a.dtype.kind in "fcV" and not B.isfinite_all(a):
         raise RuntimeError(message)

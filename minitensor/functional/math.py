@@ -140,7 +140,7 @@ def frac(input: Tensor) -> Tensor:
 
 
 def abs(input: Tensor) -> Tensor:
-    if input.array.dtype.kind == "f":
+    if input.array.dtype.kind in "fV":
         return Abs.apply(input)
     return nondiff(lambda B, x: B.abs(x), input)
 
@@ -163,7 +163,7 @@ class PiecewiseConstant(Function):
 
 
 def _piecewise_constant(input: Tensor, f: Callable[[Backend, Any], Any]) -> Tensor:
-    if input.array.dtype.kind == "f":
+    if input.array.dtype.kind in "fV":
         return PiecewiseConstant.apply(input, f)
     return nondiff(f, input)
 
@@ -202,7 +202,7 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         out = input if min is None else maximum(input, min)
         return out if max is None else minimum(out, max)
-    if input.array.dtype.kind != "f" and any(isinstance(v, float) for v in (min, max)):
+    if input.array.dtype.kind not in "fV" and any(isinstance(v, float) for v in (min, max)):
         input = to_float(input)
     return Clamp.apply(input, min, max)
 
