@@ -36,6 +36,8 @@ from .deterministic import (are_deterministic_algorithms_enabled, get_determinis
 from . import onnx  # noqa: E402  (export; the onnx package itself is imported only when export runs)
 from .dtypes import bfloat16  # noqa: E402
 from .legacy import BFloat16Tensor  # noqa: E402
+from . import amp  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -69,6 +71,7 @@ __all__ += ["are_deterministic_algorithms_enabled", "get_deterministic_debug_mod
 
 __all__ += ["onnx"]
 __all__ += ["bfloat16", "BFloat16Tensor"]
+__all__ += ["amp", "autocast", "get_autocast_dtype", "is_autocast_enabled"]
 
 
 def is_tensor(obj: object) -> "_builtins.bool":

@@ -41,6 +41,9 @@ _sequence = itertools.count()  # numbers the recorded nodes (next() on it is ato
 # The ONNX exporter's tracer while it runs a model (minitensor/onnx/trace.py), else None: every ``apply``
 # reports its call to it. One global read per op when no export is running.
 tracer: Any = None
+# autocast's hook (minitensor/amp/autocast_mode.cast_inputs) while a thread is inside an enabled autocast
+# region, else None: it casts the op's tensor arguments by the policy table. One global read per op when off.
+autocast: Any = None
 
 
 class Function:
@@ -105,6 +108,8 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if autocast is not None:
+            args = autocast(cls, args)
         Tensor = _tensor_mod.Tensor
         device = None
         grad_inputs = []  # positions of the tensors that require grad

@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ..backends.base import Backend
+from ..amp.autocast_mode import casts as amp_casts
 
 __all__ = ["conv2d", "conv_transpose2d"]
 
@@ -174,7 +175,7 @@ def _check_conv_args(name: str, input: Tensor, weight: Tensor, bias: Tensor | No
     if weight.ndim != 4:
         layout = "(in, out/groups, kH, kW)" if transposed else "(out, in/groups, kH, kW)"
         raise RuntimeError(f"{name}: weight must be 4D {layout}, got shape {tuple(weight.shape)}")
-    if input.dtype != weight.dtype:
+    if input.dtype != weight.dtype and not amp_casts(input):
         raise RuntimeError(f"{name}: input dtype {input.dtype} and weight dtype {weight.dtype} differ; cast "
                            f"one (e.g. input.to(weight.dtype))")
     if not isinstance(groups, int) or groups < 1:
@@ -197,5 +198,5 @@ def _check_conv_args(name: str, input: Tensor, weight: Tensor, bias: Tensor | No
         if tuple(bias.shape) != (c_out,):
             raise RuntimeError(f"{name}: bias must have shape ({c_out},) for {c_out} output channels, got "
                                f"{tuple(bias.shape)}")
-        if bias.dtype != input.dtype:
+        if bias.dtype != input.dtype and not amp_casts(input):
             raise RuntimeError(f"{name}: bias dtype {bias.dtype} differs from the input's {input.dtype}")

@@ -6,6 +6,7 @@ from typing import Any
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import promote
+from ..amp.autocast_mode import casts as amp_casts
 from ..backends.base import Backend
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "linear"]
@@ -136,7 +137,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is not None and tuple(bias.shape) != (weight.shape[0],):
         raise RuntimeError(f"linear: bias shape {tuple(bias.shape)} does not match out_features "
                            f"{weight.shape[0]}")
-    if input.array.dtype != weight.array.dtype:
+    if input.array.dtype != weight.array.dtype and not amp_casts(input):
         raise RuntimeError(f"linear: input dtype {input.dtype} and weight dtype {weight.dtype} differ; "
                            "cast one with .to()")
     return Linear.apply(input, weight, bias)

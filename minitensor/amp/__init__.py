@@ -1,0 +1,8 @@
+"""``minitensor.amp``: automatic mixed precision, PyTorch's ``torch.amp`` (docs/amp.md)."""
+from __future__ import annotations
+
+from .autocast_mode import (autocast, clear_autocast_cache, get_autocast_dtype, is_autocast_cache_enabled,
+                            is_autocast_enabled)
+
+__all__ = ["autocast", "clear_autocast_cache", "get_autocast_dtype", "is_autocast_cache_enabled",
+           "is_autocast_enabled"]
