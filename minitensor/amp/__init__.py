@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .autocast_mode import (autocast, clear_autocast_cache, get_autocast_dtype, is_autocast_cache_enabled,
                             is_autocast_enabled)
+from .grad_scaler import GradScaler
 
-__all__ = ["autocast", "clear_autocast_cache", "get_autocast_dtype", "is_autocast_cache_enabled",
+__all__ = ["GradScaler", "autocast", "clear_autocast_cache", "get_autocast_dtype", "is_autocast_cache_enabled",
            "is_autocast_enabled"]

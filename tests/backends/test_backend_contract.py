@@ -610,6 +610,7 @@ POINTERS = {
     "nadam_update": "test_optim_variants.py::test_nadam_trajectory",
     "radam_update": "test_optim_variants.py::test_radam_trajectory",
     "asgd_update": "test_optim_variants.py::test_asgd_trajectory_and_average",
+    "amp_unscale_and_check_inf": "test_amp_scaler.py::test_unscale_and_check_inf_backend_call",
 }
 
 PARITY: dict[str, Any] = {

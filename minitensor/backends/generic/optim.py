@@ -270,6 +270,18 @@ class OptimOps:
         else:
             xp.copyto(ax, param)
 
+    def amp_unscale_and_check_inf(self, grads: list[Array], inv_scale: float) -> Array:
+        """GradScaler's unscale (PyTorch's ``_amp_foreach_non_finite_check_and_unscale_``): every gradient
+        of one device and dtype multiplied in place by ``inv_scale``; returns found_inf, a (1,) float32
+        array, 1 when any of them holds an inf or NaN, else 0. Stays on the device: no host sync."""
+        xp = self.xp
+        found = xp.zeros(1, dtype=bool)
+        for g in grads:
+            xp.multiply(g, xp.asarray(inv_scale, dtype=g.dtype), out=g)
+            xp.logical_or(found, xp.logical_not(xp.isfinite(g)).any(), out=found)
+        return found.astype(xp.float32)
+
+
 class FusedOptimOps(OptimOps):
     """The one front end of the fused updates (the CPU's Numba loops, the CUDA Numba kernels): each update is
     one compiled loop over the elements, written in ``backends/optim_elements.py``.
