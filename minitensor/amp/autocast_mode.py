@@ -59,10 +59,12 @@ def clear_autocast_cache() -> None:
     _state.cache.clear()
 
 
-def casts(t: Any) -> bool:
-    """Whether autocast is on for tensor ``t``'s device in this thread: front ends that check their
-    operands' dtypes agree (linear, conv) let autocast reconcile them instead."""
-    return _function.autocast is not None and _state.enabled.get(t._device.type, False)
+def cast_early(cls: type, *args: Any) -> tuple[Any, ...]:
+    """``args`` cast now by ``cls``'s rule, for the front ends that check or unify their operands' dtypes
+    before ``cls.apply`` (linear, conv, matmul, the losses, the norms): they see what the op will get, and
+    the cast in ``apply`` is then a no-op. ``args`` as they are while no autocast region is open."""
+    hook = _function.autocast
+    return args if hook is None else hook(cls, args)
 
 
 def _device_type(device_type: Any) -> str:

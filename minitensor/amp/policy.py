@@ -29,5 +29,5 @@ POLICY: dict[str, str] = {
     "Sum": FP32, "Prod": FP32, "CumSum": FP32, "CumProd": FP32, "LogSumExp": FP32, "LogCumSumExp": FP32,
     # several tensors: the widest dtype
     "Add": PROMOTE, "Sub": PROMOTE, "Mul": PROMOTE, "Div": PROMOTE, "Atan2": PROMOTE, "Cat": PROMOTE,
-    "Stack": PROMOTE, "Where": PROMOTE, "IndexPut": PROMOTE, "Maximum": PROMOTE, "Minimum": PROMOTE,
+    "Stack": PROMOTE, "Where": PROMOTE, "Maximum": PROMOTE, "Minimum": PROMOTE,
 }

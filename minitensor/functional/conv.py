@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ..backends.base import Backend
-from ..amp.autocast_mode import casts as amp_casts
+from ..amp.autocast_mode import cast_early
 
 __all__ = ["conv2d", "conv_transpose2d"]
 
@@ -61,6 +61,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
     ``padding``: an int, a pair, "valid" (none) or "same" (output size = input size; stride must be 1;
     when the total d*(k-1) is odd the extra row/column goes at the bottom/right, as in PyTorch)."""
     name = "conv2d"
+    input, weight, bias = cast_early(Conv2d, input, weight, bias)
     _check_conv_args(name, input, weight, bias, groups)
     stride, dilation = pair(stride, "stride", name), pair(dilation, "dilation", name)
     kernel = tuple(weight.shape[2:])
@@ -77,6 +78,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     (C_in, C_out/groups, kH, kW) -> (N, C_out, oH, oW), oH = (H-1)*stride - 2*padding
     + dilation*(kH-1) + output_padding + 1."""
     name = "conv_transpose2d"
+    input, weight, bias = cast_early(ConvTranspose2d, input, weight, bias)
     _check_conv_args(name, input, weight, bias, groups, transposed=True)
     if isinstance(padding, str):
         raise TypeError(f"{name}: padding must be an int or a pair of ints, got {padding!r}")
@@ -175,7 +177,7 @@ def _check_conv_args(name: str, input: Tensor, weight: Tensor, bias: Tensor | No
     if weight.ndim != 4:
         layout = "(in, out/groups, kH, kW)" if transposed else "(out, in/groups, kH, kW)"
         raise RuntimeError(f"{name}: weight must be 4D {layout}, got shape {tuple(weight.shape)}")
-    if input.dtype != weight.dtype and not amp_casts(input):
+    if input.dtype != weight.dtype:
         raise RuntimeError(f"{name}: input dtype {input.dtype} and weight dtype {weight.dtype} differ; cast "
                            f"one (e.g. input.to(weight.dtype))")
     if not isinstance(groups, int) or groups < 1:
@@ -198,5 +200,5 @@ def _check_conv_args(name: str, input: Tensor, weight: Tensor, bias: Tensor | No
         if tuple(bias.shape) != (c_out,):
             raise RuntimeError(f"{name}: bias must have shape ({c_out},) for {c_out} output channels, got "
                                f"{tuple(bias.shape)}")
-        if bias.dtype != input.dtype and not amp_casts(input):
+        if bias.dtype != input.dtype:
             raise RuntimeError(f"{name}: bias dtype {bias.dtype} differs from the input's {input.dtype}")

@@ -6,7 +6,7 @@ from typing import Any
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import promote
-from ..amp.autocast_mode import casts as amp_casts
+from ..amp.autocast_mode import cast_early
 from ..backends.base import Backend
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "linear"]
@@ -60,7 +60,7 @@ def _check_matmul_shapes(a: Tensor, b: Tensor) -> None:
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """The matrix product with NumPy/PyTorch broadcasting of batch dims."""
-    a, b = promote(input, other)
+    a, b = promote(*cast_early(MatMul, input, other))
     _check_matmul_shapes(a, b)
     try:
         return MatMul.apply(a, b)
@@ -129,6 +129,7 @@ def _rows(a: Any) -> Any:
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = input @ weight.T + bias; input (*, in_features), weight (out_features, in_features)."""
+    input, weight, bias = cast_early(Linear, input, weight, bias)
     if weight.ndim != 2:
         raise RuntimeError(f"linear: weight must be 2D (out_features, in_features), got {tuple(weight.shape)}")
     if input.ndim == 0 or input.shape[-1] != weight.shape[1]:
@@ -137,7 +138,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is not None and tuple(bias.shape) != (weight.shape[0],):
         raise RuntimeError(f"linear: bias shape {tuple(bias.shape)} does not match out_features "
                            f"{weight.shape[0]}")
-    if input.array.dtype != weight.array.dtype and not amp_casts(input):
+    if input.array.dtype != weight.array.dtype:
         raise RuntimeError(f"linear: input dtype {input.dtype} and weight dtype {weight.dtype} differ; "
                            "cast one with .to()")
     return Linear.apply(input, weight, bias)

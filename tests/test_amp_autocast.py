@@ -1,0 +1,251 @@
+"""autocast (minitensor.amp): the API (nesting, enabled=False, decorator, threads), the weight-cast cache,
+and parity of every op of the policy table against the float32 op, forward and backward."""
+from __future__ import annotations
+
+import threading
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minitensor as mt
+import minitensor.nn.functional as F
+from minitensor.amp.policy import FP32, LOWER, POLICY, PROMOTE
+from minitensor.autograd import function as function_module
+from minitensor.autograd.function import Function
+from minitensor.functional.cast import ToDtype
+
+
+def test_state_nesting_enabled_false_and_restoring():
+    assert not mt.is_autocast_enabled("cpu") and mt.get_autocast_dtype("cpu") == mt.bfloat16
+    assert mt.get_autocast_dtype("cuda") == mt.float16
+    assert function_module.autocast is None
+    with mt.autocast("cpu"):
+        assert mt.is_autocast_enabled("cpu") and not mt.is_autocast_enabled()  # no argument: CUDA's
+        with mt.amp.autocast("cpu", dtype=mt.float16):
+            assert mt.get_autocast_dtype("cpu") == mt.float16
+            with mt.autocast("cpu", enabled=False):
+                assert not mt.is_autocast_enabled("cpu")
+                assert (mt.ones(2, 2) @ mt.ones(2, 2)).dtype == mt.float32
+            assert (mt.ones(2, 2) @ mt.ones(2, 2)).dtype == mt.float16
+        assert mt.get_autocast_dtype("cpu") == mt.bfloat16
+        assert (mt.ones(2, 2) @ mt.ones(2, 2)).dtype == mt.bfloat16
+    assert not mt.is_autocast_enabled("cpu") and function_module.autocast is None
+    assert (mt.ones(2, 2) @ mt.ones(2, 2)).dtype == mt.float32
+
+
+def test_decorator_and_errors():
+    @mt.autocast("cpu")
+    def f(a, b):
+        return a @ b
+
+    assert f(mt.ones(2, 2), mt.ones(2, 2)).dtype == mt.bfloat16
+    assert not mt.is_autocast_enabled("cpu")
+    with pytest.raises(RuntimeError, match="unsupported autocast device_type 'tpu'"):
+        mt.autocast("tpu")
+    with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
+        mt.autocast(mt.device("cpu"))
+    with pytest.warns(UserWarning, match="target dtype is not supported"):
+        ac = mt.autocast("cpu", dtype=mt.float64)
+    with ac:
+        assert not mt.is_autocast_enabled("cpu")
+
+
+def test_cuda_autocast_without_cuda_warns_and_is_off(monkeypatch):
+    monkeypatch.setattr(mt.cuda, "is_available", lambda: False)
+    with pytest.warns(UserWarning, match="CUDA is not available. Disabling autocast."):
+        ac = mt.autocast("cuda")
+    with ac:
+        assert not mt.is_autocast_enabled("cuda")
+    with pytest.warns(FutureWarning, match="minitensor.cuda.amp.autocast\\(args...\\)` is deprecated"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            mt.cuda.amp.autocast()
+
+
+def test_state_is_per_thread():
+    seen = []
+    with mt.autocast("cpu"):
+        t = threading.Thread(target=lambda: seen.append((mt.is_autocast_enabled("cpu"),
+                                                         (mt.ones(2, 2) @ mt.ones(2, 2)).dtype)))
+        t.start()
+        t.join()
+    assert seen == [(False, mt.float32)]
+
+
+def test_weight_casts_are_cached_per_region_by_identity_and_version(monkeypatch):
+    calls = []
+    forward = ToDtype.forward
+    monkeypatch.setattr(ToDtype, "forward", staticmethod(lambda ctx, B, x, d: calls.append(d) or forward(ctx, B, x, d)))
+    w = mt.randn(3, 3, requires_grad=True)
+    x = mt.randn(2, 3)
+    with mt.autocast("cpu"):
+        a = F.linear(x, w)
+        b = F.linear(x, w)  # the weight's cast is reused; the (non-leaf) input is cast per use
+        assert len(calls) == 3
+        with mt.no_grad():
+            w.mul_(1.0)  # a new version: a new cast
+        F.linear(x, w)
+        assert len(calls) == 5
+    (a.sum() + b.sum()).backward()
+    assert w.grad.dtype == mt.float32
+    np.testing.assert_allclose(w.grad.numpy(), 2 * np.broadcast_to(x.sum(0).numpy(), (3, 3)), rtol=2e-2)
+    with mt.autocast("cpu"):
+        F.linear(x, w)  # a new region: a new cast
+    assert len(calls) == 7
+    with mt.autocast("cpu", cache_enabled=False):
+        F.linear(x, w)
+        F.linear(x, w)
+    assert len(calls) == 11
+
+
+def test_parameters_stay_float32_and_gradients_flow_in_each_ops_dtype():
+    lin = mt.nn.Linear(4, 3)
+    x = mt.randn(5, 4, requires_grad=True)
+    with mt.autocast("cpu"):
+        h = lin(x)
+        assert h.dtype == mt.bfloat16
+        y = h.softmax(-1)
+        assert y.dtype == mt.float32
+    y[:, 0].sum().backward()
+    assert lin.weight.dtype == lin.weight.grad.dtype == x.grad.dtype == mt.float32
+
+
+# ---------------------------------------------------------------------------------------- parity
+# One case per table entry: (make inputs from a generator and the sizes n, k; the op on those inputs).
+def _pos(g, *shape):
+    return np.abs(g.standard_normal(shape)) + 0.5
+
+
+def _unit(g, *shape):
+    return g.uniform(-0.8, 0.8, shape)
+
+
+def _normal(g, *shape):
+    return g.standard_normal(shape)
+
+
+def _labels(g, n, k):
+    return mt.tensor(g.integers(0, k, n))
+
+
+CASES = {
+    "MatMul": (lambda g, n, k: [_normal(g, n, k), _normal(g, k, 3)], lambda a, b: a @ b),
+    "Linear": (lambda g, n, k: [_normal(g, n, k), _normal(g, 3, k), _normal(g, 3)], F.linear),
+    "Conv2d": (lambda g, n, k: [_normal(g, n, 2, k + 2, 4), _normal(g, 3, 2, 3, 3), _normal(g, 3)],
+               lambda x, w, b: F.conv2d(x, w, b, padding=1)),
+    "ConvTranspose2d": (lambda g, n, k: [_normal(g, n, 2, k, 3), _normal(g, 2, 3, 2, 2)],
+                        lambda x, w: F.conv_transpose2d(x, w, stride=2)),
+    "ScaledDotProductAttention": (lambda g, n, k: [_normal(g, n, k, 4), _normal(g, n, k, 4), _normal(g, n, k, 4)],
+                                  F.scaled_dot_product_attention),
+    "Exp": (lambda g, n, k: [_normal(g, n, k)], mt.exp),
+    "Expm1": (lambda g, n, k: [_normal(g, n, k)], mt.expm1),
+    "Log": (lambda g, n, k: [_pos(g, n, k)], mt.log),
+    "Log2": (lambda g, n, k: [_pos(g, n, k)], mt.log2),
+    "Log10": (lambda g, n, k: [_pos(g, n, k)], mt.log10),
+    "Log1p": (lambda g, n, k: [_pos(g, n, k)], mt.log1p),
+    "Pow": (lambda g, n, k: [_pos(g, n, k)], lambda x: x ** 2.5),
+    "Reciprocal": (lambda g, n, k: [_pos(g, n, k)], mt.reciprocal),
+    "Rsqrt": (lambda g, n, k: [_pos(g, n, k)], mt.rsqrt),
+    "Sinh": (lambda g, n, k: [_normal(g, n, k)], mt.sinh),
+    "Cosh": (lambda g, n, k: [_normal(g, n, k)], mt.cosh),
+    "Tan": (lambda g, n, k: [_unit(g, n, k)], mt.tan),
+    "Asin": (lambda g, n, k: [_unit(g, n, k)], mt.asin),
+    "Acos": (lambda g, n, k: [_unit(g, n, k)], mt.acos),
+    "Erfinv": (lambda g, n, k: [_unit(g, n, k)], mt.erfinv),
+    "Softplus": (lambda g, n, k: [_normal(g, n, k)], F.softplus),
+    "Softmax": (lambda g, n, k: [_normal(g, n, k)], lambda x: F.softmax(x, -1)),
+    "LogSoftmax": (lambda g, n, k: [_normal(g, n, k)], lambda x: F.log_softmax(x, -1)),
+    "CrossEntropy": (lambda g, n, k: [_normal(g, n, k), _labels(g, n, k)], F.cross_entropy),
+    "NLLLoss": (lambda g, n, k: [_normal(g, n, k), _labels(g, n, k)], F.nll_loss),
+    "CrossEntropyProbs": (lambda g, n, k: [_normal(g, n, k), _unit(g, n, k) + 1], F.cross_entropy),
+    "MSELoss": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], F.mse_loss),
+    "L1Loss": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], F.l1_loss),
+    "BinaryCrossEntropy": (lambda g, n, k: [(_unit(g, n, k) + 1) / 2, (_unit(g, n, k) + 1) / 2],
+                           F.binary_cross_entropy),
+    "BinaryCrossEntropyWithLogits": (lambda g, n, k: [_normal(g, n, k), (_unit(g, n, k) + 1) / 2],
+                                     F.binary_cross_entropy_with_logits),
+    "LayerNorm": (lambda g, n, k: [_normal(g, n, k + 1), _normal(g, k + 1), _normal(g, k + 1)],
+                  lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b)),
+    "BatchNorm": (lambda g, n, k: [_normal(g, n + 1, k), _normal(g, k), _normal(g, k)],
+                  lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True)),
+    "PNorm": (lambda g, n, k: [_normal(g, n, k)], lambda x: x.norm(dim=-1)),
+    "Sum": (lambda g, n, k: [_normal(g, n, k)], lambda x: x.sum(-1)),
+    "Prod": (lambda g, n, k: [_unit(g, n, k) + 1.5], lambda x: x.prod(-1)),
+    "CumSum": (lambda g, n, k: [_normal(g, n, k)], lambda x: x.cumsum(-1)),
+    "CumProd": (lambda g, n, k: [_unit(g, n, k) + 1.5], lambda x: x.cumprod(-1)),
+    "LogSumExp": (lambda g, n, k: [_normal(g, n, k)], lambda x: x.logsumexp(-1)),
+    "LogCumSumExp": (lambda g, n, k: [_normal(g, n, k)], lambda x: mt.logcumsumexp(x, -1)),
+    "Add": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], mt.add),
+    "Sub": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], mt.sub),
+    "Mul": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], mt.mul),
+    "Div": (lambda g, n, k: [_normal(g, n, k), _pos(g, n, k)], mt.div),
+    "Atan2": (lambda g, n, k: [_normal(g, n, k), _pos(g, n, k)], mt.atan2),
+    "Cat": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], lambda a, b: mt.cat([a, b])),
+    "Stack": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], lambda a, b: mt.stack([a, b])),
+    "Where": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], lambda a, b: mt.where(a > 0, a, b)),
+    "Maximum": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], mt.maximum),
+    "Minimum": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], mt.minimum),
+}
+# The relative error (in the 2-norm) a 16-bit op may have against float32 (a few ulps, over sums).
+TOLERANCE = {mt.bfloat16: 4e-2, mt.float16: 5e-3}
+
+
+def test_the_table_names_functions_and_every_entry_has_a_parity_case():
+    names = set()
+    stack = [Function]
+    while stack:
+        cls = stack.pop()
+        names.add(cls.__name__)
+        stack.extend(cls.__subclasses__())
+    assert set(POLICY) <= names, sorted(set(POLICY) - names)
+    assert set(CASES) == set(POLICY)
+    assert set(POLICY.values()) == {LOWER, FP32, PROMOTE}
+
+
+def _rel_err(got, ref):
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    return float(np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-6))
+
+
+def _run(op, make, rule, low, seed, n, k, autocast):
+    """The op's output and its inputs' gradients; inputs are float32, except that an FP32 op gets its
+    first input in ``low`` (what autocast would have fed it) and a PROMOTE op gets one of each."""
+    g = np.random.default_rng(seed)
+    inputs = []
+    for i, a in enumerate(make(g, n, k)):
+        if isinstance(a, mt.Tensor):
+            inputs.append(a)
+            continue
+        t = mt.tensor(a, dtype=mt.float32)
+        if (rule == FP32 and i == 0) or (rule == PROMOTE and i == 1):
+            t = t.to(low)
+        inputs.append(t.requires_grad_())
+    if autocast:
+        with mt.autocast("cpu", dtype=low):
+            out = op(*inputs)
+    else:  # the float32 reference on the same (rounded) values
+        out = op(*[t.float() if t.is_floating_point() else t for t in inputs])
+    g_out = np.random.default_rng(seed + 1).standard_normal(tuple(out.shape))
+    (out.float() * mt.tensor(g_out, dtype=mt.float32)).sum().backward()
+    grads = [t.grad for t in inputs if t.is_floating_point() and t.requires_grad]
+    return out, [gr.float().numpy() for gr in grads], [t.dtype for t in inputs if t.requires_grad]
+
+
+@pytest.mark.parametrize("low", [mt.bfloat16, mt.float16], ids=["bf16", "fp16"])
+@pytest.mark.parametrize("name", sorted(POLICY))
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2 ** 31), n=st.integers(1, 4), k=st.integers(1, 6))
+def test_every_table_op_matches_float32_forward_and_backward(name, low, seed, n, k):
+    make, op = CASES[name]
+    rule = POLICY[name]
+    out, grads, dtypes = _run(op, make, rule, low, seed, n, k, autocast=True)
+    ref, ref_grads, _ = _run(op, make, rule, low, seed, n, k, autocast=False)
+    assert out.dtype == (low if rule == LOWER else mt.float32)
+    tol = TOLERANCE[low] if rule == LOWER else 1e-5
+    assert _rel_err(out.detach().float().numpy(), ref.detach().float().numpy()) <= tol
+    for gr, rg, dt in zip(grads, ref_grads, dtypes):
+        # each gradient comes back in its input's dtype: float32 inputs lose nothing beyond the op's rounding
+        assert _rel_err(gr, rg) <= (TOLERANCE[low] if rule == LOWER or dt == low else 1e-5)
