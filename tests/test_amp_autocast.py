@@ -114,21 +114,28 @@ def test_parameters_stay_float32_and_gradients_flow_in_each_ops_dtype():
 
 
 # ---------------------------------------------------------------------------------------- parity
-# One case per table entry: (make inputs from a generator and the sizes n, k; the op on those inputs).
-def _pos(g, *shape):
-    return np.abs(g.standard_normal(shape)) + 0.5
-
-
-def _unit(g, *shape):
-    return g.uniform(-0.8, 0.8, shape)
-
-
 def _normal(g, *shape):
     return g.standard_normal(shape)
 
 
-def _labels(g, n, k):
-    return mt.tensor(g.integers(0, k, n))
+# Inputs of the (n, k)-shaped cases, one letter each: Normal, Positive, Unit interval, Ratio (positive,
+# near 1: products), Sum-to-something probabilities, Binary probabilities, Labels.
+SAMPLERS = {
+    "N": _normal,
+    "P": lambda g, n, k: np.abs(g.standard_normal((n, k))) + 0.5,
+    "U": lambda g, n, k: g.uniform(-0.8, 0.8, (n, k)),
+    "R": lambda g, n, k: g.uniform(0.7, 2.3, (n, k)),
+    "S": lambda g, n, k: g.uniform(0.2, 1.8, (n, k)),
+    "B": lambda g, n, k: g.uniform(0.1, 0.9, (n, k)),
+    "L": lambda g, n, k: mt.tensor(g.integers(0, k, n)),
+}
+
+
+def _make(case, g, n, k):
+    """The inputs of a case: from its letters, or its own function for the cases of other shapes."""
+    if isinstance(case, str):
+        return [SAMPLERS[c](g, n, k) for c in case]
+    return case(g, n, k)
 
 
 CASES = {
@@ -140,54 +147,26 @@ CASES = {
                         lambda x, w: F.conv_transpose2d(x, w, stride=2)),
     "ScaledDotProductAttention": (lambda g, n, k: [_normal(g, n, k, 4), _normal(g, n, k, 4), _normal(g, n, k, 4)],
                                   F.scaled_dot_product_attention),
-    "Exp": (lambda g, n, k: [_normal(g, n, k)], mt.exp),
-    "Expm1": (lambda g, n, k: [_normal(g, n, k)], mt.expm1),
-    "Log": (lambda g, n, k: [_pos(g, n, k)], mt.log),
-    "Log2": (lambda g, n, k: [_pos(g, n, k)], mt.log2),
-    "Log10": (lambda g, n, k: [_pos(g, n, k)], mt.log10),
-    "Log1p": (lambda g, n, k: [_pos(g, n, k)], mt.log1p),
-    "Pow": (lambda g, n, k: [_pos(g, n, k)], lambda x: x ** 2.5),
-    "Reciprocal": (lambda g, n, k: [_pos(g, n, k)], mt.reciprocal),
-    "Rsqrt": (lambda g, n, k: [_pos(g, n, k)], mt.rsqrt),
-    "Sinh": (lambda g, n, k: [_normal(g, n, k)], mt.sinh),
-    "Cosh": (lambda g, n, k: [_normal(g, n, k)], mt.cosh),
-    "Tan": (lambda g, n, k: [_unit(g, n, k)], mt.tan),
-    "Asin": (lambda g, n, k: [_unit(g, n, k)], mt.asin),
-    "Acos": (lambda g, n, k: [_unit(g, n, k)], mt.acos),
-    "Erfinv": (lambda g, n, k: [_unit(g, n, k)], mt.erfinv),
-    "Softplus": (lambda g, n, k: [_normal(g, n, k)], F.softplus),
-    "Softmax": (lambda g, n, k: [_normal(g, n, k)], lambda x: F.softmax(x, -1)),
-    "LogSoftmax": (lambda g, n, k: [_normal(g, n, k)], lambda x: F.log_softmax(x, -1)),
-    "CrossEntropy": (lambda g, n, k: [_normal(g, n, k), _labels(g, n, k)], F.cross_entropy),
-    "NLLLoss": (lambda g, n, k: [_normal(g, n, k), _labels(g, n, k)], F.nll_loss),
-    "CrossEntropyProbs": (lambda g, n, k: [_normal(g, n, k), _unit(g, n, k) + 1], F.cross_entropy),
-    "MSELoss": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], F.mse_loss),
-    "L1Loss": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], F.l1_loss),
-    "BinaryCrossEntropy": (lambda g, n, k: [(_unit(g, n, k) + 1) / 2, (_unit(g, n, k) + 1) / 2],
-                           F.binary_cross_entropy),
-    "BinaryCrossEntropyWithLogits": (lambda g, n, k: [_normal(g, n, k), (_unit(g, n, k) + 1) / 2],
-                                     F.binary_cross_entropy_with_logits),
+    **{name: ("N", getattr(mt, name.lower())) for name in ("Exp", "Expm1", "Sinh", "Cosh")},
+    **{name: ("P", getattr(mt, name.lower())) for name in ("Log", "Log2", "Log10", "Log1p", "Reciprocal", "Rsqrt")},
+    **{name: ("U", getattr(mt, name.lower())) for name in ("Tan", "Asin", "Acos", "Erfinv")},
+    **{name: ("NN", getattr(mt, name.lower())) for name in ("Add", "Sub", "Mul", "Maximum", "Minimum")},
+    **{name: ("NP", getattr(mt, name.lower())) for name in ("Div", "Atan2")},
+    # reductions and scans along the last dim, by their method names
+    **{name: ("R" if name in ("Prod", "CumProd") else "N", lambda x, m=name.lower(): getattr(x, m)(-1))
+       for name in ("Sum", "Prod", "CumSum", "CumProd", "LogSumExp")},
+    "Pow": ("P", lambda x: x ** 2.5), "Softplus": ("N", F.softplus), "PNorm": ("N", lambda x: x.norm(dim=-1)),
+    "Softmax": ("N", lambda x: F.softmax(x, -1)), "LogSoftmax": ("N", lambda x: F.log_softmax(x, -1)),
+    "LogCumSumExp": ("N", lambda x: mt.logcumsumexp(x, -1)), "CrossEntropy": ("NL", F.cross_entropy),
+    "NLLLoss": ("NL", F.nll_loss), "CrossEntropyProbs": ("NS", F.cross_entropy),
+    "MSELoss": ("NN", F.mse_loss), "L1Loss": ("NN", F.l1_loss), "BinaryCrossEntropy": ("BB", F.binary_cross_entropy),
+    "BinaryCrossEntropyWithLogits": ("NB", F.binary_cross_entropy_with_logits),
     "LayerNorm": (lambda g, n, k: [_normal(g, n, k + 1), _normal(g, k + 1), _normal(g, k + 1)],
                   lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b)),
     "BatchNorm": (lambda g, n, k: [_normal(g, n + 1, k), _normal(g, k), _normal(g, k)],
                   lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True)),
-    "PNorm": (lambda g, n, k: [_normal(g, n, k)], lambda x: x.norm(dim=-1)),
-    "Sum": (lambda g, n, k: [_normal(g, n, k)], lambda x: x.sum(-1)),
-    "Prod": (lambda g, n, k: [_unit(g, n, k) + 1.5], lambda x: x.prod(-1)),
-    "CumSum": (lambda g, n, k: [_normal(g, n, k)], lambda x: x.cumsum(-1)),
-    "CumProd": (lambda g, n, k: [_unit(g, n, k) + 1.5], lambda x: x.cumprod(-1)),
-    "LogSumExp": (lambda g, n, k: [_normal(g, n, k)], lambda x: x.logsumexp(-1)),
-    "LogCumSumExp": (lambda g, n, k: [_normal(g, n, k)], lambda x: mt.logcumsumexp(x, -1)),
-    "Add": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], mt.add),
-    "Sub": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], mt.sub),
-    "Mul": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], mt.mul),
-    "Div": (lambda g, n, k: [_normal(g, n, k), _pos(g, n, k)], mt.div),
-    "Atan2": (lambda g, n, k: [_normal(g, n, k), _pos(g, n, k)], mt.atan2),
-    "Cat": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], lambda a, b: mt.cat([a, b])),
-    "Stack": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], lambda a, b: mt.stack([a, b])),
-    "Where": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], lambda a, b: mt.where(a > 0, a, b)),
-    "Maximum": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], mt.maximum),
-    "Minimum": (lambda g, n, k: [_normal(g, n, k), _normal(g, n, k)], mt.minimum),
+    "Cat": ("NN", lambda a, b: mt.cat([a, b])), "Stack": ("NN", lambda a, b: mt.stack([a, b])),
+    "Where": ("NN", lambda a, b: mt.where(a > 0, a, b)),
 }
 # The relative error (in the 2-norm) a 16-bit op may have against float32 (a few ulps, over sums).
 TOLERANCE = {mt.bfloat16: 4e-2, mt.float16: 5e-3}
@@ -215,7 +194,7 @@ def _run(op, make, rule, low, seed, n, k, autocast):
     first input in ``low`` (what autocast would have fed it) and a PROMOTE op gets one of each."""
     g = np.random.default_rng(seed)
     inputs = []
-    for i, a in enumerate(make(g, n, k)):
+    for i, a in enumerate(_make(make, g, n, k)):
         if isinstance(a, mt.Tensor):
             inputs.append(a)
             continue
