@@ -22,6 +22,8 @@ def test_state_nesting_enabled_false_and_restoring():
     assert not mt.is_autocast_enabled("cpu") and mt.get_autocast_dtype("cpu") == mt.bfloat16
     assert mt.get_autocast_dtype("cuda") == mt.float16
     assert function_module.autocast is None
+    assert mt.amp.is_autocast_available("cpu") and mt.amp.is_autocast_available("cuda")
+    assert not mt.amp.is_autocast_available("xla")
     with mt.autocast("cpu"):
         assert mt.is_autocast_enabled("cpu") and not mt.is_autocast_enabled()  # no argument: CUDA's
         with mt.amp.autocast("cpu", dtype=mt.float16):

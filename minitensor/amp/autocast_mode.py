@@ -51,6 +51,11 @@ def get_autocast_dtype(device_type: str) -> _dt.dtype:
     return _state.dtype[_device_type(device_type)]
 
 
+def is_autocast_available(device_type: str) -> bool:
+    """Whether autocast supports ``device_type`` (PyTorch's ``torch.amp.is_autocast_available``)."""
+    return device_type in _DEVICE_TYPES
+
+
 def is_autocast_cache_enabled() -> bool:
     return _state.cache_enabled
 
