@@ -172,6 +172,7 @@ CASES = {
 }
 # The relative error (in the 2-norm) a 16-bit op may have against float32 (a few ulps, over sums).
 TOLERANCE = {mt.bfloat16: 4e-2, mt.float16: 5e-3}
+ROUNDINGS = {"ScaledDotProductAttention": 2}  # two GEMMs and a softmax, each rounded to 16 bits: twice the room
 
 
 def test_the_table_names_functions_and_every_entry_has_a_parity_case():
@@ -225,8 +226,9 @@ def test_every_table_op_matches_float32_forward_and_backward(name, low, seed, n,
     out, grads, dtypes = _run(op, make, rule, low, seed, n, k, autocast=True)
     ref, ref_grads, _ = _run(op, make, rule, low, seed, n, k, autocast=False)
     assert out.dtype == (low if rule == LOWER else mt.float32)
-    tol = TOLERANCE[low] if rule == LOWER else 1e-5
+    low_tol = TOLERANCE[low] * ROUNDINGS.get(name, 1)
+    tol = low_tol if rule == LOWER else 1e-5
     assert _rel_err(out.detach().float().numpy(), ref.detach().float().numpy()) <= tol
     for gr, rg, dt in zip(grads, ref_grads, dtypes):
         # each gradient comes back in its input's dtype: float32 inputs lose nothing beyond the op's rounding
-        assert _rel_err(gr, rg) <= (TOLERANCE[low] if rule == LOWER or dt == low else 1e-5)
+        assert _rel_err(gr, rg) <= (low_tol if rule == LOWER or dt == low else 1e-5)

@@ -95,3 +95,25 @@ def test_inplace_ops_between_the_16_bit_floats():
     x = mt.ones(3, dtype=f16)
     x.add_(mt.ones(3, dtype=bf16))
     assert x.dtype is f16 and x.tolist() == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("op", [F.sigmoid, F.gelu, F.silu, F.elu, F.leaky_relu, F.softplus, mt.erf, mt.log2,
+                                lambda t: t.clamp(-0.5, 0.5), lambda t: F.layer_norm(t, (4,)),
+                                lambda t: F.batch_norm(t, mt.zeros(4, dtype=bf16), mt.ones(4, dtype=bf16),
+                                                       training=True)],
+                         ids=["sigmoid", "gelu", "silu", "elu", "leaky_relu", "softplus", "erf", "log2", "clamp",
+                              "layer_norm", "batch_norm"])
+def test_ops_on_bfloat16_stay_bfloat16_and_match_float32(op):
+    """NumPy turns bfloat16 * a Python float into float32 and has no bfloat16 einsum; the ops keep bfloat16
+    (as PyTorch) and agree with float32 on the same values to bfloat16's precision."""
+    x = (mt.rand(3, 4) + 0.1).bfloat16().requires_grad_()
+    y = op(x)
+    assert y.dtype is bf16
+    g = mt.randn(3, 4)  # not sum(): layer_norm's gradient of a sum is 0, all rounding
+    (y.float() * g).sum().backward()
+    assert x.grad.dtype is bf16
+    x32 = x.detach().float().requires_grad_()
+    ref = op(x32)
+    (ref * g).sum().backward()
+    np.testing.assert_allclose(y.detach().float().numpy(), ref.detach().numpy(), rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(x.grad.float().numpy(), x32.grad.numpy(), rtol=5e-2, atol=5e-2)

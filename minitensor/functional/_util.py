@@ -54,6 +54,12 @@ def cast(x: Any, dt: _dt.dtype) -> Any:
     return x
 
 
+def keep_bfloat16(y: Any, x: Any) -> Any:
+    """``y`` back in ``x``'s dtype when x is bfloat16 and y is not: NumPy upcasts a bfloat16 array combined
+    with a Python float (``x * 0.5``) to float32, where PyTorch keeps bfloat16. float16 is kept by NumPy."""
+    return y.astype(x.dtype) if x.dtype.kind == "V" and y.dtype != x.dtype else y
+
+
 def to_float(x: Tensor) -> Tensor:
     """Integer and bool tensors become the default float dtype (exp, log, mean... do this in PyTorch)."""
     return x if x.array.dtype.kind in "fV" else cast(x, _dt.get_default_dtype())
