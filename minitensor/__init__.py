@@ -34,6 +34,11 @@ from .deterministic import (are_deterministic_algorithms_enabled, get_determinis
                             is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
                             use_deterministic_algorithms)
 from . import onnx  # noqa: E402  (export; the onnx package itself is imported only when export runs)
+from . import linalg  # noqa: E402  (torch.linalg)
+from .creation import tril_indices, triu_indices  # noqa: E402
+from .functional import __all__ as _functional_all  # noqa: E402
+
+from . import sparse  # noqa: E402  (torch.sparse: mm, sum)
 from .dtypes import bfloat16  # noqa: E402
 from .legacy import BFloat16Tensor  # noqa: E402
 from . import amp  # noqa: E402
@@ -64,9 +69,17 @@ __all__ += ["Generator", "bernoulli", "multinomial", "multiprocessing"]
 __all__ += _ADDED_OPS
 __all__ += ["BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor",
             "LongTensor", "ShortTensor"]
+__all__ += ["layout", "sparse", "sparse_coo", "sparse_coo_tensor", "spmm", "strided"]
 __all__ += ["are_deterministic_algorithms_enabled", "get_deterministic_debug_mode",
             "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
             "use_deterministic_algorithms"]
+__all__ += ["linalg", "tril_indices", "triu_indices"]
+__all__ += [_op for _op in _functional_all if _op not in __all__]  # every op of the families as minitensor.<op>
+
+# Importing a submodule binds it on the package: these internal ones are no PyTorch names (tests/test_public_api.py).
+for _internal in ("creation", "deterministic", "generator", "legacy", "tensor_math", "tensor_methods", "tensor_shape",
+                  "tensor_sparse"):
+    globals().pop(_internal, None)
 
 
 __all__ += ["onnx"]

@@ -368,3 +368,24 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | N
     drawn = dev.backend.bernoulli(prob, input.shape, stream_of(generator, dev))
     return _wrap(drawn.astype(input.array.dtype), dev)
 
+
+def _triangle_indices(name: str, row: int, col: int, offset: int, upper: bool, dtype: Any, device: Any) -> Tensor:
+    if row < 0 or col < 0:
+        raise RuntimeError(f"{name}: row must be non-negative, got {row}" if row < 0 else
+                           f"{name}: col must be non-negative, got {col}")
+    dt = _dt.as_dtype(dtype)
+    if dt not in (_dt.int32, _dt.int64):
+        raise RuntimeError(f"\"{name}\" not implemented for '{dt}'")
+    dev = as_device(device)
+    return _wrap(dev.backend.astype(dev.backend.triangle_indices(row, col, offset, upper), dt.np), dev)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = _dt.int64, device: Any = None) -> Tensor:
+    """(2, N): the row and column indices of the lower triangle of a row x col matrix (diagonal ``offset``
+    and below), in row-major order."""
+    return _triangle_indices("tril_indices", row, col, offset, False, dtype, device)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = _dt.int64, device: Any = None) -> Tensor:
+    """(2, N): the row and column indices of the upper triangle (diagonal ``offset`` and above)."""
+    return _triangle_indices("triu_indices", row, col, offset, True, dtype, device)

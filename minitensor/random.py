@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from .backends import _SEED, seed_all, thread_seed
 
+__all__ = ["initial_seed", "manual_seed", "seed"]
+
 
 def manual_seed(seed: int) -> None:
     """Seed the CPU generator and that of every device, in use now or later (NumPy and CuPy draw different streams for

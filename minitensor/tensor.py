@@ -16,6 +16,8 @@ from .backends.cuda import runtime as _cuda_runtime
 from . import dtypes as _dt
 from .device import as_device, cpu, device
 from .tensor_methods import TensorMethods
+from .tensor_sparse import TensorSparseMethods
+from .backends.generic.sparse import SparseCOO
 
 _new = object.__new__
 
@@ -61,7 +63,7 @@ def stale_history_error(t: "Tensor") -> RuntimeError:
         "(docs/differences.md).")
 
 
-class Tensor(TensorMethods):
+class Tensor(TensorMethods, TensorSparseMethods):
     """An n-dimensional array with autograd, on one device.
 
     ``Tensor(data)`` makes a float32 tensor from nested sequences or arrays, ``Tensor(2, 3)`` an uninitialised
@@ -188,6 +190,8 @@ class Tensor(TensorMethods):
     # ----------------------------------------------------------------------------------- conversion
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The CPU array itself (shared memory), like ``torch.Tensor.numpy``."""
+        if type(self.array) is SparseCOO:
+            raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
         if force:
             return self._device.backend.to_numpy(self.array) if self._device is not cpu \
                 else self.array
@@ -244,6 +248,8 @@ class Tensor(TensorMethods):
         return id(self)
 
     def __repr__(self) -> str:
+        if type(self.array) is SparseCOO:
+            return _F.sparse.sparse_repr(self)
         host = self._device.backend.to_numpy(self.array)
         if host.dtype.kind == "V":  # bfloat16: NumPy formats it only as float32
             host = host.astype(np.float32)
@@ -393,6 +399,8 @@ from . import creation as _creation  # noqa: E402
 from . import tensor_methods as _methods  # noqa: E402
 from . import tensor_math as _math_methods, tensor_shape as _shape_methods  # noqa: E402
 from . import legacy as _legacy  # noqa: E402  (Tensor(...))
+from . import tensor_sparse as _sparse_methods  # noqa: E402
 
 _methods._F = _shape_methods._F = _math_methods._F = _F
 _methods._C, _methods._L = _creation, _legacy
+_sparse_methods._S = _F.sparse

@@ -106,8 +106,209 @@ class TensorShapeMethods:
         return _F.any(self, dim, keepdim)
 
     @numpy_aliases
-    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> "Tensor":
-        return _F.norm(self, p, dim, keepdim)
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> "Tensor":
+        return _F.norm(self, p, dim, keepdim, dtype)
+
+    # ------------------------------------------------------------------------------ linear algebra
+    def det(self) -> "Tensor":
+        return _F.det(self)
+
+    def logdet(self) -> "Tensor":
+        return _F.logdet(self)
+
+    def slogdet(self) -> Any:
+        return _F.slogdet(self)
+
+    def inverse(self) -> "Tensor":
+        return _F.inverse(self)
+
+    def matrix_power(self, n: int) -> "Tensor":
+        return _F.matrix_power(self, n)
+
+    def pinverse(self, rcond: float = 1e-15) -> "Tensor":
+        return _F.pinverse(self, rcond)
+
+    def cholesky(self, upper: bool = False) -> "Tensor":
+        return _F.cholesky(self, upper=upper)
+
+    def svd(self, some: bool = True, compute_uv: bool = True) -> Any:
+        return _F.svd(self, some, compute_uv)
+
+    def qr(self, some: bool = True) -> Any:
+        return _F.qr(self, some)
+
+    def cholesky_solve(self, input2: "Tensor", upper: bool = False) -> "Tensor":
+        return _F.cholesky_solve(self, input2, upper)
+
+    def cholesky_inverse(self, upper: bool = False) -> "Tensor":
+        return _F.cholesky_inverse(self, upper)
+
+    def outer(self, vec2: "Tensor") -> "Tensor":
+        return _F.outer(self, vec2)
+
+    def ger(self, vec2: "Tensor") -> "Tensor":
+        return _F.outer(self, vec2)
+
+    def inner(self, other: "Tensor") -> "Tensor":
+        return _F.inner(self, other)
+
+    def vdot(self, other: "Tensor") -> "Tensor":
+        return _F.vdot(self, other)
+
+    def kron(self, other: "Tensor") -> "Tensor":
+        return _F.kron(self, other)
+
+    def trace(self) -> "Tensor":
+        return _F.trace(self)
+
+    def cross(self, other: "Tensor", dim: int | None = None) -> "Tensor":
+        return _F.cross(self, other, dim)
+
+    def addmm(self, mat1: "Tensor", mat2: "Tensor", *, beta: Any = 1, alpha: Any = 1) -> "Tensor":
+        return _F.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def addmv(self, mat: "Tensor", vec: "Tensor", *, beta: Any = 1, alpha: Any = 1) -> "Tensor":
+        return _F.addmv(self, mat, vec, beta=beta, alpha=alpha)
+
+    def baddbmm(self, batch1: "Tensor", batch2: "Tensor", *, beta: Any = 1, alpha: Any = 1) -> "Tensor":
+        return _F.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addbmm(self, batch1: "Tensor", batch2: "Tensor", *, beta: Any = 1, alpha: Any = 1) -> "Tensor":
+        return _F.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    # ------------------------------------------------------------------ rearranging and scattering
+    def roll(self, shifts: Any, dims: Any = None) -> "Tensor":
+        return _F.roll(self, shifts, dims)
+
+    def rot90(self, k: int = 1, dims: Sequence[int] = (0, 1)) -> "Tensor":
+        return _F.rot90(self, k, dims)
+
+    def repeat_interleave(self, repeats: Any = None, dim: int | None = None, *,
+                          output_size: int | None = None) -> "Tensor":
+        return _F.repeat_interleave(self, repeats, dim, output_size=output_size)
+
+    def unfold(self, dimension: int, size: int, step: int) -> "Tensor":
+        return _F.reorder.unfold(self, dimension, size, step)
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
+        return _F.diagonal(self, offset, dim1, dim2)
+
+    def diag(self, diagonal: int = 0) -> "Tensor":
+        return _F.diag(self, diagonal)
+
+    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> "Tensor":
+        return _F.diag_embed(self, offset, dim1, dim2)
+
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        return _F.nonzero(self, as_tuple=as_tuple)
+
+    def argwhere(self) -> "Tensor":
+        return _F.argwhere(self)
+
+    def masked_select(self, mask: "Tensor") -> "Tensor":
+        return _F.masked_select(self, mask)
+
+    def take_along_dim(self, indices: "Tensor", dim: int | None = None) -> "Tensor":
+        return _F.take_along_dim(self, indices, dim)
+
+    def scatter(self, dim: int, index: "Tensor", src: Any = None, value: Any = None, *,
+                reduce: str | None = None) -> "Tensor":
+        return _F.scatter(self, dim, index, src, value, reduce=reduce)
+
+    def scatter_(self, dim: int, index: "Tensor", src: Any = None, value: Any = None, *,
+                 reduce: str | None = None) -> "Tensor":
+        return _F.inplace(self, _F.scatter, dim, index, src, value, reduce=reduce)
+
+    def scatter_add(self, dim: int, index: "Tensor", src: "Tensor") -> "Tensor":
+        return _F.scatter_add(self, dim, index, src)
+
+    def scatter_add_(self, dim: int, index: "Tensor", src: "Tensor") -> "Tensor":
+        return _F.inplace(self, _F.scatter_add, dim, index, src)
+
+    def scatter_reduce(self, dim: int, index: "Tensor", src: "Tensor", reduce: str, *,
+                       include_self: bool = True) -> "Tensor":
+        return _F.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+    def scatter_reduce_(self, dim: int, index: "Tensor", src: "Tensor", reduce: str, *,
+                        include_self: bool = True) -> "Tensor":
+        return _F.inplace(self, _F.scatter_reduce, dim, index, src, reduce, include_self=include_self)
+
+    # ------------------------------------------------------------------- index writes and NumPy names
+    def index_add(self, dim: int, index: "Tensor", source: "Tensor", *, alpha: Any = 1) -> "Tensor":
+        return _F.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_add_(self, dim: int, index: "Tensor", source: "Tensor", *, alpha: Any = 1) -> "Tensor":
+        return _F.inplace(self, _F.index_add, dim, index, source, alpha=alpha)
+
+    def index_copy(self, dim: int, index: "Tensor", source: "Tensor") -> "Tensor":
+        return _F.index_copy(self, dim, index, source)
+
+    def index_copy_(self, dim: int, index: "Tensor", source: "Tensor") -> "Tensor":
+        return _F.inplace(self, _F.index_copy, dim, index, source)
+
+    def index_fill(self, dim: int, index: "Tensor", value: Any) -> "Tensor":
+        return _F.index_fill(self, dim, index, value)
+
+    def index_fill_(self, dim: int, index: "Tensor", value: Any) -> "Tensor":
+        return _F.inplace(self, _F.index_fill, dim, index, value)
+
+    def take(self, index: "Tensor") -> "Tensor":
+        return _F.take(self, index)
+
+    def put(self, index: "Tensor", source: "Tensor", accumulate: bool = False) -> "Tensor":
+        return _F.put(self, index, source, accumulate)
+
+    def put_(self, index: "Tensor", source: "Tensor", accumulate: bool = False) -> "Tensor":
+        return _F.inplace(self, _F.put, index, source, accumulate)
+
+    def masked_scatter(self, mask: "Tensor", source: "Tensor") -> "Tensor":
+        return _F.masked_scatter(self, mask, source)
+
+    def masked_scatter_(self, mask: "Tensor", source: "Tensor") -> "Tensor":
+        return _F.inplace(self, _F.masked_scatter, mask, source)
+
+    def select_scatter(self, src: "Tensor", dim: int, index: int) -> "Tensor":
+        return _F.select_scatter(self, src, dim, index)
+
+    def slice_scatter(self, src: "Tensor", dim: int = 0, start: int | None = None, end: int | None = None,
+                      step: int = 1) -> "Tensor":
+        return _F.slice_scatter(self, src, dim, start, end, step)
+
+    def diagonal_scatter(self, src: "Tensor", offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
+        return _F.diagonal_scatter(self, src, offset, dim1, dim2)
+
+    def select(self, dim: int, index: int) -> "Tensor":
+        return _F.select(self, dim, index)
+
+    def swapdims(self, dim0: int, dim1: int) -> "Tensor":
+        return _F.swapdims(self, dim0, dim1)
+
+    def moveaxis(self, source: Any, destination: Any) -> "Tensor":
+        return _F.moveaxis(self, source, destination)
+
+    def tile(self, *dims: Any) -> "Tensor":
+        return _F.tile(self, sizes_of(dims))
+
+    def ravel(self) -> "Tensor":
+        return _F.ravel(self)
+
+    def flipud(self) -> "Tensor":
+        return _F.flipud(self)
+
+    def fliplr(self) -> "Tensor":
+        return _F.fliplr(self)
+
+    def tensor_split(self, indices_or_sections: Any, dim: int = 0) -> tuple["Tensor", ...]:
+        return _F.tensor_split(self, indices_or_sections, dim)
+
+    def hsplit(self, sections: Any) -> tuple["Tensor", ...]:
+        return _F.hsplit(self, sections)
+
+    def vsplit(self, sections: Any) -> tuple["Tensor", ...]:
+        return _F.vsplit(self, sections)
+
+    def dsplit(self, sections: Any) -> tuple["Tensor", ...]:
+        return _F.dsplit(self, sections)
 
     @numpy_aliases
     def cumsum(self, dim: int, *, dtype: Any = None) -> "Tensor":

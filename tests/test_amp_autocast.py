@@ -167,6 +167,8 @@ CASES = {
                   lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b)),
     "BatchNorm": (lambda g, n, k: [_normal(g, n + 1, k), _normal(g, k), _normal(g, k)],
                   lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True)),
+    "Einsum": ("NN", lambda a, b: mt.einsum("ik,jk->ij", a, b)),
+    "SmoothL1Loss": ("NN", F.smooth_l1_loss), "HuberLoss": ("NN", F.huber_loss),
     "Cat": ("NN", lambda a, b: mt.cat([a, b])), "Stack": ("NN", lambda a, b: mt.stack([a, b])),
     "Where": ("NN", lambda a, b: mt.where(a > 0, a, b)),
 }

@@ -13,9 +13,10 @@ from __future__ import annotations
 LOWER, FP32, PROMOTE = "lower", "fp32", "promote"
 
 POLICY: dict[str, str] = {
-    # matmul, mm, bmm, mv, dot, baddbmm/addmm (built on matmul), linear, RNN cells, conv, attention
+    # matmul, mm, bmm, mv, dot, addmm/baddbmm/addbmm (their input too: products.py), linear, RNN cells,
+    # conv (conv1d is conv2d), attention, einsum
     "MatMul": LOWER, "Linear": LOWER, "Conv2d": LOWER, "ConvTranspose2d": LOWER,
-    "ScaledDotProductAttention": LOWER,
+    "ScaledDotProductAttention": LOWER, "Einsum": LOWER,
     # pointwise maths that over- or underflows in 16 bits
     "Exp": FP32, "Expm1": FP32, "Log": FP32, "Log2": FP32, "Log10": FP32, "Log1p": FP32, "Pow": FP32,
     "Reciprocal": FP32, "Rsqrt": FP32, "Sinh": FP32, "Cosh": FP32, "Tan": FP32, "Asin": FP32,
@@ -23,6 +24,7 @@ POLICY: dict[str, str] = {
     # softmax and the losses
     "Softmax": FP32, "LogSoftmax": FP32, "CrossEntropy": FP32, "NLLLoss": FP32, "CrossEntropyProbs": FP32,
     "MSELoss": FP32, "L1Loss": FP32, "BinaryCrossEntropy": FP32, "BinaryCrossEntropyWithLogits": FP32,
+    "SmoothL1Loss": FP32, "HuberLoss": FP32,
     # norms
     "LayerNorm": FP32, "BatchNorm": FP32, "PNorm": FP32,  # group_norm is made of these ops
     # reductions and scans that need range

@@ -17,6 +17,7 @@ import minitensor.tensor as _tensor_mod
 from .function import Function, IndexedGrad, _check_finite
 from .grad_mode import state
 from ..backends.base import Backend
+from ..backends.generic.sparse import SparseCOO
 
 
 def _refs_of_a_private_result() -> int:
@@ -212,7 +213,9 @@ def _accumulate_leaf_grad(t: Any, g: Any, owned: bool = False) -> None:
     memory."""
     if t.grad is None:
         B = t._device.backend
-        if not owned or type(g) is not B.array_type:  # NumPy 0-d results are scalars: make an array
+        if type(g) is SparseCOO:  # a sparse leaf's gradient is sparse, as PyTorch's
+            g = g.map(B.copy)
+        elif not owned or type(g) is not B.array_type:  # NumPy 0-d results are scalars: make an array
             g = B.copy(g)
         t.grad = _tensor_mod._wrap(g, t._device)
     else:

@@ -29,6 +29,7 @@ import minitensor.tensor as _tensor_mod
 
 from .grad_mode import state
 from ..backends.base import Backend
+from ..backends.generic.sparse import SparseCOO, SparseLayoutError, sparse_op_error
 
 _FREED = ("Trying to backward through the graph a second time (or to read saved tensors after they were "
           "freed). Saved arrays are freed after backward; pass retain_graph=True to the first "
@@ -68,6 +69,7 @@ class Function:
     # when backward reads saved_tensors (PyTorch's SavedVariable).
     _versions: list[tuple[list[int], int, int, Any]] | tuple = ()
     differentiable = True  # False: an op without a gradient (comparisons, rounding...), never recorded
+    accepts_sparse = False  # True: forward takes sparse COO arrays (functional/sparse.py); others refuse them
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -136,11 +138,17 @@ class Function:
         ctx = _new(cls)  # no __init__ to run (see __init_subclass__): skips the call
         track = bool(grad_inputs) and state.grad_enabled and cls.differentiable
         ctx.needs_input_grad = tuple(needs) if track else (False,) * len(args)
-        out = cls.forward(ctx, B, *arrays, **kwargs)
+        try:  # free when nothing raises (Python 3.11's zero-cost exceptions)
+            out = cls.forward(ctx, B, *arrays, **kwargs)
+        except Exception as e:
+            if cls.accepts_sparse or not any(type(a) is SparseCOO for a in arrays):
+                raise
+            raise _sparse_input_error(cls, e, device.type == "cuda") from (
+                None if isinstance(e, SparseLayoutError) else e)
         extras: tuple = ()
         if type(out) is tuple:
             out, *extras = out  # type: ignore[assignment]
-        if type(out) is not B.array_type:  # NumPy reductions return scalars; tensors hold arrays
+        if type(out) is not B.array_type and type(out) is not SparseCOO:  # NumPy reductions return scalars
             out = B.asarray(out)
         if state.anomaly:
             _check_finite(B, out, f"Function '{cls.__name__}' returned nan or inf values in its forward output")
@@ -211,6 +219,13 @@ class ViewFunction(Function):
                 x._gv = 0
             out._hv, out._gv = hv, hv[0]
         return out
+
+
+def _sparse_input_error(cls: type[Function], e: Exception, on_cuda: bool) -> SparseLayoutError:
+    """PyTorch's NotImplementedError for a dense op given a sparse input, naming the op whatever broke
+    (for the ops without a gradient, which share one Function, the array op that refused)."""
+    op = e.op if isinstance(e, SparseLayoutError) and not cls.differentiable else cls.__name__
+    return sparse_op_error(op, on_cuda)
 
 
 def _backward_will_refuse(t: Any) -> bool:

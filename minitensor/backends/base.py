@@ -22,10 +22,14 @@ from .generic.pooling import PoolOps
 from .generic.random import RandomOps
 from .generic.reduce import ReduceOps
 from .generic.shape import ShapeOps
+from .generic.factorization import FactorizationOps
+from .generic.solve import SolveOps
+from .generic.sparse import SparseOps
 
 
 class Backend(ArrayOps, RandomOps, ElementwiseOps, ComparisonOps, ReduceOps, ShapeOps, LinalgOps, ActivationOps,
-              ConvOps, PoolOps, NormOps, LossOps, DropoutOps, EmbeddingOps, OptimOps):
+              ConvOps, PoolOps, NormOps, LossOps, DropoutOps, EmbeddingOps, OptimOps,
+              SolveOps, FactorizationOps, SparseOps):
     """Identity: ``name`` ("cpu", "cuda"), ``xp`` (the array module), availability and synchronisation."""
 
     name: str = "abstract"

@@ -16,6 +16,25 @@ from .reduce import *  # noqa: F401,F403
 from .reduce import all, any, max, min, sum  # noqa: F401
 from .shape import *  # noqa: F401,F403
 from .triangular import tril, triu
+from .factorization import cholesky, pinverse
+from .solve import det, inverse, logdet, matrix_power, slogdet
+from .linalg import einsum
+from .products import (addbmm, addmm, addmv, baddbmm, block_diag, chain_matmul, cross, ger, inner, kron, outer,
+                       tensordot, trace, vdot)
+from .reorder import meshgrid, repeat_interleave, roll, rot90
+from .scatter import argwhere, masked_select, nonzero, scatter, scatter_add, scatter_reduce, take_along_dim
+from .triangular import diag, diag_embed, diagonal
+from .scatter import (index_add, index_copy, index_fill, masked_scatter, put, select_scatter, slice_scatter,
+                      take)
+from .stacking import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, column_stack, dsplit,
+                       dstack, fliplr, flipud, hsplit, hstack, moveaxis, ravel, row_stack, select, swapdims,
+                       tensor_split, tile, vsplit, vstack)
+from .triangular import diagonal_scatter
+from .factorization import torch_qr as qr, torch_svd as svd
+from .solve import cholesky_inverse, cholesky_solve
+from .norms import torch_norm as norm  # torch.norm: reduce.norm's vector norms, and "nuc" through linalg
+from . import sparse  # noqa: F401  (sparse COO tensors: minitensor.sparse_coo_tensor, minitensor.sparse.mm)
+from .sparse import layout, sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: F401
 
 __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
            "bitwise_xor", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clip", "clone", "concat",
@@ -35,3 +54,16 @@ ADDED_OPS = ["acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan"
              "bitwise_right_shift", "equal", "isclose", "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp",
              "argsort", "msort", "sort", "topk", "std_mean", "var_mean"]
 __all__ += ADDED_OPS
+
+__all__ += ["cholesky", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"]
+__all__ += ["einsum"]
+__all__ += ["argwhere", "diag", "diag_embed", "diagonal", "masked_select", "meshgrid", "nonzero", "repeat_interleave",
+            "roll", "rot90", "scatter", "scatter_add", "scatter_reduce", "take_along_dim"]
+__all__ += ["addbmm", "addmm", "addmv", "baddbmm", "block_diag", "chain_matmul", "cross", "ger", "inner", "kron",
+            "outer", "tensordot", "trace", "vdot"]
+__all__ += ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "column_stack",
+            "diagonal_scatter", "dsplit", "dstack", "fliplr", "flipud", "hsplit", "hstack", "index_add", "index_copy",
+            "index_fill", "masked_scatter", "moveaxis", "put", "ravel", "row_stack", "select", "select_scatter",
+            "slice_scatter", "swapdims", "take", "tensor_split", "tile", "vsplit", "vstack"]
+__all__ += ["cholesky_inverse", "cholesky_solve", "qr", "svd"]
+__all__ += ["layout", "sparse_coo", "sparse_coo_tensor", "spmm", "strided"]

@@ -10,11 +10,15 @@ from typing import Any, Callable
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import keep_bfloat16, norm_dim, to_float
+from .indexing import where
 from .inplace import inplace as _inplace
 from ..backends.base import Backend
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu", "silu",
            "softplus", "sigmoid", "tanh", "hardtanh", "hardtanh_", "softmax", "log_softmax"]
+__all__ += ["celu", "celu_", "selu", "selu_", "mish", "hardsigmoid", "hardswish", "logsigmoid", "softsign",
+            "softmin"]
+__all__ += ["prelu", "glu", "threshold", "threshold_", "hardshrink", "softshrink", "tanhshrink"]
 
 
 class _Pointwise(Function):
@@ -85,6 +89,18 @@ Softplus = _pointwise("Softplus", lambda B, x, **p: B.softplus(x, **p),
                       lambda B, gy, x, **p: B.softplus_backward(gy, x, **p), save_output=False)
 Softmax = _pointwise("Softmax", lambda B, x, **p: B.softmax(x, **p),
                      lambda B, gy, y, **p: B.softmax_backward(gy, y, **p))
+Celu = _pointwise("Celu", lambda B, x, **p: B.celu(x, **p), lambda B, gy, x, **p: B.celu_backward(gy, x, **p),
+                  save_output=False)
+Selu = _pointwise("Selu", lambda B, x: B.selu(x), lambda B, gy, x: B.selu_backward(gy, x), save_output=False)
+Mish = _pointwise("Mish", lambda B, x: B.mish(x), lambda B, gy, x: B.mish_backward(gy, x), save_output=False)
+Hardsigmoid = _pointwise("Hardsigmoid", lambda B, x: B.hardsigmoid(x),
+                         lambda B, gy, x: B.hardsigmoid_backward(gy, x), save_output=False)
+Hardswish = _pointwise("Hardswish", lambda B, x: B.hardswish(x), lambda B, gy, x: B.hardswish_backward(gy, x),
+                       save_output=False)
+Logsigmoid = _pointwise("Logsigmoid", lambda B, x: B.logsigmoid(x), lambda B, gy, x: B.logsigmoid_backward(gy, x),
+                        save_output=False)
+Softsign = _pointwise("Softsign", lambda B, x: B.softsign(x), lambda B, gy, x: B.softsign_backward(gy, x),
+                      save_output=False)
 LogSoftmax = _pointwise("LogSoftmax", lambda B, x, **p: B.log_softmax(x, **p),
                         lambda B, gy, y, **p: B.log_softmax_backward(gy, y, **p))
 
@@ -210,3 +226,115 @@ def log_softmax(input: Tensor, dim: int | None = None, *, dtype: Any = None) -> 
     """x_i - log(sum_j exp(x_j)) along ``dim``, stable for any finite x."""
     x, axis = _softmax_input("log_softmax", input, dim, dtype)
     return LogSoftmax.apply(x, axis=axis)
+
+
+def _celu(input: Tensor, alpha: float) -> Tensor:
+    return Celu.apply(to_float(input), alpha=alpha)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, alpha * (exp(x / alpha) - 1) elsewhere."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
+    return _maybe_inplace(input, inplace, _celu, float(alpha), saves_input=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return celu(input, alpha, inplace=True)
+
+
+def _unary(fn: type[Function]) -> Callable[[Tensor], Tensor]:
+    """The public op of a parameterless activation: integer inputs give the default float dtype."""
+    return lambda input: fn.apply(to_float(input))
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * elu(x, alpha), alpha = 1.6732632423543772, scale = 1.0507009873554805."""
+    return _maybe_inplace(input, inplace, _unary(Selu), saves_input=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return selu(input, inplace=True)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x))."""
+    return _maybe_inplace(input, inplace, _unary(Mish), saves_input=True)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6."""
+    return _maybe_inplace(input, inplace, _unary(Hardsigmoid), saves_input=True)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * relu6(x + 3) / 6."""
+    return _maybe_inplace(input, inplace, _unary(Hardswish), saves_input=True)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x)), finite for every finite x."""
+    return Logsigmoid.apply(to_float(input))
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    return Softsign.apply(to_float(input))
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    """softmax(-x) along ``dim``; ``dtype`` casts the input first."""
+    x, axis = _softmax_input("softmin", input, dim, dtype)
+    return softmax(-x, axis)
+
+
+# ------------------------------------------------- activations composed of other ops (autograd differentiates)
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x where x > 0, weight * x elsewhere; ``weight`` has one slope or one per channel (dim 1)."""
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if weight.numel() not in (1, channels):
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{weight.numel()} and channel size = {channels}.")
+    slope = weight.reshape(()) if weight.numel() == 1 else weight.reshape(channels, *(1,) * (input.ndim - 2))
+    return where(input > 0, input, slope * input)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b), a and b the two halves of ``input`` along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    axis = norm_dim(dim, input.ndim)
+    if input.shape[axis] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {axis} is size {input.shape[axis]}")
+    a, b = input.chunk(2, axis)
+    return a * sigmoid(b)
+
+
+def _threshold(input: Tensor, threshold: float, value: float) -> Tensor:
+    return where(input > threshold, input, value)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, ``value`` elsewhere."""
+    return _maybe_inplace(input, inplace, _threshold, threshold, value)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    return _maybe_inplace(input, True, _threshold, threshold, value)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, 0 elsewhere."""
+    return where(input.abs() > lambd, input, 0.0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, 0 between (lambd >= 0)."""
+    if lambd < 0:
+        raise RuntimeError(f"softshrink: lambda must be in range [0, inf), but found {lambd}")
+    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - tanh(input)

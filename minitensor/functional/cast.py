@@ -8,39 +8,55 @@ from ..autograd.function import Function
 from ..device import device
 from ..tensor import Tensor, _wrap
 from ..backends.base import Backend
+from ..backends.generic.sparse import SparseCOO
 from ._util import gradient_unchanged
 
 __all__ = ["to_dtype", "view_dtype", "to_device", "clone", "contiguous"]
 
 
 class ToDtype(Function):
-    """A cast; the gradient is cast back (the engine casts to the input's dtype)."""
+    """A cast (of a sparse array: its values); the gradient is cast back (the engine casts to the input's
+    dtype)."""
     backward = staticmethod(gradient_unchanged)
+    accepts_sparse = True
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, np_dtype: Any) -> Any:
+        if type(x) is SparseCOO:
+            return x.with_values(B.astype(x.values, np_dtype))
         return B.astype(x, np_dtype)
+
+
+def _transfer(a: Any, source: Backend, target: Backend) -> Any:
+    """``a`` copied from ``source`` to ``target`` through host memory (a sparse array: both of its arrays)."""
+    if type(a) is SparseCOO:
+        return a.map(lambda part: target.asarray(source.to_numpy(part)))
+    return target.asarray(source.to_numpy(a))
 
 
 class ToDevice(Function):
     """A copy to another device through host memory; the gradient makes the way back."""
+    accepts_sparse = True
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, target: device) -> Any:
         ctx.out_device, ctx.source = target, B
-        return target.backend.asarray(B.to_numpy(x))
+        return _transfer(x, B, target.backend)
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        return B.asarray(ctx.out_device.backend.to_numpy(gy)), None
+        return _transfer(gy, ctx.out_device.backend, B), None
 
 
 class Clone(Function):
     """A copy in the source's layout, or C-contiguous (``contiguous=True``); the gradient passes through."""
     backward = staticmethod(gradient_unchanged)
+    accepts_sparse = True
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, contiguous: bool = False) -> Any:
+        if type(x) is SparseCOO:
+            return x.map(B.copy)
         return B.ascontiguous(x) if contiguous else B.copy(x)
 
 

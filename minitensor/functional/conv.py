@@ -8,12 +8,17 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from ..autograd.function import Function
+from ..creation import as_tensor
 from ..tensor import Tensor
+from .shape import pad
 from ..backends.base import Backend
 from ..amp.autocast_mode import cast_early
 
 __all__ = ["conv2d", "conv_transpose2d"]
+__all__ += ["conv1d", "conv_transpose1d", "conv3d", "conv_transpose3d"]
 
 IntPair = int | Sequence[int]
 
@@ -100,50 +105,181 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         groups=groups))
 
 
+# ------------------------------------------------------------------ 1-D as 2-D, 3-D as 2-D over depth
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPair = 1,
+           padding: IntPair | str = 0, dilation: IntPair = 1, groups: int = 1) -> Tensor:
+    """1-D cross-correlation of (N, C_in, L) or (C_in, L) with weight (C_out, C_in/groups, k): conv2d on a
+    unit height."""
+    _check_conv_args("conv1d", input, weight, bias, groups, dims=1)
+    pad = padding if isinstance(padding, str) else (0, single(padding, "padding", "conv1d", 0))
+    return conv2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, single(stride, "stride", "conv1d")), pad,
+                  (1, single(dilation, "dilation", "conv1d")), groups).squeeze(-2)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPair = 1,
+                     padding: IntPair = 0, output_padding: IntPair = 0, groups: int = 1,
+                     dilation: IntPair = 1) -> Tensor:
+    """The transposed 1-D convolution of (N, C_in, L) with weight (C_in, C_out/groups, k): conv_transpose2d
+    on a unit height."""
+    name = "conv_transpose1d"
+    _check_conv_args(name, input, weight, bias, groups, transposed=True, dims=1)
+    return conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, single(stride, "stride", name)),
+                            (0, single(padding, "padding", name, 0)),
+                            (0, single(output_padding, "output_padding", name, 0)), groups,
+                            (1, single(dilation, "dilation", name))).squeeze(-2)
+
+
+class ScatterAxis(Function):
+    """out[..., index[i], ...] += y[..., i, ...] along ``axis`` into ``size`` positions (index_select's
+    adjoint); the gradient gathers gy back."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, y: Any, index: Any, *, axis: int, size: int) -> Any:
+        ctx.save_for_backward(index)
+        ctx.axis = axis
+        out = B.zeros(y.shape[:axis] + (size,) + y.shape[axis + 1:], y.dtype)
+        return B.index_add(out, (slice(None),) * axis + (index,), y)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        index, = ctx.saved_tensors
+        return B.take(gy, index, ctx.axis), None
+
+
+def _depth_taps(out_len: int, kernel: int, stride: int, dilation: int, device: Any) -> Tensor:
+    """The depth o*stride + k*dilation read by output depth o and kernel depth k, as one (o, k)-ordered list."""
+    taps = np.arange(out_len)[:, None] * stride + np.arange(kernel)[None, :] * dilation
+    return as_tensor(taps.reshape(-1), device=device)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPair = 1,
+           padding: IntPair | str = 0, dilation: IntPair = 1, groups: int = 1) -> Tensor:
+    """3-D cross-correlation of (N, C_in, D, H, W) with weight (C_out, C_in/groups, kD, kH, kW). The depth
+    windows are gathered once into channels, (N oD, C_in kD, H, W), so one conv2d with the weight seen as
+    (C_out, C_in/groups kD, kH, kW) does the rest (the kD taps of a channel stay inside its group)."""
+    name = "conv3d"
+    _check_conv_args(name, input, weight, bias, groups, dims=3)
+    stride3, dilation3 = triple(stride, "stride", name), triple(dilation, "dilation", name)
+    kernel = tuple(weight.shape[2:])
+    pads = conv_padding(name, padding, kernel, stride3, dilation3)
+    check_fits(name, input, kernel, dilation3, [lo + hi for lo, hi in pads], dims=3)
+    return batched(input, lambda x: _conv3d(x, weight, bias, stride3, pads, dilation3, groups), dims=3)
+
+
+def _conv3d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple[int, ...],
+            pads: list[tuple[int, int]], dilation: tuple[int, ...], groups: int) -> Tensor:
+    n, c, _, h, w = x.shape
+    k_d = weight.shape[2]
+    if pads[0] != (0, 0):
+        x = pad(x, (0, 0, 0, 0, *pads[0]))
+    out_d = (x.shape[2] - dilation[0] * (k_d - 1) - 1) // stride[0] + 1
+    windows = x.index_select(2, _depth_taps(out_d, k_d, stride[0], dilation[0], x.device))
+    windows = windows.reshape(n, c, out_d, k_d, h, w).permute(0, 2, 1, 3, 4, 5).reshape(n * out_d, c * k_d, h, w)
+    # only 'same' pads unevenly (stride 1), and conv2d's 'same' splits (H, W) the same way
+    hw_padding = (pads[1][0], pads[2][0]) if all(lo == hi for lo, hi in pads[1:]) else "same"
+    y = conv2d(windows, weight.reshape(weight.shape[0], -1, *weight.shape[3:]), bias, stride[1:], hw_padding,
+               dilation[1:], groups)
+    return y.reshape(n, out_d, *y.shape[1:]).permute(0, 2, 1, 3, 4)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntPair = 1,
+                     padding: IntPair = 0, output_padding: IntPair = 0, groups: int = 1,
+                     dilation: IntPair = 1) -> Tensor:
+    """The transposed 3-D convolution of (N, C_in, D, H, W) with weight (C_in, C_out/groups, kD, kH, kW):
+    conv_transpose2d of every depth slice into C_out kD channels, each kernel depth then added at depth
+    d*stride + k*dilation - padding."""
+    name = "conv_transpose3d"
+    _check_conv_args(name, input, weight, bias, groups, transposed=True, dims=3)
+    stride3, dilation3 = triple(stride, "stride", name), triple(dilation, "dilation", name)
+    padding3, out_pad = triple(padding, "padding", name, 0), triple(output_padding, "output_padding", name, 0)
+    if out_pad[0] >= max(stride3[0], dilation3[0]):
+        raise RuntimeError(f"{name}: output_padding must be smaller than either stride or dilation, got "
+                           f"output_padding={out_pad}, stride={stride3}, dilation={dilation3}")
+    return batched(input, lambda x: _conv_transpose3d(x, weight, bias, stride3, padding3, out_pad, groups,
+                                                      dilation3), dims=3)
+
+
+def _conv_transpose3d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple[int, ...],
+                      padding: tuple[int, ...], output_padding: tuple[int, ...], groups: int,
+                      dilation: tuple[int, ...]) -> Tensor:
+    n, c, d, h, w = x.shape
+    k_d = weight.shape[2]
+    slices = x.permute(0, 2, 1, 3, 4).reshape(n * d, c, h, w)
+    y = conv_transpose2d(slices, weight.reshape(c, -1, *weight.shape[3:]), None, stride[1:], padding[1:],
+                         output_padding[1:], groups, dilation[1:])
+    c_out = y.shape[1] // k_d
+    y = y.reshape(n, d, c_out, k_d, *y.shape[2:]).permute(0, 1, 3, 2, 4, 5).reshape(n, d * k_d, c_out,
+                                                                                       *y.shape[2:])
+    full = (d - 1) * stride[0] + dilation[0] * (k_d - 1) + 1 + output_padding[0]
+    out_d = full - 2 * padding[0]
+    if out_d < 1:
+        raise RuntimeError(f"conv_transpose3d: the output depth would be {out_d} (input {tuple(x.shape)}, weight "
+                           f"{tuple(weight.shape)}); it must be positive")
+    out = ScatterAxis.apply(y, _depth_taps(d, k_d, stride[0], dilation[0], x.device), axis=1, size=full)
+    out = out[:, padding[0]:padding[0] + out_d].permute(0, 2, 1, 3, 4)
+    return out if bias is None else out + bias.reshape(-1, 1, 1, 1)
+
+
 # ---------------------------------------------------------------------------- shared by conv and pooling
-def pair(value: IntPair, what: str, name: str, minimum: int = 1) -> tuple[int, int]:
-    """An int or a 1- or 2-sequence of ints as (h, w), each at least ``minimum``."""
+def ntuple(value: IntPair, what: str, name: str, n: int, minimum: int = 1) -> tuple[int, ...]:
+    """An int or a 1- or n-sequence of ints as n ints, each at least ``minimum``."""
+    kind = "a pair of ints" if n == 2 else f"a tuple of {n} ints"
     try:
         values = tuple(operator.index(v) for v in value) if isinstance(value, (tuple, list)) \
             else (operator.index(value),)  # type: ignore[arg-type]
     except TypeError:
-        raise TypeError(f"{name}: {what} must be an int or a pair of ints, got {value!r}") from None
+        raise TypeError(f"{name}: {what} must be an int or {kind}, got {value!r}") from None
     if len(values) == 1:
-        values = values * 2
-    if len(values) != 2:
-        raise RuntimeError(f"{name}: {what} must be an int or a pair of ints, got {value!r}")
+        values = values * n
+    if len(values) != n:
+        raise RuntimeError(f"{name}: {what} must be an int or {kind}, got {value!r}")
     if min(values) < minimum:
         raise RuntimeError(f"{name}: {what} must be at least {minimum}, got {value!r}")
-    return values[0], values[1]
+    return values
 
 
-def check_input(name: str, input: Tensor, integers: bool = False) -> None:
-    """A floating-point (or, with ``integers``, integer) Tensor of shape (C, H, W) or (N, C, H, W)."""
+def pair(value: IntPair, what: str, name: str, minimum: int = 1) -> tuple[int, int]:
+    """An int or a 1- or 2-sequence of ints as (h, w), each at least ``minimum``."""
+    h, w = ntuple(value, what, name, 2, minimum)
+    return h, w
+
+
+def single(value: IntPair, what: str, name: str, minimum: int = 1) -> int:
+    return ntuple(value, what, name, 1, minimum)[0]
+
+
+def triple(value: IntPair, what: str, name: str, minimum: int = 1) -> tuple[int, ...]:
+    return ntuple(value, what, name, 3, minimum)
+
+
+def check_input(name: str, input: Tensor, integers: bool = False, dims: int = 2) -> None:
+    """A floating-point (or, with ``integers``, integer) Tensor of shape (C, *spatial) or (N, C, *spatial)
+    with ``dims`` spatial dims."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}: input must be a Tensor, got {type(input).__name__}")
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"{name}: expected a 3D (unbatched) or 4D (batched) input, got shape "
-                           f"{tuple(input.shape)}")
+    if input.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(f"{name}: expected a {dims + 1}D (unbatched) or {dims + 2}D (batched) input, got "
+                           f"shape {tuple(input.shape)}")
     if not (input.is_floating_point() or (integers and input.dtype.category == 1)):
         kind = "a floating point or integer" if integers else "a floating point"
         raise RuntimeError(f"{name}: expected {kind} input, got {input.dtype}")
 
 
-def batched(input: Tensor, op: Callable[[Tensor], Any]) -> Any:
-    """op on a 4-D (N, C, H, W) input; a 3-D (C, H, W) input runs as a batch of one and the results
-    (a tuple too, as max-pool's indices) lose that batch dim again."""
-    if input.ndim == 4:
+def batched(input: Tensor, op: Callable[[Tensor], Any], dims: int = 2) -> Any:
+    """op on a batched (N, C, *spatial) input with ``dims`` spatial dims; an unbatched (C, *spatial) input runs
+    as a batch of one and the results (a tuple too, as max-pool's indices) lose that batch dim again."""
+    if input.ndim == dims + 2:
         return op(input)
     out = op(input.unsqueeze(0))
     return tuple(o.squeeze(0) for o in out) if isinstance(out, tuple) else out.squeeze(0)
 
 
 def check_fits(name: str, input: Tensor, kernel: Sequence[int], dilation: Sequence[int],
-               pad_totals: Sequence[int]) -> None:
+               pad_totals: Sequence[int], dims: int = 2) -> None:
     """The dilated kernel must fit in the padded input (else the output would be empty)."""
-    padded = tuple(input.shape[-2 + a] + pad_totals[a] for a in range(2))
-    span = tuple(dilation[a] * (kernel[a] - 1) + 1 for a in range(2))
-    if span[0] > padded[0] or span[1] > padded[1]:
+    padded = tuple(input.shape[-dims + a] + pad_totals[a] for a in range(dims))
+    span = tuple(dilation[a] * (kernel[a] - 1) + 1 for a in range(dims))
+    if any(sp > pd for sp, pd in zip(span, padded)):
         raise RuntimeError(f"{name}: the kernel {tuple(kernel)} (spanning {span} with dilation "
                            f"{tuple(dilation)}) is larger than the padded input {padded} (input shape "
                            f"{tuple(input.shape)})")
@@ -153,30 +289,38 @@ def check_fits(name: str, input: Tensor, kernel: Sequence[int], dilation: Sequen
 def conv2d_padding(padding: IntPair | str, kernel: Sequence[int], stride: tuple[int, int],
                     dilation: tuple[int, int]) -> tuple[int, int, int, int]:
     """(top, bottom, left, right) from an int, a pair, "valid" or "same"."""
+    (top, bottom), (left, right) = conv_padding("conv2d", padding, kernel, stride, dilation)
+    return (top, bottom, left, right)
+
+
+def conv_padding(name: str, padding: IntPair | str, kernel: Sequence[int], stride: Sequence[int],
+                 dilation: Sequence[int]) -> list[tuple[int, int]]:
+    """(before, after) per spatial dim from an int, a tuple, "valid" or "same" (the odd pixel after)."""
+    dims = len(kernel)
     if isinstance(padding, str):
         if padding == "valid":
-            return (0, 0, 0, 0)
+            return [(0, 0)] * dims
         if padding != "same":
-            raise RuntimeError(f"conv2d: padding must be an int, a pair, 'valid' or 'same', got {padding!r}")
-        if stride != (1, 1):
-            raise RuntimeError("conv2d: padding='same' is not supported for strided convolutions "
-                               f"(stride={stride})")
-        totals = [dilation[a] * (kernel[a] - 1) for a in range(2)]
-        return (totals[0] // 2, totals[0] - totals[0] // 2, totals[1] // 2, totals[1] - totals[1] // 2)
-    ph, pw = pair(padding, "padding", "conv2d", minimum=0)
-    return (ph, ph, pw, pw)
+            kind = "pair" if dims == 2 else "tuple"
+            raise RuntimeError(f"{name}: padding must be an int, a {kind}, 'valid' or 'same', got {padding!r}")
+        if any(s != 1 for s in stride):
+            raise RuntimeError(f"{name}: padding='same' is not supported for strided convolutions "
+                               f"(stride={tuple(stride)})")
+        totals = [dilation[a] * (kernel[a] - 1) for a in range(dims)]
+        return [(t // 2, t - t // 2) for t in totals]
+    return [(p, p) for p in ntuple(padding, "padding", name, dims, minimum=0)]
 
 
 def _check_conv_args(name: str, input: Tensor, weight: Tensor, bias: Tensor | None, groups: int,
-                     transposed: bool = False) -> None:
+                     transposed: bool = False, dims: int = 2) -> None:
     """Types, dims, dtypes, groups, bias shape, and the input's channel count against the weight.
-    conv2d weight: (C_out, C_in/groups, kH, kW); transposed: (C_in, C_out/groups, kH, kW)."""
-    check_input(name, input)
+    conv weight: (C_out, C_in/groups, *kernel); transposed: (C_in, C_out/groups, *kernel)."""
+    check_input(name, input, dims=dims)
     if not isinstance(weight, Tensor):
         raise TypeError(f"{name}: weight must be a Tensor, got {type(weight).__name__}")
-    if weight.ndim != 4:
-        layout = "(in, out/groups, kH, kW)" if transposed else "(out, in/groups, kH, kW)"
-        raise RuntimeError(f"{name}: weight must be 4D {layout}, got shape {tuple(weight.shape)}")
+    if weight.ndim != dims + 2:
+        layout = "(in, out/groups, *kernel)" if transposed else "(out, in/groups, *kernel)"
+        raise RuntimeError(f"{name}: weight must be {dims + 2}D {layout}, got shape {tuple(weight.shape)}")
     if input.dtype != weight.dtype:
         raise RuntimeError(f"{name}: input dtype {input.dtype} and weight dtype {weight.dtype} differ; cast "
                            f"one (e.g. input.to(weight.dtype))")
@@ -187,7 +331,7 @@ def _check_conv_args(name: str, input: Tensor, weight: Tensor, bias: Tensor | No
     if weight.shape[0] % groups:
         raise RuntimeError(f"{name}: {split} {weight.shape[0]} (weight {tuple(weight.shape)}) is not divisible "
                            f"by groups={groups}")
-    channels = input.shape[-3]
+    channels = input.shape[-dims - 1]
     if channels % groups:
         raise RuntimeError(f"{name}: input channels {channels} are not divisible by groups={groups} (input "
                            f"shape {tuple(input.shape)})")

@@ -1,13 +1,17 @@
 """Dropout: zero each element with probability p while training, scaling the rest by 1 / (1 - p)."""
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ..backends.base import Backend
+from ..creation import ones
+from .inplace import inplace as _inplace
 
 __all__ = ["dropout"]
+__all__ += ["dropout1d", "dropout2d", "dropout3d"]
 
 
 class Dropout(Function):
@@ -34,13 +38,66 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     """While ``training``, each element is zeroed with probability ``p`` and the others are scaled by
     1 / (1 - p), so the expectation is unchanged; otherwise (or with p = 0) ``input`` itself comes back.
     ``manual_seed`` makes the mask reproducible."""
+    if not _active(input, p, training):
+        return input
+    if inplace:
+        return _inplace(input, _dropout, float(p))
+    return _dropout(input, float(p))
+
+
+def _active(input: Tensor, p: float, training: bool) -> bool:
+    """Checks p and the dtype; False when dropout is the identity (eval mode or p = 0)."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
-        return input
+        return False
     if not input.is_floating_point():
         raise TypeError(f"dropout: input must be a floating point tensor, got {input.dtype}")
-    if inplace:
-        from .inplace import inplace as _inplace
-        return _inplace(input, _dropout, float(p))
-    return _dropout(input, float(p))
+    return True
+
+
+def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, batched: bool = True) -> Tensor:
+    """Whole channels zeroed: one kept-and-scaled factor per (n, c) (per c when not ``batched``), from dropout
+    of an (N, C, 1, ...) array of ones, multiplied in by broadcasting (the gradient is the same factor)."""
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if not _active(input, p, training):
+        return input
+    kept = 2 if batched else 1
+    factor = _dropout(ones(*input.shape[:kept], *(1,) * (input.ndim - kept), dtype=input.dtype,
+                           device=input.device), float(p))
+    return _inplace(input, lambda t: t * factor) if inplace else input * factor
+
+
+def _deprecated_dims(name: str, input: Tensor, dims: tuple[int, int]) -> None:
+    if input.ndim not in dims:
+        warnings.warn(f"{name}: Received a {input.ndim}-D input to {name}, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please "
+                      "use dropout instead.", stacklevel=3)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Channel-wise dropout of (N, C, L) or (C, L): each channel zeroed with probability p, the rest scaled
+    by 1 / (1 - p)."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _feature_dropout(input, p, training, inplace, batched=input.ndim == 3)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Channel-wise dropout of (N, C, H, W); a 3-D input is taken as (N, C, L), with PyTorch's warning."""
+    _deprecated_dims("dropout2d", input, (3, 4))
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d "
+                      "instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Channel-wise dropout of (N, C, D, H, W) or (C, D, H, W)."""
+    _deprecated_dims("dropout3d", input, (4, 5))
+    return _feature_dropout(input, p, training, inplace, batched=input.ndim != 4)

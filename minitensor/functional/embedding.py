@@ -5,10 +5,12 @@ from typing import Any
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ..creation import as_tensor
+from ..creation import arange, as_tensor
+from ..dtypes import int64
 from ..backends.base import Backend
 
 __all__ = ["embedding"]
+__all__ += ["one_hot"]
 
 
 class Embedding(Function):
@@ -63,3 +65,21 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
                          f"(valid: 0 to {num_embeddings - 1})")
     return Embedding.apply(input, weight, padding_idx=_padding_index(padding_idx, num_embeddings),
                            scale_grad_by_freq=bool(scale_grad_by_freq))
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 (*, num_classes) with a 1 at each index of ``tensor`` (int64 class indices); num_classes=-1
+    takes max + 1. Checking the values reads them on the host, as PyTorch does."""
+    if not isinstance(tensor, Tensor) or tensor.dtype != int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor.numel() == 0:
+        if num_classes <= 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    else:
+        if tensor.min().item() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if num_classes == -1:
+            num_classes = int(tensor.max().item()) + 1
+        elif tensor.max().item() >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    return (tensor.unsqueeze(-1) == arange(num_classes, device=tensor.device)).long()

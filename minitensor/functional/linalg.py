@@ -1,15 +1,18 @@
 """Matrix products: ``matmul`` with batch broadcasting and PyTorch's 1-D cases, and fused ``linear``."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import promote
 from ..amp.autocast_mode import cast_early
+from .shape import stack
 from ..backends.base import Backend
+from ..backends.generic.sparse import SparseCOO
+from .sparse import sparse_mm
 
-__all__ = ["matmul", "mm", "bmm", "mv", "dot", "linear"]
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "linear", "einsum", "vecdot", "cross", "multi_dot"]
 
 
 class MatMul(Function):
@@ -60,6 +63,10 @@ def _check_matmul_shapes(a: Tensor, b: Tensor) -> None:
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """The matrix product with NumPy/PyTorch broadcasting of batch dims."""
+    if type(getattr(input, "array", None)) is SparseCOO:  # PyTorch's mm / @ of a sparse COO matrix and a dense one
+        if isinstance(other, Tensor) and other.ndim == 1:  # and a vector
+            return sparse_mm(input, other.unsqueeze(1)).squeeze(1)
+        return sparse_mm(input, other)
     a, b = promote(*cast_early(MatMul, input, other))
     _check_matmul_shapes(a, b)
     try:
@@ -142,3 +149,120 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise RuntimeError(f"linear: input dtype {input.dtype} and weight dtype {weight.dtype} differ; "
                            "cast one with .to()")
     return Linear.apply(input, weight, bias)
+
+
+def _einsum_terms(equation: str, n: int) -> tuple[list[str], str]:
+    """The operands' subscripts and the output's (implicit mode: the letters used once, sorted, after
+    ``...``)."""
+    lhs, arrow, out = equation.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    if len(terms) != n:
+        raise RuntimeError(f"einsum(): {'more' if n > len(terms) else 'fewer'} operands were provided than "
+                           f"specified in the equation")
+    if not arrow:
+        letters = lhs.replace(",", "").replace(".", "")
+        out = ("..." if "..." in lhs else "") + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    return terms, out
+
+
+def _einsum_grad(B: Backend, terms: list[str], out: str, i: int, arrays: Sequence[Any], g: Any) -> Any:
+    """d/d operand i: the einsum of g with the other operands onto operand i's subscripts. A letter repeated
+    in operand i (a diagonal) becomes a fresh letter tied to it by an identity matrix; a letter only
+    operand i has (summed there alone) is left out and the gradient broadcast along it."""
+    a, term = arrays[i], terms[i]
+    ins = [out] + [t for j, t in enumerate(terms) if j != i]
+    ops = [g] + [x for j, x in enumerate(arrays) if j != i]
+    head, _, tail = term.partition("...")
+    sizes = dict(zip(head, a.shape)) | dict(zip(tail[::-1], a.shape[::-1]))
+    fresh = iter(c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in "".join(terms) + out)
+    letters = list(term)
+    for k, c in enumerate(letters):
+        if c != "." and c in letters[:k]:
+            letters[k] = next(fresh)
+            ins.append(c + letters[k])
+            ops.append(B.eye(sizes[c], sizes[c], a.dtype))
+    present = set("".join(ins))
+    target = "".join(c for c in letters if c == "." or c in present)
+    gi = B.einsum(",".join(ins) + "->" + target, ops)
+    kept_head = sum(c in present for c in letters[:len(head)])
+    if "..." in term:  # broadcast dims g has beyond operand i's own: summed here (size-1 ones by the engine)
+        extra = gi.ndim - (len(target) - 3) - (a.ndim - (len(term) - 3))
+        gi = gi.sum(axis=tuple(range(kept_head, kept_head + extra))) if extra else gi
+    dropped = [k for k, c in enumerate(letters) if c != "." and c not in present]
+    if not dropped:
+        return gi
+    axes = [k if k < len(head) else a.ndim - (len(letters) - k) for k in dropped]  # positions in operand i
+    gi = B.expand_dims(gi, tuple(axes))
+    return B.broadcast_to(gi, tuple(a.shape[ax] if ax in axes else n for ax, n in enumerate(gi.shape)))
+
+
+class Einsum(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Backend, equation: str, *arrays: Any) -> Any:
+        ctx.equation = equation
+        ctx.save_for_backward(*arrays)
+        return B.einsum(equation, arrays)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, g: Any) -> Any:
+        arrays = ctx.saved_tensors
+        terms, out = _einsum_terms(ctx.equation, len(arrays))
+        return (None, *(_einsum_grad(B, terms, out, i, arrays, g) if need else None
+                        for i, need in enumerate(ctx.needs_input_grad[1:])))
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Einstein summation as ``torch.einsum``: ``"bij,bjk->bik"``, ``...`` for broadcast dims, the implicit
+    output (no ``->``), any number of operands (or one list of them)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum(): argument 'equation' must be str, not {type(equation).__name__}")
+    for x in operands:
+        if not isinstance(x, Tensor):
+            raise TypeError(f"einsum(): operands must be Tensors, got {type(x).__name__}")
+    _einsum_terms(equation, len(operands))
+    other = next((x.dtype for x in operands if x.dtype != operands[0].dtype), None)
+    if other is not None:
+        raise RuntimeError(f"einsum(): expected scalar type {operands[0].dtype} but found {other}")
+    lhs, arrow, out = equation.replace(" ", "").partition("->")
+    summed = arrow and "..." in lhs and "..." not in out  # PyTorch sums the broadcast dims NumPy would keep
+    try:
+        y = Einsum.apply(f"{lhs}->...{out}" if summed else equation, *operands)
+    except ValueError as e:
+        raise RuntimeError(f"einsum(): {e}") from None
+    return y.sum(tuple(range(y.ndim - len(out)))) if summed and y.ndim > len(out) else y
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """sum(x * y) over ``dim``, x and y broadcast (``linalg.vecdot``)."""
+    return (x * y).sum(dim)
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """The cross product of 3-vectors along ``dim`` (``linalg.cross``); the other dims broadcast, the ranks
+    must agree."""
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype} but found {other.dtype}")
+    d = dim % max(input.ndim, 1)
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
+                           f"{other.shape[d]}")
+    a, b = input.unbind(d), other.unbind(d)
+    return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]], d)
+
+
+def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
+    """tensors[0] @ tensors[1] @ ...: 2-D matrices, the first and the last may be 1-D (a row, a column)."""
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for k, t in enumerate(tensors):
+        if t.ndim != 2 and not (t.ndim == 1 and k in (0, len(tensors) - 1)):
+            raise RuntimeError(f"multi_dot(): tensor {k} must be 2D{' or 1D' if k in (0, len(tensors) - 1) else ''} "
+                               f"but got {t.ndim}D")
+    out = tensors[0]
+    for t in tensors[1:]:
+        out = matmul(out, t)
+    return out

@@ -21,6 +21,7 @@ from ..backends.base import Backend
 
 __all__ = ["mse_loss", "l1_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits"]
+__all__ += ["smooth_l1_loss", "huber_loss"]
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -64,21 +65,21 @@ def _unreduce(B: Backend, g: Any, shape: tuple[int, ...], reduction: str, diviso
 
 # ------------------------------------------------------------------------------- elementwise losses
 class _DifferenceLoss(Function):
-    """loss = reduce(loss(B, x, t)) for losses of x - t (x and t broadcast); d/dt = -d/dx."""
+    """loss = reduce(loss(B, x, t, **params)) for losses of x - t (x and t broadcast); d/dt = -d/dx."""
     loss: Callable[..., Any]  # the backend's loss and its backward, as static methods
     loss_backward: Callable[..., Any]
 
     @staticmethod
-    def forward(ctx: Any, B: Backend, x: Any, t: Any, *, reduction: str) -> Any:
-        losses = ctx.loss(B, x, t)
+    def forward(ctx: Any, B: Backend, x: Any, t: Any, *, reduction: str, **params: Any) -> Any:
+        losses = ctx.loss(B, x, t, **params)
         ctx.save_for_backward(x, t)
-        ctx.shape, ctx.reduction = losses.shape, reduction
+        ctx.shape, ctx.reduction, ctx.params = losses.shape, reduction, params
         return _reduce(B, losses, reduction)
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
         x, t = ctx.saved_tensors
-        gx = ctx.loss_backward(B, _unreduce(B, g, ctx.shape, ctx.reduction), x, t)
+        gx = ctx.loss_backward(B, _unreduce(B, g, ctx.shape, ctx.reduction), x, t, **ctx.params)
         return (gx if ctx.needs_input_grad[0] else None), (-gx if ctx.needs_input_grad[1] else None)
 
 
@@ -90,6 +91,16 @@ class MSELoss(_DifferenceLoss):
 class L1Loss(_DifferenceLoss):
     loss = staticmethod(lambda B, x, t: B.l1_loss(x, t))
     loss_backward = staticmethod(lambda B, g, x, t: B.l1_loss_backward(g, x, t))
+
+
+class SmoothL1Loss(_DifferenceLoss):
+    loss = staticmethod(lambda B, x, t, beta: B.smooth_l1_loss(x, t, beta))
+    loss_backward = staticmethod(lambda B, g, x, t, beta: B.smooth_l1_loss_backward(g, x, t, beta))
+
+
+class HuberLoss(_DifferenceLoss):
+    loss = staticmethod(lambda B, x, t, delta: B.huber_loss(x, t, delta))
+    loss_backward = staticmethod(lambda B, g, x, t, delta: B.huber_loss_backward(g, x, t, delta))
 
 
 class _BinaryLoss(Function):
@@ -155,6 +166,30 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, red
     """Mean (or sum, or each) of |input - target|; the gradient at input == target is 0."""
     input, target = _broadcast_pair("l1_loss", *cast_early(L1Loss, input, target))
     return L1Loss.apply(input, target, reduction=_reduction(size_average, reduce, reduction))
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (d = input - target; beta = 0: l1_loss)."""
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    input, target = _broadcast_pair("smooth_l1_loss", input, target)
+    return SmoothL1Loss.apply(input, target, reduction=_reduction(size_average, reduce, reduction),
+                              beta=float(beta))
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    """0.5 d^2 where |d| <= delta, delta (|d| - 0.5 delta) elsewhere (= delta * smooth_l1 with beta = delta);
+    ``weight`` multiplies each element's loss before the reduction."""
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    input, target = _broadcast_pair("huber_loss", input, target)
+    reduction = _reduction(None, None, reduction)
+    if weight is None:
+        return HuberLoss.apply(input, target, reduction=reduction, delta=float(delta))
+    losses = HuberLoss.apply(input, target, reduction="none", delta=float(delta)) * weight
+    return losses if reduction == "none" else losses.sum() if reduction == "sum" else losses.mean()
 
 
 def _like_input(name: str, what: str, t: Any, input: Tensor, must_match: bool) -> Tensor | None:

@@ -7,9 +7,12 @@ from typing import Any, Sequence
 from ..autograd.function import Function
 from ..tensor import Tensor, _bump_version
 from ..backends.base import Backend
+from .math import clamp
+from .reduce import norm
 from ..amp.autocast_mode import cast_early
 
 __all__ = ["batch_norm", "layer_norm"]
+__all__ += ["normalize", "group_norm", "instance_norm"]
 
 
 def _keep_for_backward(ctx: Any, x: Any, weight: Any, forward: tuple[Any, Any, Any]) -> Any:
@@ -117,3 +120,64 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
     _check_shape(name, "bias", bias, shape)
     return LayerNorm.apply(input, _like(weight, input), _like(bias, input), normalized_ndim=len(shape),
                            eps=float(eps))
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
+              ) -> Tensor:
+    """input / max(||input||_p along ``dim``, eps); ``out`` receives the result when given."""
+    result = input / clamp(norm(input, p, dim, keepdim=True), min=eps)
+    return result if out is None else out.copy_(result)
+
+
+def _per_channel(t: Tensor, ndim: int) -> Tensor:
+    """A (C,) parameter shaped (C, 1, ...) to broadcast over (N, C, *) of ``ndim`` dims."""
+    return t.reshape(t.shape[0], *(1,) * (ndim - 2))
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise (N, C, *) over each group of C / num_groups channels and *, then weight[c] x + bias[c]:
+    layer_norm over the last dim of the (N, G, C/G * prod(*)) view, the affine part per channel."""
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    n, c = input.shape[:2]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    for what, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.shape[0] != c):
+            raise RuntimeError(f"Expected {what} to be a vector of size equal to the number of channels in input, "
+                               f"but got {what} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    grouped = input.reshape(n, num_groups, -1)
+    out = LayerNorm.apply(grouped, None, None, normalized_ndim=1, eps=float(eps)).reshape(input.shape)
+    if weight is not None:
+        out = out * _per_channel(weight.to(input.dtype), input.ndim)
+    if bias is not None:
+        out = out + _per_channel(bias.to(input.dtype), input.ndim)
+    return out
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each (n, c) of (N, C, *) over *, then weight[c] x + bias[c]. As PyTorch: batch_norm of the
+    (1, N C, *) view, so the running statistics (given) move towards the instances' mean statistics, and
+    ``use_input_stats=False`` normalises with the running statistics instead."""
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    if input.ndim < 3 or math.prod(input.shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {tuple(input.shape)}")
+    n, c = input.shape[:2]
+    for what, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{what} should contain {n * c} elements not {t.numel() * n}")
+    stats = [None if t is None else t.repeat(n) for t in (running_mean, running_var)]
+    repeat = [None if t is None else t.repeat(n) for t in (weight, bias)]
+    out = batch_norm(input.reshape(1, n * c, *input.shape[2:]), stats[0], stats[1], repeat[0], repeat[1], True,
+                     momentum, eps).reshape(input.shape)
+    for stat, moved in zip((running_mean, running_var), stats):
+        if stat is not None and moved is not None:  # each instance moved its own copy: keep their mean
+            stat.copy_(moved.reshape(n, c).mean(0))
+    return out

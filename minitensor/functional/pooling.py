@@ -2,18 +2,23 @@
 ``adaptive_avg_pool2d``, over (N, C, H, W) or unbatched (C, H, W) inputs."""
 from __future__ import annotations
 
+import math
 import operator
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..autograd.function import Function
 from ..backends.generic.pooling import pool_out_len
 from ..tensor import Tensor
-from .conv import IntPair, batched, check_input, pair
+from .conv import IntPair, batched, check_input, ntuple, pair, single, triple
+from .indexing import gather
 from ..backends.base import Backend
+from ..dtypes import int64
 
 __all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
+__all__ += ["max_pool1d", "avg_pool1d", "max_pool3d", "avg_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+            "adaptive_avg_pool1d", "adaptive_avg_pool3d"]
 
 
 class MaxPool2d(Function):
@@ -131,3 +136,190 @@ def _check_output_size(input: Tensor, kernel: tuple[int, int], stride: tuple[int
         planes, h, w = input.shape[-3:]
         raise RuntimeError(f"Given input size: ({planes}x{h}x{w}). Calculated output size: "
                            f"({planes}x{out[0]}x{out[1]}). Output size is too small")
+
+
+# ------------------------------------------------------------------ 1-D as 2-D, 3-D as 2-D twice
+def _stride_or_kernel(stride: IntPair | None, kernel: IntPair) -> IntPair:
+    return kernel if stride is None or stride == [] or stride == () else stride
+
+
+def max_pool1d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = None, padding: IntPair = 0,
+               dilation: IntPair = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """max_pool2d of (N, C, L) or (C, L) on a unit height; indices are positions along L."""
+    name = "max_pool1d"
+    check_input(name, input, integers=True, dims=1)
+    k = single(kernel_size, "kernel_size", name)
+    out = max_pool2d(input.unsqueeze(-2), (1, k), (1, single(_stride_or_kernel(stride, k), "stride", name)),
+                     (0, single(padding, "padding", name, 0)), (1, single(dilation, "dilation", name)), ceil_mode,
+                     return_indices)
+    return tuple(o.squeeze(-2) for o in out) if return_indices else out.squeeze(-2)
+
+
+def avg_pool1d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = None, padding: IntPair = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    """avg_pool2d of (N, C, L) or (C, L) on a unit height."""
+    name = "avg_pool1d"
+    check_input(name, input, integers=True, dims=1)
+    k = single(kernel_size, "kernel_size", name)
+    return avg_pool2d(input.unsqueeze(-2), (1, k), (1, single(_stride_or_kernel(stride, k), "stride", name)),
+                      (0, single(padding, "padding", name, 0)), ceil_mode, count_include_pad).squeeze(-2)
+
+
+def _pool3d_args(name: str, input: Tensor, kernel_size: IntPair, stride: IntPair | None, padding: IntPair
+                 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    check_input(name, input, integers=True, dims=3)
+    kernel = triple(kernel_size, "kernel_size", name)
+    return kernel, triple(_stride_or_kernel(stride, kernel), "stride", name), triple(padding, "padding", name, 0)
+
+
+def _over_depth_then_planes(input: Tensor, depth_pool: Callable[[Tensor], Any],
+                            plane_pool: Callable[[Tensor], Any]) -> tuple[Any, Any, Any]:
+    """A separable 3-D pooling: ``depth_pool`` on the (D, H*W) planes of (N, C, D, H, W), then ``plane_pool``
+    on each resulting (H, W) plane; -> (their two raw results, the (N, C, oD) prefix of the output)."""
+    n, c, d, h, w = input.shape
+    first = depth_pool(input.reshape(n, c, d, h * w))
+    y1 = first[0] if isinstance(first, tuple) else first
+    second = plane_pool(y1.reshape(n, c * y1.shape[2], h, w))
+    return first, second, (n, c, y1.shape[2])
+
+
+def max_pool3d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = None, padding: IntPair = 0,
+               dilation: IntPair = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """The max over (kD, kH, kW) windows of (N, C, D, H, W), as the max over depth windows followed by the
+    max over (kH, kW) windows (max is separable). The gradient goes to one element per window; indices are
+    flat positions in each D*H*W volume (ties: the first (h, w), then the first d, where PyTorch takes the
+    first (d, h, w))."""
+    name = "max_pool3d"
+    k, s, p = _pool3d_args(name, input, kernel_size, stride, padding)
+    dil = triple(dilation, "dilation", name)
+
+    def pool(x: Tensor) -> tuple[Tensor, Tensor]:
+        (_, i1), (y2, i2), prefix = _over_depth_then_planes(
+            x, lambda v: max_pool2d(v, (k[0], 1), (s[0], 1), (p[0], 0), (dil[0], 1), ceil_mode, True),
+            lambda v: max_pool2d(v, k[1:], s[1:], p[1:], dil[1:], ceil_mode, True))
+        out_hw = y2.shape[2:]
+        indices = gather(i1, 3, i2.reshape(*prefix, -1)) if return_indices else i2
+        return y2.reshape(*prefix, *out_hw), indices.reshape(*prefix, *out_hw)
+
+    y, indices = batched(input, pool, dims=3)
+    return (y, indices) if return_indices else y
+
+
+def avg_pool3d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = None, padding: IntPair = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """The mean over (kD, kH, kW) windows of (N, C, D, H, W): the window sum and PyTorch's divisor (the
+    window's extent clipped per dim) both factor over depth and the (H, W) plane, so it is avg_pool2d over
+    depth, then over the planes (``divisor_override`` divides once, at the end)."""
+    name = "avg_pool3d"
+    k, s, p = _pool3d_args(name, input, kernel_size, stride, padding)
+    if divisor_override is not None and operator.index(divisor_override) == 0:
+        raise RuntimeError(f"{name}: divisor_override must not be zero")
+
+    def pool(x: Tensor) -> Tensor:
+        _, y2, prefix = _over_depth_then_planes(
+            x, lambda v: avg_pool2d(v, (k[0], 1), (s[0], 1), (p[0], 0), ceil_mode, count_include_pad,
+                                    None if divisor_override is None else 1),
+            lambda v: avg_pool2d(v, k[1:], s[1:], p[1:], ceil_mode, count_include_pad, divisor_override))
+        return y2.reshape(*prefix, *y2.shape[2:])
+
+    return batched(input, pool, dims=3)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tensor:
+    """(N, C, L) -> (N, C, oL), cell i averaging [floor(i L / oL), ceil((i + 1) L / oL)): adaptive_avg_pool2d on a
+    unit height."""
+    name = "adaptive_avg_pool1d"
+    check_input(name, input, dims=1)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, single(output_size, "output_size", name))).squeeze(-2)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
+    """(N, C, D, H, W) -> (N, C, oD, oH, oW) with adaptive windows; separable, so adaptive_avg_pool2d over depth
+    and then over the planes. A None entry keeps the input's size."""
+    name = "adaptive_avg_pool3d"
+    check_input(name, input, dims=3)
+    sizes = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * 3
+    if len(sizes) != 3:
+        raise RuntimeError(f"{name}: output_size must be an int or 3 ints, got {output_size!r}")
+    out = triple(tuple(input.shape[-3 + a] if s is None else s for a, s in enumerate(sizes)), "output_size", name)
+
+    def pool(x: Tensor) -> Tensor:
+        _, y2, prefix = _over_depth_then_planes(x, lambda v: adaptive_avg_pool2d(v, (out[0], None)),
+                                                lambda v: adaptive_avg_pool2d(v, out[1:]))
+        return y2.reshape(*prefix, *out[1:])
+
+    return batched(input, pool, dims=3)
+
+
+class MaxUnpool(Function):
+    """y (N, C, oH*oW) zero except y[n, c, indices[n, c, i]] = x[n, c, i]; the gradient gathers gy there."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, x: Any, indices: Any, *, size: int) -> Any:
+        n, c = x.shape[:2]
+        ctx.save_for_backward(indices)
+        out = B.zeros((n, c, size), x.dtype)
+        grid = (B.arange(0, n, 1, np.dtype(np.int64)).reshape(n, 1, 1),
+                B.arange(0, c, 1, np.dtype(np.int64)).reshape(1, c, 1))
+        out[grid + (indices,)] = x  # a set, not an add: overlapping windows pick one element more than once
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        indices, = ctx.saved_tensors
+        return B.take_along_axis(gy, indices, 2), None
+
+
+def _max_unpool(name: str, dims: int, input: Tensor, indices: Tensor, kernel_size: IntPair,
+                stride: IntPair | None, padding: IntPair, output_size: Sequence[int] | None) -> Tensor:
+    """max_unpool over ``dims`` spatial dims: values at their flat ``indices`` in each zero output volume."""
+    check_input(name, input, integers=True, dims=dims)
+    kernel = ntuple(kernel_size, "kernel_size", name, dims)
+    stride_n = ntuple(_stride_or_kernel(stride, kernel), "stride", name, dims)
+    padding_n = ntuple(padding, "padding", name, dims, minimum=0)
+    default = [(input.shape[-dims + a] - 1) * stride_n[a] + kernel[a] - 2 * padding_n[a] for a in range(dims)]
+    sizes = default if output_size is None else list(output_size)[-dims:] if len(output_size) == dims + 2 \
+        else list(output_size)
+    if len(sizes) != dims:
+        raise ValueError(f"output_size should be a sequence containing {dims} or {dims + 2} elements, but it has a "
+                         f"length of '{len(sizes)}'")
+    for a in range(dims):
+        if not default[a] - stride_n[a] < sizes[a] < default[a] + stride_n[a]:
+            raise ValueError(f'invalid output_size "{tuple(output_size or ())}" (dim {a} must be between '
+                             f"{default[a] - stride_n[a]} and {default[a] + stride_n[a]})")
+    if not isinstance(indices, Tensor) or indices.dtype != int64:
+        got = indices.dtype if isinstance(indices, Tensor) else type(indices).__name__
+        raise RuntimeError(f"elements in indices should be type int64 but got: {got}")
+    if indices.shape != input.shape:
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
+    volume = math.prod(sizes)
+    if indices.numel():  # a host read, as PyTorch's check
+        for bad in (int(indices.max().item()), int(indices.min().item())):
+            if not 0 <= bad < volume:
+                shown = "x".join(map(str, sizes + [1] if dims == 1 else sizes))  # PyTorch's 1-D runs as 2-D
+                raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size {shown})")
+    flat_indices = (indices if indices.ndim == dims + 2 else indices.unsqueeze(0)).flatten(2)
+    return batched(input, lambda x: MaxUnpool.apply(x.flatten(2), flat_indices, size=volume).reshape(
+        *x.shape[:2], *sizes), dims=dims)
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
+                 padding: IntPair = 0, output_size: Sequence[int] | None = None) -> Tensor:
+    """The partial inverse of max_pool1d: (N, C, L) values at their ``indices`` in a zero (N, C, L_out)."""
+    return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
+                 padding: IntPair = 0, output_size: Sequence[int] | None = None) -> Tensor:
+    """The partial inverse of max_pool2d: (N, C, H, W) values put at their max_pool2d ``indices`` (flat
+    positions in each output plane) of an otherwise zero (N, C, oH, oW), oH = (H - 1) s - 2 p + k unless
+    ``output_size`` says otherwise (within one stride of that)."""
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
+                 padding: IntPair = 0, output_size: Sequence[int] | None = None) -> Tensor:
+    """The partial inverse of max_pool3d: (N, C, D, H, W) values at their flat ``indices`` in each volume."""
+    return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)

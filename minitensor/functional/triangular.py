@@ -1,13 +1,17 @@
-"""Triangular parts of matrices: ``tril`` and ``triu`` over the last two dims (batched)."""
+"""Triangular parts and diagonals of matrices: ``tril`` and ``triu`` over the last two dims (batched);
+``diagonal`` (a view), ``diag_embed`` (its inverse) and ``diag`` over any two dims."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..autograd.function import Function
+from ..autograd.function import Function, ViewFunction
 from ..backends.base import Backend
 from ..tensor import Tensor
 
-__all__ = ["tril", "triu"]
+from ._util import norm_dim
+from .indexing import where
+
+__all__ = ["tril", "triu", "diagonal", "diag_embed", "diag", "diagonal_scatter"]
 
 
 class _Triangle(Function):
@@ -52,3 +56,78 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dims: y[..., i, j] = x[..., i, j] where j - i >= diagonal,
     else 0."""
     return Triu.apply(input, _check("triu", input, diagonal))
+
+
+class Diagonal(ViewFunction):
+    """y = the diagonal ``offset`` of the planes (dim1, dim2) as a last dim; gx: gy put back on it."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, x: Any, offset: int, d1: int, d2: int) -> Any:
+        ctx.shape, ctx.args = x.shape, (offset, d1, d2)
+        return B.diagonal(x, offset, d1, d2)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        return B.diagonal_scatter(gy, ctx.shape, *ctx.args), None, None, None
+
+
+class DiagEmbed(Function):
+    """y: zeros with x's last dim on the diagonal ``offset`` of the new planes (dim1, dim2); gx = that
+    diagonal of gy."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, x: Any, shape: tuple[int, ...], offset: int, d1: int, d2: int) -> Any:
+        ctx.args = (offset, d1, d2)
+        return B.diagonal_scatter(x, shape, offset, d1, d2)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        return B.diagonal(gy, *ctx.args), None, None, None, None
+
+
+def _dims(name: str, ndim: int, dim1: int, dim2: int) -> tuple[int, int]:
+    d1, d2 = norm_dim(dim1, ndim), norm_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"{name}(): dim1 and dim2 cannot be identical, but got dim1 = {dim1} and dim2 = {dim2}")
+    return d1, d2
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal ``offset`` (> 0 above the main one) of each (dim1, dim2) plane, as the last dim: a
+    view."""
+    d1, d2 = _dims("diagonal", input.ndim, dim1, dim2)
+    return Diagonal.apply(input, offset, d1, d2)
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Matrices with input's last dim (length n) on their diagonal ``offset``: the planes (dim1, dim2) of
+    the result are (n + |offset|) square, the other dims input's leading ones."""
+    d1, d2 = _dims("diag_embed", input.ndim + 1, dim1, dim2)
+    m = input.shape[-1] + abs(offset)
+    shape = list(input.shape[:-1])
+    for d in sorted((d1, d2)):
+        shape.insert(d, m)
+    return DiagEmbed.apply(input, tuple(shape), offset, d1, d2)
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-D input: the square matrix with it on diagonal ``diagonal``; a 2-D input: that diagonal (a
+    copy)."""
+    if input.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.ndim == 2:
+        return Diagonal.apply(input, diagonal, 0, 1).clone()
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+
+
+def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """input with its diagonal ``offset`` of the planes (dim1, dim2) replaced by src (shaped as that
+    diagonal)."""
+    d1, d2 = _dims("diagonal_scatter", input.ndim, dim1, dim2)
+    expected = tuple(Diagonal.apply(input.detach(), offset, d1, d2).shape)
+    if tuple(src.shape) != expected:
+        raise RuntimeError(f"diagonal_scatter: expected src to have a size equal to the diagonal of the input, "
+                           f"{list(expected)}, but got {list(src.shape)}")
+    shape = tuple(input.shape)
+    on_diagonal = DiagEmbed.apply(src.detach().new_ones(expected).bool(), shape, offset, d1, d2)
+    return where(on_diagonal, DiagEmbed.apply(src, shape, offset, d1, d2), input)

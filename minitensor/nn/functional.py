@@ -9,13 +9,16 @@ from ..functional.loss import *  # noqa: F401,F403
 from ..functional.normalization import *  # noqa: F401,F403
 from ..functional.pooling import *  # noqa: F401,F403
 from ..functional.shape import pad  # noqa: F401
+from ..functional.upsampling import *  # noqa: F401,F403
 from ..functional.embedding import *  # noqa: F401,F403
 from ..functional.linalg import linear  # noqa: F401
 from ..functional.multihead_attention import *  # noqa: F401,F403
 from ..functional import activation as _activation, attention as _attention, conv as _conv, dropout as _dropout
 from ..functional import embedding as _embedding, loss as _loss, multihead_attention as _multihead_attention
 from ..functional import normalization as _normalization, pooling as _pooling
+from ..functional import upsampling as _upsampling
 
 __all__ = [*_activation.__all__, *_attention.__all__, *_conv.__all__, *_dropout.__all__, *_loss.__all__,
            *_normalization.__all__, *_pooling.__all__, *_embedding.__all__, *_multihead_attention.__all__, "pad",
            "linear"]
+__all__ += _upsampling.__all__

@@ -491,7 +491,139 @@ def linalg_cases() -> dict[str, Callable[[Backend], None]]:
         close(B, B.matmul(dev(B, a), dev(B, b)), np.matmul(a, b), rtol=1e-10)
         close(B, B.matmul(dev(B, b).T, dev(B, a).swapaxes(-1, -2)), np.matmul(b.T, a.swapaxes(-1, -2)),
               rtol=1e-10)
-    return {"matmul": matmul}
+
+    def einsum(B):
+        a, b, c = x64(2, 3, 4), x64(4, 5), x64(5)
+        close(B, B.einsum("bij,jk,k->bi", [dev(B, a), dev(B, b), dev(B, c)]), np.einsum("bij,jk,k->bi", a, b, c),
+              rtol=1e-10)
+        m = x64(3, 4, 4)
+        close(B, B.einsum("...ii->...i", [dev(B, m)]), np.einsum("...ii->...i", m))
+    return {"matmul": matmul, "einsum": einsum}
+
+
+def rearrange_cases() -> dict[str, Callable[[Backend], None]]:
+    x = x64(3, 4, 5)
+    idx = rng.integers(0, 3, (2, 4, 5))
+
+    def scatter_along_axis(B):
+        src = x64(2, 4, 5)
+        for reduce, ufunc in ((None, None), ("sum", np.add), ("prod", np.multiply), ("amax", np.maximum),
+                              ("amin", np.minimum)):
+            expected = x.copy()
+            grid = np.ix_(*[np.arange(n) for n in idx.shape])
+            where = (idx,) + grid[1:]
+            if ufunc is None:
+                expected[where] = src
+            else:
+                ufunc.at(expected, where, src)
+            got = B.scatter_along_axis(dev(B, x.copy()), dev(B, idx), dev(B, src), 0, reduce)
+            if reduce is None:  # repeated indices: any one of the values written may win
+                g, untouched = host(B, got), np.ones(x.shape, bool)
+                untouched[where] = False
+                assert np.isin(g[where], src).all() and np.array_equal(g[untouched], x[untouched])
+            else:
+                close(B, got, expected, rtol=1e-12)
+
+    def roll(B):
+        close(B, B.roll(dev(B, x), (1, -2), (0, 2)), np.roll(x, (1, -2), (0, 2)))
+
+    def diagonal(B):
+        close(B, B.diagonal(dev(B, x), 1, 0, 2), np.diagonal(x, 1, 0, 2))
+
+    def diagonal_scatter(B):
+        d = x64(4, 2)
+        got = host(B, B.diagonal_scatter(dev(B, d), (3, 4, 5), -1, 0, 2))
+        np.testing.assert_array_equal(np.diagonal(got, -1, 0, 2), d)
+        assert np.count_nonzero(got) == d.size
+
+    def argwhere(B):
+        m = x > 0.5
+        close(B, B.argwhere(dev(B, m)), np.argwhere(m))
+
+    def repeat(B):
+        close(B, B.repeat(dev(B, x), dev(B, np.array([1, 0, 2])), 0), np.repeat(x, [1, 0, 2], 0))
+        close(B, B.repeat(dev(B, x), 2, 1), np.repeat(x, 2, 1))
+
+    def triangle_indices(B):
+        close(B, B.triangle_indices(3, 4, 1, False), np.stack(np.tril_indices(3, 1, 4)))
+        close(B, B.triangle_indices(4, 3, -1, True), np.stack(np.triu_indices(4, -1, 3)))
+
+    def sliding_window(B):
+        ref = np.lib.stride_tricks.sliding_window_view(x, 2, axis=2)[:, :, ::2]
+        close(B, B.sliding_window(dev(B, x), 2, 2, 2), ref)
+
+    def sliding_window_add(B):
+        g = x64(3, 3, 5, 2)  # windows of 2 every 1 along axis 1 (length 4)
+        expected = np.zeros((3, 4, 5))
+        for w in range(3):
+            expected[:, w:w + 2] += np.moveaxis(g[:, w], -1, 1)
+        close(B, B.sliding_window_add(dev(B, g), 4, 1, 1), expected, rtol=1e-12)
+    return {"scatter_along_axis": scatter_along_axis, "roll": roll, "diagonal": diagonal,
+            "diagonal_scatter": diagonal_scatter, "argwhere": argwhere, "repeat": repeat,
+            "triangle_indices": triangle_indices, "sliding_window": sliding_window,
+            "sliding_window_add": sliding_window_add}
+
+
+def spd(n: int, *batch: int) -> np.ndarray:
+    a = x64(*batch, n, n)
+    return a @ a.swapaxes(-1, -2) + n * np.eye(n)
+
+
+def solve_cases() -> dict[str, Callable[[Backend], None]]:
+    a, b = x64(2, 4, 4), x64(2, 4, 3)
+
+    def inv(B):
+        close(B, B.inv(dev(B, a)), np.linalg.inv(a), rtol=1e-9, atol=1e-10)
+
+    def solve(B):
+        close(B, B.solve(dev(B, a), dev(B, b)), np.linalg.solve(a, b), rtol=1e-9, atol=1e-10)
+
+    def slogdet(B):
+        sign, logabsdet = B.slogdet(dev(B, a))
+        close(B, sign, np.linalg.slogdet(a)[0])
+        close(B, logabsdet, np.linalg.slogdet(a)[1], rtol=1e-10)
+
+    def det(B):
+        close(B, B.det(dev(B, a)), np.linalg.det(a), rtol=1e-10)
+    return {"inv": inv, "solve": solve, "slogdet": slogdet, "det": det}
+
+
+def factorization_cases() -> dict[str, Callable[[Backend], None]]:
+    a = x64(2, 5, 3)
+
+    def cholesky(B):
+        s = spd(4, 3)
+        close(B, B.cholesky(dev(B, s)), np.linalg.cholesky(s), rtol=1e-10, atol=1e-12)
+
+    def eigh(B):
+        m = x64(3, 4, 4)  # not symmetric: only the triangle asked for is read
+        for lower, uplo in ((True, "L"), (False, "U")):
+            w, v = B.eigh(dev(B, m), lower)
+            ref = np.linalg.eigvalsh(m, uplo)
+            close(B, w, ref, rtol=1e-10, atol=1e-12)
+            sym = np.tril(m) + np.tril(m, -1).swapaxes(-1, -2) if lower else np.triu(m) + np.triu(m, 1).swapaxes(-1, -2)
+            vv = host(B, v)
+            np.testing.assert_allclose((vv * ref[..., None, :]) @ vv.swapaxes(-1, -2), sym, atol=1e-10)
+
+    def svd(B):
+        for full, (mu, nv) in ((True, (5, 3)), (False, (3, 3))):
+            u, s, vh = (host(B, f) for f in B.svd(dev(B, a), full))
+            assert u.shape == (2, 5, mu) and vh.shape == (2, nv, 3)
+            np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=1e-10)
+            np.testing.assert_allclose((u[..., :3] * s[..., None, :]) @ vh[..., :3, :], a, atol=1e-10)
+
+    def svdvals(B):
+        close(B, B.svdvals(dev(B, a.swapaxes(-1, -2))), np.linalg.svd(a, compute_uv=False), rtol=1e-10)
+
+    def qr(B):
+        for mode, k in (("reduced", 3), ("complete", 5)):
+            q, r = (host(B, f) for f in B.qr(dev(B, a), mode))
+            assert q.shape == (2, 5, k) and r.shape == (2, k, 3)
+            np.testing.assert_allclose(q @ r, a, atol=1e-10)
+            np.testing.assert_allclose(np.triu(r), r)
+            np.testing.assert_allclose(q.swapaxes(-1, -2) @ q, np.broadcast_to(np.eye(k), (2, k, k)), atol=1e-10)
+        close(B, np.abs(host(B, B.qr(dev(B, a), "r")[1])), np.abs(np.linalg.qr(a, mode="r")), rtol=1e-10)
+    return {"cholesky": cholesky, "eigh": eigh, "svd": svd, "svdvals": svdvals, "qr": qr}
 
 
 # -------------------------------------------------------------------------------------- activations
@@ -510,6 +642,9 @@ def softplus_ref(x, beta, threshold):
 def softmax_ref(x, axis):
     e = np.exp(x - x.max(axis, keepdims=True))
     return e / e.sum(axis, keepdims=True)
+
+
+SELU = (1.6732632423543772848170429916717, 1.0507009873554804934193349852946)
 
 
 def activation_cases() -> dict[str, Callable[[Backend], None]]:
@@ -532,6 +667,13 @@ def activation_cases() -> dict[str, Callable[[Backend], None]]:
         "hardtanh": ({"min_val": -1.0, "max_val": 1.0}, lambda v: np.clip(v, -1, 1), "y", {}),
         "softmax": ({"axis": 1}, lambda v: softmax_ref(v, 1), "y", {}),
         "log_softmax": ({"axis": 0}, lambda v: np.log(softmax_ref(v, 0)), "y", {}),
+        "celu": ({"alpha": -0.7}, lambda v: np.where(v > 0, v, -0.7 * np.expm1(v / -0.7)), "x", {}),
+        "selu": ({}, lambda v: SELU[1] * np.where(v > 0, v, SELU[0] * np.expm1(v)), "x", {}),
+        "mish": ({}, lambda v: v * np.tanh(np.log1p(np.exp(v))), "x", {}),
+        "hardsigmoid": ({}, lambda v: np.clip(v + 3, 0, 6) / 6, "x", {}),
+        "hardswish": ({}, lambda v: v * np.clip(v + 3, 0, 6) / 6, "x", {}),
+        "logsigmoid": ({}, lambda v: -np.log1p(np.exp(-v)), "x", {}),
+        "softsign": ({}, lambda v: v / (1 + np.abs(v)), "x", {}),
     }
     cases: dict[str, Callable[[Backend], None]] = {}
     for name, (params, ref, saved, bparams) in table.items():
@@ -597,6 +739,10 @@ POINTERS = {
     "mse_loss_backward": "ops/test_loss.py::test_regression_losses",
     "l1_loss": "ops/test_loss.py::test_regression_losses",
     "l1_loss_backward": "ops/test_loss.py::test_regression_losses",
+    "smooth_l1_loss": "ops/test_loss.py::test_regression_losses",
+    "smooth_l1_loss_backward": "ops/test_loss.py::test_regression_losses",
+    "huber_loss": "ops/test_loss.py::test_regression_losses",
+    "huber_loss_backward": "ops/test_loss.py::test_regression_losses",
     "dropout": "ops/test_dropout_embedding.py::test_dropout_mask_statistics_and_scaling",
     "dropout_backward": "ops/test_dropout_embedding.py::test_dropout_gradient_is_the_same_mask_and_scale",
     "embedding": "ops/test_dropout_embedding.py::test_embedding_forward_and_scatter_add_gradient",
@@ -613,11 +759,23 @@ POINTERS = {
     "amp_unscale_and_check_inf": "test_amp_scaler.py::test_unscale_and_check_inf_backend_call",
 }
 
+# The sparse family (tests/test_sparse.py checks each against dense NumPy float64 references).
+POINTERS.update({
+    "sparse_coalesce": "test_sparse.py::test_to_dense_coalesce_and_mm_match_dense_numpy",
+    "sparse_to_dense": "test_sparse.py::test_to_dense_coalesce_and_mm_match_dense_numpy",
+    "sparse_mm": "test_sparse.py::test_to_dense_coalesce_and_mm_match_dense_numpy",
+    "dense_to_sparse": "test_sparse.py::test_to_sparse_keeps_the_nonzeros_in_order",
+    "sparse_values_at": "test_sparse.py::test_gradcheck_dense_operand_and_values",
+    "sparse_mm_values_grad": "test_sparse.py::test_gradcheck_dense_operand_and_values",
+    "sparse_sum": "test_sparse.py::test_sparse_sum_over_every_dim_and_some",
+})
 PARITY: dict[str, Any] = {
     "is_available": identity_cases, "device_count": identity_cases, "synchronize": identity_cases,
     "unavailable_reason": identity_cases,
     **array_cases(), **random_cases(), **elementwise_cases(), **comparison_cases(), **reduce_cases(), **shape_cases(),
     **linalg_cases(), **activation_cases(), **POINTERS,
+    **solve_cases(), **factorization_cases(),
+    **rearrange_cases(),
 }
 
 

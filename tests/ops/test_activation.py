@@ -41,10 +41,27 @@ REFERENCES = {
     "hardtanh": (lambda t: F.hardtanh(t, -0.5, 1.5), lambda x: np.minimum(np.maximum(x, -0.5), 1.5)),
     "relu6": (F.relu6, lambda x: np.minimum(np.maximum(x, 0), 6)),
 }
+_SELU = (1.6732632423543772848170429916717, 1.0507009873554804934193349852946)
+REFERENCES.update({
+    "celu": (lambda t: F.celu(t, 1.5), lambda x: np.where(x > 0, x, 1.5 * (np.exp(x / 1.5) - 1))),
+    "celu_negative_alpha": (lambda t: F.celu(t, -2.0), lambda x: np.where(x > 0, x, -2.0 * (np.exp(x / -2.0) - 1))),
+    "selu": (F.selu, lambda x: _SELU[1] * np.where(x > 0, x, _SELU[0] * (np.exp(x) - 1))),
+    "mish": (F.mish, lambda x: x * np.tanh(np.log1p(np.exp(x)))),
+    "hardsigmoid": (F.hardsigmoid, lambda x: np.clip(x + 3, 0, 6) / 6),
+    "hardswish": (F.hardswish, lambda x: x * np.clip(x + 3, 0, 6) / 6),
+    "logsigmoid": (F.logsigmoid, lambda x: -np.logaddexp(0, -x)),
+    "softsign": (F.softsign, lambda x: x / (1 + np.abs(x))),
+    "threshold": (lambda t: F.threshold(t, 0.7, -2.0), lambda x: np.where(x > 0.7, x, -2.0)),
+    "hardshrink": (F.hardshrink, lambda x: np.where(np.abs(x) > 0.5, x, 0.0)),
+    "softshrink": (lambda t: F.softshrink(t, 0.8), lambda x: np.sign(x) * np.maximum(np.abs(x) - 0.8, 0)),
+    "tanhshrink": (F.tanhshrink, lambda x: x - np.tanh(x)),
+})
 # Points where the function has a kink: finite differences are meaningless within eps of them.
 KINKS = {"relu": [0.0], "leaky_relu": [0.0], "leaky_relu_negative_slope": [0.0], "elu": [0.0],
          "elu_negative_alpha": [0.0], "softplus": [20.0], "softplus_beta": [1.5], "hardtanh": [-0.5, 1.5],
-         "relu6": [0.0, 6.0]}
+         "relu6": [0.0, 6.0], "celu": [0.0], "celu_negative_alpha": [0.0], "selu": [0.0],
+         "hardsigmoid": [-3.0, 3.0], "hardswish": [-3.0, 3.0], "threshold": [0.7], "hardshrink": [-0.5, 0.5],
+         "softshrink": [-0.8, 0.8]}
 
 
 def _away_from_kinks(x, kinks, margin=1e-3):
@@ -79,7 +96,8 @@ def test_gradients_match_finite_differences(name):
 
 @pytest.mark.parametrize("name, expected", [("relu", [0.0, 0.0, 1.0]), ("leaky_relu", [0.2, 0.2, 1.0]),
                                             ("elu", [1.5, 1.5 * math.exp(-0.5), 1.0]),
-                                            ("hardtanh", [1.0, 0.0, 0.0])])
+                                            ("hardtanh", [1.0, 0.0, 0.0]),
+                                            ("celu", [1.0, math.exp(-0.5 / 1.5), 1.0])])
 def test_gradient_at_the_kink_follows_pytorch(name, expected):
     """PyTorch's one-sided choices at x = 0: relu 0, leaky_relu the slope, elu alpha; hardtanh's
     gradient is 0 at its ends (-0.5 and 1.5 here)."""

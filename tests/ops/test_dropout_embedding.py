@@ -164,3 +164,71 @@ def test_embedding_errors():
         F.embedding(mt.tensor([0]), mt.randn(5))
     with pytest.raises(NotImplementedError, match="max_norm"):
         F.embedding(mt.tensor([0]), w, max_norm=1.0)
+
+
+# ------------------------------------------------------------------------------------- one_hot
+@SETTINGS
+@given(shape=st.lists(st.integers(0, 4), max_size=3).map(tuple), classes=st.integers(1, 5), seed=st.integers(0, 99))
+def test_one_hot_matches_an_identity_lookup(shape, classes, seed):
+    idx = np.random.default_rng(seed).integers(0, classes, size=shape)
+    got = F.one_hot(mt.tensor(idx, dtype=mt.int64), classes)
+    assert got.dtype == mt.int64 and got.shape == shape + (classes,)
+    np.testing.assert_array_equal(got.numpy(), np.eye(classes, dtype=np.int64)[idx])
+    if idx.size:
+        assert F.one_hot(mt.tensor(idx, dtype=mt.int64)).shape == shape + (idx.max() + 1,)
+
+
+@pytest.mark.parametrize("args, message", [
+    ((mt.tensor([1.0, 2.0]),), "LongTensor"), ((mt.tensor([1, 2], dtype=mt.int32),), "LongTensor"),
+    ((mt.tensor([1, -1]),), "non-negative"), ((mt.tensor([1, 3]), 3), "smaller than num_classes"),
+    ((mt.tensor([1]), 0), "smaller than num_classes"), ((mt.tensor([], dtype=mt.int64),), "empty tensor"),
+    ((mt.tensor([], dtype=mt.int64), 0), "empty tensor")])
+def test_one_hot_errors_as_pytorch(args, message):
+    with pytest.raises(RuntimeError, match=message):
+        F.one_hot(*args)
+
+
+def test_one_hot_of_a_scalar_and_of_an_empty_tensor():
+    assert F.one_hot(mt.tensor(2)).tolist() == [0, 0, 1]
+    assert F.one_hot(mt.tensor([], dtype=mt.int64).reshape(0, 2), 3).shape == (0, 2, 3)
+
+
+# ----------------------------------------------------------------------------- channel-wise dropout
+@pytest.mark.parametrize("fn, shape, channel_dims", [
+    (F.dropout1d, (40, 30, 7), 2), (F.dropout1d, (300, 7), 1), (F.dropout2d, (40, 30, 3, 4), 2),
+    (F.dropout3d, (20, 30, 2, 3, 2), 2), (F.dropout3d, (300, 2, 3, 2), 1)])
+def test_channel_dropout_zeroes_whole_channels_and_scales_the_rest(fn, shape, channel_dims):
+    p = 0.3
+    x = mt.tensor(np.random.default_rng(0).uniform(1, 2, shape), requires_grad=True)
+    y = fn(x, p)
+    ratio = (y / x).detach().numpy().reshape(*shape[:channel_dims], -1)
+    per_channel = ratio[..., 0]
+    np.testing.assert_allclose(ratio, np.broadcast_to(per_channel[..., None], ratio.shape), rtol=1e-14)
+    assert set(np.unique(per_channel.round(12))) <= {0.0, round(1 / (1 - p), 12)}  # one factor per channel
+    assert abs((per_channel == 0).mean() - p) < 0.06
+    g = np.random.default_rng(1).normal(size=shape)
+    y.backward(mt.tensor(g))
+    np.testing.assert_allclose(x.grad.numpy(), g * (y / x).detach().numpy(), rtol=1e-12)
+
+
+def test_channel_dropout_identity_inplace_and_errors():
+    x = mt.randn(2, 3, 4)
+    x4 = mt.randn(1, 2, 3, 3)
+    assert F.dropout1d(x, 0.5, training=False) is x and F.dropout2d(x4, 0.0) is x4
+    z = mt.ones(4, 8, 5)
+    assert F.dropout1d(z, 0.5, inplace=True) is z
+    assert set(np.unique(z.numpy())) <= {0.0, 2.0} and (z.numpy() == 0).any()
+    assert np.all(z.numpy() == z.numpy()[:, :, :1])
+    assert repr(mt.nn.Dropout1d()) == "Dropout1d(p=0.5, inplace=False)"
+    assert repr(mt.nn.Dropout2d(0.3, True)) == "Dropout2d(p=0.3, inplace=True)"
+    with pytest.raises(RuntimeError, match="Expected 2D or 3D input"):
+        F.dropout1d(mt.randn(2, 3, 4, 5))
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        F.dropout2d(mt.randn(2, 3, 4, 5), 1.5)
+    with pytest.warns(UserWarning, match="3D input to dropout2d"):
+        F.dropout2d(mt.randn(2, 3, 4))
+    with pytest.warns(UserWarning, match="2-D input to dropout2d"):
+        F.dropout2d(mt.randn(2, 3))
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"), pytest.warns(UserWarning):
+        F.dropout2d(mt.randn(3))
+    assert mt.nn.Dropout2d(0.9).eval()(x4) is x4

@@ -146,3 +146,79 @@ def test_linear_with_one_output_has_the_outer_product_input_gradient():
     F.linear(x, w).backward(mt.tensor(g))
     assert_close(x.grad, g @ w.detach().numpy(), rtol=1e-14)
     assert_close(w.grad, g.T @ x.detach().numpy(), rtol=1e-14)
+
+
+EINSUM_CASES = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk", [(2, 2, 3), (2, 3, 4)]), ("ii->i", [(3, 3)]), ("ii", [(3, 3)]),
+    ("ij->", [(2, 3)]), ("ij->j", [(2, 3)]), ("...ij,...jk->...ik", [(2, 1, 2, 3), (4, 3, 2)]),
+    ("i,i->", [(3,), (3,)]), ("i,j", [(3,), (2,)]), ("...i,...i->...", [(2, 3), (3,)]),
+    ("ijk,k->ij", [(2, 3, 4), (4,)]),
+    ("iij->j", [(2, 2, 3)]), ("a...b,b...->a...", [(2, 3), (3, 4, 1)]), ("ab,bc,cd->ad", [(2, 3), (3, 4), (4, 2)]),
+    ("bii->bi", [(2, 3, 3)]), ("b i j , b j -> b i", [(2, 3, 4), (2, 4)]), ("ij,ij->ij", [(2, 3), (1, 3)]),
+]
+
+
+@pytest.mark.parametrize("equation, shapes", EINSUM_CASES)
+def test_einsum_matches_numpy_with_gradients(equation, shapes):
+    arrays = [randn(i, s) for i, s in enumerate(shapes)]
+    y = mt.einsum(equation, *[t64(a, False) for a in arrays])
+    assert_close(y, np.asarray(np.einsum(equation.replace(" ", ""), *arrays)), rtol=1e-12, atol=1e-12)
+    assert_close(mt.einsum(equation, [t64(a, False) for a in arrays]), np.asarray(y.numpy()))  # one list of them
+    check_grad(lambda *xs: mt.einsum(equation, *xs), *arrays)
+
+
+def test_einsum_sums_the_ellipsis_missing_from_the_output():
+    a = randn(0, (2, 3, 4))
+    assert_close(mt.einsum("i...->i", t64(a, False)), a.sum((1, 2)), rtol=1e-12)
+    assert_close(mt.einsum("i...->i", t64(a[:, 0, 0], False)), a[:, 0, 0], rtol=1e-12)
+    check_grad(lambda x: mt.einsum("i...->i", x), a)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: mt.einsum("ij,jk", mt.ones(2, 3)), "fewer operands"),
+    (lambda: mt.einsum("ij", mt.ones(2, 3), mt.ones(3)), "more operands"),
+    (lambda: mt.einsum("ij,jk", mt.ones(2, 3), mt.ones(3, 2, dtype=mt.float64)), "expected scalar type"),
+    (lambda: mt.einsum("ij,jk", mt.ones(2, 3), mt.ones(4, 2)), "einsum()"),
+    (lambda: mt.einsum("ijk", mt.ones(2, 3)), "einsum()"),
+])
+def test_einsum_errors(call, match):
+    with pytest.raises(RuntimeError, match=match):
+        call()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("equation, shapes", EINSUM_CASES + [("i...->i", [(2, 3, 4)])])
+def test_einsum_parity_with_torch(equation, shapes):
+    torch = pytest.importorskip("torch")
+    arrays = [randn(i, s) for i, s in enumerate(shapes)]
+    xs, ts = [t64(a) for a in arrays], [torch.tensor(a, requires_grad=True) for a in arrays]
+    y, ty = mt.einsum(equation, *xs), torch.einsum(equation, *ts)
+    assert_close(y, ty.detach().numpy(), rtol=1e-12, atol=1e-12)
+    (y * y).sum().backward()
+    (ty * ty).sum().backward()
+    for x, t in zip(xs, ts):
+        assert_close(x.grad, t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@SETTINGS
+@given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=2, max_side=3), seed=seeds)
+def test_linalg_cross_and_vecdot_match_numpy(shapes, seed):
+    (sa, sb), _ = shapes
+    sa, sb = (1,) * (len(sb) - len(sa)) + sa + (3,), (1,) * (len(sa) - len(sb)) + sb + (3,)
+    a, b = randn(seed, sa), randn(seed + 1, sb)
+    assert_close(mt.linalg.cross(t64(a, False), t64(b, False)), np.cross(a, b), rtol=1e-12, atol=1e-12)
+    assert_close(mt.linalg.vecdot(t64(a, False), t64(b, False)), np.sum(a * b, -1), rtol=1e-12, atol=1e-12)
+    check_grad(mt.linalg.cross, a, b)
+    check_grad(lambda x, y: mt.linalg.vecdot(x, y, dim=0), a, b)
+
+
+def test_multi_dot_and_cross_errors():
+    v, m, w = randn(0, (3,)), randn(1, (3, 4)), randn(2, (4,))
+    assert_close(mt.linalg.multi_dot([t64(v, False), t64(m, False), t64(w, False)]), v @ m @ w, rtol=1e-12)
+    check_grad(lambda *xs: mt.linalg.multi_dot(xs), v, m, w)
+    with pytest.raises(RuntimeError, match="at least 2 tensors"):
+        mt.linalg.multi_dot([mt.ones(2, 2)])
+    with pytest.raises(RuntimeError, match="must have length 3"):
+        mt.linalg.cross(mt.ones(2), mt.ones(2))
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        mt.linalg.cross(mt.ones(4, 3), mt.ones(3))

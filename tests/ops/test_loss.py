@@ -325,7 +325,22 @@ def test_binary_cross_entropy_with_logits_rejects_shape_mismatch():
 
 
 # ------------------------------------------------------------------------------------ regression
-@pytest.mark.parametrize("fn, ref", [(F.mse_loss, lambda d: d * d), (F.l1_loss, np.abs)])
+def _smooth_l1_ref(d, beta):
+    return np.where(np.abs(d) < beta, 0.5 * d * d / beta, np.abs(d) - 0.5 * beta)
+
+
+def _huber_ref(d, delta):
+    return np.where(np.abs(d) <= delta, 0.5 * d * d, delta * (np.abs(d) - 0.5 * delta))
+
+
+@pytest.mark.parametrize("fn, ref", [
+    (F.mse_loss, lambda d: d * d), (F.l1_loss, np.abs), (F.smooth_l1_loss, lambda d: _smooth_l1_ref(d, 1.0)),
+    (lambda a, b, reduction="mean": F.smooth_l1_loss(a, b, reduction=reduction, beta=0.6),
+     lambda d: _smooth_l1_ref(d, 0.6)),
+    (lambda a, b, reduction="mean": F.smooth_l1_loss(a, b, reduction=reduction, beta=0.0), np.abs),
+    (F.huber_loss, lambda d: _huber_ref(d, 1.0)),
+    (lambda a, b, reduction="mean": F.huber_loss(a, b, reduction=reduction, delta=0.4),
+     lambda d: _huber_ref(d, 0.4))])
 @SETTINGS
 @given(shape=st.lists(st.integers(1, 4), min_size=0, max_size=3).map(tuple), seed=st.integers(0, 2 ** 16),
        reduction=st.sampled_from(REDUCTIONS))
@@ -369,3 +384,47 @@ def test_legacy_size_average_and_reduce_flags():
 def test_mse_loss_promotes_mixed_dtypes():
     out = F.mse_loss(mt.tensor([1.0, 2.0]), mt.tensor([0.0, 0.0], dtype=mt.float64))
     assert out.dtype == mt.float64
+
+
+def test_smooth_l1_and_huber_options_and_errors():
+    x, t = f64([0.0, 0.5, 1.5, -3.0], True), f64([0.0, 0.0, 0.0, 0.0])
+    F.huber_loss(x, t, delta=1.5, reduction="sum").backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.5, 1.5, -1.5])  # clip(d, -delta, delta)
+    w = f64([1.0, 2.0, 0.0, 0.5])
+    np.testing.assert_allclose(F.huber_loss(x, t, weight=w, reduction="none").detach().numpy(),
+                               _huber_ref(x.detach().numpy(), 1.0) * [1.0, 2.0, 0.0, 0.5])
+    d = x.detach().numpy()
+    assert F.huber_loss(x, t, weight=w).item() == pytest.approx(np.mean(_huber_ref(d, 1.0) * w.numpy()))
+    assert F.smooth_l1_loss(x, t, size_average=False).item() == pytest.approx(_smooth_l1_ref(d, 1).sum())
+    with pytest.raises(RuntimeError, match="negative values for beta"):
+        F.smooth_l1_loss(x, t, beta=-1.0)
+    with pytest.raises(RuntimeError, match="non-positive values for delta"):
+        F.huber_loss(x, t, delta=0.0)
+    with pytest.raises(ValueError, match="reduction"):
+        F.huber_loss(x, t, reduction="avg")
+
+
+def test_smooth_l1_and_huber_modules():
+    assert repr(mt.nn.SmoothL1Loss(beta=0.5)) == "SmoothL1Loss()" and repr(mt.nn.HuberLoss(delta=2.0)) == "HuberLoss()"
+    x, t = f64([0.2, -2.0]), f64([0.0, 0.0])
+    assert mt.nn.SmoothL1Loss(reduction="sum", beta=0.5)(x, t).item() == pytest.approx(0.04 + 1.75)
+    assert mt.nn.HuberLoss(delta=2.0)(x, t).item() == pytest.approx((0.02 + 2.0) / 2)
+    with pytest.warns(UserWarning, match="reduction='sum'"):
+        assert mt.nn.SmoothL1Loss(size_average=False).reduction == "sum"
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name, kwargs", [("smooth_l1_loss", {"beta": 0.7}), ("smooth_l1_loss", {"beta": 0.0}),
+                                          ("huber_loss", {"delta": 0.8}), ("huber_loss", {"reduction": "none"})])
+def test_smooth_l1_and_huber_match_pytorch(name, kwargs):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    x, t = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    tx = torch.tensor(x, requires_grad=True)
+    ty = getattr(torch.nn.functional, name)(tx, torch.tensor(t), **kwargs)
+    ty.sum().backward()
+    mx = f64(x, True)
+    my = getattr(F, name)(mx, f64(t), **kwargs)
+    my.sum().backward()
+    np.testing.assert_allclose(my.detach().numpy(), ty.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(mx.grad.numpy(), tx.grad.numpy(), rtol=1e-12)

@@ -60,6 +60,7 @@ from .conv import CudaConvOps  # noqa: E402
 from .embedding import CudaEmbeddingOps  # noqa: E402
 from .loss import CudaLossOps  # noqa: E402
 from .pooling import CudaPoolOps  # noqa: E402
+from .sparse import CudaSparseOps  # noqa: E402
 
 Array = Any
 
@@ -153,7 +154,7 @@ class CupyBackend(Backend):
 
 @_runs_on_own_device
 class CudaBackend(CudaActivationOps, CudaConvOps, CudaPoolOps, CudaLossOps, CudaDropoutOps, CudaEmbeddingOps,
-                  CudaOptimOps, CupyBackend):
+                  CudaOptimOps, CudaSparseOps, CupyBackend):
     """GPU ``index`` (``device("cuda:index")``): the kernel tiers over the CuPy bodies, each method run with
     that GPU current."""
 

@@ -1,7 +1,8 @@
 """Activations, each a forward and a backward that takes the minimum saved state.
 
 A backward takes the output ``y`` where the derivative is a function of it (relu, sigmoid, tanh, elu,
-leaky_relu, hardtanh, softmax, log_softmax) and the input ``x`` otherwise (gelu, silu, softplus).
+leaky_relu, hardtanh, softmax, log_softmax) and the input ``x`` otherwise (gelu, silu, softplus, celu, selu,
+mish, hardsigmoid, hardswish, logsigmoid, softsign).
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 _GELU_CUBIC = 0.044715
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
 
 # erf in float64: W. J. Cody's rational approximations (Math. Comp. 23, 1969; netlib SPECFUN CALERF),
 # coefficients highest power first. erf(x) = x P(x^2) / Q(x^2) for |x| <= 0.46875:
@@ -243,3 +246,69 @@ class ActivationOps:
     def log_softmax_backward(self, gy: Array, y: Array, axis: int) -> Array:
         """gy - exp(y) * sum(gy) along ``axis``."""
         return gy - self.xp.exp(y) * gy.sum(axis=axis, keepdims=True)
+
+    # ------------------------------------------------ the smaller activations; each backward takes x
+    def celu(self, x: Array, alpha: float) -> Array:
+        """x where x > 0, alpha (exp(x / alpha) - 1) elsewhere (alpha != 0)."""
+        xp = self.xp
+        return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0) / alpha) * alpha)
+
+    def celu_backward(self, gy: Array, x: Array, alpha: float) -> Array:
+        """gy where x > 0, gy exp(x / alpha) elsewhere."""
+        xp = self.xp
+        return xp.where(x > 0, gy, gy * xp.exp(xp.minimum(x, 0) / alpha))
+
+    def selu(self, x: Array) -> Array:
+        """scale * elu(x, alpha) with SELU's constants (Klambauer et al., 2017)."""
+        y = self.elu(x, _SELU_ALPHA)
+        y *= _SELU_SCALE
+        return y
+
+    def selu_backward(self, gy: Array, x: Array) -> Array:
+        return self.elu_backward(gy * _SELU_SCALE, x, _SELU_ALPHA, is_result=False)
+
+    def mish(self, x: Array) -> Array:
+        """x tanh(softplus(x))."""
+        return x * self.xp.tanh(self.softplus(x, 1.0, 20.0))
+
+    def mish_backward(self, gy: Array, x: Array) -> Array:
+        """t + x sigmoid(x) (1 - t^2), t = tanh(softplus(x))."""
+        t = self.xp.tanh(self.softplus(x, 1.0, 20.0))
+        return gy * (t + x * self.sigmoid(x) * (1 - t * t))
+
+    def hardsigmoid(self, x: Array) -> Array:
+        """min(max(x + 3, 0), 6) / 6."""
+        y = self.xp.clip(x + 3, 0, 6)
+        y /= 6
+        return y
+
+    def hardsigmoid_backward(self, gy: Array, x: Array) -> Array:
+        """gy / 6 strictly inside (-3, 3), 0 elsewhere (PyTorch's convention at the ends)."""
+        return gy * ((x > -3) & (x < 3)) / 6
+
+    def hardswish(self, x: Array) -> Array:
+        """x min(max(x + 3, 0), 6) / 6."""
+        return x * self.hardsigmoid(x)
+
+    def hardswish_backward(self, gy: Array, x: Array) -> Array:
+        """0 up to -3, x / 3 + 1/2 strictly inside (-3, 3), 1 from 3 on (PyTorch's choices at the ends)."""
+        xp = self.xp
+        return xp.where(x <= -3, 0, xp.where(x < 3, gy * (x / 3 + 0.5), gy))
+
+    def logsigmoid(self, x: Array) -> Array:
+        """log(1 / (1 + exp(-x))) = min(x, 0) - log1p(exp(-|x|)), finite for every finite x."""
+        xp = self.xp
+        return xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x)))
+
+    def logsigmoid_backward(self, gy: Array, x: Array) -> Array:
+        """gy sigmoid(-x)."""
+        return gy * self.sigmoid(-x)
+
+    def softsign(self, x: Array) -> Array:
+        """x / (1 + |x|)."""
+        return x / (1 + self.xp.abs(x))
+
+    def softsign_backward(self, gy: Array, x: Array) -> Array:
+        """gy / (1 + |x|)^2."""
+        d = 1 + self.xp.abs(x)
+        return gy / (d * d)

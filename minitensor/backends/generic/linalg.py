@@ -1,7 +1,7 @@
 """Matrix products (BLAS on the CPU, cuBLAS through CuPy on CUDA)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 Array = Any
 
@@ -18,3 +18,7 @@ class LinalgOps:
         if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1 and b.shape[-2] == 1:
             return self.xp.ascontiguousarray(a * b)
         return self.xp.matmul(a, b)
+
+    def einsum(self, equation: str, operands: Sequence[Array]) -> Array:
+        """NumPy's einsum; ``optimize`` contracts pairwise through BLAS (tensordot) in a good order."""
+        return self.xp.einsum(equation, *operands, optimize=len(operands) > 1)

@@ -216,3 +216,25 @@ class LossOps:
     def l1_loss_backward(self, gy: Array, x: Array, t: Array) -> Array:
         """d/dx = gy sign(x - t) (0 at x == t, as PyTorch); d/dt is its negative."""
         return gy * self.xp.sign(x - t)
+
+    def smooth_l1_loss(self, x: Array, t: Array, beta: float) -> Array:
+        """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (d = x - t); |d| for beta = 0."""
+        a = self.xp.abs(x - t)
+        if beta == 0:
+            return a
+        return self.xp.where(a < beta, 0.5 * a * a / beta, a - 0.5 * beta)
+
+    def smooth_l1_loss_backward(self, gy: Array, x: Array, t: Array, beta: float) -> Array:
+        """d/dx = gy clip(d / beta, -1, 1) (sign(d) for beta = 0); d/dt is its negative."""
+        d = x - t
+        return gy * (self.xp.sign(d) if beta == 0 else self.xp.clip(d / beta, -1, 1))
+
+    def huber_loss(self, x: Array, t: Array, delta: float) -> Array:
+        """0.5 d^2 where |d| <= delta, delta (|d| - 0.5 delta) elsewhere: delta * smooth_l1 at beta = delta."""
+        y = self.smooth_l1_loss(x, t, delta)
+        y *= delta
+        return y
+
+    def huber_loss_backward(self, gy: Array, x: Array, t: Array, delta: float) -> Array:
+        """d/dx = gy clip(d, -delta, delta)."""
+        return gy * self.xp.clip(x - t, -delta, delta)

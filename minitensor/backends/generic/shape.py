@@ -37,11 +37,81 @@ class ShapeOps:
 
     def scatter_add_along_axis(self, out: Array, index: Array, src: Array, axis: int) -> Array:
         """out[..., index[i], ...] += src[..., i, ...] along ``axis`` (the gradient of gather)."""
-        ndim = index.ndim  # an open grid of aranges (CuPy's ``indices`` has no ``sparse=``)
+        self.index_add(out, self._along(index, axis), src)
+        return out
+
+    def _along(self, index: Array, axis: int) -> tuple[Array, ...]:
+        """The advanced index that addresses out[..., index[i], ...] along ``axis``: an open grid of aranges
+        over the other axes (CuPy's ``indices`` has no ``sparse=``)."""
+        ndim = index.ndim
         idx = [self.xp.arange(n).reshape((n,) + (1,) * (ndim - 1 - d)) for d, n in enumerate(index.shape)]
         idx[axis] = index
-        self.index_add(out, tuple(idx), src)
+        return tuple(idx)
+
+    def scatter_along_axis(self, out: Array, index: Array, src: Array, axis: int, reduce: str | None) -> Array:
+        """In place: out[..., index[i], ...] = src[..., i, ...] along ``axis`` (``reduce`` None), or combined
+        with what is there by "sum", "prod", "amax" or "amin" (repeated indices all count). ``src`` has
+        index's shape (or broadcasts to it: a scalar)."""
+        idx = self._along(index, axis)
+        if reduce is None:
+            out[idx] = src
+            return out
+        ufunc = {"sum": self.xp.add, "prod": self.xp.multiply, "amax": self.xp.maximum, "amin": self.xp.minimum}
+        ufunc[reduce].at(out, idx, self.xp.broadcast_to(src, index.shape))
         return out
+
+    def roll(self, x: Array, shifts: tuple[int, ...], axes: tuple[int, ...]) -> Array:
+        """x shifted by ``shifts`` along ``axes``, wrapping around (a copy)."""
+        return self.xp.roll(x, shifts, axes)
+
+    def diagonal(self, x: Array, offset: int, axis1: int, axis2: int) -> Array:
+        """The diagonal ``offset`` of the planes (axis1, axis2), as a last axis (a view, writable where x is:
+        NumPy marks it read-only by caution only, and PyTorch's diagonal writes through)."""
+        d = self.xp.diagonal(x, offset, axis1, axis2)
+        if getattr(x.flags, "writeable", False) and not getattr(d.flags, "writeable", True):
+            d.flags.writeable = True
+        return d
+
+    def diagonal_scatter(self, d: Array, shape: tuple[int, ...], offset: int, axis1: int, axis2: int) -> Array:
+        """Zeros of ``shape`` with ``d`` (its last axis the diagonal) on the diagonal ``offset`` of the planes
+        (axis1, axis2): the inverse of ``diagonal``."""
+        out = self.xp.zeros(shape, dtype=d.dtype)
+        n = d.shape[-1]
+        rows = self.xp.arange(n) + max(-offset, 0)
+        planes = self.xp.moveaxis(out, (axis1, axis2), (-2, -1))  # a view: writing it writes out
+        planes[..., rows, rows + offset] = d
+        return out
+
+    def argwhere(self, x: Array) -> Array:
+        """The indices of the non-zero elements, (count, ndim), in C order."""
+        return self.xp.argwhere(x)
+
+    def repeat(self, x: Array, repeats: Any, axis: int) -> Array:
+        """Each element of x along ``axis`` repeated ``repeats`` times (an int, or one count per element)."""
+        return self.xp.repeat(x, repeats, axis)
+
+    def triangle_indices(self, row: int, col: int, offset: int, upper: bool) -> Array:
+        """(2, N) int64: the row and column indices of the lower (or upper) triangle of a row x col matrix,
+        diagonal ``offset`` included, in row-major order."""
+        rows, cols = (self.xp.triu_indices if upper else self.xp.tril_indices)(row, offset, col)
+        return self.xp.stack([rows, cols]).astype(self.xp.int64)
+
+    def sliding_window(self, x: Array, size: int, step: int, axis: int) -> Array:
+        """The windows of ``size`` along ``axis`` every ``step``: that axis counts windows and a new last
+        axis runs through each (a strided view, PyTorch's ``unfold``)."""
+        w = self.xp.lib.stride_tricks.sliding_window_view(x, size, axis=axis)
+        return self.xp.moveaxis(self.xp.moveaxis(w, axis, 0)[::step], 0, axis)
+
+    def sliding_window_add(self, g: Array, n: int, step: int, axis: int) -> Array:
+        """The gradient of ``sliding_window``: each window's slice of g (..., windows, ..., size) added back
+        at its place along ``axis`` (length n); overlaps add."""
+        windows, size = g.shape[axis], g.shape[-1]
+        rest = g.shape[:axis] + g.shape[axis + 1:-1]
+        gm = self.xp.moveaxis(self.xp.moveaxis(g, axis, 0), -1, 1).reshape((windows * size,) + rest)
+        pos = (self.xp.arange(windows)[:, None] * step + self.xp.arange(size)[None, :]).reshape(-1)
+        out = self.xp.zeros((n,) + rest, dtype=g.dtype)
+        self.index_add(out, pos, gm)
+        return self.xp.moveaxis(out, 0, axis)
 
     def index_add(self, out: Array, index: Any, src: Array) -> Array:
         """out[index] += src with repeated indices accumulating (NumPy's unbuffered add.at)."""

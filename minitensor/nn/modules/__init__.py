@@ -3,6 +3,20 @@ from __future__ import annotations
 
 from .activation import ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, ReLU, ReLU6, Sigmoid, SiLU, Softmax, \
     Softplus, Tanh
+from .loss import HuberLoss, SmoothL1Loss
+from .dropout import Dropout1d, Dropout2d, Dropout3d
+from .padding import CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, \
+    ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, \
+    ZeroPad1d, ZeroPad2d, ZeroPad3d
+from .conv import Conv1d, Conv3d, ConvTranspose1d, ConvTranspose3d
+from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool3d
+from .pooling import AvgPool1d, AvgPool3d, MaxPool1d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .normalization import GroupNorm
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .activation import GLU, Hardshrink, PReLU, Softmax2d, Softshrink, Tanhshrink, Threshold
+from .activation import CELU, SELU, Hardsigmoid, Hardswish, LogSigmoid, Mish, Softmin, Softsign
 from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from .batchnorm import BatchNorm1d, BatchNorm2d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
@@ -27,3 +41,15 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
            "MultiheadAttention", "NonDynamicallyQuantizableLinear", "Transformer", "TransformerEncoder",
            "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer"]
+__all__ += ["CELU", "SELU", "Mish", "Hardsigmoid", "Hardswish", "LogSigmoid", "Softsign", "Softmin"]
+__all__ += ["SmoothL1Loss", "HuberLoss"]
+__all__ += ["Dropout1d", "Dropout2d", "Dropout3d"]
+__all__ += ["ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+            "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
+            "ConstantPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "PixelShuffle", "PixelUnshuffle", "Upsample",
+            "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+__all__ += ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "GroupNorm"]
+__all__ += ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose3d"]
+__all__ += ["MaxPool1d", "MaxPool3d", "AvgPool1d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+__all__ += ["PReLU", "GLU", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink", "Softmax2d"]
+__all__ += ["AdaptiveAvgPool1d", "AdaptiveAvgPool3d"]

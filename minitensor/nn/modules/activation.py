@@ -1,10 +1,14 @@
 """Activation modules: thin wrappers that hold the options of their ``nn.functional`` counterparts."""
 from __future__ import annotations
 
+from typing import Any
+
+from ...creation import full
 from ...tensor import Tensor
-from .. import functional as F
+from .. import functional as F, init
 from .attention import MultiheadAttention  # noqa: F401  (torch.nn.modules.activation is its home in PyTorch)
 from .module import Module
+from ..parameter import Parameter
 
 
 class _InplaceActivation(Module):
@@ -139,3 +143,152 @@ class LogSoftmax(Softmax):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim)
+
+
+class CELU(_InplaceActivation):
+    """x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
+
+    _repr_options = ("alpha",)
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__(inplace)
+        self.alpha = alpha
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.celu(input, self.alpha, self.inplace)
+
+
+class SELU(_InplaceActivation):
+    """scale * elu(x, alpha) with SELU's constants."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.selu(input, self.inplace)
+
+
+class Mish(_InplaceActivation):
+    """x * tanh(softplus(x))."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.mish(input, self.inplace)
+
+
+class _SilentInplaceActivation(_InplaceActivation):
+    """An activation whose repr shows no options, not even ``inplace`` (as PyTorch's)."""
+
+    def extra_repr(self) -> str:
+        return ""
+
+
+class Hardsigmoid(_SilentInplaceActivation):
+    """relu6(x + 3) / 6."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardsigmoid(input, self.inplace)
+
+
+class Hardswish(_SilentInplaceActivation):
+    """x * relu6(x + 3) / 6."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardswish(input, self.inplace)
+
+
+class LogSigmoid(Module):
+    """log(sigmoid(x))."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.logsigmoid(input)
+
+
+class Softsign(Module):
+    """x / (1 + |x|)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softsign(input)
+
+
+class Softmin(Softmax):
+    """softmax(-x) along ``dim``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmin(input, self.dim)
+
+
+class PReLU(Module):
+    """x for x > 0, weight * x otherwise, with a learnt slope (one, or one per channel)."""
+
+    _repr_options = ("num_parameters",)
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(full((num_parameters,), init, device=device, dtype=dtype))
+
+    def reset_parameters(self) -> None:
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
+
+class GLU(Module):
+    """a * sigmoid(b) for the two halves a, b of the input along ``dim``."""
+
+    _repr_options = ("dim",)
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.glu(input, self.dim)
+
+
+class Threshold(_InplaceActivation):
+    """x where x > threshold, ``value`` elsewhere."""
+
+    _repr_options = ("threshold", "value")
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__(inplace)
+        self.threshold, self.value = threshold, value
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+
+class Hardshrink(Module):
+    """x where |x| > lambd, 0 elsewhere."""
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    """x -+ lambd beyond +-lambd, 0 between."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softshrink(input, self.lambd)
+
+
+class Tanhshrink(Module):
+    """x - tanh(x)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.tanhshrink(input)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, -3)

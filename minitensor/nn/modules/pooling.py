@@ -1,4 +1,4 @@
-"""Pooling layers: ``MaxPool2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d``."""
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``."""
 from __future__ import annotations
 
 from typing import Any
@@ -6,11 +6,13 @@ from typing import Any
 from ...tensor import Tensor
 from .. import functional as F
 from .module import Module
+from .utils import dim_variants
 
 
-class _Pool2d(Module):
+class _PoolNd(Module):
     """The window every pooling layer slides: ``kernel_size``, ``stride`` (``kernel_size`` when None),
-    ``padding`` and ``ceil_mode``."""
+    ``padding`` and ``ceil_mode``; ``_dims`` spatial dims."""
+    _dims = 2
 
     def __init__(self, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool) -> None:
         super().__init__()
@@ -20,9 +22,9 @@ class _Pool2d(Module):
         self.ceil_mode = ceil_mode
 
 
-class MaxPool2d(_Pool2d):
-    """The maximum over each kernel window of (N, C, H, W); ``stride`` defaults to ``kernel_size``.
-    ``return_indices=True`` also returns the flat (H*W) index of each maximum, for MaxUnpool."""
+class _MaxPoolNd(_PoolNd):
+    """The maximum over each kernel window of (N, C, *spatial); ``stride`` defaults to ``kernel_size``.
+    ``return_indices=True`` also returns the flat index of each maximum in its plane, for MaxUnpool."""
 
     _repr_options = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
 
@@ -33,11 +35,12 @@ class MaxPool2d(_Pool2d):
         self.return_indices = return_indices
 
     def forward(self, input: Tensor) -> Any:
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+        pool = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[self._dims - 1]
+        return pool(input, self.kernel_size, self.stride, self.padding, self.dilation, ceil_mode=self.ceil_mode,
+                    return_indices=self.return_indices)
 
 
-class AvgPool2d(_Pool2d):
+class _AvgPoolNd(_PoolNd):
     """The mean over each kernel window; ``count_include_pad`` counts zero padding in the divisor and
     ``divisor_override`` replaces the divisor."""
 
@@ -50,14 +53,18 @@ class AvgPool2d(_Pool2d):
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        if self._dims == 1:
+            return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                                self.count_include_pad)
+        pool = F.avg_pool2d if self._dims == 2 else F.avg_pool3d
+        return pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                    self.divisor_override)
 
 
-class AdaptiveAvgPool2d(Module):
-    """Averages (N, C, H, W) down to (N, C, *output_size) with windows chosen to cover the input;
+class _AdaptiveAvgPoolNd(Module):
+    """Averages (N, C, *spatial) down to (N, C, *output_size) with windows chosen to cover the input;
     a None entry in ``output_size`` keeps that input size."""
-
+    _dims = 2
     _repr_options = ("output_size",)
 
     def __init__(self, output_size: Any) -> None:
@@ -65,4 +72,70 @@ class AdaptiveAvgPool2d(Module):
         self.output_size = output_size
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.adaptive_avg_pool2d(input, self.output_size)
+        pool = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[self._dims - 1]
+        return pool(input, self.output_size)
+
+
+class MaxPool1d(_MaxPoolNd):
+    """Over (N, C, L) or (C, L)."""
+    _dims = 1
+
+
+class MaxPool2d(_MaxPoolNd):
+    """Over (N, C, H, W) or (C, H, W)."""
+    _dims = 2
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Over (N, C, D, H, W) or (C, D, H, W)."""
+    _dims = 3
+
+
+class AvgPool1d(_AvgPoolNd):
+    """Over (N, C, L) or (C, L); the sizes are kept as 1-tuples, as PyTorch's."""
+    _dims = 1
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        super().__init__(_ntuple(kernel_size, 1), _ntuple(stride if stride is not None else kernel_size, 1),
+                         _ntuple(padding, 1), ceil_mode, count_include_pad)
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Over (N, C, H, W) or (C, H, W)."""
+    _dims = 2
+
+
+class AvgPool3d(_AvgPoolNd):
+    """Over (N, C, D, H, W) or (C, D, H, W)."""
+    _dims = 3
+
+
+AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d = dim_variants(
+    _AdaptiveAvgPoolNd, "AdaptiveAvgPool{n}d", "Averages the last {n} dims down to ``output_size`` with windows "
+    "chosen to cover the input; a None entry keeps that input size.", __name__)
+
+
+def _ntuple(x: Any, n: int) -> tuple[Any, ...]:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
+
+
+class _MaxUnpoolNd(Module):
+    """Puts the values of MaxPool's output back at its ``indices`` in a zero (N, C, *out)."""
+    _dims = 2
+    _repr_options = ("kernel_size", "stride", "padding")
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        n = self._dims
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, n)
+        self.padding = _ntuple(padding, n)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        unpool = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[self._dims - 1]
+        return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+MaxUnpool1d, MaxUnpool2d, MaxUnpool3d = dim_variants(
+    _MaxUnpoolNd, "MaxUnpool{n}d", "MaxPool{n}d's output values back at its indices.", __name__)

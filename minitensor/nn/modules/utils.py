@@ -2,7 +2,7 @@
 ``torch/nn/modules/utils.py`` too)."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, TypeVar, cast
 
 from ...creation import empty
 from ..parameter import Parameter
@@ -27,3 +27,15 @@ def changed_options(module: Module, defaults: Mapping[str, Any]) -> str:
         if (value is not default) if default is None or isinstance(default, bool) else (value != default):
             text += f", {name}={value}"
     return text
+
+
+T = TypeVar("T", bound=type)
+
+
+def dim_variants(base: T, name: str, doc: str, module: str, **attributes: Any) -> tuple[T, T, T]:
+    """The 1-, 2- and 3-d subclasses of ``base`` (PyTorch's one class per dims): ``name`` and ``doc`` are
+    formatted with the number of dims n, which the class keeps as ``_dims``."""
+    def variant(n: int) -> T:
+        return cast(T, type(name.format(n=n), (base,), {**attributes, "_dims": n, "__module__": module,
+                                                        "__doc__": doc.format(n=n)}))
+    return variant(1), variant(2), variant(3)

@@ -1,0 +1,218 @@
+"""Inverses, linear systems and determinants of (batches of) square matrices, as ``torch.linalg``.
+
+Every function takes A (*, n, n) with any batch dims *; the gradients are the standard ones (real inputs):
+d inv: -A^-T g A^-T; d solve: gB = A^-T g, gA = -gB X^T; d det: g det(A) A^-T; d logabsdet: g A^-T.
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .. import dtypes as _dt
+from ..autograd.function import Function
+from ..backends.base import Backend
+from ..tensor import Tensor
+from ..creation import eye
+from .indexing import where
+from .linalg import matmul
+from .triangular import tril, triu
+
+__all__ = ["inv", "inverse", "solve", "det", "slogdet", "logdet", "matrix_power", "solve_triangular", "cholesky_solve",
+           "cholesky_inverse"]
+
+
+def check_matrices(name: str, A: Any, square: bool = True) -> None:
+    """PyTorch's checks of a linalg input: a tensor of >= 2 dims, float32/float64, square if asked."""
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg.{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
+    if A.dtype in (_dt.float16,):
+        raise RuntimeError(f"linalg.{name}: Low precision dtypes not supported. Got {A.dtype}")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. Got {A.dtype}")
+    if square and A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+
+
+def mT(B: Backend, a: Any) -> Any:
+    """The matrix transpose over the last two axes (a view)."""
+    return B.moveaxis(a, -1, -2)
+
+
+def rows(B: Backend, v: Any) -> Any:
+    """v (..., n) as (..., 1, n): a per-matrix scalar or row that broadcasts over a (..., n, n)."""
+    return B.expand_dims(v, (-2,))
+
+
+class Inv(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Backend, a: Any) -> Any:
+        y = B.inv(a)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        y, = ctx.saved_tensors
+        yt = mT(B, y)
+        return -B.matmul(B.matmul(yt, gy), yt)
+
+
+def inv(A: Tensor) -> Tensor:
+    """A^-1 for A (*, n, n); a singular A raises ``linalg.LinAlgError``."""
+    check_matrices("inv", A)
+    return Inv.apply(A)
+
+
+def inverse(input: Tensor) -> Tensor:
+    """``torch.inverse``: ``linalg.inv``."""
+    return inv(input)
+
+
+class Solve(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
+        x = B.solve(a, b)
+        ctx.save_for_backward(a, x if ctx.needs_input_grad[0] else None)
+        return x
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gx: Any) -> Any:
+        a, x = ctx.saved_tensors
+        gb = B.solve(mT(B, a), gx)
+        return (-B.matmul(gb, mT(B, x)) if ctx.needs_input_grad[0] else None), gb
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    """X with A X = B (``left``) or X A = B; A (*, n, n), B (*, n, k) or, as PyTorch, a batch of vectors
+    (*, n) when B is 1-D or B.shape == A.shape[:-1]. The batch dims broadcast."""
+    check_matrices("solve", A)
+    if not isinstance(B, Tensor):
+        raise TypeError(f"linalg.solve(): argument 'B' must be Tensor, not {type(B).__name__}")
+    if A.dtype != B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{A.dtype} and B of type {B.dtype} instead")
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    Bm = B.unsqueeze(-1) if vector else B
+    if not left:
+        A, Bm = A.transpose(-2, -1), Bm.transpose(-2, -1)
+    n = A.shape[-1]
+    if Bm.shape[-2] != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{n} and {Bm.shape[-2]}x{Bm.shape[-1]})")
+    batch = _broadcast_batch("solve", A.shape[:-2], Bm.shape[:-2])
+    X = Solve.apply(A.expand(batch + (n, n)), Bm.expand(batch + tuple(Bm.shape[-2:])))
+    if not left:
+        X = X.transpose(-2, -1)
+    return X.squeeze(-1) if vector else X
+
+
+def _broadcast_batch(name: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    if any(x != y and 1 not in (x, y) for x, y in zip(a, b)):
+        raise RuntimeError(f"linalg.{name}: the batch dimensions {a} and {b} cannot be broadcast together")
+    return tuple(max(x, y) if 0 not in (x, y) else 0 for x, y in zip(a, b))
+
+
+class Det(Function):
+    """d det(A) / dA = adj(A)^T = det(U) det(Vh) U diag(prod_{j != i} s_j) Vh from A's SVD: defined for a
+    singular A too (where A^-T is not), without dividing by a singular value."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, a: Any) -> Any:
+        ctx.save_for_backward(a)
+        return B.det(a)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gd: Any) -> Any:
+        a, = ctx.saved_tensors
+        u, s, vh = B.svd(a, False)
+        ones = B.ones(s.shape[:-1] + (1,), s.dtype)
+        before = B.cumprod(B.concatenate([ones, s[..., :-1]], -1), -1)  # prod_{j < i} s_j
+        after = B.flip(B.cumprod(B.flip(B.concatenate([s[..., 1:], ones], -1), -1), -1), -1)  # prod_{j > i}
+        cofactor = B.matmul(u * rows(B, before * after), vh) * B.expand_dims(B.det(u) * B.det(vh), (-2, -1))
+        return B.expand_dims(gd, (-2, -1)) * cofactor
+
+
+def det(A: Tensor) -> Tensor:
+    """det A (*,) for A (*, n, n); differentiable at singular A too."""
+    check_matrices("det", A)
+    return Det.apply(A)
+
+
+class SlogDet(Function):
+    @staticmethod
+    def forward(ctx: Any, B: Backend, a: Any) -> Any:
+        sign, logabsdet = B.slogdet(a)
+        ctx.save_for_backward(a)
+        return logabsdet, sign  # the sign is piecewise constant: no gradient (an extra output)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, g: Any) -> Any:
+        a, = ctx.saved_tensors
+        return B.expand_dims(g, (-2, -1)) * mT(B, B.inv(a))
+
+
+class SignLogAbsDet(NamedTuple):
+    """What ``slogdet`` returns, as ``torch.return_types.linalg_slogdet``."""
+    sign: Tensor
+    logabsdet: Tensor
+
+
+def slogdet(A: Tensor) -> SignLogAbsDet:
+    """(sign, log|det A|): the determinant without overflow; sign 0 and logabsdet -inf for a singular A."""
+    check_matrices("slogdet", A)
+    logabsdet, sign = SlogDet.apply(A)
+    return SignLogAbsDet(sign, logabsdet)
+
+
+def logdet(input: Tensor) -> Tensor:
+    """log det A: nan where det A < 0, -inf where it is 0 (``torch.logdet``)."""
+    sign, logabsdet = slogdet(input)
+    return where(sign < 0, float("nan"), logabsdet)
+
+
+def matrix_power(A: Tensor, n: int) -> Tensor:
+    """A^n for an integer n by repeated squaring (O(log n) matmuls); A^0 = I, A^-n = (A^-1)^n."""
+    check_matrices("matrix_power", A)
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"linalg.matrix_power(): argument 'n' must be int, not {type(n).__name__}")
+    if n == 0:
+        return eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(tuple(A.shape)).clone()
+    base, result = (inv(A) if n < 0 else A), None
+    k = abs(n)
+    while k:  # over the bits of n, not the elements
+        if k & 1:
+            result = base if result is None else matmul(result, base)
+        k >>= 1
+        if k:
+            base = matmul(base, base)
+    assert result is not None
+    return result.clone() if result is A else result
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False) -> Tensor:
+    """X with A X = B (or X A = B) reading only A's upper or lower triangle (with ones on its diagonal if
+    ``unitriangular``): a solve of that triangle, so the gradient reaches that triangle only."""
+    check_matrices("solve_triangular", A)
+    if not isinstance(B, Tensor) or B.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    tri = triu(A, 1 if unitriangular else 0) if upper else tril(A, -1 if unitriangular else 0)
+    if unitriangular:
+        tri = tri + eye(A.shape[-1], dtype=A.dtype, device=A.device)
+    return solve(tri, B, left=left)
+
+
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
+    """X with (L L^T) X = B for L the lower Cholesky factor (or U^T U = A with ``upper``): two triangular
+    solves, L Y = B then L^T X = Y."""
+    low = L.transpose(-2, -1) if upper else L
+    return solve_triangular(low.transpose(-2, -1), solve_triangular(low, B, upper=False), upper=True)
+
+
+def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
+    """(L L^T)^-1 (or (U^T U)^-1) from a Cholesky factor."""
+    return cholesky_solve(eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(tuple(L.shape)), L, upper)

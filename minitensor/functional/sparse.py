@@ -1,0 +1,306 @@
+"""Sparse COO tensors (``torch.sparse_coo_tensor``, ``torch.sparse.mm``): a ``Tensor`` whose ``.array`` is a
+``SparseCOO`` holder (``backends/generic/sparse.py``). Dense ops refuse it with PyTorch's NotImplementedError
+(``Function.apply``); the ops here take it. The gradient for a sparse input is sparse, on that input's own
+entries (PyTorch's sparse gradient), and reaches the values it was built from. See docs/sparse.md.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any, Sequence
+
+from ..autograd.function import Function
+from ..backends.base import Backend
+from ..backends.generic.sparse import SparseCOO
+from ..tensor import Tensor, _wrap
+from ._util import torch_dtype_name
+
+__all__ = ["sparse_coo_tensor", "spmm", "strided", "sparse_coo", "layout"]
+
+
+class layout:
+    """A memory layout, PyTorch's ``torch.layout``: ``minitensor.strided`` (dense) or ``minitensor.sparse_coo``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"minitensor.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name  # pickled by reference to the module attribute
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+
+
+def is_sparse(t: Tensor) -> bool:
+    return type(t.array) is SparseCOO
+
+
+def _entries_grad(ctx: Any, B: Backend, grad: Any) -> SparseCOO:
+    """The gradient for a sparse input from ``grad`` (dense or sparse, of the input's shape): grad on the
+    input's cells, one entry each (a repeated entry listed twice would count twice when summed)."""
+    indices, = ctx.saved_tensors
+    return SparseCOO(indices, B.sparse_values_at(grad, indices, ctx.shape), ctx.shape, True)
+
+
+class _SparseFunction(Function):
+    """An op on a sparse input whose gradient is the output gradient on that input's cells (to_dense,
+    coalesce, values, sum)."""
+    accepts_sparse = True
+
+    @staticmethod
+    def keep_entries(ctx: Any, s: SparseCOO) -> None:
+        """Keep the shape and indices of ``s`` (coalesced, for the ops whose gradient is on its cells)."""
+        ctx.shape = s.shape
+        ctx.save_for_backward(s.indices)
+
+
+class SparseCooTensor(_SparseFunction):
+    @staticmethod
+    def forward(ctx: Any, B: Backend, indices: Any, values: Any, shape: tuple[int, ...], coalesced: bool) -> Any:
+        s = SparseCOO(indices, values, shape, coalesced)
+        _SparseFunction.keep_entries(ctx, s)
+        return s
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, g: Any) -> Any:
+        return None, _entries_grad(ctx, B, g).values
+
+
+class ToDense(_SparseFunction):
+    @staticmethod
+    def forward(ctx: Any, B: Backend, s: SparseCOO) -> Any:
+        s = B.sparse_coalesce(s)
+        _SparseFunction.keep_entries(ctx, s)
+        return B.sparse_to_dense(s)
+
+    backward = staticmethod(_entries_grad)
+
+
+class Coalesce(_SparseFunction):
+    @staticmethod
+    def forward(ctx: Any, B: Backend, s: SparseCOO) -> Any:
+        s = B.sparse_coalesce(s)
+        _SparseFunction.keep_entries(ctx, s)
+        return s
+
+    backward = staticmethod(_entries_grad)
+
+
+class Values(_SparseFunction):
+    """The values of a coalesced sparse tensor; the gradient is sparse on its entries."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, s: SparseCOO) -> Any:
+        _SparseFunction.keep_entries(ctx, s)
+        return s.values
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gv: Any) -> Any:
+        indices, = ctx.saved_tensors
+        return SparseCOO(indices, gv, ctx.shape, True)
+
+
+class ToSparse(Function):
+    """The nonzeros of a dense tensor; the gradient is the sparse gradient made dense."""
+    accepts_sparse = True
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, a: Any, sparse_dim: int) -> Any:
+        return B.dense_to_sparse(a, sparse_dim)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, g: Any) -> Any:
+        return (B.sparse_to_dense(g) if type(g) is SparseCOO else g), None
+
+
+class SparseMM(Function):
+    """y = s @ d: dy/dd = s.T @ gy; for s's values, gy[i] . d[j] at each entry (i, j)."""
+    accepts_sparse = True
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, s: SparseCOO, d: Any) -> Any:
+        ctx.save_for_backward(s, d)
+        return B.sparse_mm(s, d)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        s, d = ctx.saved_tensors
+        gs = None
+        if ctx.needs_input_grad[0]:  # on s's cells: a repeated entry listed twice would count twice
+            s = B.sparse_coalesce(s)
+            gs = s.with_values(B.sparse_mm_values_grad(s.indices, gy, d))
+        return gs, (B.sparse_mm(s, gy, transpose=True) if ctx.needs_input_grad[1] else None)
+
+
+class SparseSum(_SparseFunction):
+    """The sum over ``dims``: dense 0-d over every dim, else sparse; each entry's gradient is the output
+    gradient where that entry went."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, s: SparseCOO, dims: tuple[int, ...]) -> Any:
+        s = B.sparse_coalesce(s)
+        _SparseFunction.keep_entries(ctx, s)
+        ctx.keep = [d for d in range(len(s.shape)) if d not in dims]
+        return B.sparse_sum(s, dims)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, g: Any) -> Any:
+        indices, = ctx.saved_tensors
+        if not ctx.keep:
+            values = B.broadcast_to(g, indices.shape[1:])
+        else:
+            values = B.sparse_values_at(g, indices[ctx.keep], tuple(ctx.shape[d] for d in ctx.keep))
+        return SparseCOO(indices, values, ctx.shape, True), None
+
+
+# ------------------------------------------------------------------------------------------- functions
+def sparse_coo_tensor(indices: Any, values: Any, size: Sequence[int] | None = None, *, dtype: Any = None,
+                      device: Any = None, requires_grad: bool = False, check_invariants: bool | None = None,
+                      is_coalesced: bool | None = None) -> Tensor:
+    """A sparse COO tensor: ``values[k]`` (nnz, *dense_shape) at ``indices[:, k]`` (sparse_dim, nnz), int64;
+    ``size`` defaults to the smallest that holds the indices. Repeated indices add (coalesce() sums them).
+    The indices are always checked against ``size`` (``check_invariants`` is accepted)."""
+    from ..creation import as_tensor  # creation builds on Tensor, as this module does
+
+    values = as_tensor(values, dtype=dtype, device=device)
+    indices = as_tensor(indices, device=values.device)
+    if indices.array.dtype.kind not in "iu":
+        raise RuntimeError(f"indices must be an int64 tensor, got {indices.dtype}")
+    indices = indices.long()
+    if indices.ndim != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
+    sparse_dim, nnz = indices.shape
+    if values.ndim == 0 or values.shape[0] != nnz:
+        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: {nnz}, nnz from "
+                           f"values: {values.shape[0] if values.ndim else 0}")
+    if sparse_dim == 0:
+        raise RuntimeError("indices must have at least one sparse dimension (sparse_dim >= 1)")
+    lowest = indices.amin(1).tolist() if nnz else [0] * sparse_dim
+    highest = indices.amax(1).tolist() if nnz else [-1] * sparse_dim
+    if size is None:
+        size = [h + 1 for h in highest] + list(values.shape[1:])
+    size = tuple(builtins.int(n) for n in size)
+    if len(size) != sparse_dim + values.ndim - 1:
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(size)}, "
+                           f"sparse_dim = {sparse_dim}, dense_dim = {values.ndim - 1}")
+    if tuple(values.shape[1:]) != size[sparse_dim:]:
+        raise RuntimeError(f"values has incorrect size, expected {[nnz, *size[sparse_dim:]]}, got "
+                           f"{list(values.shape)}")
+    for d, (lo, hi) in enumerate(zip(lowest, highest)):
+        if lo < 0:
+            raise RuntimeError(f"found negative index {lo} for dim {d}")
+        if hi >= size[d]:
+            raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} but found "
+                               f"index {hi}")
+    out = SparseCooTensor.apply(indices, values, size, builtins.bool(is_coalesced))
+    if requires_grad:
+        out.requires_grad = True
+    return out
+
+
+def _require_sparse(input: Tensor, op: str) -> SparseCOO:
+    s = input.array
+    if type(s) is not SparseCOO:
+        raise RuntimeError(f"{op} expected sparse coordinate tensor layout but got Strided")
+    return s
+
+
+def to_dense(input: Tensor) -> Tensor:
+    return ToDense.apply(input) if is_sparse(input) else input
+
+
+def to_sparse(input: Tensor, sparse_dim: int | None = None) -> Tensor:
+    if is_sparse(input):
+        return input
+    sparse_dim = input.ndim if sparse_dim is None else sparse_dim
+    if not 1 <= sparse_dim <= input.ndim:
+        raise RuntimeError(f"dense_to_sparse: sparse_dim argument must be in [1,{input.ndim}] range, but "
+                           f"{sparse_dim} is given")
+    return ToSparse.apply(input, sparse_dim)
+
+
+def coalesce(input: Tensor) -> Tensor:
+    return input if _require_sparse(input, "coalesce").coalesced else Coalesce.apply(input)
+
+
+def values(input: Tensor) -> Tensor:
+    if not _require_sparse(input, "values").coalesced:
+        raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
+    return Values.apply(input)
+
+
+def sparse_mm(mat1: Tensor, mat2: Tensor) -> Tensor:
+    """``mat1 @ mat2`` for a sparse 2-D ``mat1`` (scalar values) and a dense 2-D ``mat2``: a dense result,
+    differentiable for both (mat1's gradient is sparse, on its entries)."""
+    if not is_sparse(mat1):
+        raise NotImplementedError("sparse.mm: mat1 must be a sparse COO tensor (layout=minitensor.sparse_coo); "
+                                  "use minitensor.mm for two dense tensors")
+    if is_sparse(mat2):
+        raise NotImplementedError("sparse.mm: a sparse mat2 is not supported; pass mat2.to_dense()")
+    s = mat1.array
+    if mat1.ndim != 2 or s.sparse_dim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"sparse.mm: expected 2-D mat1 (2 sparse dims) and 2-D mat2, got {mat1.ndim}-D "
+                           f"({s.sparse_dim} sparse dims) and {mat2.ndim}-D")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
+                           f"{mat2.shape[0]}x{mat2.shape[1]})")
+    if mat1.dtype != mat2.dtype:
+        raise RuntimeError(f"expected scalar type {torch_dtype_name(mat1.dtype)} but found "
+                           f"{torch_dtype_name(mat2.dtype)}")
+    return SparseMM.apply(mat1, mat2)
+
+
+spmm = sparse_mm
+
+
+def sparse_sum(input: Tensor, dim: int | Sequence[int] | None = None, dtype: Any = None) -> Tensor:
+    """The sum over ``dim`` (all dims: a dense 0-d tensor; some: a sparse tensor of the rest)."""
+    s = _require_sparse(input, "sparse.sum")
+    if s.values.ndim != 1:
+        raise NotImplementedError("sparse.sum: hybrid sparse tensors (values with dense dims) are not supported")
+    dims = range(input.ndim) if dim is None else [dim] if isinstance(dim, builtins.int) else dim
+    wrapped = set()
+    for d in dims:
+        if not -input.ndim <= d < input.ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-input.ndim}, "
+                             f"{input.ndim - 1}], but got {d})")
+        wrapped.add(d % input.ndim)
+    out = SparseSum.apply(input, tuple(sorted(wrapped)))
+    return out if dtype is None else out.to(dtype)
+
+
+def nnz(input: Tensor) -> int:
+    s = input.array
+    if type(s) is not SparseCOO:
+        raise NotImplementedError("Could not run 'aten::_nnz' with arguments from the 'CPU' backend: _nnz() "
+                                  "needs a sparse tensor")
+    return s.nnz
+
+
+def indices(input: Tensor, check_coalesced: bool = True) -> Tensor:
+    """The (sparse_dim, nnz) indices, without gradient."""
+    s = _require_sparse(input, "indices")
+    if check_coalesced and not s.coalesced:
+        raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
+    return _wrap(s.indices, input.device)
+
+
+def raw_values(input: Tensor) -> Tensor:
+    """``_values()``: the values as stored (coalesced or not), outside the graph."""
+    return _wrap(_require_sparse(input, "_values").values, input.device)
+
+
+def sparse_repr(t: Tensor) -> str:
+    s = t.array
+    extras = "" if t.device.type == "cpu" else f", device='{t.device}'"
+    if t.grad_fn is not None:
+        extras += f", grad_fn={t.grad_fn!r}"
+    elif t.requires_grad:
+        extras += ", requires_grad=True"
+    return (f"tensor(indices={_wrap(s.indices, t.device)!r},\n       values={_wrap(s.values, t.device)!r},\n"
+            f"       size={tuple(s.shape)}, nnz={s.nnz}, layout=minitensor.sparse_coo{extras})")

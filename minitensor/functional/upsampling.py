@@ -1,0 +1,220 @@
+"""Resampling: ``interpolate`` (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area) and
+``pixel_shuffle`` / ``pixel_unshuffle``. They compose other families and have no backend family of their own.
+
+Every interpolating mode is separable: along each spatial axis the output is a fixed (out, in) matrix of
+weights times the input, so ``interpolate`` is one matmul per axis (the gradient is the transposed matmul,
+which autograd gives). The weights follow PyTorch's CPU kernels (source index, clamping at the borders,
+the cubic convolution with A = -0.75); nearest modes gather rows instead (index_select).
+"""
+from __future__ import annotations
+
+import math
+import operator
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..creation import as_tensor
+from ..tensor import Tensor
+from .indexing import IndexSelect
+from .shape import movedim
+
+__all__ = ["interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
+
+_MODES = {"nearest": None, "nearest-exact": None, "area": None, "linear": 3, "bilinear": 4, "bicubic": 4,
+          "trilinear": 5}
+_CUBIC_A = -0.75
+
+
+# ------------------------------------------------------------------------------ the per-axis weights
+def _source_scale(in_size: int, out_size: int, align_corners: bool, scale: float | None) -> float:
+    """PyTorch's area_pixel_compute_scale: input pixels per output pixel."""
+    if align_corners:
+        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    return 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+
+
+def _taps(in_size: int, out_size: int, align_corners: bool, scale: float | None, cubic: bool
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """(index, t) per output position: the source position's integer part and fraction. Linear modes clamp
+    the source at 0 and the index into [0, in) (PyTorch's guard_index_and_lambda); cubic keeps both as they
+    are (its taps are clamped when read)."""
+    r = _source_scale(in_size, out_size, align_corners, scale)
+    dst = np.arange(out_size, dtype=np.float64)
+    src = r * dst if align_corners else r * (dst + 0.5) - 0.5
+    if cubic:
+        index = np.floor(src).astype(np.int64)
+        return index, src - index
+    index = np.clip(np.floor(np.maximum(src, 0.0)), 0, in_size - 1).astype(np.int64)
+    return index, np.clip(src - index, 0.0, 1.0)
+
+
+def _cubic_weights(t: np.ndarray) -> list[np.ndarray]:
+    """Keys' cubic convolution weights of the taps at -1, 0, 1, 2 around the source position."""
+    a = _CUBIC_A
+
+    def near(x: np.ndarray) -> np.ndarray:  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: np.ndarray) -> np.ndarray:  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _weights(mode: str, in_size: int, out_size: int, align_corners: bool, scale: float | None) -> np.ndarray:
+    """The (out, in) float64 matrix of one axis for the linear, cubic and area modes."""
+    matrix = np.zeros((out_size, in_size))
+    rows = np.arange(out_size)
+    if mode == "area":  # adaptive average pooling: rows average [floor(i in / out), ceil((i + 1) in / out))
+        start = rows * in_size // out_size
+        end = -(-(rows + 1) * in_size // out_size)
+        cols = np.arange(in_size)
+        inside = (cols >= start[:, None]) & (cols < end[:, None])
+        return inside / (end - start)[:, None]
+    index, t = _taps(in_size, out_size, align_corners, scale, cubic=mode == "bicubic")
+    if mode == "bicubic":
+        for k, w in enumerate(_cubic_weights(t)):
+            np.add.at(matrix, (rows, np.clip(index - 1 + k, 0, in_size - 1)), w)
+    else:
+        np.add.at(matrix, (rows, index), 1 - t)
+        np.add.at(matrix, (rows, np.minimum(index + 1, in_size - 1)), t)
+    return matrix
+
+
+def _nearest_index(mode: str, in_size: int, out_size: int, scale: float | None) -> np.ndarray:
+    """Source rows of nearest / nearest-exact, in float32 as PyTorch's kernel computes them."""
+    r = np.float32(1.0 / scale) if scale is not None and scale > 0 else np.float32(in_size) / np.float32(out_size)
+    dst = np.arange(out_size, dtype=np.float32)
+    if mode == "nearest-exact":
+        dst += np.float32(0.5)
+    return np.minimum(np.floor(dst * r).astype(np.int64), in_size - 1)
+
+
+# ------------------------------------------------------------------------------------- interpolate
+def _spatial_sizes(input: Tensor, size: Any, scale_factor: Any, mode: str, recompute_scale_factor: bool | None
+                   ) -> tuple[list[int], list[float | None]]:
+    """(output sizes, the scale factors the kernels see: None where they use in / out), as PyTorch."""
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if size is not None:
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+        sizes = _per_dim(input, size, "output", "output size of", "output size in (o1, o2, ...,oK)")
+        try:
+            return [operator.index(s) for s in sizes], [None] * len(sizes)
+        except TypeError:
+            raise TypeError(f"expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, "
+                            f"int], but got size with types {[type(s) for s in sizes]}") from None
+    scales = _per_dim(input, scale_factor, "scale_factor", "scale_factor of shape", "scale_factor in (s1, s2, ...,sK)")
+    sizes = [math.floor(n * float(s)) for n, s in zip(input.shape[2:], scales)]
+    if recompute_scale_factor or mode == "area":
+        return sizes, [None] * len(sizes)
+    return sizes, [float(s) for s in scales]
+
+
+def _per_dim(input: Tensor, value: Any, subject: str, described: str, form: str) -> list[Any]:
+    """``value`` for each spatial dim (a number is repeated); a sequence of the wrong length is PyTorch's
+    ValueError."""
+    dim = input.ndim - 2
+    values = list(value) if isinstance(value, (list, tuple)) else [value] * dim
+    if len(values) != dim:
+        raise ValueError(f"Input and {subject} must have the same number of spatial dimensions, but got input with "
+                         f"spatial dimensions of {list(input.shape[2:])} and {described} {value}. Please provide "
+                         f"input tensor in (N, C, d1, d2, ...,dK) format and {form} format.")
+    return values
+
+
+def _check_mode(input: Tensor, mode: str, align_corners: bool | None, antialias: bool) -> None:
+    if mode not in _MODES or input.ndim not in (3, 4, 5):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) "
+                                  "for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                                  f"nearest-exact (got {mode})")
+    needs = _MODES[mode]
+    if needs is not None and input.ndim != needs:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {needs}D input")
+    if align_corners is not None and needs is None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported (see docs/differences.md)")
+    if needs is not None and not input.is_floating_point():
+        raise RuntimeError(f"interpolate: mode {mode!r} needs a floating point input, got {input.dtype}")
+
+
+def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Tensor:
+    """Resample (N, C, *spatial) to ``size`` (or floor(spatial * scale_factor)) along every spatial dim.
+
+    Linear modes map output position o to source position (o + 0.5) * in / out - 0.5 (o * (in - 1) /
+    (out - 1) with ``align_corners``); a given ``scale_factor`` replaces in / out by 1 / scale_factor
+    unless ``recompute_scale_factor``."""
+    _check_mode(input, mode, align_corners, antialias)
+    sizes, scales = _spatial_sizes(input, size, scale_factor, mode, recompute_scale_factor)
+    if min(sizes) < 1:
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input {tuple(input.shape[2:])} "
+                           f"output {tuple(sizes)}")
+    out = input
+    for k, (in_size, out_size, scale) in enumerate(zip(input.shape[2:], sizes, scales)):
+        axis = 2 + k
+        if mode in ("nearest", "nearest-exact"):
+            index = _nearest_index(mode, in_size, out_size, scale)
+            if out_size != in_size or not np.array_equal(index, np.arange(in_size)):
+                out = IndexSelect.apply(out, as_tensor(index, device=input.device), axis)
+            continue
+        matrix = _weights(mode, in_size, out_size, bool(align_corners), scale)
+        if out_size == in_size and np.array_equal(matrix, np.eye(in_size)):
+            continue
+        weights = as_tensor(matrix.T.astype(input.dtype.np), device=input.device)  # (in, out)
+        out = movedim(movedim(out, axis, -1) @ weights, -1, axis)
+    return out
+
+
+def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
+    """The deprecated name of ``interpolate``."""
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+# ------------------------------------------------------------------------------------ pixel shuffle
+def _check_shuffle(name: str, input: Tensor, factor: int, what: str) -> None:
+    if input.ndim < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input with {input.ndim} "
+                           "dimension(s)")
+    if factor <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) -> (*, C, H r, W r): y[c, h r + i, w r + j] = x[c r^2 + i r + j, h, w]."""
+    r = operator.index(upscale_factor)
+    _check_shuffle("pixel_shuffle", input, r, "upscale_factor")
+    *batch, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square "
+                           f"of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    n = len(batch)
+    x = input.reshape(*batch, c // (r * r), r, r, h, w)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*batch, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of pixel_shuffle."""
+    r = operator.index(downscale_factor)
+    _check_shuffle("pixel_unshuffle", input, r, "downscale_factor")
+    *batch, c, h, w = input.shape
+    for axis, size in (("height", h), ("width", w)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {axis} to be divisible by downscale_factor, but "
+                               f"input.size({-2 if axis == 'height' else -1})={size} is not divisible by {r}")
+    n = len(batch)
+    x = input.reshape(*batch, c, h // r, r, w // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*batch, c * r * r, h // r, w // r)
+

@@ -1,0 +1,7 @@
+"""PyTorch's ``torch.sparse`` names: ``mm`` (sparse @ dense) and ``sum`` over sparse COO tensors
+(``minitensor/functional/sparse.py``)."""
+from __future__ import annotations
+
+from .functional.sparse import sparse_mm as mm, sparse_sum as sum
+
+__all__ = ["mm", "sum"]
