@@ -103,6 +103,17 @@ def test_weight_casts_are_cached_per_region_by_identity_and_version(monkeypatch)
     assert len(calls) == 11
 
 
+def test_addmm_family_runs_in_the_16_bit_dtype_input_included():
+    bias, a, b = mt.randn(2, 4), mt.randn(2, 3), mt.randn(3, 4)
+    with mt.autocast("cpu"):
+        assert mt.addmm(bias, a, b).dtype == mt.bfloat16
+        assert mt.baddbmm(bias, a[None], b[None]).dtype == mt.bfloat16
+        assert mt.addmm(bias.double(), a.double(), b.double()).dtype == mt.float64  # float64 is never cast
+    ref = (bias + a @ b).numpy()
+    with mt.autocast("cpu"):
+        np.testing.assert_allclose(mt.addmm(bias, a, b).float().numpy(), ref, rtol=3e-2, atol=3e-2)
+
+
 def test_parameters_stay_float32_and_gradients_flow_in_each_ops_dtype():
     lin = mt.nn.Linear(4, 3)
     x = mt.randn(5, 4, requires_grad=True)
