@@ -50,6 +50,9 @@ def example_parser(doc: str, *, epochs: int, batch_size: int, lr: float) -> argp
     p.add_argument("--resume", nargs="?", const="", default=None, metavar="CHECKPOINT",
                    help="continue from a checkpoint (default path: <out>/checkpoint.mt) after its last epoch")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (one line per epoch only)")
+    p.add_argument("--amp", action="store_true",
+                   help="mixed precision: autocast in the device's 16-bit dtype (bfloat16 on the CPU, float16 on "
+                        "CUDA) with a GradScaler (docs/amp.md)")
     return p
 
 
@@ -296,14 +299,43 @@ def _format(key: str, value: float) -> str:
     return f"{key.replace('_', ' ')} {value:.4f}"
 
 
+# ------------------------------------------------------------------------------------ mixed precision
+class Precision:
+    """--amp's pieces, PyTorch's recipe: the forward in ``autocast(device_type)`` (bfloat16 on the CPU, float16
+    on CUDA), the backward through ``GradScaler.scale``, ``step`` and ``update`` through the scaler. Without
+    --amp both are disabled, so each call is the plain float32 one."""
+
+    def __init__(self, enabled: bool, device: mt.device) -> None:
+        self.enabled, self.device_type = enabled, device.type
+        self.scaler = mt.amp.GradScaler(device.type, enabled=enabled)
+
+    def autocast(self) -> mt.autocast:
+        return mt.autocast(self.device_type, enabled=self.enabled)
+
+    def backward(self, loss: mt.Tensor) -> None:
+        self.scaler.scale(loss).backward()
+
+    def step(self, optimizer: optim.Optimizer) -> None:
+        self.scaler.step(optimizer)
+
+    def states(self) -> dict[str, Any]:
+        """The scaler, for the checkpoint's optimizers (only with --amp: a float32 run has no scaler state)."""
+        return {"scaler": self.scaler} if self.enabled else {}
+
+
 # ----------------------------------------------------------------------------------------- classifiers
-def classifier_step(model: nn.Module, optimizer: optim.Optimizer) -> StepFn:
-    """One Adam step on cross-entropy: the training step of the MLP and the CNN (and speedup.py's)."""
+def classifier_step(model: nn.Module, optimizer: optim.Optimizer, precision: Precision | None = None) -> StepFn:
+    """One Adam step on cross-entropy: the training step of the MLP and the CNN (and speedup.py's); with a
+    ``precision`` (--amp), the forward runs under autocast and the backward and step through its scaler."""
+    amp = precision or Precision(False, mt.device("cpu"))
+
     def step(x: mt.Tensor, y: mt.Tensor) -> dict[str, mt.Tensor]:
-        loss = nn.functional.cross_entropy(model(x), y)
+        with amp.autocast():
+            loss = nn.functional.cross_entropy(model(x), y)
         optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+        amp.backward(loss)
+        amp.step(optimizer)
+        amp.scaler.update()
         return {"loss": loss.detach()}
     return step
 
@@ -332,8 +364,9 @@ def run_classifier(example: str, build: Callable[[int], nn.Module], doc: str, ar
     data = load_images(args.dataset, args.data_dir)
     model = build(data.image_size).to(device)
     optimizer = optim.Adam(model.parameters(), lr=args.lr)
-    run = Run(example, args, data, device, {"model": model}, {"optimizer": optimizer})
-    step = classifier_step(model, optimizer)
+    precision = Precision(args.amp, device)
+    run = Run(example, args, data, device, {"model": model}, {"optimizer": optimizer, **precision.states()})
+    step = classifier_step(model, optimizer, precision)
     for epoch in run.epochs():
         metrics = run.train_epoch(epoch, run.train_loader(epoch), step)
         metrics["test_accuracy"] = accuracy(model, data.test, device)

@@ -29,7 +29,8 @@ from minitensor import nn, optim
 
 import cnn as cnn_example
 import image_grid
-from common import ImageData, Run, StepFn, accuracy, check_args, example_parser, load_images, pick_device
+from common import (ImageData, Precision, Run, StepFn, accuracy, check_args, example_parser, load_images,
+                    pick_device)
 from models import (LATENT_DIM, NUM_CLASSES, cnn, dcgan_discriminator, dcgan_generator, gan_discriminator,
                     gan_generator)
 
@@ -55,25 +56,31 @@ def build_gan(model: str, image_size: int, device: mt.device, lr: float = 2e-4
 
 
 def gan_step(generator: nn.Module, discriminator: nn.Module, opt_g: optim.Optimizer, opt_d: optim.Optimizer,
-             latent_dim: int = LATENT_DIM) -> StepFn:
+             latent_dim: int = LATENT_DIM, precision: Precision | None = None) -> StepFn:
     """One GAN training step on a batch of real images (labels ignored): D learns real -> 1 and fake -> 0
     (the fakes detached, so G is left alone), then G learns to make D say 1 on the same fakes (the
     non-saturating loss). Noise comes from the device's generator. Returns the detached losses: loss_D is
-    the sum of D's two BCE terms (the tutorial's errD), loss_G G's BCE."""
+    the sum of D's two BCE terms (the tutorial's errD), loss_G G's BCE. With a ``precision`` (--amp) the
+    forwards run under autocast, and one scaler serves both optimizers (one ``update`` per step)."""
+    amp = precision or Precision(False, mt.device("cpu"))
+
     def step(real: mt.Tensor, _labels: mt.Tensor) -> dict[str, mt.Tensor]:
         noise = mt.randn(real.shape[0], latent_dim, device=real.device)
-        fake = generator(noise)
+        with amp.autocast():
+            fake = generator(noise)
+            d_real, d_fake = discriminator(real), discriminator(fake.detach())
+            loss_d = (nn.functional.binary_cross_entropy(d_real, mt.ones_like(d_real))
+                      + nn.functional.binary_cross_entropy(d_fake, mt.zeros_like(d_fake)))
         opt_d.zero_grad()
-        d_real, d_fake = discriminator(real), discriminator(fake.detach())
-        loss_d = (nn.functional.binary_cross_entropy(d_real, mt.ones_like(d_real))
-                  + nn.functional.binary_cross_entropy(d_fake, mt.zeros_like(d_fake)))
-        loss_d.backward()
-        opt_d.step()
+        amp.backward(loss_d)
+        amp.step(opt_d)
         opt_g.zero_grad()
-        d_fake = discriminator(fake)  # D after its update, as in PyTorch's DCGAN tutorial
-        loss_g = nn.functional.binary_cross_entropy(d_fake, mt.ones_like(d_fake))
-        loss_g.backward()
-        opt_g.step()
+        with amp.autocast():
+            d_fake = discriminator(fake)  # D after its update, as in PyTorch's DCGAN tutorial
+            loss_g = nn.functional.binary_cross_entropy(d_fake, mt.ones_like(d_fake))
+        amp.backward(loss_g)
+        amp.step(opt_g)
+        amp.scaler.update()
         return {"loss_D": loss_d.detach(), "loss_G": loss_g.detach()}
     return step
 
@@ -211,12 +218,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     # device and after --resume.
     grid_noise = mt.randn(GRID_SAMPLES, LATENT_DIM).to(device)
     score_noise = mt.randn(SCORE_SAMPLES, LATENT_DIM)
+    precision = Precision(args.amp, device)
     run = Run(args.model, args, data, device, {"generator": generator, "discriminator": discriminator},
-              {"opt_g": opt_g, "opt_d": opt_d})
+              {"opt_g": opt_g, "opt_d": opt_d, **precision.states()})
     pictures = image_grid.png_available()
     if not pictures:
         print("matplotlib is not installed, so no sample images (pip install 'minitensor[examples]')")
-    step = gan_step(generator, discriminator, opt_g, opt_d)
+    step = gan_step(generator, discriminator, opt_g, opt_d, precision=precision)
     for epoch in run.epochs():
         # Noise for epoch e depends only on (seed, e), so a resumed run draws what an uninterrupted one would.
         mt.manual_seed(args.seed * NOISE_SEED_STRIDE + epoch)

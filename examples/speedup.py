@@ -20,6 +20,11 @@ timed step and LOSS_RTOL_END at the last (float32 on both, but cuBLAS and OpenBL
 and --warmup + --steps Adam updates amplify the difference); the device's row says "agree" or "DIFFER".
 The report also says which BLAS kernels and which Numba the CPU ran with (``minitensor.backends.cpu_info``).
 
+--amp times each model and device a second time with the examples' --amp (autocast in the device's 16-bit
+dtype and a GradScaler, docs/amp.md) and prints a second table beside the first: its speedup column is the
+float32 step's ms over the AMP step's on the same device, and "agree" says that AMP's losses match float32's
+within AMP_LOSS_RTOL (16-bit rounding moves them more than a device change does).
+
 --sweep-batch measures each model at several batch sizes on each device and reports the crossover: the
 smallest batch size from which the GPU is faster than the CPU at that size and at every larger size
 measured (so a lucky size followed by a slower one does not count). Batch sizes above 64 run
@@ -48,7 +53,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import minitensor as mt
-from common import (ImageData, StepFn, add_data_arguments, classifier_step, load_images, pick_device,
+from common import (ImageData, Precision, StepFn, add_data_arguments, classifier_step, load_images, pick_device,
                     synchronize)
 from gan import build_gan, gan_step
 from minitensor import optim
@@ -62,6 +67,7 @@ SWEEP_BATCH_SIZES = (16, 64, 256, 1024)
 SWEEP_FULL_STEPS_UP_TO = 64  # sweep batches larger than this run proportionally fewer steps
 CHUNKS = 5  # the timed steps are split into this many chunks; the median chunk is reported
 LOSS_RTOL_START, LOSS_RTOL_END = 1e-3, 2e-2  # how closely a device's losses must match the CPU's
+AMP_LOSS_RTOL = (3e-2, 1e-1)  # how closely --amp's losses must match float32's on the same device (start, end)
 
 
 @dataclass
@@ -99,6 +105,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--batch-sizes", default=None, metavar="LIST",
                    help="comma-separated batch sizes for the sweep (implies --sweep-batch; default: "
                         + ",".join(map(str, SWEEP_BATCH_SIZES)) + ")")
+    p.add_argument("--amp", action="store_true",
+                   help="also time every model with mixed precision (the examples' --amp) and report its "
+                        "speedup over float32 on the same device")
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="BLAS threads for the CPU's matrix products (default: the "
                         "BLAS's own choice, usually one per core)")
@@ -154,14 +163,15 @@ def load_data(dataset: str, data_dir: str | None, models: Sequence[str]) -> dict
     return {m: loaded[scales[m]] for m in models}
 
 
-def build_step(model: str, image_size: int, device: mt.device, seed: int) -> StepFn:
+def build_step(model: str, image_size: int, device: mt.device, seed: int, amp: bool = False) -> StepFn:
     """A fresh model (the same weights on every device, from ``seed``), its optimizers and its training
-    step, exactly as its example trains it."""
+    step, exactly as its example trains it (``amp``: as with its --amp)."""
     mt.manual_seed(seed)
+    precision = Precision(amp, device)
     if model == "gan":
-        return gan_step(*build_gan("gan", image_size, device))
+        return gan_step(*build_gan("gan", image_size, device), precision=precision)
     net = {"mlp": mlp, "cnn": cnn}[model](image_size).to(device)
-    return classifier_step(net, optim.Adam(net.parameters(), lr=1e-3))
+    return classifier_step(net, optim.Adam(net.parameters(), lr=1e-3), precision)
 
 
 def host_batches(data: TensorDataset, batch_size: int, count: int) -> list[tuple[mt.Tensor, mt.Tensor]]:
@@ -221,12 +231,21 @@ def _read(losses: dict[str, mt.Tensor]) -> dict[str, float]:
     return {name: round(value.item(), 6) for name, value in losses.items()}
 
 
-def losses_agree(cpu: Measurement, other: Measurement) -> bool:
-    """Whether ``other``'s losses match the CPU's within LOSS_RTOL_START (first step) and LOSS_RTOL_END."""
+def losses_agree(cpu: Measurement, other: Measurement,
+                 rtols: tuple[float, float] = (LOSS_RTOL_START, LOSS_RTOL_END)) -> bool:
+    """Whether ``other``'s losses match the CPU's (or the reference's) within ``rtols``: (first step, last)."""
     def close(a: dict[str, float], b: dict[str, float], rtol: float) -> bool:
         return a.keys() == b.keys() and all(abs(a[k] - b[k]) <= rtol * max(abs(a[k]), 1e-6) for k in a)
-    return close(cpu.loss_start, other.loss_start, LOSS_RTOL_START) and \
-        close(cpu.loss_end, other.loss_end, LOSS_RTOL_END)
+    return close(cpu.loss_start, other.loss_start, rtols[0]) and close(cpu.loss_end, other.loss_end, rtols[1])
+
+
+def _row(model: str, device: str, batch_size: int, steps: int, t: Timing, reference_ms: float | None
+         ) -> Measurement:
+    """A table row from a timing; ``speedup`` is ``reference_ms`` over its ms/step (None without one)."""
+    return Measurement(model, device, batch_size, steps, round(t.ms_per_step, 4),
+                       round(batch_size * 1e3 / t.ms_per_step, 1),
+                       None if reference_ms is None else round(reference_ms / t.ms_per_step, 3),
+                       t.loss_start, t.loss_end, None)
 
 
 def measure(model: str, devices: Sequence[mt.device], data: ImageData, batch_size: int, warmup: int,
@@ -237,14 +256,25 @@ def measure(model: str, devices: Sequence[mt.device], data: ImageData, batch_siz
     for device in sorted(devices, key=lambda d: d.type != "cpu"):
         t = time_step(build_step(model, data.image_size, device, seed), batches, device, warmup, steps)
         cpu_ms = t.ms_per_step if device.type == "cpu" else cpu.ms_per_step if cpu else None
-        row = Measurement(model, device.type, batch_size, steps, round(t.ms_per_step, 4),
-                          round(batch_size * 1e3 / t.ms_per_step, 1),
-                          None if cpu_ms is None else round(cpu_ms / t.ms_per_step, 3),
-                          t.loss_start, t.loss_end, None)
+        row = _row(model, device.type, batch_size, steps, t, cpu_ms)
         if device.type == "cpu":
             cpu = row
         elif cpu is not None:
             row.agrees = losses_agree(cpu, row)
+        yield row
+
+
+def measure_amp(fp32_rows: Sequence[Measurement], data: dict[str, ImageData], warmup: int, steps: int,
+                seed: int) -> Iterator[Measurement]:
+    """Each row of the float32 table again with --amp: ``speedup`` is the float32 row's ms/step over the AMP
+    step's (same model, device and batch), ``agrees`` whether AMP's losses match float32's (AMP_LOSS_RTOL)."""
+    for base in fp32_rows:
+        device, images = mt.device(base.device), data[base.model]
+        batches = host_batches(images.train, base.batch_size, warmup + steps)
+        t = time_step(build_step(base.model, images.image_size, device, seed, amp=True), batches, device,
+                      warmup, steps)
+        row = _row(base.model, base.device, base.batch_size, steps, t, base.ms_per_step)
+        row.agrees = losses_agree(base, row, AMP_LOSS_RTOL)
         yield row
 
 
@@ -291,9 +321,11 @@ def table_row(r: Measurement) -> str:
             f"{agrees:>6}")
 
 
-def print_table(title: str, rows: Iterator[Measurement]) -> list[Measurement]:
-    """Print each row as it is measured (a slow model shows progress); return them all."""
-    print(f"\n{title}\n{HEADER}\n{'-' * len(HEADER)}", flush=True)
+def print_table(title: str, rows: Iterator[Measurement], against: str = "cpu") -> list[Measurement]:
+    """Print each row as it is measured (a slow model shows progress); return them all. ``against``: what the
+    last column compares the losses with."""
+    header = HEADER.replace("vs cpu", f"vs {against}")
+    print(f"\n{title}\n{header}\n{'-' * len(header)}", flush=True)
     done = []
     for r in rows:
         print(table_row(r), flush=True)
@@ -399,6 +431,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         rows = print_table("Training step, each batch moved from the host", itertools.chain.from_iterable(
             measure(m, devices, data[m], args.batch_size or EXAMPLE_BATCH_SIZES[m], args.warmup, args.steps,
                     args.seed) for m in args.models))
+        amp = print_table("Mixed precision (--amp: autocast + GradScaler); speedup = float32's ms/step / AMP's on "
+                          "the same device", measure_amp(rows, data, args.warmup, args.steps, args.seed),
+                          against="fp32") if args.amp else None
         sweep = run_sweep(args, devices, data) if args.sweep_batch else None
     note = only_one_device_note(devices)
     if note:
@@ -406,6 +441,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     report = {
         "machine": machine, "dataset": data[args.models[0]].name, "devices": [d.type for d in devices],
         "note": note, "results": [asdict(r) for r in rows], "sweep": sweep,
+        "amp": None if amp is None else [asdict(r) for r in amp],
         "settings": {"models": list(args.models), "steps": args.steps, "warmup": args.warmup, "chunks": CHUNKS,
                      "seed": args.seed, "threads": args.threads, "timing": "median chunk's ms/step; each step "
                      "moves its batch from the host to the device"},

@@ -40,6 +40,10 @@ from .creation import tril_indices, triu_indices  # noqa: E402
 from .functional import __all__ as _functional_all  # noqa: E402
 
 from . import sparse  # noqa: E402  (torch.sparse: mm, sum)
+from .dtypes import bfloat16  # noqa: E402
+from .legacy import BFloat16Tensor  # noqa: E402
+from . import amp  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -80,6 +84,8 @@ for _internal in ("creation", "deterministic", "generator", "legacy", "tensor_ma
 
 
 __all__ += ["onnx"]
+__all__ += ["bfloat16", "BFloat16Tensor"]
+__all__ += ["amp", "autocast", "get_autocast_dtype", "is_autocast_enabled"]
 
 
 def is_tensor(obj: object) -> "_builtins.bool":

@@ -13,6 +13,17 @@ from .backends.cuda.runtime import (current_device, device, device_count, empty_
                                     reset_peak_memory_stats, set_device, synchronize)
 from .backends.cuda.streams import Event, Stream, current_stream, default_stream, stream
 
+
+
+def __getattr__(name: str) -> object:
+    """``minitensor.cuda.amp``, PyTorch's deprecated aliases, imported on first use (it needs the whole
+    package, which imports this module early)."""
+    if name == "amp":
+        from .amp import cuda_amp
+        return cuda_amp
+    raise AttributeError(f"module 'minitensor.cuda' has no attribute {name!r}")
+
+
 __all__ = ["Event", "Stream", "current_device", "current_stream", "default_stream", "device", "device_count",
            "empty_cache", "get_device_name", "is_available", "manual_seed", "manual_seed_all",
            "max_memory_allocated", "max_memory_reserved", "memory_allocated", "memory_reserved",

@@ -3,7 +3,11 @@
 Promotion: the result's category (bool < integer < floating) is the highest among the operands. Within
 that category, dimensioned tensors outrank zero-dim tensors, which outrank Python scalars; a Python
 scalar of a higher category than every tensor gives that category's default dtype (float32, int64).
-So ``float32_tensor * 2.5`` stays float32 and ``int64_tensor / 2`` is float32, unlike NumPy.
+So ``float32_tensor * 2.5`` stays float32 and ``int64_tensor / 2`` is float32, unlike NumPy. float16 with
+bfloat16 gives float32 (neither holds the other), as in PyTorch.
+
+bfloat16 is ml_dtypes' (JAX's) NumPy dtype, whose NumPy ``kind`` is "V": code that asks "is this array
+floating?" tests ``kind in "fV"`` (minitensor makes no other "V" arrays).
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from typing import Any
 
 import builtins
 
+import ml_dtypes
 import numpy as np
 
 
@@ -24,7 +29,7 @@ class dtype:
         self.np = np.dtype(np_dtype)
         self.category = category  # 0 bool, 1 integer, 2 floating
         self.is_floating_point = category == 2
-        self.is_signed = self.np.kind in "if"
+        self.is_signed = self.np.kind in "if" or category == 2  # bfloat16's NumPy kind is "V"
         self.itemsize = self.np.itemsize
 
     def __repr__(self) -> str:
@@ -35,6 +40,7 @@ class dtype:
 
 
 float16 = half = dtype("float16", np.float16, 2)
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2)  # NumPy has none: ml_dtypes' (JAX's) bfloat16
 float32 = float = dtype("float32", np.float32, 2)
 float64 = double = dtype("float64", np.float64, 2)
 int8 = dtype("int8", np.int8, 1)
@@ -44,7 +50,7 @@ int32 = int = dtype("int32", np.int32, 1)
 int64 = long = dtype("int64", np.int64, 1)
 bool = dtype("bool", np.bool_, 0)
 
-_BY_NUMPY = {d.np: d for d in (float16, float32, float64, int8, uint8, int16, int32, int64, bool)}
+_BY_NUMPY = {d.np: d for d in (float16, bfloat16, float32, float64, int8, uint8, int16, int32, int64, bool)}
 _BY_NAME = {d.name: d for d in _BY_NUMPY.values()}
 _DEFAULT_BY_CATEGORY = {0: bool, 1: int64, 2: float32}
 
@@ -97,6 +103,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         return a
     if a.category != b.category:
         return a if a.category > b.category else b
+    if a.itemsize == b.itemsize == 2 and a.category == 2:  # float16 with bfloat16: neither holds the other
+        return float32
     return _BY_NUMPY[np.promote_types(a.np, b.np)]
 
 

@@ -29,6 +29,7 @@ def legacy_new(args: tuple, dtype: _dt.dtype, device: Any = None) -> Tensor:
 
 # PyTorch's legacy names, by dtype.
 LEGACY_NAMES = {_dt.float32: "FloatTensor", _dt.float64: "DoubleTensor", _dt.float16: "HalfTensor",
+                _dt.bfloat16: "BFloat16Tensor",
                 _dt.int64: "LongTensor", _dt.int32: "IntTensor", _dt.int16: "ShortTensor",
                 _dt.int8: "CharTensor", _dt.uint8: "ByteTensor", _dt.bool: "BoolTensor"}
 
@@ -51,7 +52,7 @@ class LegacyTensorType:
         return f"<class 'minitensor.{self.__name__}'>"
 
 
-(FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
+(FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
  BoolTensor) = map(LegacyTensorType, LEGACY_NAMES)
 
 

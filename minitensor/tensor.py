@@ -136,7 +136,7 @@ class Tensor(TensorMethods, TensorSparseMethods):
         is_quantized = is_nested = property(lambda self: False)
 
     def is_floating_point(self) -> bool:
-        return self.array.dtype.kind == "f"
+        return self.array.dtype.kind in "fV"
 
     @property
     def requires_grad(self) -> bool:
@@ -144,7 +144,7 @@ class Tensor(TensorMethods, TensorSparseMethods):
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
-        if value and self.grad_fn is None and self.array.dtype.kind != "f":
+        if value and self.grad_fn is None and self.array.dtype.kind not in "fV":
             raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
                                f"(this one is {self.dtype})")
         if not value and self.grad_fn is not None:
@@ -251,9 +251,11 @@ class Tensor(TensorMethods, TensorSparseMethods):
         if type(self.array) is SparseCOO:
             return _F.sparse.sparse_repr(self)
         host = self._device.backend.to_numpy(self.array)
+        if host.dtype.kind == "V":  # bfloat16: NumPy formats it only as float32
+            host = host.astype(np.float32)
         # PyTorch prints 4 decimals ("1.5000") unless every finite value is whole ("1., 2.").
-        finite = host[np.isfinite(host)] if host.dtype.kind == "f" else host
-        whole = host.dtype.kind != "f" or bool(np.all(finite == np.round(finite)))
+        finite = host[np.isfinite(host)] if host.dtype.kind in "fV" else host
+        whole = host.dtype.kind not in "fV" or bool(np.all(finite == np.round(finite)))
         body = np.array2string(host, separator=", ", precision=4, prefix="tensor(", threshold=1000,
                                edgeitems=3, floatmode="maxprec" if whole else "fixed")
         extras = []

@@ -329,6 +329,7 @@ class TensorMethods(TensorMathMethods):
     float = _cast("float", _dt.float32)
     double = _cast("double", _dt.float64)
     half = _cast("half", _dt.float16)
+    bfloat16 = _cast("bfloat16", _dt.bfloat16)
     long = _cast("long", _dt.int64)
     int = _cast("int", _dt.int32)
     bool = _cast("bool", _dt.bool)

@@ -103,6 +103,15 @@ def test_resumed_run_equals_an_uninterrupted_one(model, tmp_path, capsys):
         assert (a["loss_D"], a["loss_G"]) == (b["loss_D"], b["loss_G"])
 
 
+def test_amp_trains_both_nets_through_one_scaler(tmp_path):
+    log = run(tmp_path, "--amp", "--epochs", "1", *BATCH, "--limit-steps", "5")
+    losses = log["epochs"][0]
+    assert np.isfinite(losses["loss_D"]) and np.isfinite(losses["loss_G"])
+    state = mt.load(tmp_path / "checkpoint.mt")
+    assert state["optimizers"]["scaler"]["_growth_tracker"] == 5  # one update per step, for both optimizers
+    assert len(state["optimizers"]["opt_g"]["state"]) == len(state["optimizers"]["opt_d"]["state"]) == 4
+
+
 def test_without_matplotlib_it_says_so_once_and_writes_no_images(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(image_grid, "png_available", lambda: False)
     log = run(tmp_path / "out", "--epochs", "2", *BATCH, "--limit-steps", str(STEPS_PER_EPOCH + 1))

@@ -83,6 +83,23 @@ def test_table_json_and_chart_agree(tmp_path, capsys):
     assert not (tmp_path / "speedup_sweep.png").exists()
 
 
+def test_amp_table_times_each_row_again_against_its_float32_step(tmp_path, capsys):
+    report = run(tmp_path, "--amp", "--models", "mlp,gan", "--batch-size", "32")
+    out = capsys.readouterr().out
+    assert "Mixed precision (--amp" in out and "vs fp32" in out
+    fp32 = {(r["model"], r["device"]): r for r in report["results"]}
+    amp = report["amp"]
+    assert {(r["model"], r["device"]) for r in amp} == set(fp32)
+    for r in amp:
+        base = fp32[(r["model"], r["device"])]
+        assert r["batch_size"] == base["batch_size"] == 32 and r["steps"] == 3
+        assert r["speedup"] == pytest.approx(base["ms_per_step"] / r["ms_per_step"], rel=1e-3)
+        assert r["agrees"] is True  # AMP trains like float32: its losses stay within AMP_LOSS_RTOL
+        assert list(r["loss_start"]) == list(base["loss_start"])
+    assert json.loads((tmp_path / "speedup.json").read_text())["amp"] == amp
+    assert run(tmp_path, "--models", "mlp")["amp"] is None
+
+
 def test_each_model_defaults_to_its_examples_batch_size(tmp_path):
     report = run(tmp_path, "--devices", "cpu", "--models", "mlp,cnn")
     assert {r["model"]: r["batch_size"] for r in report["results"]} == {"mlp": 100, "cnn": 64}

@@ -72,6 +72,23 @@ def test_resumed_run_equals_an_uninterrupted_one(tmp_path):
     assert json.loads((tmp_path / "split" / "metrics.json").read_text())["epochs"][1]["step"] == 30
 
 
+@pytest.mark.parametrize("example", [mlp, cnn], ids=["mlp", "cnn"])
+def test_amp_learns_and_resumes_with_the_scalers_state(example, tmp_path):
+    """--amp on the CPU: bfloat16 autocast and GradScaler("cpu"); the scaler's state is in the checkpoint,
+    so a resumed run ends with the very weights and scaler state of an uninterrupted one."""
+    run(example, tmp_path, "--amp", "--epochs", "2", out="straight")
+    run(example, tmp_path, "--amp", "--epochs", "1", out="split")
+    log = run(example, tmp_path, "--amp", "--epochs", "2", "--resume", out="split")
+    assert log["args"]["amp"] and log["epochs"][1]["loss"] < log["epochs"][0]["loss"]
+    straight, resumed = (mt.load(tmp_path / d / "checkpoint.mt") for d in ("straight", "split"))
+    scaler = straight["optimizers"]["scaler"]
+    assert scaler == resumed["optimizers"]["scaler"]
+    assert scaler["scale"] == 2.0 ** 16 and scaler["_growth_tracker"] == straight["step"]  # no inf, no growth yet
+    for key, value in straight["modules"]["model"].items():
+        assert value.dtype == mt.float32
+        np.testing.assert_array_equal(resumed["modules"]["model"][key].numpy(), value.numpy(), err_msg=key)
+
+
 def test_resume_without_a_checkpoint_or_from_another_example_says_so(tmp_path):
     with pytest.raises(SystemExit, match="no checkpoint at"):
         run(mlp, tmp_path, "--resume")
@@ -118,7 +135,7 @@ def test_help_explains_every_argument(example, capsys):
         example.main(["--help"])
     text = capsys.readouterr().out
     for flag in ("--device", "--epochs", "--batch-size", "--lr", "--seed", "--dataset", "--data-dir",
-                 "--limit-steps", "--out", "--resume", "--no-progress"):
+                 "--limit-steps", "--out", "--resume", "--no-progress", "--amp"):
         assert flag in text
     parser = common.example_parser("doc", epochs=1, batch_size=1, lr=1.0)
     assert all(action.help for action in parser._actions), "an argument without help"

@@ -42,6 +42,9 @@ _sequence = itertools.count()  # numbers the recorded nodes (next() on it is ato
 # The ONNX exporter's tracer while it runs a model (minitensor/onnx/trace.py), else None: every ``apply``
 # reports its call to it. One global read per op when no export is running.
 tracer: Any = None
+# autocast's hook (minitensor/amp/autocast_mode.cast_inputs) while a thread is inside an enabled autocast
+# region, else None: it casts the op's tensor arguments by the policy table. One global read per op when off.
+autocast: Any = None
 
 
 class Function:
@@ -107,6 +110,8 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if autocast is not None:
+            args = autocast(cls, args)
         Tensor = _tensor_mod.Tensor
         device = None
         grad_inputs = []  # positions of the tensors that require grad
@@ -263,5 +268,5 @@ class IndexedGrad:
 
 
 def _check_finite(B: Backend, a: Any, message: str) -> None:
-    if a is not None and a.dtype.kind in "fc" and not B.isfinite_all(a):
+    if a is not None and a.dtype.kind in "fcV" and not B.isfinite_all(a):
         raise RuntimeError(message)

@@ -28,7 +28,7 @@ def as_operand(x: Any, like: Tensor) -> Any:
 def promote(a: Any, b: Any, floating: bool = False) -> tuple[Any, Any]:
     """Operands cast to PyTorch's result dtype (``floating``: at least the default float dtype)."""
     if not isinstance(a, Tensor):
-        if type(a) is float and b.array.dtype.kind == "f":  # fast path: a weak float scalar
+        if type(a) is float and b.array.dtype.kind == "f":  # fast path: a weak float scalar (not bfloat16)
             return a, b
         a = as_operand(a, b)
     elif not isinstance(b, Tensor):
@@ -36,7 +36,7 @@ def promote(a: Any, b: Any, floating: bool = False) -> tuple[Any, Any]:
             return a, b
         b = as_operand(b, a)
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.array.dtype == b.array.dtype and \
-            (not floating or a.array.dtype.kind == "f"):
+            (not floating or a.array.dtype.kind in "fV"):
         return a, b
     dt = _dt.result_type(a, b)
     if floating and not dt.is_floating_point:
@@ -49,12 +49,20 @@ def cast(x: Any, dt: _dt.dtype) -> Any:
     if isinstance(x, Tensor) and x.array.dtype != dt.np:
         from .cast import to_dtype
         return to_dtype(x, dt)
+    if type(x) is float and dt is _dt.bfloat16:  # NumPy would upcast a bfloat16 array by a Python float
+        return dt.np.type(x)
     return x
+
+
+def keep_bfloat16(y: Any, x: Any) -> Any:
+    """``y`` back in ``x``'s dtype when x is bfloat16 and y is not: NumPy upcasts a bfloat16 array combined
+    with a Python float (``x * 0.5``) to float32, where PyTorch keeps bfloat16. float16 is kept by NumPy."""
+    return y.astype(x.dtype) if x.dtype.kind == "V" and y.dtype != x.dtype else y
 
 
 def to_float(x: Tensor) -> Tensor:
     """Integer and bool tensors become the default float dtype (exp, log, mean... do this in PyTorch)."""
-    return x if x.array.dtype.kind == "f" else cast(x, _dt.get_default_dtype())
+    return x if x.array.dtype.kind in "fV" else cast(x, _dt.get_default_dtype())
 
 
 class NoGrad(Function):
@@ -83,13 +91,13 @@ def torch_dtype_name(dt: Any) -> str:
 def check_floating(name: str, x: Any) -> None:
     """PyTorch's NotImplementedError (a RuntimeError) for an op without integer kernels given an integer or
     bool tensor."""
-    if isinstance(x, Tensor) and x.array.dtype.kind != "f":
+    if isinstance(x, Tensor) and x.array.dtype.kind not in "fV":
         raise NotImplementedError(f'"{name}_cpu" not implemented for \'{torch_dtype_name(x.dtype)}\'')
 
 
 def check_integer(name: str, x: Any) -> None:
     """PyTorch's NotImplementedError for a bitwise op given a floating tensor."""
-    if isinstance(x, Tensor) and x.array.dtype.kind == "f":
+    if isinstance(x, Tensor) and x.array.dtype.kind in "fV":
         raise NotImplementedError(f'"{name}_cpu" not implemented for \'{torch_dtype_name(x.dtype)}\'')
 
 

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import norm_dim, to_float
+from ._util import keep_bfloat16, norm_dim, to_float
 from .indexing import where
 from .inplace import inplace as _inplace
 from ..backends.base import Backend
@@ -30,7 +30,7 @@ class _Pointwise(Function):
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, **params: Any) -> Any:
-        y = ctx.f(B, x, **params)
+        y = keep_bfloat16(ctx.f(B, x, **params), x)
         ctx.params = params
         ctx.save_for_backward(y if ctx.save_output else x)
         return y

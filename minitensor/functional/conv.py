@@ -15,6 +15,7 @@ from ..creation import as_tensor
 from ..tensor import Tensor
 from .shape import pad
 from ..backends.base import Backend
+from ..amp.autocast_mode import cast_early
 
 __all__ = ["conv2d", "conv_transpose2d"]
 __all__ += ["conv1d", "conv_transpose1d", "conv3d", "conv_transpose3d"]
@@ -65,6 +66,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: In
     ``padding``: an int, a pair, "valid" (none) or "same" (output size = input size; stride must be 1;
     when the total d*(k-1) is odd the extra row/column goes at the bottom/right, as in PyTorch)."""
     name = "conv2d"
+    input, weight, bias = cast_early(Conv2d, input, weight, bias)
     _check_conv_args(name, input, weight, bias, groups)
     stride, dilation = pair(stride, "stride", name), pair(dilation, "dilation", name)
     kernel = tuple(weight.shape[2:])
@@ -81,6 +83,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     (C_in, C_out/groups, kH, kW) -> (N, C_out, oH, oW), oH = (H-1)*stride - 2*padding
     + dilation*(kH-1) + output_padding + 1."""
     name = "conv_transpose2d"
+    input, weight, bias = cast_early(ConvTranspose2d, input, weight, bias)
     _check_conv_args(name, input, weight, bias, groups, transposed=True)
     if isinstance(padding, str):
         raise TypeError(f"{name}: padding must be an int or a pair of ints, got {padding!r}")

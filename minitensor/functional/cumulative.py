@@ -89,7 +89,7 @@ class LogCumSumExp(_ScanSavingXY):
 
 def take_along(input: Tensor, indices: Tensor, axis: int) -> Tensor:
     """input's values at ``indices`` along ``axis``: differentiable for floating inputs."""
-    if input.array.dtype.kind == "f":
+    if input.array.dtype.kind in "fV":
         return Gather.apply(input, indices, axis)
     return nondiff(lambda B, x, i: B.take_along_axis(x, i, axis), input, indices)
 
@@ -111,7 +111,7 @@ def _scan(fn: type[Function], op: str, input: Tensor, axis: int) -> Tensor:
     """``fn`` along ``axis``; integer inputs take the backend's ``op`` without a graph."""
     if input.ndim == 0:
         return _scan(fn, op, input.reshape(1), 0).reshape(())
-    if input.array.dtype.kind != "f":
+    if input.array.dtype.kind not in "fV":
         return nondiff(lambda B, x: getattr(B, op)(x, axis), input)
     return fn.apply(input, axis)
 

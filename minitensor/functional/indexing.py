@@ -341,7 +341,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
             raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value.ndim} dimension(s)")
         value = value.to(input.dtype)
-    elif input.array.dtype.kind != "f" and isinstance(value, float):
+    elif input.array.dtype.kind not in "fV" and isinstance(value, float):
         raise RuntimeError(f"masked_fill: value {value} cannot be converted to {input.dtype} without overflow")
     return where(mask, value, input)  # broadcasts input and mask together, as PyTorch's out-of-place form
 

@@ -24,7 +24,8 @@ _LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place o
 
 
 def _check_castable(t: Tensor, result: Any, name: str) -> None:
-    if result.dtype != t.array.dtype and not np.can_cast(result.dtype, t.array.dtype, "same_kind"):
+    if result.dtype != t.array.dtype and not np.can_cast(result.dtype, t.array.dtype, "same_kind") \
+            and not (result.dtype.kind in "fV" and t.array.dtype.kind in "fV"):  # bfloat16 <-> float16
         raise RuntimeError(f"{name}: result type {result.dtype} can't be cast to the desired output type "
                            f"{t.array.dtype}")
 

@@ -6,6 +6,7 @@ from typing import Any, Sequence
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import promote
+from ..amp.autocast_mode import cast_early
 from .shape import stack
 from ..backends.base import Backend
 from ..backends.generic.sparse import SparseCOO
@@ -66,7 +67,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         if isinstance(other, Tensor) and other.ndim == 1:  # and a vector
             return sparse_mm(input, other.unsqueeze(1)).squeeze(1)
         return sparse_mm(input, other)
-    a, b = promote(input, other)
+    a, b = promote(*cast_early(MatMul, input, other))
     _check_matmul_shapes(a, b)
     try:
         return MatMul.apply(a, b)
@@ -135,6 +136,7 @@ def _rows(a: Any) -> Any:
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = input @ weight.T + bias; input (*, in_features), weight (out_features, in_features)."""
+    input, weight, bias = cast_early(Linear, input, weight, bias)
     if weight.ndim != 2:
         raise RuntimeError(f"linear: weight must be 2D (out_features, in_features), got {tuple(weight.shape)}")
     if input.ndim == 0 or input.shape[-1] != weight.shape[1]:

@@ -16,6 +16,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ..creation import as_tensor
 from ._util import promote
+from ..amp.autocast_mode import cast_early
 from ..backends.base import Backend
 
 __all__ = ["mse_loss", "l1_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
@@ -156,14 +157,14 @@ def _broadcast_pair(name: str, input: Tensor, target: Any) -> tuple[Tensor, Tens
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
              reduction: str = "mean") -> Tensor:
     """Mean (or sum, or each) of (input - target)^2."""
-    input, target = _broadcast_pair("mse_loss", input, target)
+    input, target = _broadcast_pair("mse_loss", *cast_early(MSELoss, input, target))
     return MSELoss.apply(input, target, reduction=_reduction(size_average, reduce, reduction))
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
             reduction: str = "mean") -> Tensor:
     """Mean (or sum, or each) of |input - target|; the gradient at input == target is 0."""
-    input, target = _broadcast_pair("l1_loss", input, target)
+    input, target = _broadcast_pair("l1_loss", *cast_early(L1Loss, input, target))
     return L1Loss.apply(input, target, reduction=_reduction(size_average, reduce, reduction))
 
 
@@ -219,6 +220,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                          reduction: str = "mean") -> Tensor:
     """-w (t log x + (1 - t) log(1 - x)) for probabilities x in [0, 1], each log clamped at -100 as
     PyTorch (so x = 0 or 1 gives a finite loss). ``weight`` broadcasts to the input's shape."""
+    input, target, weight = cast_early(BinaryCrossEntropy, input, target, weight)
     _float_input("binary_cross_entropy", input)
     target = _like_input("binary_cross_entropy", "target", target, input, must_match=True)  # type: ignore[assignment]
     weight = _like_input("binary_cross_entropy", "weight", weight, input, must_match=False)
@@ -239,6 +241,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     """BCE of sigmoid(input), in log-sum-exp form: w ((1 - t) x - (1 + (p - 1) t) log sigmoid(x)) with
     p = pos_weight (broadcast over the last dim, e.g. one per class); finite for any finite x."""
     name = "binary_cross_entropy_with_logits"
+    input, target, weight, pos_weight = cast_early(BinaryCrossEntropyWithLogits, input, target, weight,
+                                                   pos_weight)
     _float_input(name, input)
     target = _like_input(name, "target", target, input, must_match=True)  # type: ignore[assignment]
     weight = _like_input(name, "weight", weight, input, must_match=False)
@@ -371,6 +375,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     loss is (1 - eps) w_t (-log p_t) + eps / C sum_c w_c (-log p_c); 'mean' divides the sum by the summed
     w_t of the rows not ignored (by the number of rows for probability targets), as PyTorch does."""
     name = "cross_entropy"
+    input, target, weight = cast_early(CrossEntropy, input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"{name}: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
@@ -399,6 +404,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     """Negative log-likelihood of log-probabilities ``input`` (N, C, *) or (C,) at class indices ``target``
     (N, *): -w_t input[t] per row, 0 where target == ignore_index; 'mean' divides by the summed w_t."""
     name = "nll_loss"
+    input, weight = cast_early(NLLLoss, input, weight)
     reduction = _reduction(size_average, reduce, reduction)
     input, target, unbatched = _batched(input, as_tensor(target, device=input.device))
     weight = _class_input(name, input, weight)

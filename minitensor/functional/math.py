@@ -8,7 +8,7 @@ import math
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import check_floating, nondiff, promote, to_float
+from ._util import check_floating, keep_bfloat16, nondiff, promote, to_float
 from ..backends.base import Backend
 
 __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "abs", "sign", "sin", "cos", "reciprocal",
@@ -27,7 +27,7 @@ class _Elementwise(Function):
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any) -> Any:
-        y = ctx.f(B, x)
+        y = keep_bfloat16(ctx.f(B, x), x)
         ctx.save_for_backward(y if ctx.save_output else x)
         return y
 
@@ -79,7 +79,7 @@ class Clamp(Function):
     def forward(ctx: Any, B: Backend, x: Any, lo: Any, hi: Any) -> Any:
         ctx.save_for_backward(x)
         ctx.lo, ctx.hi = lo, hi
-        return B.clip(x, lo, hi)
+        return keep_bfloat16(B.clip(x, lo, hi), x)  # ml_dtypes has no clip loop: NumPy's runs in float32
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
@@ -140,7 +140,7 @@ def frac(input: Tensor) -> Tensor:
 
 
 def abs(input: Tensor) -> Tensor:
-    if input.array.dtype.kind == "f":
+    if input.array.dtype.kind in "fV":
         return Abs.apply(input)
     return nondiff(lambda B, x: B.abs(x), input)
 
@@ -163,7 +163,7 @@ class PiecewiseConstant(Function):
 
 
 def _piecewise_constant(input: Tensor, f: Callable[[Backend, Any], Any]) -> Tensor:
-    if input.array.dtype.kind == "f":
+    if input.array.dtype.kind in "fV":
         return PiecewiseConstant.apply(input, f)
     return nondiff(f, input)
 
@@ -202,7 +202,7 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         out = input if min is None else maximum(input, min)
         return out if max is None else minimum(out, max)
-    if input.array.dtype.kind != "f" and any(isinstance(v, float) for v in (min, max)):
+    if input.array.dtype.kind not in "fV" and any(isinstance(v, float) for v in (min, max)):
         input = to_float(input)
     return Clamp.apply(input, min, max)
 

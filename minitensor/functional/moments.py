@@ -14,7 +14,7 @@ def _moments(name: str, spread: Any, input: Tensor, dim: Any, correction: float,
              unbiased: bool | None) -> tuple[Tensor, Tensor]:
     """(spread, mean) over ``dim`` for var_mean / std_mean: floating dtypes only, as PyTorch."""
     _tensor_input(name, input)
-    if input.array.dtype.kind != "f":
+    if input.array.dtype.kind not in "fV":
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
     return spread(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased), mean(input, dim, keepdim)
 

@@ -9,6 +9,7 @@ from ..tensor import Tensor, _bump_version
 from ..backends.base import Backend
 from .math import clamp
 from .reduce import norm
+from ..amp.autocast_mode import cast_early
 
 __all__ = ["batch_norm", "layer_norm"]
 __all__ += ["normalize", "group_norm", "instance_norm"]
@@ -75,6 +76,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     ``running_var`` in place: r = (1 - momentum) r + momentum s, with the unbiased variance for r_var.
     Evaluation (``training=False``) uses the running statistics."""
     name = "batch_norm"
+    input, weight, bias = cast_early(BatchNorm, input, weight, bias)  # not the running stats: written in place
     if input.ndim < 2:
         raise ValueError(f"{name}: expected input of shape (N, C) or (N, C, *), got {tuple(input.shape)}")
     channels = (input.shape[1],)
@@ -109,6 +111,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
     (x - mean) / sqrt(var + eps) * weight + bias, with the biased variance; weight and bias have
     ``normalized_shape``."""
     name = "layer_norm"
+    input, weight, bias = cast_early(LayerNorm, input, weight, bias)
     shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if not shape or input.ndim < len(shape) or tuple(input.shape[-len(shape):]) != shape:
         raise ValueError(f"{name}: given normalized_shape={list(shape)}, expected input with shape "

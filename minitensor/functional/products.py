@@ -9,7 +9,8 @@ from typing import Any
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._util import norm_dim, promote
-from .linalg import cross as _linalg_cross, einsum, matmul, multi_dot
+from .linalg import MatMul, cross as _linalg_cross, einsum, matmul, multi_dot
+from ..amp.autocast_mode import cast_early
 from .shape import cat, pad, reshape
 from .triangular import diagonal
 
@@ -97,7 +98,9 @@ def trace(input: Tensor) -> Tensor:
 
 
 def _fused(name: str, input: Tensor, product: Tensor, beta: Any, alpha: Any) -> Tensor:
-    """beta * input + alpha * product, input ignored (nan and all) when beta is 0, as PyTorch."""
+    """beta * input + alpha * product, input ignored (nan and all) when beta is 0, as PyTorch. Under autocast
+    the input joins the product's 16-bit dtype (PyTorch's addmm family runs in it, input included)."""
+    input, = cast_early(MatMul, input)
     out = product if alpha == 1 else product * alpha
     _check_broadcast(name, input, out)
     if beta == 0:

@@ -223,7 +223,7 @@ def _float_reduction(name: str, input: Tensor, dtype: Any) -> Tensor:
     _tensor_input(name, input)
     if dtype is not None:
         return input.to(_dt.as_dtype(dtype))
-    if input.array.dtype.kind != "f":
+    if input.array.dtype.kind not in "fV":
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be a floating point "
                            f"dtype, got {input.dtype}; pass dtype= or convert with .float()")
     return input
@@ -238,7 +238,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     elif input.array.dtype.kind in "biu":
         input = input.to(_dt.int64)
     axes = norm_dims(dim, input.ndim)
-    if input.array.dtype.kind != "f":
+    if input.array.dtype.kind not in "fV":
         return nondiff(lambda B, x: B.sum(x, axes, keepdim), input)
     return Sum.apply(input, axes, keepdim)
 
@@ -272,7 +272,7 @@ def std(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool 
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     _tensor_input("prod", input)
     axis = None if dim is None else norm_dim(dim, input.ndim)
-    if input.array.dtype.kind != "f":
+    if input.array.dtype.kind not in "fV":
         return nondiff(lambda B, x: B.prod(x.astype(np.int64), None if axis is None else (axis,), keepdim), input)
     return Prod.apply(input, axis if input.ndim else None, keepdim)
 
@@ -295,7 +295,7 @@ def _extreme(op: str, input: Tensor, dim: Any, keepdim: bool, name: str | None =
     _tensor_input(name or op, input)
     axes = norm_dims(dim, input.ndim)
     _check_reducible(name or op, input, axes)
-    if input.array.dtype.kind != "f":
+    if input.array.dtype.kind not in "fV":
         return nondiff(lambda B, x: (B.amax if op == "amax" else B.amin)(x, axes, keepdim), input)
     return (Amax if op == "amax" else Amin).apply(input, axes, keepdim, nan_ties=name is not None)
 
@@ -325,7 +325,7 @@ def _along(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:
         _check_reducible(op[1:], input, (axis,))
     if input.ndim == 0:
         return values_indices(input, nondiff(lambda B, x: B.zeros((), np.int64), input))
-    if input.array.dtype.kind != "f":
+    if input.array.dtype.kind not in "fV":
         def along(B: Backend, x: Any) -> tuple[Any, Any]:
             idx = (B.argmax if arg == "argmax" else B.argmin)(x, axis, True)
             vals = B.take_along_axis(x, idx, axis)

@@ -19,6 +19,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from ..dtypes import bfloat16
 from ..creation import from_numpy
 from ..nn import Module
 from ..tensor import Tensor
@@ -168,7 +169,8 @@ def _store(array: np.ndarray, arrays: dict[str, np.ndarray]) -> str:
     if array.dtype.hasobject:
         raise TypeError("save: object arrays cannot be stored without pickle")
     key = f"a{len(arrays)}"
-    arrays[key] = array
+    # .npy has no bfloat16: its bits go as uint16, and the tensor's dtype in the header says how to read them
+    arrays[key] = array.view(np.uint16) if array.dtype == bfloat16.np else array
     return key
 
 
@@ -191,7 +193,9 @@ def _decode_node(node: Any, arrays: dict[str, np.ndarray], map_location: MapLoca
         (kind, payload), = node.items()
         if kind == "tensor":
             key, dtype, saved_device, requires_grad = payload
-            t = from_numpy(arrays[key])  # a TypeError for dtypes tensors cannot hold
+            a = arrays[key]
+            t = from_numpy(a.view(bfloat16.np) if dtype == "bfloat16" and a.dtype == np.uint16 else a)
+            # (from_numpy: a TypeError for dtypes tensors cannot hold)
             if t.dtype.name != dtype or not isinstance(requires_grad, bool) \
                     or (requires_grad and not t.is_floating_point()):
                 raise ValueError(f"array {key} is {arrays[key].dtype}, the header says {dtype} with "

@@ -30,17 +30,15 @@ from ..tensor import Tensor
 from .devices import MapLocation, place
 from .safe_globals import user_allowed
 
-# PyTorch's storage class names for minitensor's dtypes (bfloat16 is read only: see StorageType)
+# PyTorch's storage class names for minitensor's dtypes
 STORAGE_NAMES = {dtypes.float32: "FloatStorage", dtypes.float64: "DoubleStorage", dtypes.float16: "HalfStorage",
+                 dtypes.bfloat16: "BFloat16Storage",
                  dtypes.int64: "LongStorage", dtypes.int32: "IntStorage", dtypes.int16: "ShortStorage",
                  dtypes.int8: "CharStorage", dtypes.uint8: "ByteStorage", dtypes.bool: "BoolStorage"}
 
 
 class StorageType:
-    """What ``torch.FloatStorage`` etc. resolve to: the element type of a storage in the file.
-
-    ``bfloat16`` storages are read as float32 (exact: a bfloat16 is the top half of a float32), since
-    minitensor has no bfloat16 dtype."""
+    """What ``torch.FloatStorage`` etc. resolve to: the element type of a storage in the file."""
 
     def __init__(self, name: str, file_dtype: Any) -> None:
         self.name, self.file_dtype = name, np.dtype(file_dtype)
@@ -52,8 +50,6 @@ class StorageType:
         """The storage's elements from the file's array of ``file_dtype`` (byte-swapped if written so)."""
         if big_endian and raw.dtype.itemsize > 1:
             raw.byteswap(inplace=True)
-        if self.name == "BFloat16Storage":
-            return (raw.astype(np.uint32) << 16).view(np.float32)
         return raw
 
 
@@ -121,7 +117,6 @@ TORCH_NAMES: dict[str, Any] = {
     "torch.device": _torch_device,
     "torch.Size": tuple,
     **{f"torch.{name}": StorageType(name, d.np) for d, name in STORAGE_NAMES.items()},
-    "torch.BFloat16Storage": StorageType("BFloat16Storage", np.uint16),
     **{f"torch.{d.name}": d for d in STORAGE_NAMES},
 }
 SAFE_NAMES: dict[str, Any] = {
@@ -167,7 +162,7 @@ class FullUnpickler(pickle.Unpickler):
         if module == "torch" and name.endswith("Storage"):
             raise pickle.UnpicklingError(
                 f"the checkpoint holds a {full}, whose dtype minitensor does not have (it has "
-                f"{', '.join(d.name for d in STORAGE_NAMES)}; bfloat16 loads as float32)")
+                f"{', '.join(d.name for d in STORAGE_NAMES)})")
         if module == "torch" or module.startswith("torch."):
             raise pickle.UnpicklingError(
                 f"the checkpoint needs PyTorch's {full}, which minitensor cannot rebuild (a whole PyTorch "

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..compiled import KERNEL_DTYPES
 from ..generic.conv import ConvOps, Pad4, Pair, channels_last_rows, conv_out_len, pad_hw
+from .linalg import in_float32
 import minitensor.backends.cpu.numba_kernels as numba_kernels  # the loader (it imports Numba lazily)
 
 Array = Any
@@ -95,6 +96,7 @@ class Im2col:
 class CpuConvOps(ConvOps):
     """conv2d (groups == 1) and its backward on channels-last rows (see the module notes)."""
 
+    @in_float32
     def conv2d(self, x: Array, weight: Array, bias: Array | None, stride: Pair, padding: Pad4,
                dilation: Pair, groups: int) -> Array:
         """As ``ConvOps.conv2d``; for groups == 1 the result is channels-last in memory."""
@@ -114,6 +116,7 @@ class CpuConvOps(ConvOps):
             y2 += bias
         return y2.reshape(n, out_hw[0], out_hw[1], c_out).transpose(0, 3, 1, 2)
 
+    @in_float32
     def conv2d_backward(self, gy: Array, x: Array, weight: Array, stride: Pair, padding: Pad4,
                         dilation: Pair, groups: int, needs: tuple[bool, bool, bool]
                         ) -> tuple[Array | None, Array | None, Array | None]:

@@ -22,6 +22,8 @@ class NormOps:
 
     def _dot(self, a: Array, b: Array, keep: tuple[int, ...]) -> Array:
         """sum(a * b) over every axis not in ``keep`` (einsum: no a * b temporary; views welcome)."""
+        if a.dtype.kind == "V":  # ml_dtypes' bfloat16: NumPy's einsum has no loop for it; sum in float32
+            return self._dot(a.astype(self.xp.float32), b.astype(self.xp.float32), keep).astype(a.dtype)
         letters = string.ascii_letters[:a.ndim]
         kept = "".join(letters[i] for i in keep)
         return self.xp.einsum(f"{letters},{letters}->{kept}", a, b)

@@ -270,6 +270,7 @@ class OptimOps:
         else:
             xp.copyto(ax, param)
 
+
 class FusedOptimOps(OptimOps):
     """The one front end of the fused updates (the CPU's Numba loops, the CUDA Numba kernels): each update is
     one compiled loop over the elements, written in ``backends/optim_elements.py``.

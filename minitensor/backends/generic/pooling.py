@@ -49,7 +49,7 @@ class PoolOps:
         as in PyTorch; padding is -inf (an integer dtype's lowest value) and never chosen."""
         xp = self.xp
         geometry = pool_geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode)
-        lowest = -float("inf") if x.dtype.kind == "f" else xp.iinfo(x.dtype).min  # integers pool too
+        lowest = -float("inf") if x.dtype.kind in "fV" else xp.iinfo(x.dtype).min  # integers pool too
         xpad = pad_hw(xp, x, geometry["padding"], lowest)
         n_offsets = kernel_size[0] * kernel_size[1]
         arg_dtype = xp.int8 if n_offsets <= 127 else xp.int32
@@ -71,7 +71,7 @@ class PoolOps:
             first, empty = self._first_valid_offsets(x.shape[2:], kernel_size, stride, padding, dilation,
                                                      geometry["out_hw"], arg_dtype)
             xp.maximum(arg, first, out=arg)
-        if x.dtype.kind == "f" and xp.isnan(best).any():
+        if x.dtype.kind in "fV" and xp.isnan(best).any():
             arg = self._last_nan_offsets(xpad, best, arg, kernel_size, stride, dilation, geometry["out_hw"])
         indices = self._flat_indices(arg, x.shape[3], kernel_size, stride, padding, dilation, geometry["out_hw"])
         if empty is not None and empty.any():  # a dilated window wholly in the padding: -inf, index -1
@@ -106,7 +106,7 @@ class PoolOps:
                 total += xpad[index]
         divisor = self._avg_divisor(x.shape, kernel_size, stride, padding, geometry["out_hw"],
                                     count_include_pad, divisor_override, x.dtype)
-        if total.dtype.kind != "f":  # type: ignore[union-attr] # int64, as PyTorch: the integer quotient, truncated toward zero
+        if total.dtype.kind not in "fV":  # type: ignore[union-attr] # int64, as PyTorch: the integer quotient, truncated toward zero
             return self.xp.sign(total) * (self.xp.abs(total) // self.xp.abs(divisor)) * self.xp.sign(divisor)
         total /= divisor
         return total

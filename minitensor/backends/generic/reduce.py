@@ -89,7 +89,7 @@ class ReduceOps:
         # x[i] == values[i] exactly where the running extreme was (re)taken at i, so the index of values[j] is
         # the last such i <= j: a running maximum of those positions.
         hit = x == values
-        if x.dtype.kind == "f":
+        if x.dtype.kind in "fV":
             hit |= xp.isnan(x)
         shape = [1] * x.ndim
         shape[axis] = x.shape[axis]

@@ -347,6 +347,9 @@ class Module(StateDictMixin):
     def half(self) -> "Module":
         return self._cast_floating(_dt.float16)
 
+    def bfloat16(self) -> "Module":
+        return self._cast_floating(_dt.bfloat16)
+
     def share_memory(self) -> "Module":
         """Every parameter and buffer moved into shared memory (``Tensor.share_memory_``), for Hogwild training
         with ``minitensor.multiprocessing``."""

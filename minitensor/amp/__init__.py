@@ -1,0 +1,9 @@
+"""``minitensor.amp``: automatic mixed precision, PyTorch's ``torch.amp`` (docs/amp.md)."""
+from __future__ import annotations
+
+from .autocast_mode import (autocast, clear_autocast_cache, get_autocast_dtype, is_autocast_available,
+                            is_autocast_cache_enabled, is_autocast_enabled)
+from .grad_scaler import GradScaler
+
+__all__ = ["GradScaler", "autocast", "clear_autocast_cache", "get_autocast_dtype", "is_autocast_available",
+           "is_autocast_cache_enabled", "is_autocast_enabled"]
