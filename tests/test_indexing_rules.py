@@ -35,6 +35,7 @@ def index_specs(draw: Any, shape: tuple[int, ...], one_dim_masks: bool = False) 
         left -= k
     narrow = any(kind in ("mask", "false") for kind, _ in kinds)  # their lengths must broadcast with B
     if narrow and any(kind == "false" for kind, _ in kinds):
+        left += sum(k for kind, k in kinds if kind == "mask")  # the dims a dropped mask took are free again
         kinds = [(kind, k) for kind, k in kinds if kind != "mask"]
     common = (1,) if narrow else draw(hnp.array_shapes(min_dims=1, max_dims=2, max_side=3))
     spec, d = [], 0
