@@ -402,5 +402,6 @@ from . import legacy as _legacy  # noqa: E402  (Tensor(...))
 from . import tensor_sparse as _sparse_methods  # noqa: E402
 
 _methods._F = _shape_methods._F = _math_methods._F = _F
+_autograd.function._Tensor, _autograd.function._wrap = Tensor, _wrap
 _methods._C, _methods._L = _creation, _legacy
 _sparse_methods._S = _F.sparse

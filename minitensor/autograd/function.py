@@ -37,6 +37,10 @@ _FREED = ("Trying to backward through the graph a second time (or to read saved 
 
 
 _new = object.__new__
+# ``Tensor`` and its ``_wrap``, bound by tensor.py once Tensor exists (this module is imported before it is
+# defined): two module globals instead of two attribute reads of the tensor module on every op.
+_Tensor: Any = None
+_wrap: Any = None
 _sequence = itertools.count()  # numbers the recorded nodes (next() on it is atomic under the GIL)
 
 # The ONNX exporter's tracer while it runs a model (minitensor/onnx/trace.py), else None: every ``apply``
@@ -112,7 +116,7 @@ class Function:
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         if autocast is not None:
             args = autocast(cls, args)
-        Tensor = _tensor_mod.Tensor
+        Tensor = _Tensor
         device = None
         grad_inputs = []  # positions of the tensors that require grad
         arrays = list(args)
@@ -153,7 +157,7 @@ class Function:
         if state.anomaly:
             _check_finite(B, out, f"Function '{cls.__name__}' returned nan or inf values in its forward output")
             ctx._stack = traceback.format_stack()[:-1]
-        wrap = _tensor_mod._wrap
+        wrap = _wrap
         result = wrap(out, ctx.out_device or device)
         if track:
             ctx._seq = next(_sequence)
