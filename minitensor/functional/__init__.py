@@ -5,7 +5,7 @@ from .activation import log_softmax, relu, sigmoid, softmax, tanh
 from .arithmetic import *  # noqa: F401,F403
 from .cumulative import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
-from .moments import std_mean, var_mean  # noqa: F401  (in ADDED_OPS)
+from .moments import std, std_mean, var, var_mean  # noqa: F401  (var_mean, std_mean in ADDED_OPS)
 from .cast import clone, to_device, to_dtype, view_dtype
 from .indexing import *  # noqa: F401,F403
 from .inplace import copy_, inplace

@@ -1,13 +1,80 @@
-"""var_mean and std_mean: a spread and the mean over the same dims in one call (PyTorch's tuples)."""
+"""The spreads over ``dim``: var and std (``correction``), and var_mean / std_mean, a spread and the mean over
+the same dims in one call (PyTorch's tuples)."""
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
+from ..autograd.function import Function
+from ..backends.base import Backend
 from ..tensor import Tensor
 from ..tensor_shape import numpy_aliases
-from .reduce import _tensor_input, mean, std, var
+from ._util import norm_dims
+from .reduce import _count, _float_reduction, _keep, _tensor_input, mean
 
-__all__ = ["var_mean", "std_mean"]
+__all__ = ["var", "std", "var_mean", "std_mean"]
+
+
+class Var(Function):
+    """sum((x - mean)^2) / (N - correction); dx = 2 (x - mean) gy / (N - correction)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, x: Any, axes: Any, correction: float, keepdims: bool) -> Any:
+        ctx.axes, ctx.keepdims, ctx.correction = axes, keepdims, correction
+        ctx.save_for_backward(x)
+        return B.var(x, axes, correction, keepdims)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        x, = ctx.saved_tensors
+        return _var_grad(ctx, B, x, gy), None, None, None
+
+
+class Std(Function):
+    """sqrt(var); dx = dvar with gy / (2 std) for gy, taken as 0 where std = 0 (PyTorch), not inf * 0."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, x: Any, axes: Any, correction: float, keepdims: bool) -> Any:
+        ctx.axes, ctx.keepdims, ctx.correction = axes, keepdims, correction
+        y = B.sqrt(B.var(x, axes, correction, keepdims))
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        x, y = ctx.saved_tensors
+        g_var = gy / (2 * B.where(y == 0, 1, y)) * (y != 0)
+        return _var_grad(ctx, B, x, g_var), None, None, None
+
+
+def _var_grad(ctx: Any, B: Backend, x: Any, gy: Any) -> Any:
+    """The gradient of var(x) over ctx.axes for the incoming (reduced) gradient gy."""
+    centered = x - B.mean(x, ctx.axes, True)
+    dof = _count(x.shape, ctx.axes) - ctx.correction
+    scale = 2 / dof if dof > 0 else float("inf")  # no degrees of freedom left: inf/nan, as PyTorch
+    return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * centered * x.dtype.type(scale)
+
+
+def _correction(correction: float, unbiased: bool | None) -> float:
+    return correction if unbiased is None else float(builtins.bool(unbiased))
+
+
+@numpy_aliases
+def var(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
+        unbiased: bool | None = None) -> Tensor:
+    """sum((x - mean)^2) / (N - correction) over ``dim`` (correction=1: the unbiased estimate)."""
+    x = _float_reduction("var", input, None)
+    return Var.apply(x, norm_dims(dim, x.ndim), _correction(correction, unbiased), keepdim)
+
+
+@numpy_aliases
+def std(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
+        unbiased: bool | None = None) -> Tensor:
+    """sqrt(var(input)); its gradient is 0 where the std is 0 (constant input), as PyTorch."""
+    x = _float_reduction("std", input, None)
+    return Std.apply(x, norm_dims(dim, x.ndim), _correction(correction, unbiased), keepdim)
+
+
 
 
 def _moments(name: str, spread: Any, input: Tensor, dim: Any, correction: float, keepdim: bool,

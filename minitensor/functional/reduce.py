@@ -1,7 +1,7 @@
-"""Reductions over ``dim`` (None, an int or a tuple; negative allowed) with ``keepdim``."""
+"""Reductions over ``dim`` (None, an int or a tuple; negative allowed) with ``keepdim`` (the spreads, var and
+std, are in ``moments.py``)."""
 from __future__ import annotations
 
-import builtins
 import math
 from collections import namedtuple
 from typing import Any
@@ -15,7 +15,7 @@ from ._util import nondiff, norm_dim, norm_dims, to_float
 from ..tensor_shape import numpy_aliases
 from ..backends.base import Backend
 
-__all__ = ["sum", "mean", "var", "std", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
+__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
            "logsumexp", "all", "any", "norm"]
 
 # What max(dim=...) and min(dim=...) return, like torch.return_types.max.
@@ -52,46 +52,6 @@ class Sum(Function):
 
 class Mean(Sum):
     mean = True
-
-
-class Var(Function):
-    """sum((x - mean)^2) / (N - correction); dx = 2 (x - mean) gy / (N - correction)."""
-
-    @staticmethod
-    def forward(ctx: Any, B: Backend, x: Any, axes: Any, correction: float, keepdims: bool) -> Any:
-        ctx.axes, ctx.keepdims, ctx.correction = axes, keepdims, correction
-        ctx.save_for_backward(x)
-        return B.var(x, axes, correction, keepdims)
-
-    @staticmethod
-    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, = ctx.saved_tensors
-        return _var_grad(ctx, B, x, gy), None, None, None
-
-
-class Std(Function):
-    """sqrt(var); dx = dvar with gy / (2 std) for gy, taken as 0 where std = 0 (PyTorch), not inf * 0."""
-
-    @staticmethod
-    def forward(ctx: Any, B: Backend, x: Any, axes: Any, correction: float, keepdims: bool) -> Any:
-        ctx.axes, ctx.keepdims, ctx.correction = axes, keepdims, correction
-        y = B.sqrt(B.var(x, axes, correction, keepdims))
-        ctx.save_for_backward(x, y)
-        return y
-
-    @staticmethod
-    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, y = ctx.saved_tensors
-        g_var = gy / (2 * B.where(y == 0, 1, y)) * (y != 0)
-        return _var_grad(ctx, B, x, g_var), None, None, None
-
-
-def _var_grad(ctx: Any, B: Backend, x: Any, gy: Any) -> Any:
-    """The gradient of var(x) over ctx.axes for the incoming (reduced) gradient gy."""
-    centered = x - B.mean(x, ctx.axes, True)
-    dof = _count(x.shape, ctx.axes) - ctx.correction
-    scale = 2 / dof if dof > 0 else float("inf")  # no degrees of freedom left: inf/nan, as PyTorch
-    return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * centered * x.dtype.type(scale)
 
 
 class Prod(Function):
@@ -246,26 +206,6 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
 @numpy_aliases
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     return Mean.apply(_float_reduction("mean", input, dtype), norm_dims(dim, input.ndim), keepdim)
-
-
-def _correction(correction: float, unbiased: bool | None) -> float:
-    return correction if unbiased is None else float(builtins.bool(unbiased))
-
-
-@numpy_aliases
-def var(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
-        unbiased: bool | None = None) -> Tensor:
-    """sum((x - mean)^2) / (N - correction) over ``dim`` (correction=1: the unbiased estimate)."""
-    x = _float_reduction("var", input, None)
-    return Var.apply(x, norm_dims(dim, x.ndim), _correction(correction, unbiased), keepdim)
-
-
-@numpy_aliases
-def std(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
-        unbiased: bool | None = None) -> Tensor:
-    """sqrt(var(input)); its gradient is 0 where the std is 0 (constant input), as PyTorch."""
-    x = _float_reduction("std", input, None)
-    return Std.apply(x, norm_dims(dim, x.ndim), _correction(correction, unbiased), keepdim)
 
 
 @numpy_aliases

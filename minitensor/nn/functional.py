@@ -6,6 +6,7 @@ from ..functional.attention import *  # noqa: F401,F403
 from ..functional.conv import *  # noqa: F401,F403
 from ..functional.dropout import *  # noqa: F401,F403
 from ..functional.loss import *  # noqa: F401,F403
+from ..functional.class_loss import *  # noqa: F401,F403
 from ..functional.normalization import *  # noqa: F401,F403
 from ..functional.pooling import *  # noqa: F401,F403
 from ..functional.shape import pad  # noqa: F401
