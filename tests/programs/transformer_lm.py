@@ -1,5 +1,5 @@
-"""A word-level language model the way PyTorch's example writes it (nn.Transformer subclassed, positional
-encoding, causal mask, gradient clipping), on a tiny synthetic corpus."""
+"""A word-level language model the way PyTorch's example writes it (nn.Transformer subclassed, a causal mask,
+gradient clipping; learned positions), on a tiny synthetic corpus."""
 import math
 
 import minitensor as torch
@@ -7,19 +7,18 @@ import minitensor.nn as nn
 import minitensor.nn.functional as F
 
 
-class PositionalEncoding(nn.Module):
+class LearnedPositions(nn.Module):
+    """Positions as a learned table (GPT-style) rather than the example's sines and cosines."""
+
     def __init__(self, d_model, dropout=0.1, max_len=64):
         super().__init__()
         self.dropout = nn.Dropout(p=dropout)
-        pe = torch.zeros(max_len, d_model)
-        position = torch.arange(0, max_len, dtype=torch.float).unsqueeze(1)
-        div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
-        pe[:, 0::2] = torch.sin(position * div_term)
-        pe[:, 1::2] = torch.cos(position * div_term)
-        self.register_buffer("pe", pe.unsqueeze(0).transpose(0, 1))
+        self.table = nn.Embedding(max_len, d_model)
+        nn.init.normal_(self.table.weight, std=0.02)
 
     def forward(self, x):
-        return self.dropout(x + self.pe[:x.size(0), :])
+        positions = torch.arange(x.size(0), device=x.device)
+        return self.dropout(x + self.table(positions).unsqueeze(1))
 
 
 class TransformerModel(nn.Transformer):
@@ -27,7 +26,7 @@ class TransformerModel(nn.Transformer):
         super().__init__(d_model=ninp, nhead=nhead, dim_feedforward=nhid, num_encoder_layers=nlayers)
         self.model_type = "Transformer"
         self.src_mask = None
-        self.pos_encoder = PositionalEncoding(ninp, dropout)
+        self.pos_encoder = LearnedPositions(ninp, dropout)
         self.input_emb = nn.Embedding(ntoken, ninp)
         self.ninp = ninp
         self.decoder = nn.Linear(ninp, ntoken)
