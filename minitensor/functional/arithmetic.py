@@ -176,8 +176,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode == "floor":
         return floor_divide(input, other)
     if rounding_mode == "trunc":
-        a, b = promote(input, other)
-        _check_integer_divisor(a, b)
+        a, b = _promote_divisor(input, other)
         dt = (a if isinstance(a, Tensor) else b).array.dtype
         return nondiff(lambda B, x, y: B.trunc(x / y).astype(dt, copy=False), a, b)
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
@@ -187,31 +186,31 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
 true_divide = div
 
 
-def _check_integer_divisor(a: Any, b: Any) -> None:
-    """Integer division by zero raises ZeroDivisionError on the CPU, as PyTorch (NumPy returns 0). Not
-    checked on CUDA, where PyTorch does not check either and the check would cost a host sync."""
+def _promote_divisor(input: Any, other: Any) -> tuple[Any, Any]:
+    """``promote`` for the integer-capable divisions. Integer division by zero raises ZeroDivisionError on
+    the CPU, as PyTorch (NumPy returns 0). Not checked on CUDA, where PyTorch does not check either and the
+    check would cost a host sync."""
+    a, b = promote(input, other)
     t = b if isinstance(b, Tensor) else a
     if t.array.dtype.kind in "iu" and t._device.type == "cpu" and \
             (bool((b.array == 0).any()) if isinstance(b, Tensor) else b == 0):
         raise ZeroDivisionError("ZeroDivisionError")
+    return a, b
 
 
 def floor_divide(input: Any, other: Any) -> Tensor:
-    a, b = promote(input, other)
-    _check_integer_divisor(a, b)
+    a, b = _promote_divisor(input, other)
     return _apply(FloorDivide, a, b)
 
 
 def remainder(input: Any, other: Any) -> Tensor:
-    a, b = promote(input, other)
-    _check_integer_divisor(a, b)
+    a, b = _promote_divisor(input, other)
     return _apply(Remainder, a, b)
 
 
 def fmod(input: Tensor, other: Any) -> Tensor:
     """input - trunc(input / other) * other: the sign of the dividend (``remainder`` takes the divisor's)."""
-    a, b = promote(input, other)
-    _check_integer_divisor(a, b)
+    a, b = _promote_divisor(input, other)
     return _apply(Fmod, a, b)
 
 

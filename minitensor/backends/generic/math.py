@@ -37,50 +37,33 @@ class ElementwiseOps:
     floor = xp_function("floor")
     ceil = xp_function("ceil")
     trunc = xp_function("trunc")
-    # broadcast: power(x, p), maximum(a, b), minimum(a, b), clip(x, lo, hi), where(cond, a, b)
+    tan = xp_function("tan")
+    arcsin = xp_function("arcsin")
+    arccos = xp_function("arccos")
+    arctan = xp_function("arctan")
+    sinh = xp_function("sinh")
+    cosh = xp_function("cosh")
+    arcsinh = xp_function("arcsinh")
+    arccosh = xp_function("arccosh")
+    arctanh = xp_function("arctanh")
+    exp2 = xp_function("exp2")
+    # broadcast: power(x, p), clip(x, lo, hi), where(cond, a, b); the others (a, b)
     power = xp_function("power")
     maximum = xp_function("maximum")
     minimum = xp_function("minimum")
     clip = xp_function("clip")
     where = xp_function("where")
+    arctan2 = xp_function("arctan2")
+    hypot = xp_function("hypot")
+    copysign = xp_function("copysign")
+    remainder = xp_function("remainder")  # a - floor(a / b) * b: the sign of the divisor, as Python's %
+    fmod = xp_function("fmod")  # a - trunc(a / b) * b: the sign of the dividend, as C's fmod
+    logaddexp = xp_function("logaddexp")  # log(exp(a) + exp(b)) without overflow
+    logaddexp2 = xp_function("logaddexp2")  # log2(2^a + 2^b) without overflow
 
     def round(self, x: Array, decimals: int) -> Array:
         """Half to even, as PyTorch; ``decimals`` places (negative: tens, hundreds...)."""
         return self.xp.round(x, decimals)
-
-    def remainder(self, a: Array, b: Array) -> Array:
-        """a - floor(a / b) * b: the sign of the divisor, as Python's %."""
-        return self.xp.remainder(a, b)
-
-    def tan(self, x: Array) -> Array:
-        return self.xp.tan(x)
-
-    def arcsin(self, x: Array) -> Array:
-        return self.xp.arcsin(x)
-
-    def arccos(self, x: Array) -> Array:
-        return self.xp.arccos(x)
-
-    def arctan(self, x: Array) -> Array:
-        return self.xp.arctan(x)
-
-    def sinh(self, x: Array) -> Array:
-        return self.xp.sinh(x)
-
-    def cosh(self, x: Array) -> Array:
-        return self.xp.cosh(x)
-
-    def arcsinh(self, x: Array) -> Array:
-        return self.xp.arcsinh(x)
-
-    def arccosh(self, x: Array) -> Array:
-        return self.xp.arccosh(x)
-
-    def arctanh(self, x: Array) -> Array:
-        return self.xp.arctanh(x)
-
-    def exp2(self, x: Array) -> Array:
-        return self.xp.exp2(x)
 
     def erfc(self, x: Array) -> Array:
         """1 - erf(x), computed in float64 with Cody's erfc ranges for x > 0.46875 (where 1 - erf(x) would
@@ -110,27 +93,6 @@ class ElementwiseOps:
             y = y - (self.erf(y) - xs) / (2 * _INV_SQRT_PI * xp.exp(-y * y))
         edge = xp.where(xp.abs(x64) == 1, xp.copysign(math.inf, x64), math.nan)
         return xp.where(inside, y, edge).astype(x.dtype, copy=False)
-
-    def arctan2(self, a: Array, b: Array) -> Array:
-        return self.xp.arctan2(a, b)
-
-    def hypot(self, a: Array, b: Array) -> Array:
-        return self.xp.hypot(a, b)
-
-    def copysign(self, a: Array, b: Array) -> Array:
-        return self.xp.copysign(a, b)
-
-    def fmod(self, a: Array, b: Array) -> Array:
-        """a - trunc(a / b) * b: the sign of the dividend, as C's fmod."""
-        return self.xp.fmod(a, b)
-
-    def logaddexp(self, a: Array, b: Array) -> Array:
-        """log(exp(a) + exp(b)) without overflow."""
-        return self.xp.logaddexp(a, b)
-
-    def logaddexp2(self, a: Array, b: Array) -> Array:
-        """log2(2^a + 2^b) without overflow."""
-        return self.xp.logaddexp2(a, b)
 
     def expand_dims(self, x: Array, axes: tuple[int, ...]) -> Array:
         """x with new length-1 axes at ``axes`` (positions in the result): a view."""

@@ -1,7 +1,7 @@
 """Activation modules: thin wrappers that hold the options of their ``nn.functional`` counterparts."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, TypeVar, cast
 
 from ...creation import full
 from ...tensor import Tensor
@@ -11,22 +11,59 @@ from .module import Module
 from ..parameter import Parameter
 
 
+M = TypeVar("M", bound=Module)
+
+
+def _activation(base: type[M], name: str, function: Callable[..., Tensor], doc: str) -> type[M]:
+    """The activation class ``name``: ``base``, whose forward calls ``function`` as its ``_function``."""
+    return cast("type[M]", type(name, (base,), {"_function": staticmethod(function), "__doc__": doc,
+                                                "__module__": __name__}))
+
+
+class _Activation(Module):
+    """An activation without options: forward is ``_function(input)``."""
+
+    _function: Callable[..., Tensor]
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._function(input)
+
+
 class _InplaceActivation(Module):
-    """An activation with PyTorch's ``inplace`` flag, which its repr shows only when set."""
+    """An activation with PyTorch's ``inplace`` flag, which its repr shows only when set; forward is
+    ``_function(input, inplace=inplace)`` unless it has other options."""
+
+    _function: Callable[..., Tensor]
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
+    def forward(self, input: Tensor) -> Tensor:
+        return self._function(input, inplace=self.inplace)
+
     def extra_repr(self) -> str:
         return ", ".join(filter(None, (super().extra_repr(), "inplace=True" if self.inplace else "")))
 
 
-class ReLU(_InplaceActivation):
-    """max(x, 0)."""
+class _SilentInplaceActivation(_InplaceActivation):
+    """An activation whose repr shows no options, not even ``inplace`` (as PyTorch's)."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.relu(input, inplace=self.inplace)
+    def extra_repr(self) -> str:
+        return ""
+
+
+ReLU = _activation(_InplaceActivation, "ReLU", F.relu, "max(x, 0).")
+SiLU = _activation(_InplaceActivation, "SiLU", F.silu, "x * sigmoid(x).")
+SELU = _activation(_InplaceActivation, "SELU", F.selu, "scale * elu(x, alpha) with SELU's constants.")
+Mish = _activation(_InplaceActivation, "Mish", F.mish, "x * tanh(softplus(x)).")
+Hardsigmoid = _activation(_SilentInplaceActivation, "Hardsigmoid", F.hardsigmoid, "relu6(x + 3) / 6.")
+Hardswish = _activation(_SilentInplaceActivation, "Hardswish", F.hardswish, "x * relu6(x + 3) / 6.")
+Sigmoid = _activation(_Activation, "Sigmoid", F.sigmoid, "1 / (1 + exp(-x)).")
+Tanh = _activation(_Activation, "Tanh", F.tanh, "(exp(x) - exp(-x)) / (exp(x) + exp(-x)).")
+LogSigmoid = _activation(_Activation, "LogSigmoid", F.logsigmoid, "log(sigmoid(x)).")
+Softsign = _activation(_Activation, "Softsign", F.softsign, "x / (1 + |x|).")
+Tanhshrink = _activation(_Activation, "Tanhshrink", F.tanhshrink, "x - tanh(x).")
 
 
 class Hardtanh(_InplaceActivation):
@@ -66,8 +103,8 @@ class LeakyReLU(_InplaceActivation):
         return F.leaky_relu(input, self.negative_slope, self.inplace)
 
 
-class ELU(_InplaceActivation):
-    """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+class _ExponentialActivation(_InplaceActivation):
+    """An exponential linear unit of scale ``alpha``: forward is ``_function(input, alpha, inplace)``."""
 
     _repr_options = ("alpha",)
 
@@ -76,7 +113,11 @@ class ELU(_InplaceActivation):
         self.alpha = alpha
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.elu(input, self.alpha, self.inplace)
+        return self._function(input, self.alpha, self.inplace)
+
+
+ELU = _activation(_ExponentialActivation, "ELU", F.elu, "x for x > 0, alpha * (exp(x) - 1) otherwise.")
+CELU = _activation(_ExponentialActivation, "CELU", F.celu, "x for x > 0, alpha * (exp(x / alpha) - 1) otherwise.")
 
 
 class GELU(Module):
@@ -93,13 +134,6 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(_InplaceActivation):
-    """x * sigmoid(x)."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.silu(input, inplace=self.inplace)
-
-
 class Softplus(Module):
     """log(1 + exp(beta x)) / beta, linear above ``threshold``."""
 
@@ -113,21 +147,10 @@ class Softplus(Module):
         return F.softplus(input, self.beta, self.threshold)
 
 
-class Sigmoid(Module):
-    """1 / (1 + exp(-x))."""
+class _SoftmaxActivation(Module):
+    """A normalisation along ``dim``: forward is ``_function(input, dim)``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.sigmoid(input)
-
-
-class Tanh(Module):
-    def forward(self, input: Tensor) -> Tensor:
-        return F.tanh(input)
-
-
-class Softmax(Module):
-    """exp(x_i) / sum_j exp(x_j) along ``dim``."""
-
+    _function: Callable[..., Tensor]
     _repr_options = ("dim",)
 
     def __init__(self, dim: int | None = None) -> None:
@@ -135,83 +158,13 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, self.dim)
+        return self._function(input, self.dim)
 
 
-class LogSoftmax(Softmax):
-    """x_i - log(sum_j exp(x_j)) along ``dim``."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, self.dim)
-
-
-class CELU(_InplaceActivation):
-    """x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
-
-    _repr_options = ("alpha",)
-
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__(inplace)
-        self.alpha = alpha
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.celu(input, self.alpha, self.inplace)
-
-
-class SELU(_InplaceActivation):
-    """scale * elu(x, alpha) with SELU's constants."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.selu(input, self.inplace)
-
-
-class Mish(_InplaceActivation):
-    """x * tanh(softplus(x))."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.mish(input, self.inplace)
-
-
-class _SilentInplaceActivation(_InplaceActivation):
-    """An activation whose repr shows no options, not even ``inplace`` (as PyTorch's)."""
-
-    def extra_repr(self) -> str:
-        return ""
-
-
-class Hardsigmoid(_SilentInplaceActivation):
-    """relu6(x + 3) / 6."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.hardsigmoid(input, self.inplace)
-
-
-class Hardswish(_SilentInplaceActivation):
-    """x * relu6(x + 3) / 6."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.hardswish(input, self.inplace)
-
-
-class LogSigmoid(Module):
-    """log(sigmoid(x))."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.logsigmoid(input)
-
-
-class Softsign(Module):
-    """x / (1 + |x|)."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softsign(input)
-
-
-class Softmin(Softmax):
-    """softmax(-x) along ``dim``."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softmin(input, self.dim)
+Softmax = _activation(_SoftmaxActivation, "Softmax", F.softmax, "exp(x_i) / sum_j exp(x_j) along ``dim``.")
+LogSoftmax = _activation(_SoftmaxActivation, "LogSoftmax", F.log_softmax,
+                         "x_i - log(sum_j exp(x_j)) along ``dim``.")
+Softmin = _activation(_SoftmaxActivation, "Softmin", F.softmin, "softmax(-x) along ``dim``.")
 
 
 class PReLU(Module):
@@ -257,32 +210,24 @@ class Threshold(_InplaceActivation):
         return F.threshold(input, self.threshold, self.value, self.inplace)
 
 
-class Hardshrink(Module):
-    """x where |x| > lambd, 0 elsewhere."""
+class _Shrink(Module):
+    """A shrinkage by ``lambd``: forward is ``_function(input, lambd)``."""
+
+    _function: Callable[..., Tensor]
 
     def __init__(self, lambd: float = 0.5) -> None:
         super().__init__()
         self.lambd = lambd
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.hardshrink(input, self.lambd)
+        return self._function(input, self.lambd)
 
     def extra_repr(self) -> str:
         return f"{self.lambd}"
 
 
-class Softshrink(Hardshrink):
-    """x -+ lambd beyond +-lambd, 0 between."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softshrink(input, self.lambd)
-
-
-class Tanhshrink(Module):
-    """x - tanh(x)."""
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.tanhshrink(input)
+Hardshrink = _activation(_Shrink, "Hardshrink", F.hardshrink, "x where |x| > lambd, 0 elsewhere.")
+Softshrink = _activation(_Shrink, "Softshrink", F.softshrink, "x -+ lambd beyond +-lambd, 0 between.")
 
 
 class Softmax2d(Module):

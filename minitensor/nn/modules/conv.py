@@ -10,6 +10,7 @@ from ...functional.conv import conv_padding
 from .. import functional as F, init
 from ..parameter import Parameter
 from .linear import reset_bias_from_fan_in
+from .utils import dim_variants
 from .module import Module
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -158,31 +159,8 @@ class _ConvTranspose(_ConvNd):
                     output_padding=output_padding, groups=self.groups, dilation=self.dilation)
 
 
-class Conv1d(_Conv):
-    """1-D cross-correlation over (N, C_in, L) or (C_in, L)."""
-    _dims = 1
-
-
-class Conv2d(_Conv):
-    """2-D cross-correlation over (N, C_in, H, W) or (C_in, H, W)."""
-    _dims = 2
-
-
-class Conv3d(_Conv):
-    """3-D cross-correlation over (N, C_in, D, H, W) or (C_in, D, H, W)."""
-    _dims = 3
-
-
-class ConvTranspose1d(_ConvTranspose):
-    """The transposed 1-D convolution: (N, C_in, L) -> (N, C_out, (L - 1) s - 2 p + d (k - 1) + op + 1)."""
-    _dims = 1
-
-
-class ConvTranspose2d(_ConvTranspose):
-    """The transposed 2-D convolution over (N, C_in, H, W) or (C_in, H, W)."""
-    _dims = 2
-
-
-class ConvTranspose3d(_ConvTranspose):
-    """The transposed 3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W)."""
-    _dims = 3
+Conv1d, Conv2d, Conv3d = dim_variants(
+    _Conv, "Conv{n}d", "{n}-D cross-correlation over (N, C_in, {spatial}) or (C_in, {spatial}).", __name__)
+ConvTranspose1d, ConvTranspose2d, ConvTranspose3d = dim_variants(
+    _ConvTranspose, "ConvTranspose{n}d", "The transposed {n}-D convolution over (N, C_in, {spatial}) or "
+    "(C_in, {spatial}).", __name__)

@@ -7,6 +7,7 @@ from typing import Any
 from ...tensor import Tensor
 from .. import functional as F
 from .batchnorm import _BatchNorm
+from .utils import dim_variants
 
 
 class _InstanceNorm(_BatchNorm):
@@ -14,7 +15,7 @@ class _InstanceNorm(_BatchNorm):
     dims. No affine parameters and no running statistics by default; with ``track_running_stats`` the
     buffers follow the instances' mean statistics in training and normalise in eval mode."""
 
-    _spatial_dims: int
+    _dims: int
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
                  track_running_stats: bool = False, device: Any = None, dtype: Any = None, *,
@@ -24,13 +25,13 @@ class _InstanceNorm(_BatchNorm):
             self.register_parameter("bias", None)
 
     def _check_input_dim(self, input: Tensor) -> None:
-        if input.dim() not in (self._spatial_dims + 1, self._spatial_dims + 2):
-            raise ValueError(f"expected {self._spatial_dims + 1}D or {self._spatial_dims + 2}D input (got "
+        if input.dim() not in (self._dims + 1, self._dims + 2):
+            raise ValueError(f"expected {self._dims + 1}D or {self._dims + 2}D input (got "
                              f"{input.dim()}D input)")
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
-        feature_dim = input.dim() - self._spatial_dims - 1
+        feature_dim = input.dim() - self._dims - 1
         if input.shape[feature_dim] != self.num_features:
             if self.affine:
                 raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
@@ -49,16 +50,5 @@ class _InstanceNorm(_BatchNorm):
                 f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
-class InstanceNorm1d(_InstanceNorm):
-    """Over (N, C, L) or (C, L)."""
-    _spatial_dims = 1
-
-
-class InstanceNorm2d(_InstanceNorm):
-    """Over (N, C, H, W) or (C, H, W)."""
-    _spatial_dims = 2
-
-
-class InstanceNorm3d(_InstanceNorm):
-    """Over (N, C, D, H, W) or (C, D, H, W)."""
-    _spatial_dims = 3
+InstanceNorm1d, InstanceNorm2d, InstanceNorm3d = dim_variants(
+    _InstanceNorm, "InstanceNorm{n}d", "Over (N, C, {spatial}) or (C, {spatial}).", __name__)

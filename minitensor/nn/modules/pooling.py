@@ -76,19 +76,8 @@ class _AdaptiveAvgPoolNd(Module):
         return pool(input, self.output_size)
 
 
-class MaxPool1d(_MaxPoolNd):
-    """Over (N, C, L) or (C, L)."""
-    _dims = 1
-
-
-class MaxPool2d(_MaxPoolNd):
-    """Over (N, C, H, W) or (C, H, W)."""
-    _dims = 2
-
-
-class MaxPool3d(_MaxPoolNd):
-    """Over (N, C, D, H, W) or (C, D, H, W)."""
-    _dims = 3
+MaxPool1d, MaxPool2d, MaxPool3d = dim_variants(
+    _MaxPoolNd, "MaxPool{n}d", "Over (N, C, {spatial}) or (C, {spatial}).", __name__)
 
 
 class AvgPool1d(_AvgPoolNd):

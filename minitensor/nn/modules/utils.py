@@ -34,8 +34,10 @@ T = TypeVar("T", bound=type)
 
 def dim_variants(base: T, name: str, doc: str, module: str, **attributes: Any) -> tuple[T, T, T]:
     """The 1-, 2- and 3-d subclasses of ``base`` (PyTorch's one class per dims): ``name`` and ``doc`` are
-    formatted with the number of dims n, which the class keeps as ``_dims``."""
+    formatted with the number of dims n, which the class keeps as ``_dims``, and with ``spatial``, their
+    names ("L", "H, W" or "D, H, W")."""
     def variant(n: int) -> T:
+        spatial = ("L", "H, W", "D, H, W")[n - 1]
         return cast(T, type(name.format(n=n), (base,), {**attributes, "_dims": n, "__module__": module,
-                                                        "__doc__": doc.format(n=n)}))
+                                                        "__doc__": doc.format(n=n, spatial=spatial)}))
     return variant(1), variant(2), variant(3)
