@@ -111,15 +111,19 @@ class TensorShapeMethods:
 
     # ------------------------------------------------------------------------------ linear algebra
     def det(self) -> "Tensor":
+        """det(A) over the last two dims (batched)."""
         return _F.det(self)
 
     def logdet(self) -> "Tensor":
+        """log det(A): nan where det(A) < 0, -inf where it is 0."""
         return _F.logdet(self)
 
     def slogdet(self) -> Any:
+        """(sign, log |det A|), the form that neither overflows nor underflows."""
         return _F.slogdet(self)
 
     def inverse(self) -> "Tensor":
+        """A^-1 (``minitensor.linalg.inv``)."""
         return _F.inverse(self)
 
     def matrix_power(self, n: int) -> "Tensor":

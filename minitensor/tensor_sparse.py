@@ -56,7 +56,7 @@ class TensorSparseMethods:
         return _S.values(self)
 
     def _values(self) -> "Tensor":
-        return _S.raw_values(self)
+        return _S.values(self, raw=True)
 
     def _nnz(self) -> int:
         return _S.nnz(self)

@@ -228,7 +228,11 @@ def coalesce(input: Tensor) -> Tensor:
     return input if _require_sparse(input, "coalesce").coalesced else Coalesce.apply(input)
 
 
-def values(input: Tensor) -> Tensor:
+def values(input: Tensor, raw: bool = False) -> Tensor:
+    """``values()``: a coalesced tensor's values, differentiable; ``raw`` (``_values()``): the values as
+    stored, coalesced or not, outside the graph."""
+    if raw:
+        return _wrap(_require_sparse(input, "_values").values, input.device)
     if not _require_sparse(input, "values").coalesced:
         raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
     return Values.apply(input)
@@ -288,11 +292,6 @@ def indices(input: Tensor, check_coalesced: bool = True) -> Tensor:
     if check_coalesced and not s.coalesced:
         raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
     return _wrap(s.indices, input.device)
-
-
-def raw_values(input: Tensor) -> Tensor:
-    """``_values()``: the values as stored (coalesced or not), outside the graph."""
-    return _wrap(_require_sparse(input, "_values").values, input.device)
 
 
 def sparse_repr(t: Tensor) -> str:
