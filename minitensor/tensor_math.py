@@ -1,6 +1,7 @@
 """``TensorMathMethods``: the elementwise math, comparison and shift methods of ``Tensor`` that are one call
 into ``minitensor.functional`` each (``x.tan()`` is ``functional.tan(x)``), and their in-place ``x.tan_()``
-forms; made from the tables below. ``_F`` is bound by ``tensor.py`` as for ``tensor_methods.py``."""
+forms, made from the tables below; and the linear-algebra methods (``det``, ``svd``, ``addmm``...). ``_F`` is
+bound by ``tensor.py`` as for ``tensor_methods.py``."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
@@ -45,7 +46,7 @@ def _in_place(name: str) -> Callable[..., Any]:
 
 
 class TensorMathMethods(TensorShapeMethods):
-    """Shift operators here; the tables' methods are set on the class below."""
+    """Shift operators and linear algebra here; the tables' methods are set on the class below."""
 
     __slots__ = ()
 
@@ -66,6 +67,77 @@ class TensorMathMethods(TensorShapeMethods):
 
     def __irshift__(self, other: Any) -> "Tensor":
         return _F.inplace(self, _F.bitwise_right_shift, other)
+
+    # ------------------------------------------------------------------------------ linear algebra
+    def det(self) -> "Tensor":
+        """det(A) over the last two dims (batched)."""
+        return _F.det(self)
+
+    def logdet(self) -> "Tensor":
+        """log det(A): nan where det(A) < 0, -inf where it is 0."""
+        return _F.logdet(self)
+
+    def slogdet(self) -> Any:
+        """(sign, log |det A|), the form that neither overflows nor underflows."""
+        return _F.slogdet(self)
+
+    def inverse(self) -> "Tensor":
+        """A^-1 (``minitensor.linalg.inv``)."""
+        return _F.inverse(self)
+
+    def matrix_power(self, n: int) -> "Tensor":
+        return _F.matrix_power(self, n)
+
+    def pinverse(self, rcond: float = 1e-15) -> "Tensor":
+        return _F.pinverse(self, rcond)
+
+    def cholesky(self, upper: bool = False) -> "Tensor":
+        return _F.cholesky(self, upper=upper)
+
+    def svd(self, some: bool = True, compute_uv: bool = True) -> Any:
+        return _F.svd(self, some, compute_uv)
+
+    def qr(self, some: bool = True) -> Any:
+        return _F.qr(self, some)
+
+    def cholesky_solve(self, input2: "Tensor", upper: bool = False) -> "Tensor":
+        return _F.cholesky_solve(self, input2, upper)
+
+    def cholesky_inverse(self, upper: bool = False) -> "Tensor":
+        return _F.cholesky_inverse(self, upper)
+
+    def outer(self, vec2: "Tensor") -> "Tensor":
+        return _F.outer(self, vec2)
+
+    def ger(self, vec2: "Tensor") -> "Tensor":
+        return _F.outer(self, vec2)
+
+    def inner(self, other: "Tensor") -> "Tensor":
+        return _F.inner(self, other)
+
+    def vdot(self, other: "Tensor") -> "Tensor":
+        return _F.vdot(self, other)
+
+    def kron(self, other: "Tensor") -> "Tensor":
+        return _F.kron(self, other)
+
+    def trace(self) -> "Tensor":
+        return _F.trace(self)
+
+    def cross(self, other: "Tensor", dim: int | None = None) -> "Tensor":
+        return _F.cross(self, other, dim)
+
+    def addmm(self, mat1: "Tensor", mat2: "Tensor", *, beta: Any = 1, alpha: Any = 1) -> "Tensor":
+        return _F.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def addmv(self, mat: "Tensor", vec: "Tensor", *, beta: Any = 1, alpha: Any = 1) -> "Tensor":
+        return _F.addmv(self, mat, vec, beta=beta, alpha=alpha)
+
+    def baddbmm(self, batch1: "Tensor", batch2: "Tensor", *, beta: Any = 1, alpha: Any = 1) -> "Tensor":
+        return _F.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addbmm(self, batch1: "Tensor", batch2: "Tensor", *, beta: Any = 1, alpha: Any = 1) -> "Tensor":
+        return _F.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
 
 
 for _name in FORWARDED:
