@@ -96,10 +96,17 @@ _QUALIFIERS = {"const", "__restrict__"}
 _TEMPLATE_KERNEL = re.compile(r"template\s*<\s*typename\s+T\s*>\s*__global__\s+void\s+(\w+)\s*\(([^)]*)\)")
 
 
+_DEFINE = re.compile(r"^#define\s+(\w+)[ \t]+((?:.*\\\n)*.*)$", re.MULTILINE)
+
+
 def declared_kernels(source: str) -> dict[str, list[str]]:
     """{name: parameter types} of the ``template <typename T> __global__`` kernels in ``source``, each type
     reduced to one of "T", "T*", "A" (``acc_t<T>``), "long long", "long long*", "float*" (const, __restrict__
-    and names dropped)."""
+    and names dropped). Object-like macros (a parameter list several kernels share) are expanded first."""
+    macros = {name: body.replace("\\\n", " ") for name, body in _DEFINE.findall(source)}
+    source = _DEFINE.sub("", source)
+    for name, body in macros.items():
+        source = re.sub(rf"\b{name}\b", lambda _: body, source)  # noqa: B023 (used at once)
     kernels = {}
     for name, params in _TEMPLATE_KERNEL.findall(source):
         types = []

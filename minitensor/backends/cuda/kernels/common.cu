@@ -32,6 +32,27 @@ template <> __device__ inline __nv_bfloat16 from_acc<__nv_bfloat16>(float v) { r
 __device__ inline long long first_item() { return (long long)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ inline long long item_stride() { return (long long)gridDim.x * blockDim.x; }
 
+// The same loop as a range: `for (const long long e : grid_stride(total))`.
+struct GridStride {
+    struct Item {
+        long long e, step;
+        __device__ long long operator*() const { return e; }
+        __device__ Item& operator++() { e += step; return *this; }
+        __device__ bool operator!=(const Item& end) const { return e < end.e; }
+    };
+    long long total;
+    __device__ Item begin() const { return {first_item(), item_stride()}; }
+    __device__ Item end() const { return {total, 0}; }
+};
+__device__ inline GridStride grid_stride(long long total) { return {total}; }
+
+// Where item e sits when the items are planes of rows x cols laid end to end (NCHW):
+// `const auto [plane, row, col] = plane_cell(e, rows, cols);`.
+struct PlaneCell { long long plane, row, col; };
+__device__ inline PlaneCell plane_cell(long long e, long long rows, long long cols) {
+    return {e / (rows * cols), (e / cols) % rows, e % cols};
+}
+
 // Row loops: one warp per row (blockDim.x is a multiple of WARP_SIZE), rows grid-strided by warp, so the
 // 32 lanes of a warp always take the same rows and may exchange values with warp shuffles.
 constexpr int WARP_SIZE = 32;

@@ -73,18 +73,19 @@ __device__ inline long long avg_divisor(long long oy, long long ox, long long he
           * avg_window_cells(ox, stride_w, pad_w, kernel_w, width, count_include_pad);
 }
 
+// The geometry both average-pooling kernels take after their two arrays (rawmodule.declared_kernels expands
+// it): `planes` planes of height x width in and out_h x out_w out, the window, and the divisor's rule.
+#define AVG_POOL2D_GEOMETRY                                                                                  \
+    long long planes, long long height, long long width, long long out_h, long long out_w, long long kernel_h, \
+        long long kernel_w, long long stride_h, long long stride_w, long long pad_h, long long pad_w,          \
+        long long count_include_pad, long long divisor_override
+
 // y = the sum of the window's elements inside the plane, in scan order, divided by the window's divisor.
 template <typename T>
-__global__ void avg_pool2d_forward(const T* __restrict__ x, T* __restrict__ y, long long planes,
-                                   long long height, long long width, long long out_h, long long out_w,
-                                   long long kernel_h, long long kernel_w, long long stride_h,
-                                   long long stride_w, long long pad_h, long long pad_w,
-                                   long long count_include_pad, long long divisor_override) {
-    const long long total = planes * out_h * out_w;
-    for (long long e = first_item(); e < total; e += item_stride()) {
-        const long long ox = e % out_w;
-        const long long oy = (e / out_w) % out_h;
-        const T* plane = x + (e / (out_w * out_h)) * height * width;
+__global__ void avg_pool2d_forward(const T* __restrict__ x, T* __restrict__ y, AVG_POOL2D_GEOMETRY) {
+    for (const long long e : grid_stride(planes * out_h * out_w)) {
+        const auto [p, oy, ox] = plane_cell(e, out_h, out_w);
+        const T* plane = x + p * height * width;
         acc_t<T> acc = 0;
         for (long long i = 0; i < kernel_h; ++i) {
             const long long yy = oy * stride_h - pad_h + i;
@@ -104,16 +105,10 @@ __global__ void avg_pool2d_forward(const T* __restrict__ x, T* __restrict__ y, l
 // element (no atomics). The windows holding row y are oy from ceil((y + pad - k + 1) / s) to
 // floor((y + pad) / s); they are visited last to first, the order in which the base class adds them.
 template <typename T>
-__global__ void avg_pool2d_backward(const T* __restrict__ gy, T* __restrict__ gx, long long planes,
-                                    long long height, long long width, long long out_h, long long out_w,
-                                    long long kernel_h, long long kernel_w, long long stride_h,
-                                    long long stride_w, long long pad_h, long long pad_w,
-                                    long long count_include_pad, long long divisor_override) {
-    const long long total = planes * height * width;
-    for (long long e = first_item(); e < total; e += item_stride()) {
-        const long long xx = e % width;
-        const long long yy = (e / width) % height;
-        const T* g = gy + (e / (width * height)) * out_h * out_w;
+__global__ void avg_pool2d_backward(const T* __restrict__ gy, T* __restrict__ gx, AVG_POOL2D_GEOMETRY) {
+    for (const long long e : grid_stride(planes * height * width)) {
+        const auto [p, yy, xx] = plane_cell(e, height, width);
+        const T* g = gy + p * out_h * out_w;
         const long long top = yy + pad_h - kernel_h + 1, left = xx + pad_w - kernel_w + 1;
         const long long oy_first = top > 0 ? (top + stride_h - 1) / stride_h : 0;
         const long long ox_first = left > 0 ? (left + stride_w - 1) / stride_w : 0;
