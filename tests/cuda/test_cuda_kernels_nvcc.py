@@ -73,6 +73,16 @@ def test_parameter_lists_are_parsed():
     assert rawmodule.declared_kernels(source) == {"k": ["T*", "long long*", "T", "long long", "A", "float*"]}
 
 
+def test_a_shared_parameter_list_macro_is_expanded():
+    """Two kernels taking one ``#define``d list (continued over lines) get its types; other defines stay out."""
+    source = ("#define SCALE 2\n"
+              "#define GEOMETRY long long n, \\\n    acc_t<T> s, long long* out\n"
+              "template <typename T>\n__global__ void f(const T* x, GEOMETRY) {}\n"
+              "template <typename T>\n__global__ void g(T* y, GEOMETRY) {}\n")
+    assert rawmodule.declared_kernels(source) == {"f": ["T*", "long long", "A", "long long*"],
+                                                  "g": ["T*", "long long", "A", "long long*"]}
+
+
 # --------------------------------------------------------------------------------------------- nvcc
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
 @pytest.mark.parametrize("file", FILES)
