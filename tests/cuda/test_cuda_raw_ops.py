@@ -364,7 +364,14 @@ def test_max_pool2d_forward_and_backward(gpu, launched, case, kind, dtype):
     assert indices.dtype == np.int64 and np.array_equal(indices, want_indices)
     gy = normal(*y.shape, dtype=dtype)
     got, want = on_both(gpu, "max_pool2d_backward", gy, want_indices, x.shape)
-    assert_close(got, want, dtype)
+    # Overlapping windows send several gradients to one input element, added by atomicAdd in T (as
+    # PyTorch's kernel does) in whatever order the threads arrive: each addition rounds at the size of the
+    # partial sum, so the tolerance grows with the most gradients one element takes and their sizes.
+    most = max(1, int(np.bincount((want_indices + np.arange(want_indices.shape[0] * want_indices.shape[1])
+                                   .reshape(want_indices.shape[:2] + (1, 1)) * x.shape[2] * x.shape[3])
+                                  .reshape(-1)[want_indices.reshape(-1) >= 0]).max()))
+    magnitude = np.abs(CPU.max_pool2d_backward(np.abs(gy), want_indices, x.shape).astype(np.float64)).max()
+    assert_close(got, want, dtype, scale=(most - 1) * max(magnitude, 1.0) if most > 1 else 1.0)
     assert launched == ["max_pool2d_forward", "max_pool2d_backward"]
 
 
