@@ -1,4 +1,8 @@
 """``minitensor.utils``: helpers around the core library (the data pipeline lives in ``utils.data``)."""
 from . import data
 
+from . import checkpoint
+
 __all__ = ["data"]
+
+__all__ += ["checkpoint"]

@@ -8,6 +8,7 @@ checks it against its reference. Adding a method to ``Backend`` without an entry
 from __future__ import annotations
 
 import ast
+import copy
 import math
 from pathlib import Path
 from typing import Any, Callable
@@ -72,6 +73,17 @@ def seed_case(B: Backend) -> None:
     a = host(B, B.normal((5,), 0.0, 1.0, np.float64))
     B.seed(7)
     assert np.array_equal(a, host(B, B.normal((5,), 0.0, 1.0, np.float64)))
+
+
+def rng_state_case(B: Backend) -> None:
+    """get_rng/set_rng with a copy replay the draws (checkpointing's preserve_rng_state)."""
+    snapshot = copy.deepcopy(B.get_rng())
+    a = host(B, B.uniform((6,), 0.0, 1.0, np.float64))
+    current = B.get_rng()
+    B.set_rng(copy.deepcopy(snapshot))
+    assert np.array_equal(a, host(B, B.uniform((6,), 0.0, 1.0, np.float64)))
+    B.set_rng(current)
+    assert B.get_rng() is current
 
 
 # ------------------------------------------------------------------------------------------- arrays
@@ -176,7 +188,8 @@ def random_cases() -> dict[str, Callable[[Backend], None]]:
         assert sorted(distinct[0].tolist()) == [0, 2] and sorted(distinct[1].tolist()) == [1, 2]
 
     return {"uniform": uniform, "normal": normal, "randint": randint, "bernoulli": bernoulli,
-            "permutation": permutation, "multinomial": multinomial, "seed": seed_case}
+            "permutation": permutation, "multinomial": multinomial, "seed": seed_case,
+            "get_rng": rng_state_case, "set_rng": rng_state_case}
 
 
 # -------------------------------------------------------------------------------------- elementwise

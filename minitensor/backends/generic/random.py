@@ -43,6 +43,17 @@ class RandomOps:
             rng = _THREAD.rngs[id(self)] = self.xp.random.default_rng(_THREAD.seed)
         return rng
 
+    def get_rng(self) -> Any:
+        """The generator the calling thread draws from (checkpointing copies it to replay the draws)."""
+        return self._rng
+
+    def set_rng(self, rng: Any) -> None:
+        """Make ``rng`` (from ``get_rng``) the generator the calling thread draws from."""
+        if _THREAD.seed is None:
+            self._shared_rng = rng
+        else:
+            _THREAD.rngs[id(self)] = rng
+
     def seed(self, seed: int) -> None:
         """Reseed the generator the calling thread draws from."""
         if _THREAD.seed is None:
