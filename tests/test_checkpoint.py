@@ -21,14 +21,15 @@ def mlp(dropout: float = 0.0) -> nn.Sequential:
                          nn.Linear(8, 3)).double()
 
 
-def grads(model: nn.Module, run, x_requires_grad: bool = True) -> list[np.ndarray]:
+def grads(model: nn.Module, run, x_requires_grad: bool = True, device: str = "cpu") -> list[np.ndarray]:
     """The parameters' and the input's gradients of sum(run(model, x)**2), drawn after seeding 3."""
-    x = mt.tensor(X, requires_grad=x_requires_grad)
+    model.to(device)
+    x = mt.tensor(X, requires_grad=x_requires_grad, device=device)
     mt.manual_seed(3)
     y = run(model, x)
     (y ** 2).sum().backward()
-    out = [p.grad.numpy() for p in model.parameters()]
-    return out + [x.grad.numpy()] if x_requires_grad else out
+    out = [p.grad.cpu().numpy() for p in model.parameters()]
+    return out + [x.grad.cpu().numpy()] if x_requires_grad else out
 
 
 def plain(m, x):
@@ -50,26 +51,26 @@ def test_mlp_gradients_equal_plain_run(reentrant):
     assert_equal(grads(mlp(), plain), grads(mlp(), lambda m, x: checkpoint(m, x, use_reentrant=reentrant)))
 
 
-def test_dropout_replays_the_masks_unless_rng_not_preserved():
-    expected = grads(mlp(0.5).train(), plain)
-    assert_equal(expected, grads(mlp(0.5).train(), ckpt))
+def test_dropout_replays_the_masks_unless_rng_not_preserved(device):
+    expected = grads(mlp(0.5).train(), plain, device=device)
+    assert_equal(expected, grads(mlp(0.5).train(), ckpt, device=device))
     # Without the RNG state the recomputation draws new masks: the first layer's gradients differ.
-    other = grads(mlp(0.5).train(), lambda m, x: ckpt(m, x, preserve_rng_state=False))
+    other = grads(mlp(0.5).train(), lambda m, x: ckpt(m, x, preserve_rng_state=False), device=device)
     assert not np.array_equal(expected[0], other[0])
 
 
-def test_rng_stream_after_checkpoint_is_the_plain_runs():
+def test_rng_stream_after_checkpoint_is_the_plain_runs(device):
     """The forward draws from the real generator, and backward's replay leaves it as it found it: the draws
     between forward and backward, and after, are the plain run's."""
     after = []
     for run in (plain, ckpt):
-        m = mlp(0.5).train()
-        x = mt.tensor(X, requires_grad=True)
+        m = mlp(0.5).train().to(device)
+        x = mt.tensor(X, requires_grad=True, device=device)
         mt.manual_seed(3)
         y = run(m, x).sum()
-        between = mt.rand(2).numpy()
+        between = mt.rand(2, device=device).cpu().numpy()
         y.backward()
-        after.append(np.concatenate([between, mt.rand(4).numpy()]))
+        after.append(np.concatenate([between, mt.rand(4, device=device).cpu().numpy()]))
     np.testing.assert_array_equal(*after)
 
 
