@@ -109,7 +109,7 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     if determinism_check not in ("default", "none"):
         raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
-    if use_reentrant and context_fn is not None:
+    if use_reentrant and (context_fn is not None or debug):
         raise ValueError("Passing context_fn or debug is only supported when use_reentrant=False.")
     region = _Region(function, args, kwargs, preserve)
     inputs_grad = any(isinstance(a, Tensor) and a.requires_grad for a in args)
