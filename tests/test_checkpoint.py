@@ -198,3 +198,35 @@ def test_torch_parity_of_warnings_errors_and_requires_grad():
         assert ck(lib.sin, lib.ones(3, requires_grad=True), use_reentrant=False).requires_grad
         with pytest.raises(ValueError, match="Unexpected keyword arguments: foo"):
             ck(lib.sin, x, use_reentrant=True, foo=1)
+
+
+def test_cnn_and_lstm_with_dropout():
+    """A CNN and an LSTM (nested tuple output (y, (h, c))) with dropout: gradients equal the plain run's."""
+    def cnn():
+        mt.manual_seed(0)
+        return nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.ReLU(), nn.Dropout(0.3), nn.MaxPool2d(2),
+                             nn.Flatten(), nn.Linear(3 * 2 * 2, 2)).double().train()
+    img = np.random.default_rng(2).standard_normal((6, 1, 4, 4))
+    x_img = lambda: mt.tensor(img, requires_grad=True)  # noqa: E731
+    results = []
+    for run in (plain, ckpt):
+        m, x = cnn(), x_img()
+        mt.manual_seed(3)
+        (run(m, x) ** 2).sum().backward()
+        results.append([p.grad.numpy() for p in m.parameters()] + [x.grad.numpy()])
+    assert_equal(*results)
+
+    def lstm():
+        mt.manual_seed(0)
+        return nn.LSTM(4, 5, num_layers=2, dropout=0.5, batch_first=True).double().train()
+    seq = np.random.default_rng(3).standard_normal((2, 3, 4))
+    results = []
+    for run in (plain, ckpt):
+        m, x = lstm(), mt.tensor(seq, requires_grad=True)
+        mt.manual_seed(3)
+        y, (h, c) = run(m, x)
+        assert y.requires_grad and h.requires_grad and c.requires_grad
+        ((y ** 2).sum() + (h * c).sum()).backward()
+        results.append([p.grad.numpy() for p in m.parameters()] + [x.grad.numpy()])
+    for u, v in zip(*results):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-14)  # one backward per output: another sum order

@@ -56,7 +56,7 @@ class _Region:
         finally:
             for B, rng in current:
                 B.set_rng(rng)
-        self.outputs = out if isinstance(out, tuple) else (out,)
+        self.outputs = _leaves(out)
 
     def backward(self, index: int, grad: Any) -> tuple[Any, ...]:
         """The inputs' gradients from output ``index``'s gradient ``grad`` (an array)."""
@@ -123,34 +123,37 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
         record = inputs_grad
     else:  # parameters inside may need gradients: only a run with grad tells (its graph is dropped at once)
         out = region.run()
-        record = any(isinstance(o, Tensor) and o.requires_grad
-                     for o in (out if isinstance(out, tuple) else (out,)))
+        record = any(isinstance(o, Tensor) and o.requires_grad for o in _leaves(out))
     if not record:
-        return _detached(out)
+        return _map(out, lambda o: o.detach() if isinstance(o, Tensor) else o)
     return _attach(region, out)
 
 
-def _detached(out: Any) -> Any:
-    if isinstance(out, tuple):
-        return tuple(_detached(o) for o in out)
-    return out.detach() if isinstance(out, Tensor) else out
+def _leaves(out: Any) -> list[Any]:
+    """The outputs in (nested) tuples and lists, in order: an LSTM's ``(y, (h, c))`` gives [y, h, c]."""
+    return [leaf for o in out for leaf in _leaves(o)] if type(out) in (tuple, list) else [out]
+
+
+def _map(out: Any, fn: Callable[[Any], Any]) -> Any:
+    """``out`` with each leaf replaced by ``fn(leaf)``, in ``_leaves``'s order, nesting kept."""
+    return type(out)(_map(o, fn) for o in out) if type(out) in (tuple, list) else fn(out)
 
 
 def _attach(region: _Region, out: Any) -> Any:
-    """The outputs as tensors whose grad_fn is a checkpoint node each (floating tensors only)."""
-    many = isinstance(out, tuple)
-    outs = out if many else (out,)
-    first = next(o for o in (*region.args, *outs) if isinstance(o, Tensor))
+    """The outputs with each floating tensor replaced by one whose grad_fn is a checkpoint node."""
+    first = next(o for o in (*region.args, *_leaves(out)) if isinstance(o, Tensor))
     # A leaf that requires grad, so the node is recorded even when no input requires grad (parameters inside).
     dummy = _wrap(first._device.backend.zeros((0,), first.array.dtype), first._device)
     dummy.requires_grad_(True)
-    result = []
-    for i, o in enumerate(outs):
-        if _floating(o):
-            region.pending += 1
-            o = _Checkpoint.apply(dummy, *region.args, region=region, index=i, output=o)
-        result.append(o)
-    return tuple(result) if many else result[0]
+    index = iter(range(len(_leaves(out))))
+
+    def node(o: Any) -> Any:
+        i = next(index)
+        if not _floating(o):
+            return o
+        region.pending += 1
+        return _Checkpoint.apply(dummy, *region.args, region=region, index=i, output=o)
+    return _map(out, node)
 
 
 def _floating(o: Any) -> bool:
