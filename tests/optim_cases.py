@@ -102,3 +102,19 @@ def assert_same_trajectory(got, want, rtol, atol):
             assert g[name].dtype == w[name].dtype and g[name].shape == w[name].shape
             np.testing.assert_allclose(g[name], w[name], rtol=rtol, atol=atol, err_msg=f"{name} after step {step}")
     assert not np.allclose(want[0]["param"], want[-1]["param"])  # the updates did move the parameter
+
+
+def reference_on_shape(ref, update, states, shape):
+    """The reference trajectory for a parameter of ``shape``; a 0-d one is run on shape (1,), which draws the
+    same numbers (the NumPy bodies' ufuncs return scalars for 0-d operands), and reshaped back."""
+    want = trajectory(ref, update, states, shape or (1,), np.float32)
+    return [{name: a.reshape(shape) for name, a in step.items()} for step in want]
+
+
+def check_every_size_and_shape(backend, ref, calls, shape, tol):
+    """Each representative update on a parameter of ``shape`` matches the reference within ``tol``, and
+    ``calls`` (the compiled loops or launches recorded) holds one per parameter per step."""
+    for update, states, _ in REPRESENTATIVE:
+        assert_same_trajectory(trajectory(backend, update, states, shape, np.float32),
+                               reference_on_shape(ref, update, states, shape), **tol)
+    assert len(calls) == len(REPRESENTATIVE) * STEPS

@@ -29,6 +29,13 @@ def _g(grad, p, weight_decay, maximize):
     return g + weight_decay * p if weight_decay else g
 
 
+def _decayed(p, grad, lr, weight_decay, decoupled, maximize):
+    """(p, g) after the weight decay: decoupled (AdamW-style) shrinks p, else L2 adds to the gradient."""
+    if decoupled:
+        return p * (1 - lr * weight_decay), _g(grad, p, 0.0, maximize)
+    return p, _g(grad, p, weight_decay, maximize)
+
+
 def ref_adadelta(p, grads, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False):
     """v = rho v + (1 - rho) g^2; dx = sqrt(u + eps) / sqrt(v + eps) g; u = rho u + (1 - rho) dx^2;
     p -= lr dx."""
@@ -67,11 +74,7 @@ def ref_nadam(p, grads, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
     p = p.astype(np.float64)
     m, v, mu_product, out = np.zeros_like(p), np.zeros_like(p), f32(1.0), []
     for t, grad in enumerate(grads, start=1):
-        g = -grad if maximize else grad.copy()
-        if decoupled_weight_decay:
-            p = p * (1 - lr * weight_decay)
-        elif weight_decay:
-            g = g + weight_decay * p
+        p, g = _decayed(p, grad, lr, weight_decay, decoupled_weight_decay, maximize)
         mu = b1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))
         mu_next = b1 * (1 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))
         mu_product = f32(mu_product * f32(mu))
@@ -93,11 +96,7 @@ def ref_radam(p, grads, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
     m, v, out = np.zeros_like(p), np.zeros_like(p), []
     rho_inf = 2 / (1 - b2) - 1
     for t, grad in enumerate(grads, start=1):
-        g = -grad if maximize else grad.copy()
-        if decoupled_weight_decay:
-            p = p * (1 - lr * weight_decay)
-        elif weight_decay:
-            g = g + weight_decay * p
+        p, g = _decayed(p, grad, lr, weight_decay, decoupled_weight_decay, maximize)
         m = b1 * m + (1 - b1) * g
         v = b2 * v + (1 - b2) * g * g
         m_hat = m / (1 - b1 ** t)

@@ -22,7 +22,8 @@ from minitensor.backends.cpu import optim as optim_ops
 from minitensor.backends.cpu.optim import CpuOptimOps
 from minitensor.backends.cpu.backend import NumpyBackend
 from minitensor.backends.generic.optim import OptimOps
-from optim_cases import REPRESENTATIVE, STEPS, assert_same_trajectory, optimizer_cases, trajectory
+from optim_cases import (REPRESENTATIVE, STEPS, assert_same_trajectory, check_every_size_and_shape,
+                         optimizer_cases, trajectory)
 
 TOL = {np.float32: dict(rtol=1e-6, atol=1e-7), np.float64: dict(rtol=1e-14, atol=1e-15)}
 UPDATES = ("sgd_update", "adam_update", "rmsprop_update", "adagrad_update")
@@ -85,13 +86,7 @@ def test_update_matches_the_numpy_body(fused, ref, loops_called, update, states,
 
 @pytest.mark.parametrize("shape", [(), (1,), (1000,), (3, 4, 5)], ids=str)
 def test_updates_cover_every_size_and_shape(fused, ref, loops_called, shape):
-    # A 0-d parameter is checked against the reference on shape (1,), which draws the same numbers (the
-    # NumPy bodies' ufuncs return scalars for 0-d operands).
-    for update, states, _ in REPRESENTATIVE:
-        want = trajectory(ref, update, states, shape or (1,), np.float32)
-        want = [{name: a.reshape(shape) for name, a in step.items()} for step in want]
-        assert_same_trajectory(trajectory(fused, update, states, shape, np.float32), want, **TOL[np.float32])
-    assert len(loops_called) == len(REPRESENTATIVE) * STEPS
+    check_every_size_and_shape(fused, ref, loops_called, shape, TOL[np.float32])
 
 
 @pytest.mark.parametrize("dtype, grad_layout", [

@@ -5,7 +5,7 @@ the kernels launched, and a call of every override.
 from __future__ import annotations
 
 from optim_cases import (REPRESENTATIVE, STEPS, assert_same_trajectory, optimizer_cases,  # noqa: F401
-                          trajectory)
+                          check_every_size_and_shape, trajectory)
 
 from minitensor.backends.cuda.dropout import CudaDropoutOps
 from minitensor.backends.cuda.numba_kernels import launch

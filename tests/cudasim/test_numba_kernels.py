@@ -17,7 +17,7 @@ from minitensor.backends.cuda.optim import CudaOptimOps
 from minitensor.backends.generic.dropout import DropoutOps
 from minitensor.backends.generic.optim import OptimOps
 from numba_cases import (NumbaOps, REPRESENTATIVE, STEPS, assert_same_trajectory, call_every_override, optimizer_cases,
-                         trajectory)
+                         check_every_size_and_shape, trajectory)
 
 DTYPES = [np.float32, np.float64]
 # The simulator evaluates the same operations in the same order as the NumPy backend (bit-identical in
@@ -46,14 +46,8 @@ def test_update_matches_the_numpy_backend(sim, ref, launches, update, states, ke
 
 @pytest.mark.parametrize("shape", [(), (1,), (63,), (1000,), (3, 4, 5)], ids=str)
 def test_updates_cover_every_size_and_shape(sim, ref, launches, shape):
-    # 1000 elements take the simulator's 64-thread grid round its grid-stride loop many times. A 0-d
-    # parameter is checked against the reference on shape (1,), which draws the same numbers: the NumPy
-    # backend's weight decay fails on 0-d arrays (a ufunc returns a scalar there, not an array).
-    for update, states, _ in REPRESENTATIVE:
-        want = trajectory(ref, update, states, shape or (1,), np.float32)
-        want = [{name: a.reshape(shape) for name, a in step.items()} for step in want]
-        assert_same_trajectory(trajectory(sim, update, states, shape, np.float32), want, **TOL[np.float32])
-    assert len(launches) == len(REPRESENTATIVE) * STEPS
+    # 1000 elements take the simulator's 64-thread grid round its grid-stride loop many times.
+    check_every_size_and_shape(sim, ref, launches, shape, TOL[np.float32])
 
 
 @pytest.mark.parametrize("dtype, grad_layout", [

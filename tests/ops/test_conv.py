@@ -83,12 +83,15 @@ def t64(a, requires_grad=False):
 
 
 # ------------------------------------------------------------------------------ conv2d forward
+def _pair(draw, most: int) -> tuple[int, int]:
+    """(h, w) values drawn in [1, most] (kernel sizes, strides, dilations)."""
+    return draw(st.integers(1, most)), draw(st.integers(1, most))
+
+
 @st.composite
 def conv_cases(draw):
     groups = draw(st.integers(1, 3))
-    kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
-    stride = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
-    dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    kernel, stride, dilation = _pair(draw, 3), _pair(draw, 3), _pair(draw, 2)
     pad = tuple(draw(st.integers(0, 2)) for _ in range(4))
     h = draw(st.integers(1, 7)) + dilation[0] * (kernel[0] - 1)
     w = draw(st.integers(1, 7)) + dilation[1] * (kernel[1] - 1)
@@ -364,9 +367,7 @@ def test_conv2d_gradcheck_unbatched_without_bias():
 @st.composite
 def transpose_cases(draw):
     groups = draw(st.integers(1, 2))
-    kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
-    stride = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
-    dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    kernel, stride, dilation = _pair(draw, 3), _pair(draw, 3), _pair(draw, 2)
     padding = (draw(st.integers(0, 1)), draw(st.integers(0, 1)))
     output_padding = tuple(draw(st.integers(0, max(stride[a], dilation[a]) - 1)) for a in range(2))
     shape = (draw(st.integers(1, 2)), groups * draw(st.integers(1, 2)), draw(st.integers(2, 5)),
