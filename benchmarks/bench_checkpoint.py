@@ -6,7 +6,7 @@ the optimizer state, the batch and the previous step's gradients, which ``zero_g
 forward, while backward makes the new ones as it frees the activations.
 The targets (issue #16): checkpointed peak <= 0.4 x plain, step time <= 1.4 x plain.
 
-    python benchmarks/bench_checkpoint.py [--device cpu] [--repeats 5]
+    python benchmarks/bench_checkpoint.py [--device cpu] [--repeats 5] [--threads N]
 
 prints both figures and their ratios from one run: medians of ``--repeats`` alternated steps.
 """
@@ -26,6 +26,7 @@ import minitensor as mt  # noqa: E402
 from minitensor import nn  # noqa: E402
 from minitensor.utils.checkpoint import checkpoint_sequential  # noqa: E402
 
+from benchmarks.compare import set_threads  # noqa: E402
 from benchmarks.memory import peak_above_start  # noqa: E402
 from benchmarks.workloads import DEVICES, require_device  # noqa: E402
 
@@ -145,13 +146,16 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--device", default="cpu")
     p.add_argument("--repeats", type=int, default=5, help="alternated steps per mode for the time (median)")
+    p.add_argument("--threads", type=int, default=None, help="BLAS threads (default: the BLAS's own)")
     args = p.parse_args(argv)
+    limiter = set_threads(args.threads)  # noqa: F841  (the limit lasts while it is referenced)
     peaks = activation_peaks(args.device)
     step = Step(args.device)
     step_seconds(step, 1)  # warm-up
     seconds = step_seconds(step, args.repeats)
     print(f"{LAYERS}-layer MLP, width {WIDTH}, batch {BATCH}, checkpoint_sequential segments={SEGMENTS}, "
-          f"{args.device}; state (parameters, gradients, SGD) {step.state_bytes() / MIB:.0f} MiB")
+          f"{args.device}, BLAS threads {args.threads or 'default'}; state (parameters, gradients, SGD) "
+          f"{step.state_bytes() / MIB:.0f} MiB")
     print(f"activation peak: plain {peaks['plain'] / MIB:.1f} MiB, checkpoint {peaks['checkpoint'] / MIB:.1f} MiB,"
           f" ratio {peaks['checkpoint'] / peaks['plain']:.3f} (target <= 0.4)")
     print(f"step time (median of {args.repeats}): plain {seconds['plain'] * 1e3:.0f} ms, checkpoint "
