@@ -22,6 +22,8 @@ from typing import Any
 import numba
 from numba import cuda
 
+from ...compiled import run_kernel
+
 SIMULATED: bool = bool(getattr(numba.config, "ENABLE_CUDASIM", 0))
 
 # 256 threads per block, at most 4096 blocks (about four waves of an H100: 132 SMs x 8 resident blocks of
@@ -62,4 +64,4 @@ def launch_1d(kernel: Any, size: int, *args: Any) -> None:
     if size == 0:
         return
     blocks, threads = launch_config(size)
-    kernel[blocks, threads, current_stream()](*args)
+    run_kernel(kernel.__name__, not SIMULATED, kernel[blocks, threads, current_stream()], *args)
