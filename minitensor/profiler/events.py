@@ -3,9 +3,10 @@
 
 Times are microseconds (floats), as PyTorch's. An event's *total* covers its children; its *self* part is
 the total minus its direct children's totals, so the self times of all events add up to the time the
-outermost events cover, each instant counted once. Device times (CUDA) come from CUDA events recorded
-around an op's launches (see ``recorder.py``); a kernel's device time is also inside its op's, so the
-"Self CUDA time total" sums the ops, not the kernels.
+outermost events cover, each instant counted once. Device times (CUDA) are the same on the device's
+clock: an op's total is the stream time between CUDA events recorded before and after its launches (see
+``recorder.py``), a kernel's that of its own pair, and an op's self device time is what its own launches
+(CuPy's, cuBLAS's) took outside our kernels. A range that is not timed itself sums its children.
 """
 from __future__ import annotations
 
@@ -91,11 +92,10 @@ class FunctionEvent(_Times):
         self.self_cpu_time_total = self.cpu_time_total - sum(c.cpu_time_total for c in children)
         self.self_cpu_memory_usage = self.allocated - self.freed
         self.cpu_memory_usage = self.self_cpu_memory_usage + sum(c.cpu_memory_usage for c in children)
-        ops = [c for c in children if c.kind != "kernel"]  # a kernel's device time is inside its op's
-        if self.device_range is None and self.kind != "kernel":
-            self.device_time_total = sum(c.device_time_total for c in ops)
+        if self.device_range is None and self.kind != "kernel":  # not timed itself: its children's sum
+            self.device_time_total = sum(c.device_time_total for c in children)
             self.device_memory_usage = sum(c.device_memory_usage for c in children)
-        self.self_device_time_total = self.device_time_total - sum(c.device_time_total for c in ops)
+        self.self_device_time_total = self.device_time_total - sum(c.device_time_total for c in children)
         self.self_device_memory_usage = self.device_memory_usage - sum(c.device_memory_usage for c in children)
 
     def __repr__(self) -> str:

@@ -60,6 +60,7 @@ class Recorder:
 
     def __init__(self, record_shapes: bool, profile_memory: bool, use_device: bool, with_stack: bool) -> None:
         self.thread = _get_ident()
+        self.native_thread = threading.get_native_id()  # the OS's id, which trace viewers show
         self.record_shapes, self.profile_memory, self.with_stack = record_shapes, profile_memory, with_stack
         self.use_device = use_device and _cuda().is_available()
         self.stack: list[FunctionEvent] = []
@@ -87,7 +88,7 @@ class Recorder:
     def open(self, name: str, kind: str, inputs: Any = None) -> FunctionEvent:
         stack = self.stack
         parent = stack[-1] if stack else None
-        event = FunctionEvent(next(self._ids), name, kind, self.thread, 0, parent)
+        event = FunctionEvent(next(self._ids), name, kind, self.native_thread, 0, parent)
         if parent is not None:
             parent.cpu_children.append(event)
         if inputs is not None and self.record_shapes:

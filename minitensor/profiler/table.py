@@ -63,7 +63,7 @@ def build_table(events: Sequence[Any], sort_by: str | None, row_limit: int, max_
     line_length = sum(widths) + SPACING * (len(widths) - 1)
 
     self_cpu = sum(e.self_cpu_time_total for e in events)
-    self_device = sum(e.self_device_time_total for e in events if e.kind != "kernel")
+    self_device = sum(e.self_device_time_total for e in events)
     lines = []
     if header is not None:
         lines += ["=" * line_length, header]
