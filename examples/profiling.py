@@ -87,6 +87,7 @@ class StepProfiler:
         self.prof = profile(activities=activities, schedule=schedule(wait=WAIT, warmup=WARMUP, active=steps,
                                                                      repeat=1), on_trace_ready=self._report)
         self.running = self.reported = False
+        self.recorded = 0  # training steps completed while recording
         self.files: dict[str, Path] = {}
 
     def begin(self) -> None:
@@ -96,6 +97,7 @@ class StepProfiler:
 
     def step(self) -> None:
         if self.running:
+            self.recorded += self.prof.current_action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
             self.prof.step()
             if self.reported:
                 self._stop()
@@ -108,7 +110,7 @@ class StepProfiler:
     def finish(self) -> None:
         if self.running:
             self._stop()
-        if not self.reported:
+        if not self.files:
             print(f"--profile: the run ended before a step was recorded (it skips {WAIT + WARMUP} steps first)")
 
     def _stop(self) -> None:
@@ -117,7 +119,9 @@ class StepProfiler:
 
     def _report(self, prof: profile) -> None:
         self.reported = True
-        recorded = sum(e.name.startswith("ProfilerStep#") for e in prof.events())
+        recorded = self.recorded
+        if not recorded:  # the epoch ended in the first recorded step: only its data fetch was seen
+            return
         table = prof.key_averages().table(sort_by=self.sort_by, row_limit=TOP)
         print(f"profile of {recorded} training steps (after {WAIT + WARMUP}), top {TOP} by self time:\n{table}")
         self.files["table"] = self.out / "profile.txt"
