@@ -290,3 +290,36 @@ def test_record_function_as_a_decorator_and_with_stack():
     outer, exp = prof.events()
     assert outer.name == "helper" and exp.cpu_parent is outer
     assert any("test_profiler.py" in frame and "helper" in frame for frame in exp.stack)
+
+
+def test_the_cuda_tiers_launches_report_to_the_hook(monkeypatch):
+    """rawmodule.launch (RawKernels) and launch_1d (Numba CUDA) go through compiled.run_kernel: with a fake
+    kernel object in place of the compiled one (no GPU), each launch is one kernel event of its op."""
+    from minitensor.backends.cuda import rawmodule
+    from minitensor.backends.cuda.numba_kernels import launch
+
+    calls = []
+    monkeypatch.setattr(rawmodule, "check_arguments", lambda *a: None)
+    monkeypatch.setattr(rawmodule, "_current_device", lambda: 0)
+    monkeypatch.setattr(rawmodule, "_kernel", lambda template, dtype, device: lambda *a: calls.append(a))
+    monkeypatch.setattr(launch, "current_stream", lambda: "stream")
+
+    class NumbaKernel:
+        __name__ = "scale_kernel"
+
+        def __getitem__(self, config):
+            return lambda *args: calls.append((config, args))
+
+    class TwoLaunches(Function):
+        @staticmethod
+        def forward(ctx, B, x):
+            rawmodule.launch("im2col", np.float32, 1000, ("args",))
+            launch.launch_1d(NumbaKernel(), 10, "array")
+            return x
+
+    with profile(activities=CPU) as prof:
+        TwoLaunches.apply(mt.ones(1))
+    op, raw, numba = prof.events()
+    assert [(e.name, e.kind, e.cpu_parent) for e in (raw, numba)] == [("im2col", "kernel", op),
+                                                                       ("scale_kernel", "kernel", op)]
+    assert calls == [((4,), (rawmodule.THREADS,), ("args",)), ((1, launch.THREADS_PER_BLOCK, "stream"), ("array",))]

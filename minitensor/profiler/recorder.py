@@ -69,6 +69,7 @@ class Recorder:
         self.active = True
         self._ids = itertools.count()
         self._incoming: dict[int, int] = {}  # backward event id -> id of the gradient it was given
+        self._finalizers: list[weakref.finalize] = []  # detached at the end: they would keep the events alive
         self.origin_us = _now() / 1e3
         self.device_origin = _cuda().timing_event() if self.use_device else None
 
@@ -180,7 +181,7 @@ class Recorder:
         for a in arrays:
             if a.base is None and a.nbytes:  # a view allocates nothing
                 event.allocated += a.nbytes
-                weakref.finalize(a, self._freed, a.nbytes)
+                self._finalizers.append(weakref.finalize(a, self._freed, a.nbytes))
 
     def _freed(self, nbytes: int) -> None:
         if self.active and self.stack and _get_ident() == self.thread:
@@ -191,6 +192,9 @@ class Recorder:
         """Stop recording: close what is open, read the device events (one wait for the device), fill
         every event's totals. Returns the events in start order."""
         self.active = False
+        for finalizer in self._finalizers:
+            finalizer.detach()
+        self._finalizers.clear()
         now = _now()
         for event in self.stack:
             event.end_ns = now
