@@ -323,3 +323,14 @@ def test_the_cuda_tiers_launches_report_to_the_hook(monkeypatch):
     assert [(e.name, e.kind, e.cpu_parent) for e in (raw, numba)] == [("im2col", "kernel", op),
                                                                        ("scale_kernel", "kernel", op)]
     assert calls == [((4,), (rawmodule.THREADS,), ("args",)), ((1, launch.THREADS_PER_BLOCK, "stream"), ("array",))]
+
+
+def test_an_op_that_raises_closes_its_event_and_the_next_ops_nest_as_before():
+    with profile(activities=CPU) as prof:
+        with pytest.raises(RuntimeError):
+            mt.ones(2) + mt.ones(3)
+        with record_function("after"):
+            mt.ones(2).exp()
+    add, after, exp = prof.events()
+    assert add.name == "Add" and add.cpu_parent is None and add.end_ns >= add.start_ns
+    assert after.cpu_parent is None and exp.cpu_parent is after
