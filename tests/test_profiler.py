@@ -334,3 +334,13 @@ def test_an_op_that_raises_closes_its_event_and_the_next_ops_nest_as_before():
     add, after, exp = prof.events()
     assert add.name == "Add" and add.cpu_parent is None and add.end_ns >= add.start_ns
     assert after.cpu_parent is None and exp.cpu_parent is after
+
+
+def test_an_output_saved_for_backward_is_charged_once_and_a_private_saved_array_too():
+    x = mt.randn(100, requires_grad=True)  # 400 bytes
+    with profile(activities=CPU, profile_memory=True) as prof:
+        x.exp()  # saves its output
+        nn.functional.dropout(x, 0.5)  # saves a mask of its own
+    exp, dropout = prof.events()
+    assert exp.allocated == 400
+    assert dropout.allocated == 400 + 100  # the output and the boolean mask it made and saved

@@ -113,9 +113,11 @@ class Recorder:
         """Run ``cls.apply(*args, **kwargs)`` as one recorded event named after the Function."""
         device = next((a._device for a in args if isinstance(a, _function._Tensor)), None)
         on_cuda = device is not None and device.type == "cuda"
+        # the caller's frames, outermost first, without this one and apply's (read before the op's clock starts)
+        stack = [f"{f.filename}({f.lineno}): {f.name}" for f in traceback.extract_stack()[:-2]] \
+            if self.with_stack else []
         event = self.open(cls.__name__, "cpu_op", args)
-        if self.with_stack:  # the caller's frames, outermost first, without this one and apply's
-            event.stack = [f"{f.filename}({f.lineno}): {f.name}" for f in traceback.extract_stack()[:-2]]
+        event.stack = stack
         self._start_device(event, on_cuda)
         self.bypass = True
         try:
@@ -128,8 +130,11 @@ class Recorder:
         if self.profile_memory and not on_cuda:
             grad_fn = getattr(out[0] if isinstance(out, tuple) else out, "grad_fn", None)
             saved = grad_fn._saved if grad_fn is not None and grad_fn._saved else ()
-            inputs = {id(a.array) for a in args if isinstance(a, _function._Tensor)}
-            self._allocated(event, [a for a in _arrays(out) + _arrays(saved) if id(a) not in inputs])
+            made = {id(a): a for a in _arrays(out) + _arrays(saved)}  # an output it saved counts once
+            for a in args:
+                if isinstance(a, _function._Tensor):
+                    made.pop(id(a.array), None)
+            self._allocated(event, list(made.values()))
         self.close(event)
         return out
 
