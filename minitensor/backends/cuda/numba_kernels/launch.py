@@ -64,4 +64,5 @@ def launch_1d(kernel: Any, size: int, *args: Any) -> None:
     if size == 0:
         return
     blocks, threads = launch_config(size)
-    run_kernel(kernel.__name__, not SIMULATED, kernel[blocks, threads, current_stream()], *args)
+    name = getattr(kernel, "__name__", type(kernel).__name__)  # a dispatcher's is its Python function's
+    run_kernel(name, not SIMULATED, kernel[blocks, threads, current_stream()], *args)
