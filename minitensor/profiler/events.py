@@ -65,7 +65,7 @@ class FunctionEvent(_Times):
         self.cpu_children: list[FunctionEvent] = []
         self.input_shapes: list[list[int]] = []
         self.input_dtypes: list[str] = []
-        self.stack: list[str] = []  # with_stack: "file(line): function" of the Python frames that called it
+        self.stack: list[str] = []  # with_stack: "file(line): function" of the calling frames, innermost first
         self.allocated = 0  # CPU bytes of arrays this event made itself (outputs, saved arrays)
         self.freed = 0  # CPU bytes of arrays released while this was the innermost open event
         self.device_memory_usage = 0  # CUDA pool bytes after - before (children included)

@@ -113,8 +113,9 @@ class Recorder:
         """Run ``cls.apply(*args, **kwargs)`` as one recorded event named after the Function."""
         device = next((a._device for a in args if isinstance(a, _function._Tensor)), None)
         on_cuda = device is not None and device.type == "cuda"
-        # the caller's frames, outermost first, without this one and apply's (read before the op's clock starts)
-        stack = [f"{f.filename}({f.lineno}): {f.name}" for f in traceback.extract_stack()[:-2]] \
+        # the caller's frames, innermost first as PyTorch's, without this one and apply's (read before the
+        # op's clock starts)
+        stack = [f"{f.filename}({f.lineno}): {f.name}" for f in reversed(traceback.extract_stack()[:-2])] \
             if self.with_stack else []
         event = self.open(cls.__name__, "cpu_op", args)
         event.stack = stack
