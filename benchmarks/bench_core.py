@@ -26,3 +26,10 @@ class OverheadChain:
         return measure(size, repeats=100)["overhead_us_per_op"]
 
     track_overhead_us_per_op.unit = "us/op"  # type: ignore[attr-defined]
+
+    def track_profiled_overhead_us_per_op(self, size: int) -> float:
+        """The same while a minitensor.profiler profile records every op (the profiler's cost when on; its
+        cost when off is track_overhead_us_per_op's change between commits)."""
+        return measure(size, repeats=100, profile=True)["overhead_us_per_op"]
+
+    track_profiled_overhead_us_per_op.unit = "us/op"  # type: ignore[attr-defined]

@@ -19,6 +19,7 @@ import minitensor as mt
 from minitensor import datasets, nn, optim
 from minitensor.datasets.download import DownloadError
 from minitensor.utils.data import DataLoader, TensorDataset
+from profiling import StepProfiler
 
 try:
     from tqdm.auto import tqdm
@@ -53,6 +54,9 @@ def example_parser(doc: str, *, epochs: int, batch_size: int, lr: float) -> argp
     p.add_argument("--amp", action="store_true",
                    help="mixed precision: autocast in the device's 16-bit dtype (bfloat16 on the CPU, float16 on "
                         "CUDA) with a GradScaler (docs/amp.md)")
+    p.add_argument("--profile", nargs="?", type=int, const=5, default=None, metavar="STEPS",
+                   help="profile STEPS training steps (default 5) after 3 warm-up steps: print the top-15 ops and "
+                        "write profile.txt, trace.json and profile.png into --out (docs/profiling.md)")
     return p
 
 
@@ -73,8 +77,9 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     for name in ("epochs", "batch_size"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.limit_steps is not None and args.limit_steps < 1:
-        parser.error(f"--limit-steps must be at least 1, got {args.limit_steps}")
+    for name in ("limit_steps", "profile"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     if not args.lr > 0:
         parser.error(f"--lr must be positive, got {args.lr}")
 
@@ -185,6 +190,7 @@ class Run:
         }
         if args.resume is not None:
             self._resume(Path(args.resume) if args.resume else self.checkpoint_path)
+        self.profiler = StepProfiler(args.profile, self.out, device, example) if args.profile else None
         params = ", ".join(f"{k} {v:,}" for k, v in self.log["parameters"].items())
         print(f"{example}: {data.name} on {device}; parameters: {params}; outputs in {self.out}")
 
@@ -217,6 +223,9 @@ class Run:
         bar = self._bar(epoch, total_steps, len(loader.dataset) if total_steps == len(loader) else None)
         sums: dict[str, mt.Tensor] = {}
         steps = samples = 0
+        profiler = self.profiler
+        if profiler is not None:
+            profiler.begin()
         start = time.perf_counter()
         for x, y in loader:
             if steps == total_steps:
@@ -225,12 +234,16 @@ class Run:
             for name, value in losses.items():
                 sums[name] = value if name not in sums else sums[name] + value
             steps, samples = steps + 1, samples + x.shape[0]
+            if profiler is not None:
+                profiler.step()
             if bar is not None:
                 bar.update(x.shape[0])
                 if steps % POSTFIX_EVERY == 0 or steps == total_steps:
                     bar.set_postfix({k: f"{v.item() / steps:.4f}" for k, v in sums.items()}, refresh=False)
         synchronize(self.device)
         seconds = time.perf_counter() - start
+        if profiler is not None:
+            profiler.end_of_epoch()
         if bar is not None:
             bar.close()
         self.step += steps
@@ -251,9 +264,13 @@ class Run:
                  "optimizers": {k: o.state_dict() for k, o in self.optimizers.items()}}, self.checkpoint_path)
 
     def write_log(self, **final: Any) -> Path:
-        """Write ``<out>/metrics.json`` (atomically), with ``final`` results when given."""
+        """Write ``<out>/metrics.json`` (atomically), with ``final`` results when given (the run's end: a
+        --profile still recording ends there)."""
         if final:
             self.log["final"] = final
+            if self.profiler is not None:
+                self.profiler.finish()
+                self.log["profile"] = {k: str(v) for k, v in self.profiler.files.items()}
         path = self.out / "metrics.json"
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(self.log, indent=2, default=str))

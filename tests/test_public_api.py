@@ -18,6 +18,7 @@ PUBLIC_MODULES += ["minitensor.amp"]
 TORCH_MODULES = {"accelerator", "autograd", "backends", "cuda", "functional", "linalg", "multiprocessing", "nn", "onnx",
                  "optim", "random", "serialization", "sparse", "testing", "utils"}
 TORCH_MODULES |= {"amp"}
+TORCH_MODULES |= {"profiler"}
 # minitensor's own public modules, named in its __all__ (torchvision-style datasets; the dtype objects).
 OWN_MODULES = {"datasets", "dtypes"}
 # Functions minitensor exports that torch's top level lacks (the functional front ends' helpers, older than

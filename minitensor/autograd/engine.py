@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 import minitensor.tensor as _tensor_mod
 
+from . import function as _function
 from .function import Function, IndexedGrad, _check_finite
 from .grad_mode import state
 from ..backends.base import Backend
@@ -131,6 +132,8 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
     captured: dict[int, Any] = {}
     anomaly = state.anomaly
     refcount = sys.getrefcount
+    profiler = _function.profiler  # one read per backward call; each node reports to it when set
+    event = None
     grad_enabled, state.grad_enabled = state.grad_enabled, False  # backward records no graph
     try:
         while pending:
@@ -146,6 +149,8 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
                 if retained is not None:
                     _accumulate_leaf_grad(retained, gy)
             B = node._device.backend
+            if profiler is not None:  # one event per node: its backward and the routing of its gradients
+                event = profiler.begin_backward(node, gy)
             result = node.backward(node, B, gy)
             if type(result) is not tuple:
                 result = (result,)
@@ -189,6 +194,9 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
                 else:
                     _accumulate(leaf_grads, owned, id(edge), g, B, private)
                     leaves[id(edge)] = edge
+            if event is not None:
+                profiler.end_backward(event, result)
+                event = None
     finally:
         state.grad_enabled = grad_enabled
 

@@ -49,6 +49,9 @@ tracer: Any = None
 # autocast's hook (minitensor/amp/autocast_mode.cast_inputs) while a thread is inside an enabled autocast
 # region, else None: it casts the op's tensor arguments by the policy table. One global read per op when off.
 autocast: Any = None
+# The profiler's Recorder (minitensor/profiler/recorder.py) while a profile records, else None: ``apply``
+# hands the call to it, which runs it as one event. One global read per op when no profile records.
+profiler: Any = None
 
 
 class Function:
@@ -114,6 +117,8 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if profiler is not None and profiler.wants():
+            return profiler.op(cls, args, kwargs)
         if autocast is not None:
             args = autocast(cls, args)
         Tensor = _Tensor

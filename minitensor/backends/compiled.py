@@ -6,13 +6,26 @@ C-contiguous arrays of one shape, which ``kernel_fits`` checks. Anything else go
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 Array = Any
 
 KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+# The profiler's ``Recorder.kernel`` while a profile records (minitensor/profiler/recorder.py), else None:
+# every launch of one of our kernels goes through ``run_kernel``, which reports it to the hook when set.
+launch_hook: Any = None
+
+
+def run_kernel(name: str, on_device: bool, kernel: Callable[..., Any], *args: Any) -> None:
+    """``kernel(*args)``, as a profiler event named ``name`` (timed on the device when ``on_device``) while
+    a profile records."""
+    if launch_hook is None:
+        kernel(*args)
+    else:
+        launch_hook(name, on_device, kernel, args)
 
 
 def kernel_fits(first: Array, *others: Array) -> bool:

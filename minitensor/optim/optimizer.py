@@ -17,6 +17,7 @@ from .. import dtypes as _dt
 from ..autograd import enable_grad, zero_grads
 from ..tensor import Tensor, _bump_version
 from ..creation import tensor, zeros_like
+from ..profiler.profile import record_function
 
 ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
 
@@ -157,8 +158,9 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        for group in self.param_groups:
-            self._step_group(group)
+        with record_function(f"Optimizer.step#{type(self).__name__}.step"):  # PyTorch's name for it
+            for group in self.param_groups:
+                self._step_group(group)
         return loss
 
     def _step_group(self, group: dict[str, Any]) -> None:

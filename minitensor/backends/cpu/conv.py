@@ -25,7 +25,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from ..compiled import KERNEL_DTYPES
+from ..compiled import KERNEL_DTYPES, run_kernel
 from ..generic.conv import ConvOps, Pad4, Pair, channels_last_rows, conv_out_len, pad_hw
 from .linalg import in_float32
 import minitensor.backends.cpu.numba_kernels as numba_kernels  # the loader (it imports Numba lazily)
@@ -157,7 +157,7 @@ class CpuConvOps(ConvOps):
             g = np.matmul(gy2[start * p:stop * p], w2, out=gcols[:(stop - start) * p])
             g6 = g.reshape(stop - start, out_h, out_w, k_h, k_w, c)
             if kernels is not None:
-                kernels.col2im(g6, gx[start:stop], *stride, top, left, *dilation)
+                run_kernel("col2im", False, kernels.col2im, g6, gx[start:stop], *stride, top, left, *dilation)
                 continue
             for i in range(k_h):
                 rows = _taps_inside(i, h, top, stride[0], dilation[0], out_h)

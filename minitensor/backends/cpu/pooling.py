@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..compiled import KERNEL_DTYPES
+from ..compiled import KERNEL_DTYPES, run_kernel
 from ..generic.conv import Pair
 from ..generic.pooling import PoolOps, pool_geometry
 import minitensor.backends.cpu.numba_kernels as numba_kernels  # the loader (it imports Numba lazily)
@@ -27,7 +27,8 @@ class CpuPoolOps(PoolOps):
         out_h, out_w = pool_geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode)["out_hw"]
         y = np.empty((n, out_h, out_w, c), dtype=x.dtype)
         indices = np.empty((n, out_h, out_w, c), dtype=np.int64)
-        kernels.max_pool2d(x.transpose(0, 2, 3, 1), y, indices, *kernel_size, *stride, *padding, *dilation)
+        run_kernel("max_pool2d", False, kernels.max_pool2d, x.transpose(0, 2, 3, 1), y, indices, *kernel_size,
+                   *stride, *padding, *dilation)
         return y.transpose(0, 3, 1, 2), indices.transpose(0, 3, 1, 2)
 
     def max_pool2d_backward(self, gy: Array, indices: Array, x_shape: tuple[int, ...]) -> Array:
@@ -39,5 +40,6 @@ class CpuPoolOps(PoolOps):
             return super().max_pool2d_backward(gy, indices, x_shape)
         n, c, h, w = x_shape
         gx = np.empty((n, h * w, c), dtype=gy.dtype)
-        kernels.max_pool2d_backward(gy.transpose(0, 2, 3, 1), indices.transpose(0, 2, 3, 1), gx)
+        run_kernel("max_pool2d_backward", False, kernels.max_pool2d_backward, gy.transpose(0, 2, 3, 1),
+                   indices.transpose(0, 2, 3, 1), gx)
         return gx.reshape(n, h, w, c).transpose(0, 3, 1, 2)

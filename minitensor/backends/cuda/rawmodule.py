@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, Sequence
 import ml_dtypes  # noqa: F401  (registers bfloat16 with NumPy: np.dtype("bfloat16"))
 import numpy as np
 
-from ..compiled import KERNEL_DTYPES
+from ..compiled import KERNEL_DTYPES, run_kernel
 
 Array = Any
 
@@ -161,7 +161,7 @@ def launch(template: str, dtype: Any, items: int, args: tuple[Any, ...], threads
     if items == 0:
         return
     blocks = min(-(-items * threads_per_item // THREADS), MAX_BLOCKS)
-    _kernel(template, dtype_name, _current_device())((blocks,), (THREADS,), args)
+    run_kernel(template, True, _kernel(template, dtype_name, _current_device()), (blocks,), (THREADS,), args)
 
 
 def check_arguments(template: str, dtype: Any, args: tuple[Any, ...]) -> None:

@@ -254,3 +254,16 @@ def array_from_dlpack(ext_tensor: Any, index: int) -> Any:
     cp = cupy_module()  # the clear error when this machine has no usable GPU
     with cp.cuda.Device(index):
         return cp.from_dlpack(ext_tensor)
+
+
+# ------------------------------------------------------------------------------------------- profiling
+def timing_event() -> Any:
+    """A CUDA event recorded now on the current stream (the profiler's device clock; never waited on here)."""
+    event = cupy_module().cuda.Event()
+    event.record()
+    return event
+
+
+def elapsed_ms(start: Any, end: Any) -> float:
+    """Milliseconds between two recorded events on the device (``end`` must have completed)."""
+    return float(cupy_module().cuda.get_elapsed_time(start, end))

@@ -30,6 +30,7 @@ from ... import cuda
 from ...device import as_device, device as Device
 from ...tensor import Tensor
 from ...creation import randint
+from ...profiler.profile import record_function
 from ._rng import GeneratorLike, resolve_generator
 from ._worker import Workers
 from .collate import default_collate
@@ -136,6 +137,9 @@ class DataLoader(Generic[T_co]):
         return load
 
 
+_NEXT = "enumerate(DataLoader)#_DataLoaderIter.__next__"  # PyTorch's range name, with our iterator's
+
+
 class _DataLoaderIter:
     """One pass over a DataLoader: loads in the caller's thread, or ahead in worker threads."""
 
@@ -156,6 +160,10 @@ class _DataLoaderIter:
         return self._length
 
     def __next__(self) -> Any:
+        with record_function(_NEXT):  # the data time of a profiled step
+            return self._next()
+
+    def _next(self) -> Any:
         try:
             if self._pool is None:
                 if self._batches is None:

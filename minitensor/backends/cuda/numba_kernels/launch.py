@@ -22,6 +22,8 @@ from typing import Any
 import numba
 from numba import cuda
 
+from ...compiled import run_kernel
+
 SIMULATED: bool = bool(getattr(numba.config, "ENABLE_CUDASIM", 0))
 
 # 256 threads per block, at most 4096 blocks (about four waves of an H100: 132 SMs x 8 resident blocks of
@@ -62,4 +64,5 @@ def launch_1d(kernel: Any, size: int, *args: Any) -> None:
     if size == 0:
         return
     blocks, threads = launch_config(size)
-    kernel[blocks, threads, current_stream()](*args)
+    name = getattr(kernel, "__name__", type(kernel).__name__)  # a dispatcher's is its Python function's
+    run_kernel(name, not SIMULATED, kernel[blocks, threads, current_stream()], *args)
