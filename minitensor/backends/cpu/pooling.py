@@ -41,5 +41,5 @@ class CpuPoolOps(PoolOps):
         n, c, h, w = x_shape
         gx = np.empty((n, h * w, c), dtype=gy.dtype)
         kernels.max_pool2d_backward(gy.transpose(0, 2, 3, 1), offsets.transpose(0, 2, 3, 1), gx, w,
-                                    kernel_size[1], *stride, *padding, *dilation)
+                                    *kernel_size, *stride, *padding, *dilation)
         return gx.reshape(n, h, w, c).transpose(0, 3, 1, 2)

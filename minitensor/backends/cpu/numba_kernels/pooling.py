@@ -44,20 +44,30 @@ def max_pool2d(x, y, offsets, kh, kw, sh, sw, ph, pw, dh, dw):  # pragma: no cov
 
 
 @njit(cache=True, nogil=True)
-def max_pool2d_backward(gy, offsets, gx, width, kw, sh, sw, ph, pw, dh, dw):  # pragma: no cover - compiled
+def max_pool2d_backward(gy, offsets, gx, width, kh, kw, sh, sw, ph, pw, dh, dw):  # pragma: no cover - compiled
     """gx[n, p, c] = sum of gy[n, oh, ow, c] over the windows whose argmax (offset k = i*kW + j, at row
     oh*sh - ph + i*dh and column ow*sw - pw + j*dw) is input position p = row*W + column; overlapping
     windows add up, an offset outside the input (a window wholly in the padding) is skipped.
     gy, offsets (N, oH, oW, C); gx (N, H*W, C), overwritten."""
     n_img, out_h, out_w, channels = gy.shape
     height = gx.shape[1] // width
+    row_of, col_of = np.empty(kh * kw, np.int64), np.empty(kh * kw, np.int64)
+    for k in range(kh * kw):  # tables, not k // kw and k % kw per element: integer division is slow
+        row_of[k], col_of[k] = (k // kw) * dh, (k % kw) * dw
+    delta = row_of * width + col_of  # offset k's flat distance from its window's first cell
     for n in range(n_img):
         gx[n] = 0
         for oh in range(out_h):
+            top = oh * sh - ph
             for ow in range(out_w):
+                left = ow * sw - pw
+                origin = top * width + left
+                if top >= 0 and top + row_of[-1] < height and left >= 0 and left + col_of[-1] < width:
+                    for c in range(channels):  # the whole window inside the input: no checks
+                        gx[n, origin + delta[offsets[n, oh, ow, c]], c] += gy[n, oh, ow, c]
+                    continue
                 for c in range(channels):
-                    k = np.int64(offsets[n, oh, ow, c])
-                    h = oh * sh - ph + (k // kw) * dh
-                    w = ow * sw - pw + (k % kw) * dw
+                    k = offsets[n, oh, ow, c]
+                    h, w = top + row_of[k], left + col_of[k]
                     if 0 <= h < height and 0 <= w < width:
                         gx[n, h * width + w, c] += gy[n, oh, ow, c]
