@@ -11,15 +11,17 @@ from ..generic.conv import Pair
 from ..generic.pooling import PoolOps, offset_dtype, pool_geometry
 import minitensor.backends.cpu.numba_kernels as numba_kernels  # the loader (it imports Numba lazily)
 from .conv import is_channels_last
+from .linalg import in_float32
 
 Array = Any
 
 
 class CpuPoolOps(PoolOps):
+    @in_float32
     def max_pool2d(self, x: Array, kernel_size: Pair, stride: Pair, padding: Pair, dilation: Pair,
                    ceil_mode: bool) -> tuple[Array, Array]:
         """As ``PoolOps.max_pool2d``; a channels-last x takes the Numba kernel (one pass, y and offsets
-        channels-last too)."""
+        channels-last too). 16-bit x pools in float32 (``in_float32``: a selection, exact)."""
         kernels = numba_kernels.load("pooling") if x.dtype in KERNEL_DTYPES and is_channels_last(x) else None
         if kernels is None:
             return super().max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode)
@@ -30,10 +32,11 @@ class CpuPoolOps(PoolOps):
         kernels.max_pool2d(x.transpose(0, 2, 3, 1), y, offsets, *kernel_size, *stride, *padding, *dilation)
         return y.transpose(0, 3, 1, 2), offsets.transpose(0, 3, 1, 2)
 
+    @in_float32
     def max_pool2d_backward(self, gy: Array, offsets: Array, x_shape: tuple[int, ...], kernel_size: Pair,
                             stride: Pair, padding: Pair, dilation: Pair) -> Array:
         """As ``PoolOps.max_pool2d_backward``; channels-last offsets (from the kernel above) take the Numba
-        scatter, and gx is channels-last too."""
+        scatter, and gx is channels-last too. A 16-bit gy adds up in float32, rounded once."""
         kernels = (numba_kernels.load("pooling") if gy.dtype in KERNEL_DTYPES and is_channels_last(offsets)
                    else None)
         if kernels is None:
