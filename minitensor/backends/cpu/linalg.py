@@ -1,10 +1,10 @@
 """The CPU's matrix products for the 16-bit floats: NumPy has no float16 or bfloat16 GEMM (float16's runs
 without BLAS; ml_dtypes' bfloat16 matmul returns float32, at half float32's speed), so the GEMM-based ops
 (matmul, einsum, conv) run on them in float32 and cast the results back. ``in_float32`` is the one place that does
-it; the saved activations stay 16-bit, which is where autocast's memory saving comes from on the CPU. ReLU and
-max-pooling take it too (``activation.py``, ``pooling.py``): NumPy's float16 loops and ml_dtypes' bfloat16 ones
-are not vectorised, and the two casts cost less than one of those passes; the results are the same bits, since
-those loops compute each operation in float32 and round it too."""
+it; the saved activations stay 16-bit, which is where autocast's memory saving comes from on the CPU.
+Max-pooling takes it too (``pooling.py``): NumPy's float16 loops and ml_dtypes' bfloat16 ones are not
+vectorised, and the two casts cost less than those passes (a max is exact in float32, and those loops add in
+float32 and round each sum too)."""
 from __future__ import annotations
 
 import functools
