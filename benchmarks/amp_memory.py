@@ -6,7 +6,8 @@ Two measures, each for float32 and for ``autocast(device)`` (the device's 16-bit
 - saved: the bytes the graph holds for backward after the forward and the loss (every node's saved arrays,
   each memory block counted once, the parameters' own arrays left out): what the step keeps alive;
 - peak (CPU only): tracemalloc's peak over the whole step (forward, backward, Adam), less the memory
-  allocated before it: NumPy reports its allocations to tracemalloc, so this includes temporaries.
+  allocated before it (``memory.peak_above_start``): NumPy reports its allocations to tracemalloc, so this
+  includes temporaries.
 With --torch (where PyTorch is installed), the same saved-bytes measure of PyTorch's CPU autocast on the same
 model (through ``saved_tensors_hooks``), for reference.
 """
@@ -14,13 +15,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # ``benchmarks`` when run as a script
 
 import minitensor as mt  # noqa: E402
+from benchmarks.memory import peak_above_start  # noqa: E402
 from models import cnn  # noqa: E402
 
 
@@ -54,21 +56,21 @@ def measure(amp: bool, batch: int, device: mt.device) -> dict[str, Any]:
         opt.zero_grad()
         loss.backward()
         opt.step()
-    tracing = device.type == "cpu"
-    if tracing:
-        tracemalloc.start()
-        base = tracemalloc.get_traced_memory()[0]
-    with mt.autocast(device.type, enabled=amp):
-        loss = mt.nn.functional.cross_entropy(model(x), y)
-    saved = saved_bytes(loss, params)
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-    out = {"saved_MiB": saved / 2 ** 20}
-    if tracing:
-        out["peak_MiB"] = (tracemalloc.get_traced_memory()[1] - base) / 2 ** 20
-        tracemalloc.stop()
-    return out
+    saved = []
+
+    def step() -> None:
+        with mt.autocast(device.type, enabled=amp):
+            loss = mt.nn.functional.cross_entropy(model(x), y)
+        saved.append(saved_bytes(loss, params))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    if device.type == "cpu":
+        peak = peak_above_start(step)
+        return {"saved_MiB": saved[0] / 2 ** 20, "peak_MiB": peak / 2 ** 20}
+    step()
+    return {"saved_MiB": saved[0] / 2 ** 20}
 
 
 def torch_saved_mib(batch: int) -> dict[str, float]:

@@ -244,7 +244,8 @@ def _row(model: str, device: str, batch_size: int, steps: int, t: Timing, refere
     """A table row from a timing; ``speedup`` is ``reference_ms`` over its ms/step (None without one)."""
     return Measurement(model, device, batch_size, steps, round(t.ms_per_step, 4),
                        round(batch_size * 1e3 / t.ms_per_step, 1),
-                       None if reference_ms is None else round(reference_ms / t.ms_per_step, 3),
+                       # four significant digits, not three decimals: an AMP row 30x slower is a ratio of 0.03
+                       None if reference_ms is None else float(f"{reference_ms / t.ms_per_step:.4g}"),
                        t.loss_start, t.loss_end, None)
 
 

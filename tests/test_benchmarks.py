@@ -20,6 +20,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import bench_ops, bench_training, compare, plot_compare, torch_workloads, workloads  # noqa: E402
+from benchmarks import bench_checkpoint, memory  # noqa: E402
 
 # Issue #6's workloads: layer widths (inputs 28 x 28 = 784), batch sizes.
 LINEAR = lambda i, o: i * o + o  # noqa: E731  (weights and biases of a Linear)
@@ -248,7 +249,7 @@ def test_end_to_end_run_writes_consistent_json_and_markdown(tmp_path, capsys):
 
 # ------------------------------------------------------------------------------------------- asv suite
 def asv_classes():
-    for module in (bench_ops, bench_training):
+    for module in (bench_ops, bench_training, bench_checkpoint):
         for name in dir(module):
             cls = getattr(module, name)
             if isinstance(cls, type) and hasattr(cls, "params") and cls.__module__ == module.__name__:
@@ -275,7 +276,12 @@ def test_cuda_benchmarks_skip_themselves_without_a_gpu(cls):
         cls().setup(*params)
 
 
-@pytest.mark.parametrize("cls", list(asv_classes()), ids=lambda c: c.__name__)
+def slow_on_cpu(cls):
+    """bench_checkpoint's steps train a 32-layer, 1024-wide MLP: seconds each on a loaded CPU."""
+    return pytest.param(cls, marks=pytest.mark.slow) if cls.__module__ == bench_checkpoint.__name__ else cls
+
+
+@pytest.mark.parametrize("cls", [slow_on_cpu(c) for c in asv_classes()], ids=lambda c: c.__name__)
 def test_cpu_benchmarks_run(cls):
     """setup and every benchmark method once, at the first (smallest) parameters."""
     if "device" not in cls.param_names:
@@ -316,3 +322,24 @@ def test_plot_compare_draws_one_panel_per_report(tmp_path):
 def _write(path: Path, obj: dict) -> Path:
     path.write_text(json.dumps(obj))
     return path
+
+
+def test_peak_above_start_counts_what_the_call_allocates():
+    def call():
+        a = np.ones(2 ** 20)  # 8 MiB, freed before the call returns
+        return float(a.sum())
+    assert 8 * 2 ** 20 <= memory.peak_above_start(call) <= 9 * 2 ** 20
+
+
+def test_checkpoint_benchmark_is_the_issues_mlp_and_meets_the_memory_target():
+    """32 x (Linear 1024 -> 1024, ReLU), batch 256. The plain step keeps one ReLU output per layer (1 MiB
+    each); checkpoint_sequential(segments=4) keeps 3 segment inputs and the last segment's 8 layers, and
+    recomputes one segment at a time in backward: at most 0.4 x the plain peak (issue #16)."""
+    step = bench_checkpoint.Step("cpu")
+    linears = [m for m in step.model if isinstance(m, mt.nn.Linear)]
+    assert len(linears) == 32 and all(tuple(m.weight.shape) == (1024, 1024) for m in linears)
+    assert tuple(step.x.shape) == (256, 1024)
+    act = 256 * 1024 * 4
+    peaks = bench_checkpoint.activation_peaks("cpu")
+    assert peaks["plain"] >= 32 * act
+    assert 11 * act <= peaks["checkpoint"] <= 0.4 * peaks["plain"]
