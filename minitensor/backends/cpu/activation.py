@@ -15,9 +15,9 @@ from .linalg import is_16_bit
 Array = Any
 
 
-def _bits(value: float, dtype: np.dtype) -> np.int16:
-    """``value``'s bit pattern in ``dtype`` (float16 or bfloat16) as an int16."""
-    return np.array(value, dtype=dtype).view(np.int16)[()]
+def _bits(value: float, dtype: np.dtype) -> int:
+    """``value``'s bit pattern in ``dtype`` (float16 or bfloat16) read as an int16."""
+    return int(np.array(value, dtype=dtype).view(np.int16))
 
 
 class CpuActivationOps(ActivationOps):
