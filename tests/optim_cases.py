@@ -11,6 +11,7 @@ import itertools
 from functools import partial
 from typing import Any, Callable
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -78,16 +79,23 @@ REPRESENTATIVE = [
 Identity: Callable[[Any], Any] = lambda a: a  # noqa: E731
 
 
-def trajectory(backend, update, states, shape, dtype, grad_layout=Identity, device=Identity, host=Identity):
+def trajectory(backend, update, states, shape, dtype, grad_layout=Identity, device=Identity, host=Identity,
+               compute=None):
     """STEPS updates from one seed (param random, states zero as the optimizers make them, a fresh gradient
     per step, laid out on the device by ``grad_layout``): host copies of the arrays after each step. Also
-    checks that the gradient is never written."""
+    checks that the gradient is never written. With ``compute``, the data drawn in ``dtype`` is widened to
+    that dtype and updated in it (the wide reference of a 16-bit trajectory)."""
     rng = np.random.default_rng(0)
-    arrays = {"param": device(rng.standard_normal(shape).astype(dtype))}
-    arrays.update({name: device(np.zeros(shape, dtype)) for name in states})
+    compute = compute or dtype
+
+    def draw():
+        return device(rng.standard_normal(shape).astype(dtype).astype(compute))
+
+    arrays = {"param": draw()}
+    arrays.update({name: device(np.zeros(shape, compute)) for name in states})
     history = []
     for t in range(1, STEPS + 1):
-        grad = grad_layout(device(rng.standard_normal(shape).astype(dtype)))
+        grad = grad_layout(draw())
         arrays["grad"], grad_before = grad, np.array(host(grad))
         update(backend, arrays, t)
         np.testing.assert_array_equal(host(grad), grad_before)
@@ -109,6 +117,28 @@ def reference_on_shape(ref, update, states, shape):
     same numbers (the NumPy bodies' ufuncs return scalars for 0-d operands), and reshaped back."""
     want = trajectory(ref, update, states, shape or (1,), np.float32)
     return [{name: a.reshape(shape) for name, a in step.items()} for step in want]
+
+
+HALF_DTYPES = [np.float16, ml_dtypes.bfloat16]
+
+
+def check_16_bit_against_float64(backend, dtype):
+    """Each representative update on 16-bit parameters, gradients and states (``model.half()`` or
+    ``.bfloat16()`` training) stays within a few roundings of ``dtype`` of the float64 trajectory from the same
+    16-bit data: each element relative to itself, near zero relative to the largest move of the parameter (or
+    the state's largest value); the arrays keep ``dtype`` and the parameter moves."""
+    eps = float(ml_dtypes.finfo(dtype).eps)
+    for update, states, _ in REPRESENTATIVE:
+        got = trajectory(backend, update, states, (4, 6), dtype)
+        want = trajectory(backend, update, states, (4, 6), dtype, compute=np.float64)
+        moved = np.abs(want[-1]["param"] - want[0]["param"]).max()
+        for step, (g, w) in enumerate(zip(got, want), start=1):
+            for name in w:
+                assert g[name].dtype == dtype
+                scale = moved if name == "param" else np.abs(w[name]).max()
+                np.testing.assert_allclose(g[name].astype(np.float64), w[name], rtol=4 * eps, atol=4 * eps * scale,
+                                           err_msg=f"{name} after step {step}")
+        assert not np.array_equal(got[0]["param"], got[-1]["param"])
 
 
 def check_every_size_and_shape(backend, ref, calls, shape, tol):

@@ -81,6 +81,49 @@ def test_cpu_gemms_run_in_float32_and_return_the_16_bit_dtype(dtype):
     np.testing.assert_allclose(out.float().numpy(), ref.numpy(), rtol=2e-2, atol=5e-2)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # the 16-bit loops on NaN
+@pytest.mark.parametrize("layout", ["nchw", "channels_last"])
+@pytest.mark.parametrize("dtype", [bf16, f16])
+def test_cpu_relu_and_max_pool_on_16_bits(dtype, layout):
+    """The CPU's 16-bit ReLU (on the bits) and max-pool (in float32, rounded once) against float32's results
+    rounded, bit for bit, NaN (either sign), infinities and signed zeros included (NumPy's float16 maximum(-0.,
+    0) is -0., float32's and PyTorch's +0.), and the values of the 16-bit loops (the generic bodies); ReLU's
+    backward is PyTorch's threshold_backward (+0 where y <= 0, even for an infinite gradient). The dtype and
+    the memory layout are kept; gradients add up in float32: a few 16-bit values, exactly."""
+    from minitensor.backends import get_backend
+    from minitensor.backends.generic.activation import ActivationOps
+    from minitensor.backends.generic.pooling import PoolOps
+    B, dt = get_backend("cpu"), dtype.np
+    g = np.random.default_rng(0)
+    x = g.standard_normal((2, 3, 8, 6))
+    x[0, 0, :2, :3] = [[np.nan, -0.0, 0.0], [np.inf, -np.inf, -np.nan]]  # pooled with padding 1: -0 then 0
+    x = x.astype(dt)
+    gy = g.standard_normal(x.shape).astype(dt)
+    gy[0, 0, 0, 1], gy[0, 0, 1, 1] = np.inf, -np.inf  # at y = -0 and y = +0 (from -inf)
+    if layout == "channels_last":
+        x, gy = (np.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2) for a in (x, gy))
+    x32, gy32 = x.astype(np.float32), gy.astype(np.float32)
+    y = B.relu(x)
+    for got, loops, wide in [(y, ActivationOps.relu(B, x), np.maximum(x32, np.float32(0))),
+                             (B.relu_backward(gy, y), None, np.where(x32 > 0, gy32, np.float32(0)))]:
+        assert got.dtype == dt and got.strides == x.strides
+        np.testing.assert_array_equal(got.view(np.uint16), wide.astype(dt).view(np.uint16))
+        assert loops is None or np.array_equal(got, loops, equal_nan=True)
+    for stride in ((2, 2), (1, 1)):  # windows apart, overlapping
+        geometry = ((2, 2), stride, (1, 1), (1, 1))
+        (y, offsets), (wide_y, wide_offsets) = B.max_pool2d(x, *geometry, False), B.max_pool2d(x32, *geometry,
+                                                                                               False)
+        assert y.dtype == dt and np.array_equal(y.view(np.uint16), wide_y.astype(dt).view(np.uint16))
+        assert np.array_equal(offsets, wide_offsets)
+        loops_y, loops_offsets = PoolOps.max_pool2d(B, x, *geometry, False)  # -0 and +0 tie: the first kept
+        assert np.array_equal(y, loops_y, equal_nan=True) and np.array_equal(offsets, loops_offsets)
+        gy = g.standard_normal(y.shape).astype(dt)
+        gx = B.max_pool2d_backward(gy, offsets, x.shape, *geometry)
+        exact = PoolOps.max_pool2d_backward(B, gy.astype(np.float64), offsets, x.shape, *geometry)
+        assert gx.dtype == dt
+        np.testing.assert_array_equal(gx, exact.astype(dt))  # float32 sums of a few 16-bit values: exact
+
+
 @pytest.mark.parametrize("fmt", ["minitensor", "torch"])
 def test_save_load_keeps_16_bit_floats(tmp_path, fmt):
     sd = {"b": mt.randn(3, 4).bfloat16(), "h": mt.randn(2).half(), "bt": mt.randn(4, 4).bfloat16().T}

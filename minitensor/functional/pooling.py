@@ -22,21 +22,26 @@ __all__ += ["max_pool1d", "avg_pool1d", "max_pool3d", "avg_pool3d", "max_unpool1
 
 
 class MaxPool2d(Function):
-    """y = the window's max; returns (y, indices) with int64 flat positions in each input plane.
-    Backward sends gy to the argmax (overlapping windows add up); only the indices are saved."""
+    """y = the window's max; with ``return_indices`` also PyTorch's int64 flat positions in each input
+    plane. Backward sends gy to the argmax (overlapping windows add up); what it saves is only the argmax's
+    offset inside its window, in the narrowest integer dtype (uint8 for windows up to 256 cells)."""
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, *, kernel_size: tuple[int, int], stride: tuple[int, int],
-                padding: tuple[int, int], dilation: tuple[int, int], ceil_mode: bool) -> Any:
-        y, indices = B.max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode)
+                padding: tuple[int, int], dilation: tuple[int, int], ceil_mode: bool,
+                return_indices: bool = False) -> Any:
+        y, offsets = B.max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode)
         ctx.x_shape = x.shape
-        ctx.save_for_backward(indices)
-        return y, indices
+        ctx.geometry = (kernel_size, stride, padding, dilation)
+        ctx.save_for_backward(offsets)
+        if not return_indices:
+            return y
+        return y, B.max_pool2d_indices(offsets, x.shape, *ctx.geometry)
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        indices, = ctx.saved_tensors
-        return B.max_pool2d_backward(gy, indices, ctx.x_shape)
+        offsets, = ctx.saved_tensors
+        return B.max_pool2d_backward(gy, offsets, ctx.x_shape, *ctx.geometry)
 
 
 class AvgPool2d(Function):
@@ -80,9 +85,9 @@ def max_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
     kernel, stride, padding = _pool_args(name, input, kernel_size, stride, padding, integers=True)
     dilation = pair(dilation, "dilation", name)
     _check_output_size(input, kernel, stride, padding, dilation, ceil_mode)
-    y, indices = batched(input, lambda x: MaxPool2d.apply(
-        x, kernel_size=kernel, stride=stride, padding=padding, dilation=dilation, ceil_mode=bool(ceil_mode)))
-    return (y, indices) if return_indices else y
+    return batched(input, lambda x: MaxPool2d.apply(
+        x, kernel_size=kernel, stride=stride, padding=padding, dilation=dilation, ceil_mode=bool(ceil_mode),
+        return_indices=bool(return_indices)))
 
 
 def avg_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = None, padding: IntPair = 0,
@@ -193,16 +198,17 @@ def max_pool3d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
     k, s, p = _pool3d_args(name, input, kernel_size, stride, padding)
     dil = triple(dilation, "dilation", name)
 
-    def pool(x: Tensor) -> tuple[Tensor, Tensor]:
-        (_, i1), (y2, i2), prefix = _over_depth_then_planes(
-            x, lambda v: max_pool2d(v, (k[0], 1), (s[0], 1), (p[0], 0), (dil[0], 1), ceil_mode, True),
-            lambda v: max_pool2d(v, k[1:], s[1:], p[1:], dil[1:], ceil_mode, True))
+    def pool(x: Tensor) -> Any:
+        first, second, prefix = _over_depth_then_planes(
+            x, lambda v: max_pool2d(v, (k[0], 1), (s[0], 1), (p[0], 0), (dil[0], 1), ceil_mode, return_indices),
+            lambda v: max_pool2d(v, k[1:], s[1:], p[1:], dil[1:], ceil_mode, return_indices))
+        if not return_indices:
+            return second.reshape(*prefix, *second.shape[2:])
+        (_, i1), (y2, i2) = first, second
         out_hw = y2.shape[2:]
-        indices = gather(i1, 3, i2.reshape(*prefix, -1)) if return_indices else i2
-        return y2.reshape(*prefix, *out_hw), indices.reshape(*prefix, *out_hw)
+        return y2.reshape(*prefix, *out_hw), gather(i1, 3, i2.reshape(*prefix, -1)).reshape(*prefix, *out_hw)
 
-    y, indices = batched(input, pool, dims=3)
-    return (y, indices) if return_indices else y
+    return batched(input, pool, dims=3)
 
 
 def avg_pool3d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = None, padding: IntPair = 0,

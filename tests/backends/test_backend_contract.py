@@ -729,6 +729,7 @@ POINTERS = {
     "col2im": "ops/test_conv.py::test_conv_index_hooks_match_loops",
     "max_pool2d": "ops/test_pooling.py::test_max_pool_values_and_indices_match_pytorch_rules",
     "max_pool2d_backward": "ops/test_pooling.py::test_max_pool_backward_scatters_to_the_indices",
+    "max_pool2d_indices": "ops/test_pooling.py::test_max_pool_cpu_paths_match_pytorch_rules",
     "avg_pool2d": "ops/test_pooling.py::test_avg_pool_matches_pytorch_divisors",
     "avg_pool2d_backward": "ops/test_pooling.py::test_avg_pool_gradcheck",
     "adaptive_avg_pool2d": "ops/test_pooling.py::test_adaptive_avg_pool_matches_loops",

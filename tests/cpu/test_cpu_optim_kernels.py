@@ -15,6 +15,7 @@ import sys
 import textwrap
 from types import SimpleNamespace
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -22,8 +23,8 @@ from minitensor.backends.cpu import optim as optim_ops
 from minitensor.backends.cpu.optim import CpuOptimOps
 from minitensor.backends.cpu.backend import NumpyBackend
 from minitensor.backends.generic.optim import OptimOps
-from optim_cases import (REPRESENTATIVE, STEPS, assert_same_trajectory, check_every_size_and_shape,
-                         optimizer_cases, trajectory)
+from optim_cases import (HALF_DTYPES, REPRESENTATIVE, STEPS, assert_same_trajectory, check_16_bit_against_float64,
+                         check_every_size_and_shape, optimizer_cases, trajectory)
 
 TOL = {np.float32: dict(rtol=1e-6, atol=1e-7), np.float64: dict(rtol=1e-14, atol=1e-15)}
 UPDATES = ("sgd_update", "adam_update", "rmsprop_update", "adagrad_update")
@@ -92,14 +93,22 @@ def test_updates_cover_every_size_and_shape(fused, ref, loops_called, shape):
 @pytest.mark.parametrize("dtype, grad_layout", [
     (np.float32, lambda g: np.ascontiguousarray(g.T).T),  # a transposed (F-ordered) gradient
     (np.float32, lambda g: np.broadcast_to(g[:1], g.shape)),  # a broadcast gradient (zero stride)
-    (np.float16, lambda g: g),  # a dtype the loops are not compiled for
-], ids=["transposed", "broadcast", "float16"])
+    (np.float16, lambda g: g),  # dtypes Numba cannot compile for (docs/amp.md)
+    (ml_dtypes.bfloat16, lambda g: g),
+], ids=["transposed", "broadcast", "float16", "bfloat16"])
 def test_other_layouts_and_dtypes_take_the_numpy_body(fused, ref, loops_called, dtype, grad_layout):
     for update, states, _ in REPRESENTATIVE:
         got = trajectory(fused, update, states, (4, 6), dtype, grad_layout)
         want = trajectory(ref, update, states, (4, 6), dtype, grad_layout)
         assert_same_trajectory(got, want, rtol=0, atol=0)
     assert loops_called == []
+
+
+@pytest.mark.parametrize("dtype", HALF_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_16_bit_updates_match_float64(fused, loops_called, dtype):
+    check_16_bit_against_float64(fused, dtype)
+    # only the float64 reference took the loops: Numba compiles neither float16 nor bfloat16 on the CPU
+    assert len(loops_called) == len(REPRESENTATIVE) * STEPS
 
 
 def test_the_kernels_write_in_place_and_allocate_nothing_visible(fused):

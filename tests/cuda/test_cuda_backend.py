@@ -294,9 +294,14 @@ for _label, _geometry in MAX_POOL.items():
 
     def _max_pool_backward(d: Data, g=_geometry):
         x = d.n(2, 3, 7, 8)
-        y, indices = CPU.max_pool2d(x, *g)
-        return (d.n(*y.shape), indices, x.shape)
+        y, offsets = CPU.max_pool2d(x, *g)
+        return (d.n(*y.shape), offsets, x.shape, *g[:4])
     case("max_pool2d_backward", _label, _max_pool_backward, WITH_HALF)
+
+    def _max_pool_indices(d: Data, g=_geometry):
+        x = d.n(2, 3, 7, 8)
+        return (CPU.max_pool2d(x, *g)[1], x.shape, *g[:4])
+    case("max_pool2d_indices", _label, _max_pool_indices, ONCE)
 
 
 def _with_nans(d: Data) -> np.ndarray:

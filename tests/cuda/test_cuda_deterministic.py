@@ -38,9 +38,10 @@ def _embedding_case() -> tuple:
 def _max_pool_case() -> tuple:
     """Overlapping windows (kernel 3, stride 1): an input element is the maximum of several windows."""
     x = np.random.default_rng(1).standard_normal((2, 3, 7, 6))
-    _, indices = CPU.max_pool2d(x, (3, 3), (1, 1), (0, 0), (1, 1), False)
-    gy = np.random.default_rng(2).standard_normal(indices.shape)
-    return gy, indices, x.shape
+    geometry = ((3, 3), (1, 1), (0, 0), (1, 1))
+    _, offsets = CPU.max_pool2d(x, *geometry, False)
+    gy = np.random.default_rng(2).standard_normal(offsets.shape)
+    return gy, offsets, x.shape, *geometry
 
 
 CASES = {"embedding_backward": (_embedding_case, "embedding_backward_cuda"),

@@ -69,8 +69,9 @@ def test_the_training_step_families_have_16_bit_instances():
 def test_parameter_lists_are_parsed():
     source = ("template <typename T>\n"
               "__global__ void k(const T* __restrict__ a, long long* b, T s, long long n, acc_t<T> f,\n"
-              "                  float* flag) {}")
-    assert rawmodule.declared_kernels(source) == {"k": ["T*", "long long*", "T", "long long", "A", "float*"]}
+              "                  float* flag, const unsigned char* __restrict__ offsets) {}")
+    assert rawmodule.declared_kernels(source) == {"k": ["T*", "long long*", "T", "long long", "A", "float*",
+                                                        "unsigned char*"]}
 
 
 def test_a_shared_parameter_list_macro_is_expanded():
@@ -145,6 +146,14 @@ def test_check_arguments_accepts_exact_types():
     rawmodule.check_arguments("im2col", np.float64, im2col_args(np.float64))
     x = np.zeros(3, np.float32)
     rawmodule.check_arguments("leaky_relu_forward", "float32", (x, x.copy(), np.int64(3), np.float32(0.1)))
+
+
+def test_max_pool_kernels_take_byte_offsets():
+    """The argmax offsets max_pool2d saves are uint8 arrays; int64 indices in their place are refused."""
+    x, y, geometry = np.zeros((1, 1, 2, 2), np.float32), np.zeros((1, 1, 1, 1), np.float32), np.int64(1)
+    rawmodule.check_arguments("max_pool2d_forward", "float32", (x, y, np.zeros(1, np.uint8), *[geometry] * 13))
+    with pytest.raises(AssertionError, match="argument 2 .unsigned char.*dtype int64, expected uint8"):
+        rawmodule.check_arguments("max_pool2d_forward", "float32", (x, y, np.zeros(1, np.int64), *[geometry] * 13))
 
 
 @pytest.mark.parametrize("bad", ["python_int", "int32", "array_dtype", "too_few", "not_contiguous",

@@ -358,21 +358,36 @@ MAX_POOL_CASES = {
 def test_max_pool2d_forward_and_backward(gpu, launched, case, kind, dtype):
     kernel, stride, padding, dilation, ceil_mode = MAX_POOL_CASES[case]
     x = _pool_input(dtype, kind)
-    (y, indices), (want_y, want_indices) = on_both(gpu, "max_pool2d", x, kernel, stride, padding, dilation,
-                                                   ceil_mode)
+    geometry = (kernel, stride, padding, dilation)
+    (y, offsets), (want_y, want_offsets) = on_both(gpu, "max_pool2d", x, *geometry, ceil_mode)
     assert y.dtype == want_y.dtype and np.array_equal(y, want_y, equal_nan=True)  # a selection: exact
+    assert offsets.dtype == np.uint8 and np.array_equal(offsets, want_offsets)
+    indices, want_indices = on_both(gpu, "max_pool2d_indices", offsets, x.shape, *geometry)
     assert indices.dtype == np.int64 and np.array_equal(indices, want_indices)
     gy = normal(*y.shape, dtype=dtype)
-    got, want = on_both(gpu, "max_pool2d_backward", gy, want_indices, x.shape)
+    got, want = on_both(gpu, "max_pool2d_backward", gy, want_offsets, x.shape, *geometry)
     # Overlapping windows send several gradients to one input element, added by atomicAdd in T (as
     # PyTorch's kernel does) in whatever order the threads arrive: each addition rounds at the size of the
     # partial sum, so the tolerance grows with the most gradients one element takes and their sizes.
     most = max(1, int(np.bincount((want_indices + np.arange(want_indices.shape[0] * want_indices.shape[1])
                                    .reshape(want_indices.shape[:2] + (1, 1)) * x.shape[2] * x.shape[3])
                                   .reshape(-1)[want_indices.reshape(-1) >= 0]).max()))
-    magnitude = np.abs(CPU.max_pool2d_backward(np.abs(gy), want_indices, x.shape).astype(np.float64)).max()
+    magnitude = np.abs(CPU.max_pool2d_backward(np.abs(gy), want_offsets, x.shape, *geometry)
+                       .astype(np.float64)).max()
     assert_close(got, want, dtype, scale=(most - 1) * max(magnitude, 1.0) if most > 1 else 1.0)
     assert launched == ["max_pool2d_forward", "max_pool2d_backward"]
+
+
+def test_max_pool2d_windows_over_256_cells_take_the_generic_code(gpu, launched):
+    """The kernels store one-byte offsets: a 17x17 window (289 cells) runs the generic code, int32 offsets."""
+    x = normal(2, 3, 18, 17, dtype=np.float32)
+    geometry = ((17, 17), (1, 1), (0, 0), (1, 1))
+    (y, offsets), (want_y, want_offsets) = on_both(gpu, "max_pool2d", x, *geometry, False)
+    assert offsets.dtype == np.int32 and np.array_equal(offsets, want_offsets) and np.array_equal(y, want_y)
+    gy = normal(*y.shape, dtype=np.float32)
+    got, want = on_both(gpu, "max_pool2d_backward", gy, want_offsets, x.shape, *geometry)
+    assert_close(got, want, np.float32)
+    assert launched == []
 
 
 AVG_POOL_CASES = {
@@ -438,7 +453,7 @@ def test_non_contiguous_inputs(gpu, launched):
     w = normal(4, 3, 3, 3, dtype=np.float32)
     got = gpu.to_numpy(gpu.conv2d(x_view, gpu.asarray(w), None, (1, 1), (1, 1, 1, 1), (1, 1), 1))
     assert_close(got, CPU.conv2d(x, w, None, (1, 1), (1, 1, 1, 1), (1, 1), 1), np.float32, scale=10)
-    y, idx = gpu.max_pool2d(x_view, (2, 2), (2, 2), (0, 0), (1, 1), False)
+    y, idx = gpu.max_pool2d(x_view, (2, 2), (2, 2), (0, 0), (1, 1), False)  # idx: the argmax offsets
     want_y, want_idx = CPU.max_pool2d(x, (2, 2), (2, 2), (0, 0), (1, 1), False)
     assert np.array_equal(gpu.to_numpy(y), want_y) and np.array_equal(gpu.to_numpy(idx), want_idx)
     assert_close(gpu.to_numpy(gpu.softmax(x_view, -1)), CPU.softmax(x, -1), np.float32)

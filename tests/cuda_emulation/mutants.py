@@ -67,8 +67,9 @@ def check_embedding_backward(gpu: Any) -> None:
 def check_max_pool_backward(gpu: Any) -> None:
     """Overlapping 2x2 windows at stride 1: most inputs take the gradient of several outputs."""
     x = _rand(1, 2, 9, 9)
-    y, indices = CPU.max_pool2d(x, (2, 2), (1, 1), (0, 0), (1, 1), False)
-    _compare(gpu, "max_pool2d_backward", _rand(*y.shape, seed=3), np.ascontiguousarray(indices), x.shape)
+    geometry = ((2, 2), (1, 1), (0, 0), (1, 1))
+    y, offsets = CPU.max_pool2d(x, *geometry, False)
+    _compare(gpu, "max_pool2d_backward", _rand(*y.shape, seed=3), np.ascontiguousarray(offsets), x.shape, *geometry)
 
 
 BLOCK_SUM = Path(__file__).with_name("block_sum.cu")
@@ -112,9 +113,9 @@ MUTANTS = {
         "embedding.cu", "atomicAdd(gw + row * dim + (e - lookup * dim), gy[e]);",
         "gw[row * dim + (e - lookup * dim)] += gy[e];", check_embedding_backward, race=True),
     "non_atomic_max_pool_scatter": Mutant(
-        "pooling.cu", "atomic_add(gx + (e / out_plane) * in_plane + indices[e], gy[e]);",
-        "gx[(e / out_plane) * in_plane + indices[e]] = from_acc<T>(to_acc(gx[(e / out_plane) * in_plane + indices[e]]) "
-        "+ to_acc(gy[e]));", check_max_pool_backward, race=True),
+        "pooling.cu", "atomic_add(gx + (e / (out_w * out_h)) * height * width + yy * width + xx, gy[e]);",
+        "gx[(e / (out_w * out_h)) * height * width + yy * width + xx] = from_acc<T>(to_acc(gx[(e / (out_w * out_h)) "
+        "* height * width + yy * width + xx]) + to_acc(gy[e]));", check_max_pool_backward, race=True),
 }
 
 

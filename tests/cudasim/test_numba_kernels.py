@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -18,6 +19,7 @@ from minitensor.backends.generic.dropout import DropoutOps
 from minitensor.backends.generic.optim import OptimOps
 from numba_cases import (NumbaOps, REPRESENTATIVE, STEPS, assert_same_trajectory, call_every_override, optimizer_cases,
                          check_every_size_and_shape, trajectory)
+from optim_cases import HALF_DTYPES, check_16_bit_against_float64
 
 DTYPES = [np.float32, np.float64]
 # The simulator evaluates the same operations in the same order as the NumPy backend (bit-identical in
@@ -54,8 +56,9 @@ def test_updates_cover_every_size_and_shape(sim, ref, launches, shape):
     (np.float32, lambda g: np.ascontiguousarray(g.T).T),  # a transposed (F-ordered) gradient
     (np.float32, lambda g: np.broadcast_to(g[:1], g.shape)),  # a broadcast gradient (zero stride)
     (np.float32, lambda g: g.astype(np.float64)),  # a gradient of another dtype
-    (np.float16, lambda g: g),  # a dtype the kernels do not cover
-], ids=["transposed", "broadcast", "mixed-dtype", "float16"])
+    (np.float16, lambda g: g),  # dtypes the kernels do not cover (docs/amp.md)
+    (ml_dtypes.bfloat16, lambda g: g),
+], ids=["transposed", "broadcast", "mixed-dtype", "float16", "bfloat16"])
 def test_uncovered_layouts_fall_back_to_the_generic_method(sim, ref, launches, dtype, grad_layout):
     for update, states, _ in REPRESENTATIVE:
         got = trajectory(sim, update, states, (4, 6), dtype, grad_layout)
@@ -64,6 +67,12 @@ def test_uncovered_layouts_fall_back_to_the_generic_method(sim, ref, launches, d
             for name in w:
                 np.testing.assert_array_equal(g[name], w[name])
     assert launches == []
+
+
+@pytest.mark.parametrize("dtype", HALF_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_16_bit_updates_match_float64(sim, launches, dtype):
+    check_16_bit_against_float64(sim, dtype)
+    assert len(launches) == len(REPRESENTATIVE) * STEPS  # the float64 reference's: 16-bit takes the generic body
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -158,11 +158,13 @@ def test_max_pool_cpu_paths_match_pytorch_rules(case, seed, data, gy_layout, num
         if idx_ref[b, ch, r, q] >= 0:  # a window wholly in the padding sends its gradient nowhere
             gx_ref[b, ch].flat[idx_ref[b, ch, r, q]] += gy[b, ch, r, q]
     with cpu_paths(numba) as B:
-        y, idx = B.max_pool2d(channels_last(x), k, s, p, d, ceil_mode)
-        gx = B.max_pool2d_backward(channels_last(gy) if gy_layout == "channels_last" else gy, idx, x.shape)
+        y, offsets = B.max_pool2d(channels_last(x), k, s, p, d, ceil_mode)
+        idx = B.max_pool2d_indices(offsets, x.shape, k, s, p, d)
+        gx = B.max_pool2d_backward(channels_last(gy) if gy_layout == "channels_last" else gy, offsets, x.shape,
+                                   k, s, p, d)
     np.testing.assert_array_equal(y, y_ref)
     np.testing.assert_array_equal(idx, idx_ref)
-    assert idx.dtype == np.int64
+    assert idx.dtype == np.int64 and offsets.dtype == np.uint8  # the saved state: one byte per output
     np.testing.assert_allclose(gx, gx_ref, rtol=1e-12, atol=1e-12)
     if numba and numba_kernels.load("pooling") is not None:  # the kernel ran (not NumPy): channels-last out
         assert cpu_conv.is_channels_last(y) and cpu_conv.is_channels_last(gx)
@@ -174,10 +176,12 @@ def test_max_pool_window_without_a_cell_inside(layout, numba):
     """Dilation 3 over two rows with padding 1: the taps of every window are rows -1 and 2, none inside.
     Every CPU path gives -inf and index -1 (the loops' marker), and its backward skips those windows."""
     x = layout(np.arange(16.0).reshape(1, 2, 2, 4))
+    geometry = ((2, 2), (1, 1), (1, 1), (3, 1))
     with cpu_paths(numba) as B:
-        y, idx = B.max_pool2d(x, (2, 2), (1, 1), (1, 1), (3, 1), False)
+        y, offsets = B.max_pool2d(x, *geometry, False)
+        idx = B.max_pool2d_indices(offsets, x.shape, *geometry)
         assert y.shape == (1, 2, 1, 5) and (y == -np.inf).all() and (idx == -1).all()
-        gx = B.max_pool2d_backward(np.ones(y.shape), idx, x.shape)
+        gx = B.max_pool2d_backward(np.ones(y.shape), offsets, x.shape, *geometry)
     np.testing.assert_array_equal(gx, np.zeros(x.shape))
 
 
@@ -210,8 +214,44 @@ def test_max_pool_backward_scatters_to_the_indices():
     gx_ref = np.zeros_like(x)
     for b, ch, r, q in np.ndindex(*idx.shape):
         gx_ref[b, ch].flat[idx[b, ch, r, q]] += gy[b, ch, r, q]
-    gx = get_backend("cpu").max_pool2d_backward(gy, idx, x.shape)
-    np.testing.assert_allclose(gx, gx_ref, rtol=1e-12, atol=1e-12)
+    B = get_backend("cpu")
+    geometry = ((3, 2), (2, 1), (1, 1), (1, 2))
+    for layout in (np.ascontiguousarray, channels_last):  # the NumPy scatter and the Numba kernel
+        _, offsets = B.max_pool2d(layout(x), *geometry, True)
+        gx = B.max_pool2d_backward(gy, offsets, x.shape, *geometry)
+        np.testing.assert_allclose(gx, gx_ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("layout", [np.ascontiguousarray, channels_last])
+@pytest.mark.parametrize("kernel, dtype", [((16, 16), np.uint8), ((17, 17), np.int32), ((1, 300), np.int32)])
+def test_max_pool_offsets_are_narrow_and_widen_past_256_cells(layout, kernel, dtype):
+    """The saved offset is uint8 up to 256 window cells and int32 beyond (the 257th cell has offset 256);
+    values, indices and the backward are the loops' either way."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 3, kernel[0] + 2, kernel[1] + 1))
+    geometry = (kernel, (1, 1), (0, 0), (1, 1))
+    y_ref, idx_ref = max_pool_ref(x, *geometry, False)
+    B = get_backend("cpu")
+    y, offsets = B.max_pool2d(layout(x), *geometry, False)
+    assert offsets.dtype == dtype
+    np.testing.assert_array_equal(y, y_ref)
+    np.testing.assert_array_equal(B.max_pool2d_indices(offsets, x.shape, *geometry), idx_ref)
+    gy = rng.standard_normal(y.shape)
+    gx_ref = np.zeros_like(x)
+    for b, ch, r, q in np.ndindex(*idx_ref.shape):
+        gx_ref[b, ch].flat[idx_ref[b, ch, r, q]] += gy[b, ch, r, q]
+    np.testing.assert_allclose(B.max_pool2d_backward(gy, offsets, x.shape, *geometry), gx_ref, rtol=1e-12)
+
+
+@pytest.mark.parametrize("return_indices", [False, True])
+def test_max_pool_saves_only_byte_offsets_for_backward(return_indices):
+    """What the graph keeps for max_pool2d's backward is one uint8 per output, with or without
+    return_indices (the int64 indices are made only when asked for, and not saved)."""
+    x = mt.randn(2, 3, 8, 8, requires_grad=True)
+    out = F.max_pool2d(x, 2, return_indices=return_indices)
+    y = out[0] if return_indices else out
+    assert isinstance(out, tuple) == return_indices
+    assert [(a.dtype, a.shape) for a in y.grad_fn._saved] == [(np.uint8, (2, 3, 4, 4))]
 
 
 def test_max_pool_repeated_indices_accumulate():

@@ -13,6 +13,7 @@ import sys
 import numpy as np
 
 from ..base import Backend
+from .activation import CpuActivationOps
 from .conv import CpuConvOps
 from .linalg import CpuLinalgOps
 from .optim import CpuOptimOps
@@ -23,7 +24,7 @@ M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (mallo
 MMAP_THRESHOLD, TRIM_THRESHOLD = 32 * 2 ** 20, 256 * 2 ** 20  # see retain_freed_memory
 
 
-class NumpyBackend(CpuConvOps, CpuLinalgOps, CpuPoolOps, CpuOptimOps, CpuReduceOps, Backend):
+class NumpyBackend(CpuActivationOps, CpuConvOps, CpuLinalgOps, CpuPoolOps, CpuOptimOps, CpuReduceOps, Backend):
     """The generic bodies on NumPy, with the CPU's own conv, pooling, optimizer and scan families."""
 
     name = "cpu"

@@ -1,7 +1,10 @@
 """The CPU's matrix products for the 16-bit floats: NumPy has no float16 or bfloat16 GEMM (float16's runs
 without BLAS; ml_dtypes' bfloat16 matmul returns float32, at half float32's speed), so the GEMM-based ops
 (matmul, einsum, conv) run on them in float32 and cast the results back. ``in_float32`` is the one place that does
-it; the saved activations stay 16-bit, which is where autocast's memory saving comes from on the CPU."""
+it; the saved activations stay 16-bit, which is where autocast's memory saving comes from on the CPU.
+Max-pooling takes it too (``pooling.py``): NumPy's float16 loops and ml_dtypes' bfloat16 ones are not
+vectorised, and the two casts cost less than those passes (a max is exact in float32, and those loops add in
+float32 and round each sum too)."""
 from __future__ import annotations
 
 import functools
@@ -16,7 +19,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def in_float32(method: F) -> F:
     """``method(self, first, *args)`` run in float32 when ``first`` is float16 or bfloat16 (its arrays of
-    that dtype cast up), its array results cast back to that dtype; other dtypes pass straight through."""
+    that dtype cast up), its float32 results cast back to that dtype (others, as max-pool's integer
+    offsets, kept); other dtypes pass straight through."""
 
     @functools.wraps(method)
     def run(self: Any, first: Any, *args: Any, **kwargs: Any) -> Any:
@@ -26,7 +30,7 @@ def in_float32(method: F) -> F:
         up = [a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype == dt else a for a in args]
         out = method(self, first.astype(np.float32), *up, **kwargs)
         if isinstance(out, tuple):
-            return tuple(None if o is None else o.astype(dt) for o in out)
+            return tuple(o.astype(dt) if o is not None and o.dtype == np.float32 else o for o in out)
         return out.astype(dt)
 
     return run  # type: ignore[return-value]

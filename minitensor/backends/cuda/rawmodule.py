@@ -101,8 +101,9 @@ _DEFINE = re.compile(r"^#define\s+(\w+)[ \t]+((?:.*\\\n)*.*)$", re.MULTILINE)
 
 def declared_kernels(source: str) -> dict[str, list[str]]:
     """{name: parameter types} of the ``template <typename T> __global__`` kernels in ``source``, each type
-    reduced to one of "T", "T*", "A" (``acc_t<T>``), "long long", "long long*", "float*" (const, __restrict__
-    and names dropped). Object-like macros (a parameter list several kernels share) are expanded first."""
+    reduced to one of "T", "T*", "A" (``acc_t<T>``), "long long", "long long*", "float*", "unsigned char*"
+    (const, __restrict__ and names dropped). Object-like macros (a parameter list several kernels share) are
+    expanded first."""
     macros = {name: body.replace("\\\n", " ") for name, body in _DEFINE.findall(source)}
     source = _DEFINE.sub("", source)
     for name, body in macros.items():
@@ -166,11 +167,13 @@ def launch(template: str, dtype: Any, items: int, args: tuple[Any, ...], threads
 
 def check_arguments(template: str, dtype: Any, args: tuple[Any, ...]) -> None:
     """AssertionError unless ``args`` match the kernel's parameters exactly: ``T*`` a C-contiguous array of
-    dtype, ``long long*`` a C-contiguous int64 array, ``float*`` a C-contiguous float32 array, ``T`` a NumPy
-    scalar of dtype, ``A`` one of ``acc_dtype(dtype)``, ``long long`` an np.int64."""
+    dtype, ``long long*`` a C-contiguous int64 array, ``float*`` a C-contiguous float32 array,
+    ``unsigned char*`` a C-contiguous uint8 array, ``T`` a NumPy scalar of dtype, ``A`` one of
+    ``acc_dtype(dtype)``, ``long long`` an np.int64."""
     t = np.dtype(dtype)
     expected = {"T": t, "T*": t, "A": acc_dtype(t), "long long": np.dtype(np.int64),
-                "long long*": np.dtype(np.int64), "float*": np.dtype(np.float32)}
+                "long long*": np.dtype(np.int64), "float*": np.dtype(np.float32),
+                "unsigned char*": np.dtype(np.uint8)}
     params = _parameter_types(template)
     assert len(args) == len(params), f"{template}: {len(args)} arguments for {len(params)} parameters"
     for position, (kind, arg) in enumerate(zip(params, args)):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from .conv import Pair, kernel_offsets, pad_hw
 
 Array = Any
@@ -37,22 +39,30 @@ def pool_geometry(x_shape: tuple[int, ...], kernel_size: Pair, stride: Pair, pad
     return {"out_hw": tuple(out_hw), "padding": (padding[0], after[0], padding[1], after[1])}
 
 
+def offset_dtype(cells: int) -> np.dtype:
+    """The narrowest dtype for a window's offsets 0..cells-1: uint8 up to 256 cells, else int32 (int64
+    past 2**31 cells)."""
+    return np.dtype(np.uint8 if cells <= 256 else np.int32 if cells <= 2**31 else np.int64)
+
+
 class PoolOps:
     xp: Any
     index_add: Callable[..., Array]  # from ShapeOps: out[index] += src with repeats accumulating
 
     def max_pool2d(self, x: Array, kernel_size: Pair, stride: Pair, padding: Pair, dilation: Pair,
                    ceil_mode: bool) -> tuple[Array, Array]:
-        """-> (y, indices): indices are int64 flat positions in each input H*W plane, as PyTorch's.
+        """-> (y, offsets): each window's max and the scan-order offset i*kW + j of its argmax inside the
+        window, in ``offset_dtype`` (uint8 for windows up to 256 cells): the narrow state that backward
+        saves; ``max_pool2d_indices`` turns it into PyTorch's int64 indices when they are asked for.
 
         Ties go to the first element in scan order (row by row) and a NaN wins, the last NaN if several,
-        as in PyTorch; padding is -inf (an integer dtype's lowest value) and never chosen."""
+        as in PyTorch; padding is -inf (an integer dtype's lowest value) and never chosen. A dilated window
+        wholly in the padding gets -inf and offset 0 (its position is outside the input: no index)."""
         xp = self.xp
         geometry = pool_geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode)
         lowest = -float("inf") if x.dtype.kind in "fV" else xp.iinfo(x.dtype).min  # integers pool too
         xpad = pad_hw(xp, x, geometry["padding"], lowest)
-        n_offsets = kernel_size[0] * kernel_size[1]
-        arg_dtype = xp.int8 if n_offsets <= 127 else xp.int32
+        arg_dtype = offset_dtype(kernel_size[0] * kernel_size[1])
         best = arg = None
         for k, index in kernel_offsets(kernel_size, stride, dilation, geometry["out_hw"]):
             v = xpad[index]
@@ -65,24 +75,35 @@ class PoolOps:
             grown = xp.maximum(best, v)
             xp.maximum(arg, xp.multiply(grown > best, k, dtype=arg_dtype), out=arg)
             best = grown
-        empty = None
         if padding[0] or padding[1]:
             # a window whose valid values are all -inf keeps its first valid element, not the padding
-            first, empty = self._first_valid_offsets(x.shape[2:], kernel_size, stride, padding, dilation,
-                                                     geometry["out_hw"], arg_dtype)
+            first, _ = self._first_valid_offsets(x.shape[2:], kernel_size, stride, padding, dilation,
+                                                 geometry["out_hw"], arg_dtype)
             xp.maximum(arg, first, out=arg)
         if x.dtype.kind in "fV" and xp.isnan(best).any():
             arg = self._last_nan_offsets(xpad, best, arg, kernel_size, stride, dilation, geometry["out_hw"])
-        indices = self._flat_indices(arg, x.shape[3], kernel_size, stride, padding, dilation, geometry["out_hw"])
-        if empty is not None and empty.any():  # a dilated window wholly in the padding: -inf, index -1
-            indices[:, :, empty] = -1
-        return best, indices
+        return best, arg
 
-    def max_pool2d_backward(self, gy: Array, indices: Array, x_shape: tuple[int, ...]) -> Array:
-        """gx[n, c].flat[indices[n, c, p]] += gy[n, c, p]; windows that overlap repeat an index, and the
-        scatter-add accumulates the repeats. Index -1 (a window wholly in the padding) sends its gradient
-        to a spare slot past the end, dropped."""
+    def max_pool2d_indices(self, offsets: Array, x_shape: tuple[int, ...], kernel_size: Pair, stride: Pair,
+                           padding: Pair, dilation: Pair) -> Array:
+        """PyTorch's indices from ``max_pool2d``'s offsets: int64 flat positions in each input H*W plane,
+        -1 for a window wholly in the padding."""
+        out_hw = offsets.shape[2:]
+        indices = self._flat_indices(offsets, x_shape[3], kernel_size, stride, padding, dilation, out_hw)
+        if padding[0] or padding[1]:
+            _, empty = self._first_valid_offsets(x_shape[2:], kernel_size, stride, padding, dilation, out_hw,
+                                                 offsets.dtype)
+            if empty.any():
+                indices[:, :, empty] = -1
+        return indices
+
+    def max_pool2d_backward(self, gy: Array, offsets: Array, x_shape: tuple[int, ...], kernel_size: Pair,
+                            stride: Pair, padding: Pair, dilation: Pair) -> Array:
+        """gx[n, c].flat[index[n, c, p]] += gy[n, c, p], the indices rebuilt from the saved offsets; windows
+        that overlap repeat an index, and the scatter-add accumulates the repeats. Index -1 (a window wholly
+        in the padding) sends its gradient to a spare slot past the end, dropped."""
         xp = self.xp
+        indices = self.max_pool2d_indices(offsets, x_shape, kernel_size, stride, padding, dilation)
         n, c, h, w = x_shape
         size = n * c * h * w
         plane_starts = xp.arange(n * c, dtype=xp.int64).reshape(n, c, 1, 1) * (h * w)
@@ -141,7 +162,7 @@ class PoolOps:
                              dilation: Pair, out_hw: Pair, dtype: Any) -> tuple[Array, Array]:
         """(first, empty), both (oH, oW): the scan-order offset i0*kW + j0 of each window's first element
         inside the input, and whether the window has no element inside the input at all (a dilated window
-        can fall wholly in the padding)."""
+        can fall wholly in the padding; its offset is 0)."""
         xp = self.xp
         first, empty = [], []
         for a in range(2):
@@ -149,8 +170,9 @@ class PoolOps:
             i0 = -(-xp.maximum(-start, 0) // dilation[a])  # ceil division: padding taps before the input
             first.append(i0)
             empty.append((i0 >= kernel_size[a]) | (start + i0 * dilation[a] >= in_hw[a]))
-        return ((first[0][:, None] * kernel_size[1] + first[1][None, :]).astype(dtype),
-                empty[0][:, None] | empty[1][None, :])
+        empty_window = empty[0][:, None] | empty[1][None, :]
+        first_offset = first[0][:, None] * kernel_size[1] + first[1][None, :]
+        return xp.where(empty_window, 0, first_offset).astype(dtype), empty_window
 
     def _last_nan_offsets(self, xpad: Array, best: Array, arg: Array, kernel_size: Pair, stride: Pair,
                           dilation: Pair, out_hw: Pair) -> Array:

@@ -11,11 +11,12 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def max_pool2d(x, y, indices, kh, kw, sh, sw, ph, pw, dh, dw):  # pragma: no cover - compiled
-    """y = each window's max, indices = its flat position h*W + w in the input plane (int64), PyTorch's
-    rule: scan the window's cells inside the input row by row, take a cell greater than the running max
-    or NaN (so ties keep the first, a NaN wins, the last NaN if several); a window with no cell inside
-    the input gets -inf and index -1. x (N, H, W, C); y, indices (N, oH, oW, C), overwritten."""
+def max_pool2d(x, y, offsets, kh, kw, sh, sw, ph, pw, dh, dw):  # pragma: no cover - compiled
+    """y = each window's max, offsets = its scan-order offset i*kW + j inside the window (any integer
+    dtype wide enough; uint8 for up to 256 cells), PyTorch's rule: scan the window's cells inside the input
+    row by row, take a cell greater than the running max or NaN (so ties keep the first, a NaN wins, the
+    last NaN if several); a window with no cell inside the input gets -inf and offset 0 (whose position is
+    outside the input). x (N, H, W, C); y, offsets (N, oH, oW, C), overwritten."""
     n_img, out_h, out_w, channels = y.shape
     height, width = x.shape[1], x.shape[2]
     for n in range(n_img):
@@ -23,7 +24,7 @@ def max_pool2d(x, y, indices, kh, kw, sh, sw, ph, pw, dh, dw):  # pragma: no cov
             for ow in range(out_w):
                 for c in range(channels):
                     y[n, oh, ow, c] = -np.inf
-                    indices[n, oh, ow, c] = -1
+                    offsets[n, oh, ow, c] = 0
                 first = True
                 for i in range(kh):
                     h = oh * sh - ph + i * dh
@@ -33,25 +34,40 @@ def max_pool2d(x, y, indices, kh, kw, sh, sw, ph, pw, dh, dw):  # pragma: no cov
                         w = ow * sw - pw + j * dw
                         if w < 0 or w >= width:
                             continue
-                        position = h * width + w
+                        k = i * kw + j
                         for c in range(channels):
                             v = x[n, h, w, c]
                             if first or v > y[n, oh, ow, c] or np.isnan(v):
                                 y[n, oh, ow, c] = v
-                                indices[n, oh, ow, c] = position
+                                offsets[n, oh, ow, c] = k
                         first = False
 
 
 @njit(cache=True, nogil=True)
-def max_pool2d_backward(gy, indices, gx):  # pragma: no cover - compiled
-    """gx[n, p, c] = sum of gy[n, oh, ow, c] over the windows whose index is p (overlapping windows add
-    up; index -1 is skipped). gy, indices (N, oH, oW, C); gx (N, H*W, C), overwritten."""
+def max_pool2d_backward(gy, offsets, gx, width, kh, kw, sh, sw, ph, pw, dh, dw):  # pragma: no cover - compiled
+    """gx[n, p, c] = sum of gy[n, oh, ow, c] over the windows whose argmax (offset k = i*kW + j, at row
+    oh*sh - ph + i*dh and column ow*sw - pw + j*dw) is input position p = row*W + column; overlapping
+    windows add up, an offset outside the input (a window wholly in the padding) is skipped.
+    gy, offsets (N, oH, oW, C); gx (N, H*W, C), overwritten."""
     n_img, out_h, out_w, channels = gy.shape
+    height = gx.shape[1] // width
+    row_of, col_of = np.empty(kh * kw, np.int64), np.empty(kh * kw, np.int64)
+    for k in range(kh * kw):  # tables, not k // kw and k % kw per element: integer division is slow
+        row_of[k], col_of[k] = (k // kw) * dh, (k % kw) * dw
+    delta = row_of * width + col_of  # offset k's flat distance from its window's first cell
     for n in range(n_img):
         gx[n] = 0
         for oh in range(out_h):
+            top = oh * sh - ph
             for ow in range(out_w):
+                left = ow * sw - pw
+                origin = top * width + left
+                if top >= 0 and top + row_of[-1] < height and left >= 0 and left + col_of[-1] < width:
+                    for c in range(channels):  # the whole window inside the input: no checks
+                        gx[n, origin + delta[offsets[n, oh, ow, c]], c] += gy[n, oh, ow, c]
+                    continue
                 for c in range(channels):
-                    p = indices[n, oh, ow, c]
-                    if p >= 0:
-                        gx[n, p, c] += gy[n, oh, ow, c]
+                    k = offsets[n, oh, ow, c]
+                    h, w = top + row_of[k], left + col_of[k]
+                    if 0 <= h < height and 0 <= w < width:
+                        gx[n, h * width + w, c] += gy[n, oh, ow, c]

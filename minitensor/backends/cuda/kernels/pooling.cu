@@ -2,13 +2,14 @@
 // window of output (oy, ox) covers rows oy * stride_h - pad_h + i * dil_h (i < kH) and the matching columns;
 // positions outside the plane (padding, or past the end in ceil mode) take no part.
 
-// y = the window's maximum and indices = its flat position y * W + x in the plane, as PyTorch: the first
-// element inside the plane starts the scan (so a window of -inf values points at its first element, never at
-// padding), a larger value or any NaN takes over (ties keep the first maximum; a NaN wins, the last NaN if
-// several).
+// y = the window's maximum and offsets = the scan-order offset i * kernel_w + j of its maximum inside the window
+// (what backward needs, one byte: the caller takes this kernel for windows of at most 256 cells), as PyTorch:
+// the first element inside the plane starts the scan (so a window of -inf values points at its first element,
+// never at padding), a larger value or any NaN takes over (ties keep the first maximum; a NaN wins, the last
+// NaN if several). A window with no element inside the plane gets -inf and offset 0 (a position outside it).
 template <typename T>
 __global__ void max_pool2d_forward(const T* __restrict__ x, T* __restrict__ y,
-                                   long long* __restrict__ indices, long long planes, long long height,
+                                   unsigned char* __restrict__ offsets, long long planes, long long height,
                                    long long width, long long out_h, long long out_w, long long kernel_h,
                                    long long kernel_w, long long stride_h, long long stride_w,
                                    long long pad_h, long long pad_w, long long dil_h, long long dil_w) {
@@ -28,24 +29,35 @@ __global__ void max_pool2d_forward(const T* __restrict__ x, T* __restrict__ y,
                 const acc_t<T> v = to_acc(plane[yy * width + xx]);
                 if (arg < 0 || v > best || v != v) {
                     best = v;
-                    arg = yy * width + xx;
+                    arg = i * kernel_w + j;
                 }
             }
         }
         y[e] = from_acc<T>(best);
-        indices[e] = arg;
+        offsets[e] = static_cast<unsigned char>(arg < 0 ? 0 : arg);
     }
 }
 
-// gx (planes, H * W), zero on entry: gx[p, indices[p, o]] += gy[p, o]. Overlapping windows can pick the same
-// element, hence the atomic add; index -1 (a dilated window wholly in the padding) has no element to take it.
+// gx (planes, H * W), zero on entry: gx[p, position of offsets[p, o]] += gy[p, o], the position being row
+// oy * stride_h - pad_h + (k / kernel_w) * dil_h and the matching column. Overlapping windows can pick the same
+// element, hence the atomic add; an offset outside the plane (a dilated window wholly in the padding) has no
+// element to take it.
 template <typename T>
-__global__ void max_pool2d_backward(const T* __restrict__ gy, const long long* __restrict__ indices,
-                                    T* __restrict__ gx, long long planes, long long out_plane,
-                                    long long in_plane) {
-    const long long total = planes * out_plane;
-    for (long long e = first_item(); e < total; e += item_stride())
-        if (indices[e] >= 0) atomic_add(gx + (e / out_plane) * in_plane + indices[e], gy[e]);
+__global__ void max_pool2d_backward(const T* __restrict__ gy, const unsigned char* __restrict__ offsets,
+                                    T* __restrict__ gx, long long planes, long long height, long long width,
+                                    long long out_h, long long out_w, long long kernel_w, long long stride_h,
+                                    long long stride_w, long long pad_h, long long pad_w, long long dil_h,
+                                    long long dil_w) {
+    const long long total = planes * out_h * out_w;
+    for (long long e = first_item(); e < total; e += item_stride()) {
+        const long long ox = e % out_w;
+        const long long oy = (e / out_w) % out_h;
+        const long long k = offsets[e];
+        const long long yy = oy * stride_h - pad_h + (k / kernel_w) * dil_h;
+        const long long xx = ox * stride_w - pad_w + (k % kernel_w) * dil_w;
+        if (yy >= 0 && yy < height && xx >= 0 && xx < width)
+            atomic_add(gx + (e / (out_w * out_h)) * height * width + yy * width + xx, gy[e]);
+    }
 }
 
 // PyTorch's average-pooling divisor of output position o along one axis, as a count of cells: the window
