@@ -95,7 +95,7 @@ def main() -> None:
     assert dist.barrier(async_op=True).wait()  # type: ignore[union-attr]
     dist.destroy_process_group()
     assert not dist.is_initialized()
-    print(f"ok {rank}", flush=True)
+    sys.stdout.write(f"ok {rank}\n")
 
 
 def point_to_point(rank: int, n: int) -> None:
