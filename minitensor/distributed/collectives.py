@@ -9,20 +9,43 @@ operation finishes (integers: truncated, as NCCL's average).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import functools
+import inspect
+import warnings
+from typing import Any, Callable, Sequence, TypeVar
 
 from ..autograd import no_grad
 from ..creation import empty
 from ..functional import stack
 from ..tensor import Tensor, _bump_version
 from .engine import Array
-from .process_group import ProcessGroup, resolve
+from .process_group import GroupMember, ProcessGroup, resolve
 from .reduce_op import ReduceOp, RedOpType, effective_op
 from .work import Pending, Work
 
 __all__ = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter",
            "reduce_scatter_tensor", "gather", "scatter", "all_to_all_single", "all_to_all", "send", "recv",
            "isend", "irecv", "barrier"]
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def members_only(fn: F) -> F:
+    """On a rank outside ``group`` (``new_group`` gave it ``GroupMember.NON_GROUP_MEMBER``), the operation warns
+    and does nothing, as PyTorch's (``recv`` returns -1)."""
+    signature = inspect.signature(fn)
+    skipped = -1 if fn.__name__ == "recv" else None
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        group = signature.bind_partial(*args, **kwargs).arguments.get("group")
+        if isinstance(group, int) and group == GroupMember.NON_GROUP_MEMBER:
+            warnings.warn(f"Running {fn.__name__} on global rank {resolve(None).global_rank} which does not "
+                          "belong to the given group.", stacklevel=2)
+            return skipped
+        return fn(*args, **kwargs)
+    return run  # type: ignore[return-value]
 
 
 def _check_tensor(t: object, param: str) -> Tensor:
@@ -118,6 +141,7 @@ def _stacked(ts: Sequence[Tensor], like: Tensor) -> Tensor:
         return stack([t.reshape(like.shape) for t in ts])
 
 
+@members_only
 def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | None = None,
                async_op: bool = False) -> Work | None:
     """Every rank's ``tensor`` becomes the reduction (``op``) of all ranks' tensors, in place."""
@@ -128,6 +152,7 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
     return _launch(pg, "all_reduce", pg.engine.all_reduce(a, red), [t], async_op, finish)
 
 
+@members_only
 def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, async_op: bool = False,
               group_src: int | None = None) -> Work | None:
     """Every rank's ``tensor`` becomes rank ``src``'s, in place."""
@@ -136,6 +161,7 @@ def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None
     return _launch(pg, "broadcast", pg.engine.broadcast(_array(pg, t, "tensor"), root), [t], async_op)
 
 
+@members_only
 def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group: ProcessGroup | None = None,
            async_op: bool = False, group_dst: int | None = None) -> Work | None:
     """Rank ``dst``'s ``tensor`` becomes the reduction of all ranks' tensors; the others' stay as they are."""
@@ -148,6 +174,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group
     return _launch(pg, "reduce", pg.engine.reduce(a, red, root), [t] if at_root else [], async_op, finish)
 
 
+@members_only
 def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | None = None,
                async_op: bool = False) -> Work | None:
     """``tensor_list[r]`` gets rank r's ``tensor`` (through one staging buffer)."""
@@ -159,6 +186,7 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | 
     return _launch(pg, "all_gather", pending, outs, async_op, _copy_out(staged, outs))
 
 
+@members_only
 def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
                            async_op: bool = False) -> Work | None:
     """``output_tensor`` (size x input's elements: stacked or concatenated on dim 0) gets every rank's
@@ -173,6 +201,7 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: P
     return _launch(pg, "all_gather_into_tensor", pending, [out], async_op)
 
 
+@members_only
 def reduce_scatter(output: Tensor, input_list: list[Tensor], op: Any = ReduceOp.SUM,
                    group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
     """Rank r's ``output`` becomes the reduction of every rank's ``input_list[r]``."""
@@ -186,6 +215,7 @@ def reduce_scatter(output: Tensor, input_list: list[Tensor], op: Any = ReduceOp.
     return _launch(pg, "reduce_scatter", pending, [out], async_op, finish)
 
 
+@members_only
 def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | None = None,
                           async_op: bool = False) -> Work | None:
     """``reduce_scatter`` with the blocks as one ``input`` tensor (size x output's elements)."""
@@ -202,6 +232,7 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,
     return _launch(pg, "reduce_scatter_tensor", pending, [out], async_op, finish)
 
 
+@members_only
 def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | None = None,
            group: ProcessGroup | None = None, async_op: bool = False, group_dst: int | None = None) -> Work | None:
     """Rank ``dst``'s ``gather_list[r]`` gets rank r's ``tensor`` (``gather_list`` only on ``dst``)."""
@@ -220,6 +251,7 @@ def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | N
     return _launch(pg, "gather", pg.engine.gather(_array(pg, t, "tensor"), None, root), [], async_op)
 
 
+@members_only
 def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int | None = None,
             group: ProcessGroup | None = None, async_op: bool = False, group_src: int | None = None) -> Work | None:
     """Rank r's ``tensor`` gets rank ``src``'s ``scatter_list[r]`` (``scatter_list`` only on ``src``)."""
@@ -250,6 +282,7 @@ def _splits(t: Tensor, sizes: list[int] | None, n: int, param: str) -> list[int]
     return [s * per_row for s in sizes]
 
 
+@members_only
 def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: list[int] | None = None,
                       input_split_sizes: list[int] | None = None, group: ProcessGroup | None = None,
                       async_op: bool = False) -> Work | None:
@@ -265,6 +298,7 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: list[in
     return _launch(pg, "all_to_all_single", pending, [out], async_op)
 
 
+@members_only
 def all_to_all(output_tensor_list: list[Tensor], input_tensor_list: list[Tensor], group: ProcessGroup | None = None,
                async_op: bool = False) -> Work | None:
     """Rank r's ``output_tensor_list[j]`` gets rank j's ``input_tensor_list[r]`` (any sizes, one dtype)."""
@@ -304,6 +338,7 @@ def _peer(pg: ProcessGroup, rank: int | None, group_rank: int | None, param: str
     return peer
 
 
+@members_only
 def isend(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
           group_dst: int | None = None) -> Work:
     """Send ``tensor`` to rank ``dst`` without waiting; the Work's ``wait`` returns once it may be reused."""
@@ -312,6 +347,7 @@ def isend(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = N
     return _start(pg, "send", pg.engine.send(_array(pg, t, "tensor"), peer, tag), [])
 
 
+@members_only
 def irecv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
           group_src: int | None = None) -> Work:
     """Receive into ``tensor`` from rank ``src`` (None: any rank) without waiting."""
@@ -320,17 +356,20 @@ def irecv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = N
     return _start(pg, "recv", pg.engine.recv(_array(pg, t, "tensor"), peer, tag), [t])
 
 
+@members_only
 def send(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
          group_dst: int | None = None) -> None:
     isend(tensor, dst, group, tag, group_dst).wait()
 
 
+@members_only
 def recv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
          group_src: int | None = None) -> int:
     """Receive into ``tensor``; returns the sender's global rank."""
     return irecv(tensor, src, group, tag, group_src)._source_rank()
 
 
+@members_only
 def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_ids: Any = None) -> Work | None:
     """Return once every rank of the group has called ``barrier``."""
     pg = resolve(group)

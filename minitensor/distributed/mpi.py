@@ -142,6 +142,10 @@ class MpiEngine(Engine):
     def barrier(self) -> Pending:
         return MpiRequest(self.comm.Ibarrier()) if self.size > 1 else Done()
 
+    def split(self, members: list[int]) -> "MpiEngine | None":
+        comm = self.comm.Create(self.comm.Get_group().Incl(members))  # MPI_Comm_create: every rank takes part
+        return None if comm == self.MPI.COMM_NULL else MpiEngine(self.MPI, comm)
+
     def close(self, failed: bool) -> None:
         if not failed:
             self.comm.Free()
