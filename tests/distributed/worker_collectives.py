@@ -73,6 +73,7 @@ def main() -> None:
             work = dist.all_reduce(t, op=op, async_op=True)
             assert work is not None and work.wait() is True and work.is_completed()
             check(f"async all_reduce {name}", t, reference(op, arrays))
+            assert work.result() == [t]
             t = mt.tensor(arrays[rank])
             dist.reduce(t, dst=n - 1, op=op)
             check(f"reduce {name}", t, reference(op, arrays) if rank == n - 1 else arrays[rank])
@@ -94,6 +95,7 @@ def main() -> None:
         out = mt.zeros(n, 2, 2, dtype=dtype)
         dist.all_gather_into_tensor(out, mt.tensor(data(rank, dtype, (2, 2), salt=3)))
         check(f"all_gather_into_tensor {dtype}", out, np.stack([data(r, dtype, (2, 2), salt=3) for r in everyone]))
+    future_chain(n)
     if n > 1:
         point_to_point(rank, n)
     rooted(rank, n)
@@ -107,6 +109,14 @@ def main() -> None:
     dist.destroy_process_group()
     assert not dist.is_initialized()
     sys.stdout.write(f"ok {rank}\n")
+
+
+def future_chain(n: int) -> None:
+    """Work.get_future().then(...): DDP comm hooks' way to post-process an async all_reduce."""
+    t = mt.ones(3)
+    future = dist.all_reduce(t, async_op=True).get_future()  # type: ignore[union-attr]
+    halved = future.then(lambda f: f.value()[0] / 2)
+    assert halved.wait().tolist() == [n / 2] * 3 and future.done() and halved.value() is halved.wait()
 
 
 def point_to_point(rank: int, n: int) -> None:
