@@ -99,7 +99,8 @@ class MpiEngine(Engine):
 
             def reduce(inbuf: Any, inoutbuf: Any, datatype: Any) -> None:
                 out = np.frombuffer(inoutbuf, dtype=dtype)
-                ufunc(np.frombuffer(inbuf, dtype=dtype), out, out=out)
+                with np.errstate(all="ignore"):  # overflow gives inf, silently, as PyTorch's reductions
+                    ufunc(np.frombuffer(inbuf, dtype=dtype), out, out=out)
 
             self._user_ops[key] = self.MPI.Op.Create(reduce, commute=True)
         return self._user_ops[key]
