@@ -13,7 +13,7 @@ import minitensor.distributed as dist
 from minitensor.distributed import ReduceOp
 from minitensor.utils.data import DistributedSampler
 
-DTYPES = [mt.float32, mt.float64, mt.float16, mt.bfloat16, mt.int32, mt.int64, mt.int8, mt.uint8, mt.bool]
+DTYPES = [mt.float32, mt.float64, mt.float16, mt.bfloat16, mt.int16, mt.int32, mt.int64, mt.int8, mt.uint8, mt.bool]
 UFUNCS = {ReduceOp.SUM: np.add, ReduceOp.PRODUCT: np.multiply, ReduceOp.MAX: np.maximum, ReduceOp.MIN: np.minimum,
           ReduceOp.BAND: np.bitwise_and, ReduceOp.BOR: np.bitwise_or, ReduceOp.BXOR: np.bitwise_xor}
 
@@ -108,6 +108,11 @@ def main() -> None:
     assert dist.barrier(async_op=True).wait()  # type: ignore[union-attr]
     dist.destroy_process_group()
     assert not dist.is_initialized()
+    dist.init_process_group(backend)  # again: MPI stays up between groups
+    t = mt.ones(1)
+    dist.all_reduce(t)
+    assert t.tolist() == [n]
+    dist.destroy_process_group()
     sys.stdout.write(f"ok {rank}\n")
 
 
