@@ -90,6 +90,14 @@ def _root(pg: ProcessGroup, rank: int | None, group_rank: int | None, param: str
     return pg.group_rank(rank, param)  # type: ignore[arg-type]
 
 
+def _blocks(pg: ProcessGroup, whole: Tensor, block: Tensor, type_error: str, size_error: str) -> None:
+    """``whole`` must hold one ``block``-sized block per rank, of ``block``'s dtype (PyTorch's errors)."""
+    if whole.dtype != block.dtype:
+        raise TypeError(type_error)
+    if whole.numel() != block.numel() * pg.size():
+        raise ValueError(size_error)
+
+
 def _reduction(pg: ProcessGroup, op: object, array: Array) -> tuple[RedOpType, bool]:
     """The op the engine runs, and whether the result must still be divided by the group's size (AVG)."""
     red = effective_op(op, array.dtype, pg.backend_name)
@@ -98,13 +106,15 @@ def _reduction(pg: ProcessGroup, op: object, array: Array) -> tuple[RedOpType, b
     return red, False
 
 
-def _average(ts: Sequence[Tensor], n: int) -> None:
-    with no_grad():
-        for t in ts:
+def _averaged(t: Tensor, pg: ProcessGroup, divide: bool) -> Callable[[], None] | None:
+    """The finisher that turns ``t``'s SUM into AVG (None when nothing is to divide)."""
+    def average() -> None:
+        with no_grad():
             if t.is_floating_point():
-                t.div_(n)
+                t.div_(pg.size())
             else:
-                t.copy_(t.div(n, rounding_mode="trunc"))
+                t.copy_(t.div(pg.size(), rounding_mode="trunc"))
+    return average if divide else None
 
 
 def _start(pg: ProcessGroup, op: str, pending: Pending, outputs: Sequence[Tensor],
@@ -148,8 +158,7 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
     pg, t = resolve(group), _check_tensor(tensor, "tensor")
     a = _array(pg, t, "tensor")
     red, divide = _reduction(pg, op, a)
-    finish = (lambda: _average([t], pg.size())) if divide else None
-    return _launch(pg, "all_reduce", pg.engine.all_reduce(a, red), [t], async_op, finish)
+    return _launch(pg, "all_reduce", pg.engine.all_reduce(a, red), [t], async_op, _averaged(t, pg, divide))
 
 
 @members_only
@@ -170,7 +179,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group
     a = _array(pg, t, "tensor")
     red, divide = _reduction(pg, op, a)
     at_root = pg.rank() == root
-    finish = (lambda: _average([t], pg.size())) if divide and at_root else None
+    finish = _averaged(t, pg, divide and at_root)
     return _launch(pg, "reduce", pg.engine.reduce(a, red, root), [t] if at_root else [], async_op, finish)
 
 
@@ -193,10 +202,8 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: P
     ``input_tensor`` in rank order, written directly."""
     pg = resolve(group)
     out, inp = _check_tensor(output_tensor, "output_tensor"), _check_tensor(input_tensor, "input_tensor")
-    if out.dtype != inp.dtype:
-        raise TypeError("output tensor must have the same type as input tensor")
-    if out.numel() != inp.numel() * pg.size():
-        raise ValueError("output tensor size must be equal to world_size times input tensor size")
+    _blocks(pg, out, inp, "output tensor must have the same type as input tensor",
+            "output tensor size must be equal to world_size times input tensor size")
     pending = pg.engine.all_gather(_array(pg, inp, "input_tensor"), _array(pg, out, "output_tensor"))
     return _launch(pg, "all_gather_into_tensor", pending, [out], async_op)
 
@@ -211,8 +218,7 @@ def reduce_scatter(output: Tensor, input_list: list[Tensor], op: Any = ReduceOp.
     a = _array(pg, out, "output")
     red, divide = _reduction(pg, op, a)
     pending = pg.engine.reduce_scatter(_stacked(ins, out).array, a, red)
-    finish = (lambda: _average([out], pg.size())) if divide else None
-    return _launch(pg, "reduce_scatter", pending, [out], async_op, finish)
+    return _launch(pg, "reduce_scatter", pending, [out], async_op, _averaged(out, pg, divide))
 
 
 @members_only
@@ -221,15 +227,12 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,
     """``reduce_scatter`` with the blocks as one ``input`` tensor (size x output's elements)."""
     pg = resolve(group)
     out, inp = _check_tensor(output, "output"), _check_tensor(input, "input")
-    if out.dtype != inp.dtype:
-        raise TypeError("input tensor must be the same type as the output tensor.")
-    if inp.numel() != out.numel() * pg.size():
-        raise ValueError("input tensor must be the same size as output size times world size")
+    _blocks(pg, inp, out, "input tensor must be the same type as the output tensor.",
+            "input tensor must be the same size as output size times world size")
     a = _array(pg, out, "output")
     red, divide = _reduction(pg, op, a)
     pending = pg.engine.reduce_scatter(_array(pg, inp, "input"), a, red)
-    finish = (lambda: _average([out], pg.size())) if divide else None
-    return _launch(pg, "reduce_scatter_tensor", pending, [out], async_op, finish)
+    return _launch(pg, "reduce_scatter_tensor", pending, [out], async_op, _averaged(out, pg, divide))
 
 
 @members_only
