@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .reduce_op import RedOpType
-from .work import Pending
+from .work import Done, Pending
 
 Array = Any  # a NumPy or CuPy array
 
@@ -20,6 +20,7 @@ class Engine:
     size = 1
     native_avg = False  # False: the caller divides a SUM by the group's size
     device = "cpu"  # where the object collectives put their byte tensors
+    joined: Pending = Done()  # finished once every rank has joined the communicator (init_process_group waits)
 
     def check_tensor(self, array: Array, device_type: str, param: str) -> None:
         """Raise PyTorch's error for a tensor this engine cannot take (device, layout)."""

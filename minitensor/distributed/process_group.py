@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import Any
 
 from .engine import Engine
-from .work import DistBackendError
+from .work import DistBackendError, Work
 
 __all__ = ["Backend", "ProcessGroup", "init_process_group", "destroy_process_group", "is_initialized",
            "is_available", "is_mpi_available", "is_nccl_available", "is_gloo_available", "is_torchelastic_launched",
@@ -181,10 +181,12 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     else:
         raise ValueError(f"Invalid backend: '{backend}' (minitensor runs 'mpi' and 'nccl'; 'gloo' runs on MPI)")
     pg_timeout = timeout or (default_pg_nccl_timeout if name == Backend.NCCL else default_pg_timeout)
-    _WORLD = ProcessGroup(engine, str(name), list(range(engine.size)), engine.rank, pg_timeout)
-    _GROUPS.append(_WORLD)
+    pg = ProcessGroup(engine, str(name), list(range(engine.size)), engine.rank, pg_timeout)
+    _GROUPS.append(pg)
     if engine.size > 1:
         _install_failure_handlers()
+    Work(pg, "init_process_group", engine.joined).wait()  # past the timeout: DistBackendError, and the job ends
+    _WORLD = pg
 
 
 def destroy_process_group(group: ProcessGroup | None = None) -> None:
