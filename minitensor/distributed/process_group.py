@@ -21,7 +21,7 @@ from .work import DistBackendError, Work
 __all__ = ["Backend", "ProcessGroup", "init_process_group", "destroy_process_group", "is_initialized",
            "is_available", "is_mpi_available", "is_nccl_available", "is_gloo_available", "is_torchelastic_launched",
            "get_rank", "get_world_size", "get_backend", "get_group_rank", "get_global_rank", "group", "GroupMember",
-           "new_group"]
+           "new_group", "get_node_local_rank"]
 
 default_pg_timeout = timedelta(minutes=30)  # PyTorch's defaults
 default_pg_nccl_timeout = timedelta(minutes=10)
@@ -130,6 +130,24 @@ def is_torchelastic_launched() -> bool:
 
 def under_mpi_launcher() -> bool:
     return any(v in os.environ for v in MPI_LAUNCHER_VARS)
+
+
+# The node-local rank as launchers set it: torchrun, MPICH's hydra, Open MPI, MVAPICH, Slurm.
+LOCAL_RANK_VARS = ("LOCAL_RANK", "MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK",
+                   "SLURM_LOCALID")
+
+
+def get_node_local_rank(fallback_rank: int | None = None) -> int:
+    """This process's rank among the processes of its machine (the GPU to bind to): ``LOCAL_RANK``, as
+    PyTorch, or the MPI launchers' and Slurm's variables; else ``fallback_rank``."""
+    for var in LOCAL_RANK_VARS:
+        if var in os.environ:
+            return int(os.environ[var])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+                       "`get_node_local_rank` to work, assuming you are not running in a multi-device context and "
+                       "want the code to run locally instead.")
 
 
 def is_initialized() -> bool:
