@@ -64,6 +64,10 @@ class Engine:
     def barrier(self) -> Pending:
         raise NotImplementedError
 
+    def batch_p2p(self, plan: list[tuple[bool, Array, int, int]]) -> list[Pending]:
+        """(is a send, buffer, peer, tag) each, launched together (default: one by one, in order)."""
+        return [self.send(buf, peer, tag) if is_send else self.recv(buf, peer, tag) for is_send, buf, peer, tag in plan]
+
     def split(self, members: list[int]) -> "Engine | None":
         """A communicator of the ``members`` (ranks of this one, sorted), made by every rank of this one
         (collective); None on the ranks outside it."""

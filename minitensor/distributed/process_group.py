@@ -21,7 +21,7 @@ from .work import DistBackendError, Work
 __all__ = ["Backend", "ProcessGroup", "init_process_group", "destroy_process_group", "is_initialized",
            "is_available", "is_mpi_available", "is_nccl_available", "is_gloo_available", "is_torchelastic_launched",
            "get_rank", "get_world_size", "get_backend", "get_group_rank", "get_global_rank", "group", "GroupMember",
-           "new_group", "get_node_local_rank"]
+           "new_group", "get_node_local_rank", "get_process_group_ranks"]
 
 default_pg_timeout = timedelta(minutes=30)  # PyTorch's defaults
 default_pg_nccl_timeout = timedelta(minutes=10)
@@ -241,6 +241,11 @@ def _not_member(group: object) -> bool:
 
 def get_backend(group: ProcessGroup | None = None) -> str:
     return (default_group() if group is None else _member(group)).backend_name
+
+
+def get_process_group_ranks(group: ProcessGroup | None) -> list[int]:
+    """The global ranks of ``group``'s members, in group order."""
+    return list((default_group() if group is None else _member(group)).ranks)
 
 
 def get_group_rank(group: ProcessGroup, global_rank: int) -> int:
