@@ -187,6 +187,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         raise ValueError("init_process_group: store= is not supported in minitensor; the rendezvous is "
                          "init_method (env:// or tcp://) or mpiexec")
     name = Backend(backend if backend is not None else Backend.MPI)
+    pg_timeout = timeout or (default_pg_nccl_timeout if name == Backend.NCCL else default_pg_timeout)
     if name in (Backend.MPI, Backend.GLOO):
         if world_size != -1 or rank != -1:
             warnings.warn(f"For MPI backend, world_size ({world_size}) and rank ({rank}) are ignored since they "
@@ -195,10 +196,9 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         engine: Engine = start_mpi(name)
     elif name == Backend.NCCL:
         from .nccl import start_nccl
-        engine = start_nccl(init_method, world_size, rank, timeout or default_pg_nccl_timeout, device_id)
+        engine = start_nccl(init_method, world_size, rank, pg_timeout, device_id)
     else:
         raise ValueError(f"Invalid backend: '{backend}' (minitensor runs 'mpi' and 'nccl'; 'gloo' runs on MPI)")
-    pg_timeout = timeout or (default_pg_nccl_timeout if name == Backend.NCCL else default_pg_timeout)
     pg = ProcessGroup(engine, str(name), list(range(engine.size)), engine.rank, pg_timeout)
     _GROUPS.append(pg)
     if engine.size > 1:
