@@ -46,6 +46,7 @@ from . import amp  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 
 from . import profiler  # noqa: E402  (torch.profiler)
+from . import distributed  # noqa: E402  (torch.distributed; MPI and NCCL are imported only by init_process_group)
 
 __version__ = "0.1.0"
 
@@ -89,6 +90,7 @@ __all__ += ["onnx"]
 __all__ += ["bfloat16", "BFloat16Tensor"]
 __all__ += ["amp", "autocast", "get_autocast_dtype", "is_autocast_enabled"]
 __all__ += ["profiler"]
+__all__ += ["distributed"]
 
 
 def is_tensor(obj: object) -> "_builtins.bool":
