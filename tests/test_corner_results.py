@@ -327,3 +327,24 @@ def test_batch_norm_still_matches_its_reference(seed):
     y = F.batch_norm(mt.tensor(x), None, None, training=True).numpy()
     ref = (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5)
     np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)
+
+
+# ------------------------------------------------------ piecewise activations: NaN gradients where flat
+@pytest.mark.parametrize("dtype", [mt.float32, mt.float64, mt.float16, mt.bfloat16])
+@pytest.mark.parametrize("name, x, passes", [
+    ("relu", [-1.0, 0.0, 2.0], [False, False, True]),
+    ("relu6", [-1.0, 3.0, 7.0], [False, True, False]),
+    ("hardtanh", [-2.0, 0.0, 2.0], [False, True, False]),
+    ("hardsigmoid", [-4.0, 0.0, 4.0], [False, True, False]),
+])
+def test_flat_pieces_of_activations_stop_a_nan_gradient(name, x, passes, dtype):
+    """PyTorch's threshold_backward / hardtanh_backward / hardsigmoid_backward choose 0 where the function is
+    flat, so a NaN (or inf) upstream gradient gives 0 there, not NaN * 0 = NaN (values from PyTorch 2.13)."""
+    t = mt.tensor(x, dtype=dtype, requires_grad=True)
+    getattr(F, name)(t).backward(mt.tensor([NAN, NAN, NAN], dtype=dtype))
+    got = t.grad.float().numpy()
+    assert np.array_equal(np.isnan(got), np.array(passes)) and np.all(got[~np.array(passes)] == 0)
+    t.grad = None
+    getattr(F, name)(t).backward(mt.tensor([np.inf, np.inf, np.inf], dtype=dtype))
+    got = t.grad.float().numpy()
+    assert np.all(got[~np.array(passes)] == 0) and np.all(np.isinf(got[np.array(passes)]))

@@ -66,8 +66,9 @@ class ActivationOps:
         return self.xp.maximum(x, 0)
 
     def relu_backward(self, gy: Array, y: Array) -> Array:
-        """dx = gy * (y > 0); saving y, not x."""
-        return gy * (y > 0)
+        """dx = gy where y > 0, else 0; saving y, not x. A where, not gy * (y > 0): PyTorch's threshold_backward
+        gives 0 for a NaN or infinite gy where y <= 0."""
+        return self.xp.where(y > 0, gy, 0)
 
     def sigmoid(self, x: Array) -> Array:
         """1 / (1 + exp(-x)), written through tanh so it cannot overflow: (1 + tanh(x/2)) / 2."""
@@ -129,7 +130,7 @@ class ActivationOps:
 
     def hardtanh_backward(self, gy: Array, y: Array, min_val: float, max_val: float) -> Array:
         """gy strictly inside (min_val, max_val), 0 at and beyond the ends (PyTorch's convention)."""
-        return gy * ((y > min_val) & (y < max_val))
+        return self.xp.where((y > min_val) & (y < max_val), gy, 0)  # a NaN gy outside gives 0, as PyTorch
 
     def erf(self, x: Array) -> Array:
         """The error function, vectorised: Cody's approximations in float64 (relative error ~1e-16),
@@ -284,7 +285,7 @@ class ActivationOps:
 
     def hardsigmoid_backward(self, gy: Array, x: Array) -> Array:
         """gy / 6 strictly inside (-3, 3), 0 elsewhere (PyTorch's convention at the ends)."""
-        return gy * ((x > -3) & (x < 3)) / 6
+        return self.xp.where((x > -3) & (x < 3), gy / 6, 0)  # a NaN gy outside gives 0, as PyTorch
 
     def hardswish(self, x: Array) -> Array:
         """x min(max(x + 3, 0), 6) / 6."""

@@ -2,12 +2,12 @@
 // formula; these evaluate the same expressions in one pass, in acc_t<T>). Inputs and outputs are contiguous, n
 // elements. relu and tanh forward are single CuPy kernels already and have no kernel here.
 
-// gx = gy * (y > 0).
+// gx = gy where y > 0, else 0 (PyTorch's threshold_backward: a NaN or infinite gy there gives 0, not NaN).
 template <typename T>
 __global__ void relu_backward(const T* __restrict__ gy, const T* __restrict__ y, T* __restrict__ gx,
                               long long n) {
     for (long long e = first_item(); e < n; e += item_stride())
-        gx[e] = from_acc<T>(to_acc(gy[e]) * acc_t<T>(to_acc(y[e]) > 0));
+        gx[e] = from_acc<T>(to_acc(y[e]) > 0 ? to_acc(gy[e]) : acc_t<T>(0));
 }
 
 // y = x where x > 0, else x * negative_slope.
