@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 import minitensor.tensor as _tensor_mod
 
+from . import hooks as _hooks
 from .function import Function, IndexedGrad, _check_finite
 from .grad_mode import state
 from ..backends.base import Backend
@@ -102,7 +103,19 @@ def _accumulate(store: dict, owned: set, key: Any, g: Any, B: Backend = None, pr
 def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bool,
                  inputs: Sequence[Any] | None = None, allow_unused: bool = False) -> list[Any] | None:
     """Propagate ``grads`` (arrays) from ``tensors``; with ``inputs`` return their gradients instead of
-    accumulating into leaves' ``.grad``."""
+    accumulating into leaves' ``.grad``. Then run the callbacks queued during it (``hooks.queue_callback``)."""
+    queue: list[Any] = []
+    _hooks._callbacks.append(queue)
+    try:
+        result = _run_backward(tensors, grads, retain_graph, inputs, allow_unused)
+    finally:
+        _hooks._callbacks.pop()
+    _hooks.run_callbacks(queue)
+    return result
+
+
+def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bool,
+                  inputs: Sequence[Any] | None, allow_unused: bool) -> list[Any] | None:
     node_grads: dict[Function, Any] = {}  # the gradient summed so far of each node waiting to run
     pending: list[tuple[int, Function]] = []  # heap of (-sequence number, node): the newest node first
     owned: set[Any] = set()  # keys whose stored gradient nothing outside the engine holds (safe to add into)
@@ -128,6 +141,8 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
         # Only the nodes on a path to one of the inputs run (and free their saved arrays).
         order, _ = _topological_order([node for _, node in pending])
         to_run = _nodes_leading_to(order, wanted_nodes, {id(t) for t in inputs})
+    # Hooked leaves are finished as soon as their last gradient arrives (DDP overlaps its all-reduces).
+    hooked = _hooks.hooked_leaf_edges([node for _, node in pending]) if _hooks.live[0] and inputs is None else None
     captured: dict[int, Any] = {}
     anomaly = state.anomaly
     refcount = sys.getrefcount
@@ -136,6 +151,8 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
         while pending:
             node = heappop(pending)[1]
             gy = node_grads.pop(node)
+            if node._hooks is not None:  # a non-leaf tensor's register_hook hooks, before capture and retain_grad
+                gy = _hooks.run_pre_hooks(node._hooks, gy, node.out_device or node._device)[0]
             if wanted_nodes:
                 for i in wanted_nodes.get(node, ()):
                     captured[i] = gy
@@ -189,16 +206,23 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
                 else:
                     _accumulate(leaf_grads, owned, id(edge), g, B, private)
                     leaves[id(edge)] = edge
+                    if hooked is not None and id(edge) in hooked:
+                        hooked[id(edge)] -= 1
+                        if not hooked[id(edge)]:  # its last gradient of this backward
+                            _finish_leaf(edge, leaf_grads.pop(id(edge)), id(edge) in owned)
     finally:
         state.grad_enabled = grad_enabled
 
     if inputs is None:
+        finish = _finish_leaf if _hooks.live[0] else _accumulate_leaf_grad
         for key, g in leaf_grads.items():
-            _accumulate_leaf_grad(leaves[key], g, owned=key in owned)
+            finish(leaves[key], g, key in owned)
         return None
     out = []
     for i, t in enumerate(inputs):
         g = captured.get(i) if t.grad_fn is not None else leaf_grads.get(id(t))
+        if g is not None and t.grad_fn is None and _hooks.live[0] and getattr(t, "_hooks", None) is not None:
+            g = _hooks.run_pre_hooks(t._hooks, g, t._device)[0]
         if g is None and not allow_unused:
             raise RuntimeError(f"input {i} of autograd.grad was not used in the graph; pass allow_unused=True "
                                "to get None for it")
@@ -220,3 +244,15 @@ def _accumulate_leaf_grad(t: Any, g: Any, owned: bool = False) -> None:
         t.grad = _tensor_mod._wrap(g, t._device)
     else:
         t.grad.array += g
+    if _hooks.live[0] and getattr(t, "_hooks", None) is not None:
+        for fn in tuple(t._hooks.post.values()):
+            fn(t)
+
+
+def _finish_leaf(t: Any, g: Any, owned: bool = False) -> None:
+    """A leaf's gradient of this backward through its hooks into ``.grad`` (the hooked path)."""
+    hooks = getattr(t, "_hooks", None)
+    if hooks is not None and hooks.pre:
+        g, owned = _hooks.run_pre_hooks(hooks, g, t._device)[0], False  # a hook may have kept or returned it
+    _accumulate_leaf_grad(t, g, owned)
+
