@@ -45,6 +45,8 @@ from .legacy import BFloat16Tensor  # noqa: E402
 from . import amp  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 
+from . import distributed  # noqa: E402  (torch.distributed; MPI and NCCL are imported only by init_process_group)
+
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", "arange", "argmax", "argmin",
@@ -86,6 +88,7 @@ for _internal in ("creation", "deterministic", "generator", "legacy", "tensor_ma
 __all__ += ["onnx"]
 __all__ += ["bfloat16", "BFloat16Tensor"]
 __all__ += ["amp", "autocast", "get_autocast_dtype", "is_autocast_enabled"]
+__all__ += ["distributed"]
 
 
 def is_tensor(obj: object) -> "_builtins.bool":

@@ -20,7 +20,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "minitensor"
 # Files of a device folder that are not an op family: the backend class, the runtime and launch machinery.
 INFRASTRUCTURE = {
     "backends/cpu": {"__init__", "backend"},
-    "backends/cuda": {"__init__", "backend", "rawmodule", "runtime", "streams", "prefetch"},
+    "backends/cuda": {"__init__", "backend", "rawmodule", "runtime", "streams", "prefetch",
+                      "nccl"},  # the NCCL communicator of minitensor.distributed (CuPy lives here)
     "backends/cuda/kernels": {"common"},
     "backends/cuda/numba_kernels": {"__init__", "launch"},
     "backends/cpu/numba_kernels": {"__init__"},

@@ -14,10 +14,12 @@ PUBLIC_MODULES = ["minitensor", "minitensor.linalg", "minitensor.random", "minit
                   "minitensor.autograd", "minitensor.cuda", "minitensor.accelerator", "minitensor.testing",
                   "minitensor.utils", "minitensor.utils.data", "minitensor.utils.dlpack"]
 PUBLIC_MODULES += ["minitensor.amp"]
+PUBLIC_MODULES += ["minitensor.distributed"]
 # The submodules of ``torch`` that minitensor mirrors under the same name.
 TORCH_MODULES = {"accelerator", "autograd", "backends", "cuda", "functional", "linalg", "multiprocessing", "nn", "onnx",
                  "optim", "random", "serialization", "sparse", "testing", "utils"}
 TORCH_MODULES |= {"amp"}
+TORCH_MODULES |= {"distributed"}
 # minitensor's own public modules, named in its __all__ (torchvision-style datasets; the dtype objects).
 OWN_MODULES = {"datasets", "dtypes"}
 # Functions minitensor exports that torch's top level lacks (the functional front ends' helpers, older than

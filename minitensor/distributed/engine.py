@@ -1,0 +1,71 @@
+"""``Engine``: what a transport (MPI through mpi4py, NCCL through CuPy) does for a process group.
+
+Every method takes raw contiguous arrays (NumPy on the host, CuPy on a GPU) and ranks of the engine's own
+communicator, launches the operation without waiting and returns its ``Pending``. In-place where PyTorch's
+collective is in-place: ``all_reduce``, ``broadcast`` and ``reduce`` (at the root) write into ``buf``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .reduce_op import RedOpType
+from .work import Pending
+
+Array = Any  # a NumPy or CuPy array
+
+
+class Engine:
+    name = ""
+    rank = 0
+    size = 1
+    native_avg = False  # False: the caller divides a SUM by the group's size
+
+    def check_tensor(self, array: Array, device_type: str, param: str) -> None:
+        """Raise PyTorch's error for a tensor this engine cannot take (device, layout)."""
+        raise NotImplementedError
+
+    def all_reduce(self, buf: Array, op: RedOpType) -> Pending:
+        raise NotImplementedError
+
+    def broadcast(self, buf: Array, root: int) -> Pending:
+        raise NotImplementedError
+
+    def reduce(self, buf: Array, op: RedOpType, root: int) -> Pending:
+        raise NotImplementedError
+
+    def all_gather(self, send: Array, recv: Array) -> Pending:
+        """``recv`` (size x send's elements) gets every rank's ``send``, in rank order."""
+        raise NotImplementedError
+
+    def reduce_scatter(self, send: Array, recv: Array, op: RedOpType) -> Pending:
+        """Rank r's ``recv`` gets the reduction of block r of every rank's ``send`` (size blocks)."""
+        raise NotImplementedError
+
+    def gather(self, send: Array, recv: Array | None, root: int) -> Pending:
+        raise NotImplementedError
+
+    def scatter(self, send: Array | None, recv: Array, root: int) -> Pending:
+        raise NotImplementedError
+
+    def all_to_all(self, send: Array, recv: Array, send_counts: list[int], recv_counts: list[int]) -> Pending:
+        """Block j of ``send`` (``send_counts[j]`` elements) goes to rank j; ``recv`` gets rank j's block in
+        its slot j (``recv_counts[j]`` elements)."""
+        raise NotImplementedError
+
+    def send(self, buf: Array, dst: int, tag: int) -> Pending:
+        raise NotImplementedError
+
+    def recv(self, buf: Array, src: int | None, tag: int) -> Pending:
+        """``src`` None: from any rank (the Pending's ``source()`` tells which)."""
+        raise NotImplementedError
+
+    def barrier(self) -> Pending:
+        raise NotImplementedError
+
+    def close(self, failed: bool) -> None:
+        """Free the communicator (``failed``: a peer may be gone, so nothing collective)."""
+        raise NotImplementedError
+
+    def abort_job(self) -> None:
+        """End every rank of the job now (a rank failed: the others must not wait for it)."""
+        raise NotImplementedError

@@ -1,0 +1,151 @@
+"""The MPI engine, on mpi4py: NumPy buffers go to MPI as they are (no copies), every operation is a
+nonblocking MPI call (``Iallreduce``...) whose request ``Work`` polls.
+
+MPI has no bfloat16 (and some MPIs no float16): those reduce with a user-defined MPI op over a same-size
+integer carrier type, whose body is NumPy's ufunc on the two buffers viewed as the real dtype, so the data
+travel at 2 bytes per element. Booleans travel as uint8. A CUDA tensor goes to MPI only where the MPI is
+CUDA-aware (``MINITENSOR_CUDA_AWARE_MPI=1`` says so; MPICH's wheel is not), after the current stream is
+synchronized, since MPI knows nothing of CUDA streams.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+import numpy as np
+
+from ..dtypes import bfloat16
+from .engine import Array, Engine
+from .reduce_op import RedOpType
+from .work import Done, Pending
+
+UFUNCS: dict[RedOpType, Callable[..., Any]] = {
+    RedOpType.SUM: np.add, RedOpType.PRODUCT: np.multiply, RedOpType.MIN: np.minimum, RedOpType.MAX: np.maximum,
+    RedOpType.BAND: np.bitwise_and, RedOpType.BOR: np.bitwise_or, RedOpType.BXOR: np.bitwise_xor}
+
+
+class MpiRequest(Pending):
+    def __init__(self, request: Any, status: Any = None) -> None:
+        self.request, self.status = request, status
+
+    def test(self) -> bool:
+        return bool(self.request.Test(self.status))
+
+    def source(self) -> int:
+        return int(self.status.Get_source())
+
+
+def start_mpi(backend: str) -> "MpiEngine":
+    """Start MPI (importing mpi4py initializes it) and wrap a private copy of COMM_WORLD."""
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise RuntimeError(f"backend '{backend}' runs on MPI, which needs mpi4py and an MPI library: "
+                           "pip install 'minitensor[distributed]' (mpi4py and MPICH), then launch with "
+                           "mpiexec -n N python script.py") from e
+    return MpiEngine(MPI, MPI.COMM_WORLD.Dup())
+
+
+class MpiEngine(Engine):
+    name = "mpi"
+
+    def __init__(self, mpi: Any, comm: Any) -> None:
+        self.MPI, self.comm = mpi, comm
+        self.rank, self.size = comm.Get_rank(), comm.Get_size()
+        self.cuda_aware = os.environ.get("MINITENSOR_CUDA_AWARE_MPI") == "1"
+        self._ops = {RedOpType.SUM: mpi.SUM, RedOpType.PRODUCT: mpi.PROD, RedOpType.MIN: mpi.MIN,
+                     RedOpType.MAX: mpi.MAX, RedOpType.BAND: mpi.BAND, RedOpType.BOR: mpi.BOR,
+                     RedOpType.BXOR: mpi.BXOR}
+        self._user_ops: dict[tuple[np.dtype, RedOpType], Any] = {}
+        self._types: dict[np.dtype, Any] = {}
+
+    def check_tensor(self, array: Array, device_type: str, param: str) -> None:
+        if device_type == "cuda" and not self.cuda_aware:
+            raise RuntimeError("CUDA tensor detected and the MPI used doesn't have CUDA-aware MPI support "
+                               "(set MINITENSOR_CUDA_AWARE_MPI=1 under a CUDA-aware MPI, or use backend 'nccl')")
+        if not array.flags.c_contiguous:
+            raise RuntimeError(f"input tensor has to be contiguous ({param})")
+        if device_type == "cuda":
+            from ..backends.cuda.runtime import synchronize
+            synchronize()  # MPI reads the memory now: the kernels that write it must have finished
+
+    def _native(self, dtype: np.dtype) -> Any:
+        """The MPI datatype of ``dtype``, or None where MPI has none."""
+        if dtype not in self._types:
+            try:
+                self._types[dtype] = None if dtype == bfloat16.np else self.MPI.Datatype.fromcode(dtype.char)
+            except ValueError:
+                self._types[dtype] = None
+        return self._types[dtype]
+
+    def _buf(self, a: Array | None) -> Any:
+        """``[array, MPI datatype]`` for mpi4py (bfloat16 and float16 without MPI support travel as uint16,
+        booleans as uint8: views, not copies)."""
+        if a is None:
+            return None
+        if a.dtype.kind == "b":
+            return [a.view(np.uint8), self.MPI.UINT8_T]
+        native = self._native(a.dtype)
+        return [a, native] if native is not None else [a.view(np.uint16), self.MPI.UINT16_T]
+
+    def _op(self, op: RedOpType, dtype: np.dtype) -> Any:
+        if dtype.kind == "b" or self._native(dtype) is not None:
+            return self._ops[op]
+        key = (dtype, op)
+        if key not in self._user_ops:
+            ufunc = UFUNCS[op]
+
+            def reduce(inbuf: Any, inoutbuf: Any, datatype: Any) -> None:
+                out = np.frombuffer(inoutbuf, dtype=dtype)
+                ufunc(np.frombuffer(inbuf, dtype=dtype), out, out=out)
+
+            self._user_ops[key] = self.MPI.Op.Create(reduce, commute=True)
+        return self._user_ops[key]
+
+    def all_reduce(self, buf: Array, op: RedOpType) -> Pending:
+        return MpiRequest(self.comm.Iallreduce(self.MPI.IN_PLACE, self._buf(buf), self._op(op, buf.dtype)))
+
+    def broadcast(self, buf: Array, root: int) -> Pending:
+        return MpiRequest(self.comm.Ibcast(self._buf(buf), root))
+
+    def reduce(self, buf: Array, op: RedOpType, root: int) -> Pending:
+        send, recv = (self.MPI.IN_PLACE, self._buf(buf)) if self.rank == root else (self._buf(buf), None)
+        return MpiRequest(self.comm.Ireduce(send, recv, self._op(op, buf.dtype), root))
+
+    def all_gather(self, send: Array, recv: Array) -> Pending:
+        return MpiRequest(self.comm.Iallgather(self._buf(send), self._buf(recv)))
+
+    def reduce_scatter(self, send: Array, recv: Array, op: RedOpType) -> Pending:
+        return MpiRequest(self.comm.Ireduce_scatter_block(self._buf(send), self._buf(recv), self._op(op, send.dtype)))
+
+    def gather(self, send: Array, recv: Array | None, root: int) -> Pending:
+        return MpiRequest(self.comm.Igather(self._buf(send), self._buf(recv), root))
+
+    def scatter(self, send: Array | None, recv: Array, root: int) -> Pending:
+        return MpiRequest(self.comm.Iscatter(self._buf(send), self._buf(recv), root))
+
+    def all_to_all(self, send: Array, recv: Array, send_counts: list[int], recv_counts: list[int]) -> Pending:
+        def spec(a: Array, counts: list[int]) -> Any:
+            view, datatype = self._buf(a)
+            return [view, (counts, np.concatenate([[0], np.cumsum(counts)[:-1]]).tolist()), datatype]
+        return MpiRequest(self.comm.Ialltoallv(spec(send, send_counts), spec(recv, recv_counts)))
+
+    def send(self, buf: Array, dst: int, tag: int) -> Pending:
+        return MpiRequest(self.comm.Isend(self._buf(buf), dst, tag))
+
+    def recv(self, buf: Array, src: int | None, tag: int) -> Pending:
+        source = self.MPI.ANY_SOURCE if src is None else src
+        return MpiRequest(self.comm.Irecv(self._buf(buf), source, tag), self.MPI.Status())
+
+    def barrier(self) -> Pending:
+        return MpiRequest(self.comm.Ibarrier()) if self.size > 1 else Done()
+
+    def close(self, failed: bool) -> None:
+        if not failed:
+            self.comm.Free()
+        for op in self._user_ops.values():
+            op.Free()
+        self._user_ops.clear()
+
+    def abort_job(self) -> None:
+        self.MPI.COMM_WORLD.Abort(1)

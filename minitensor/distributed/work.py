@@ -1,0 +1,109 @@
+"""``Work``, the handle of a collective launched with ``async_op=True``, and the errors of
+``minitensor.distributed`` (PyTorch's ``DistError`` family).
+
+Neither MPI nor NCCL time out on their own, so every wait is a poll of the engine's request, bounded by the
+group's ``timeout``: past it the group is marked failed and ``wait`` raises ``DistBackendError`` naming the op,
+the rank and the timeout (``process_group`` then ends the job instead of letting the other ranks hang).
+"""
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import TYPE_CHECKING, Callable, Sequence
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+    from .process_group import ProcessGroup
+
+
+class DistError(RuntimeError):
+    """An error of the distributed package (PyTorch's ``torch.distributed.DistError``)."""
+
+
+class DistBackendError(DistError):
+    """The engine failed or timed out under a collective (PyTorch's ``DistBackendError``)."""
+
+
+class DistStoreError(DistError):
+    """The rendezvous that sets up a group failed or timed out (PyTorch's ``DistStoreError``)."""
+
+
+class Pending:
+    """What an engine hands back for one launched operation: ``test()`` is True once it has finished (and
+    raises the engine's error when it failed); ``source()`` is the sender of a receive."""
+
+    def test(self) -> bool:
+        raise NotImplementedError
+
+    def source(self) -> int:
+        raise NotImplementedError
+
+
+class Done(Pending):
+    """An operation that finished when it was launched (a group of one)."""
+
+    def __init__(self, source: int = 0) -> None:
+        self._source = source
+
+    def test(self) -> bool:
+        return True
+
+    def source(self) -> int:
+        return self._source
+
+
+class Work:
+    """One launched operation: ``wait`` blocks until it has finished (or raises past the timeout),
+    ``is_completed`` asks without blocking. ``finish`` runs once, when it is first seen finished (the copies
+    out of a staging buffer, AVG's division), so the tensors are final whichever of the two saw it."""
+
+    def __init__(self, group: "ProcessGroup", op: str, pending: Pending, outputs: Sequence["Tensor"] = (),
+                 finish: Callable[[], None] | None = None) -> None:
+        self._group, self._op, self._pending = group, op, pending
+        self._outputs, self._finish = list(outputs), finish
+        self._started = time.monotonic()
+        self._done = False
+
+    def _poll(self) -> bool:
+        if not self._done:
+            try:
+                finished = self._pending.test()
+            except Exception as e:  # the engine's own error (a peer gone, a bad buffer): one error type
+                raise self._group.fail(f"{self._op} failed on rank {self._group.global_rank}: {e}") from e
+            if finished:
+                self._done = True
+                if self._finish is not None:
+                    self._finish()
+        return self._done
+
+    def is_completed(self) -> bool:
+        return self._poll()
+
+    def is_success(self) -> bool:
+        return self._poll()
+
+    def wait(self, timeout: timedelta | None = None) -> bool:
+        """Block until the operation has finished; ``timeout`` (default: the group's) counts from its launch.
+        Past it, raise ``DistBackendError`` and mark the group failed (its later operations raise at once)."""
+        limit = self._group.timeout if timeout is None else timeout
+        deadline = self._started + limit.total_seconds()
+        pause = 1e-5  # back off from 10 us to 2 ms: quick answers stay quick, long waits leave the CPU alone
+        while not self._poll():
+            if time.monotonic() > deadline:
+                raise self._group.fail(f"{self._op} timed out on rank {self._group.global_rank} after {limit} "
+                                       f"(the group's timeout): another rank is missing, hung or died")
+            time.sleep(pause)
+            pause = min(pause * 2, 2e-3)
+        return True
+
+    def result(self) -> list["Tensor"]:
+        """The tensors the operation wrote (as PyTorch's ``Work.result``)."""
+        return self._outputs
+
+    def _source_rank(self) -> int:
+        """The rank a receive (``irecv``) got its message from."""
+        self.wait()
+        return self._group.global_rank_of(self._pending.source())
+
+    def __repr__(self) -> str:
+        return f"<minitensor.distributed.Work {self._op} {'completed' if self._done else 'pending'}>"

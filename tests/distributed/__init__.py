@@ -1,0 +1,1 @@
+"""Tests of minitensor.distributed: MPI workers under mpiexec (launch.py), the sampler, the rendezvous."""

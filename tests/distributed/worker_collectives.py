@@ -1,0 +1,145 @@
+"""Every collective, for every ReduceOp and dtype, against NumPy's reduction of every rank's data (each rank
+can make every rank's data: ``data(r, ...)`` depends only on r). Run under mpiexec by test_mpi.py; prints
+``ok <rank>``."""
+from __future__ import annotations
+
+import functools
+import sys
+
+import numpy as np
+
+import minitensor as mt
+import minitensor.distributed as dist
+from minitensor.distributed import ReduceOp
+
+DTYPES = [mt.float32, mt.float64, mt.float16, mt.bfloat16, mt.int32, mt.int64, mt.int8, mt.uint8, mt.bool]
+UFUNCS = {ReduceOp.SUM: np.add, ReduceOp.PRODUCT: np.multiply, ReduceOp.MAX: np.maximum, ReduceOp.MIN: np.minimum}
+
+
+def data(r: int, dtype: mt.dtype, shape: tuple[int, ...] = (3, 5), salt: int = 0) -> np.ndarray:
+    """Rank r's values: small integers (no overflow under PRODUCT), halves for the floats."""
+    rng = np.random.default_rng(1000 * r + 7 * salt + 1)
+    if dtype == mt.bool:
+        return rng.random(shape) < 0.5
+    lo = 0 if dtype == mt.uint8 else -3
+    values = rng.integers(lo, 4, shape).astype(np.float64)
+    return (values / 2 if dtype.is_floating_point else values).astype(dtype.np)
+
+
+def reference(op: object, arrays: list[np.ndarray]) -> np.ndarray:
+    """NumPy's reduction in the arrays' dtype (booleans: or / and; AVG: the float64 mean, or the truncated
+    integer quotient)."""
+    a0 = arrays[0]
+    if op is ReduceOp.AVG:
+        total = functools.reduce(np.add, [a.astype(np.float64) for a in arrays])
+        mean = total / len(arrays)
+        return (mean if a0.dtype.kind == "f" or a0.dtype == mt.bfloat16.np else np.trunc(mean)).astype(a0.dtype)
+    if a0.dtype.kind == "b":
+        op = {ReduceOp.SUM: ReduceOp.MAX, ReduceOp.PRODUCT: ReduceOp.MIN}.get(op, op)  # type: ignore[call-overload]
+    return functools.reduce(UFUNCS[op], arrays)  # type: ignore[index]
+
+
+def check(name: str, got: mt.Tensor, expected: np.ndarray) -> None:
+    g = got.numpy()
+    assert g.dtype == expected.dtype, (name, g.dtype, expected.dtype)
+    tol = {2: 1e-2}.get(g.itemsize, 1e-6) if g.dtype.kind in "fV" else 0
+    np.testing.assert_allclose(g.astype(np.float64), expected.astype(np.float64), rtol=tol, atol=tol, err_msg=name)
+
+
+def ops_for(dtype: mt.dtype) -> list[object]:
+    ops: list[object] = [ReduceOp.SUM, ReduceOp.PRODUCT, ReduceOp.MAX, ReduceOp.MIN]
+    return ops if dtype == mt.bool else ops + [ReduceOp.AVG]
+
+
+def main() -> None:
+    dist.init_process_group("mpi")
+    rank, n = dist.get_rank(), dist.get_world_size()
+    assert dist.is_initialized() and dist.get_backend() == "mpi"
+    everyone = range(n)
+    for dtype in DTYPES:
+        for op in ops_for(dtype):
+            name = f"{dtype} {op}"
+            arrays = [data(r, dtype) for r in everyone]
+            t = mt.tensor(arrays[rank])
+            assert dist.all_reduce(t, op=op) is None
+            check(f"all_reduce {name}", t, reference(op, arrays))
+            t = mt.tensor(arrays[rank])
+            work = dist.all_reduce(t, op=op, async_op=True)
+            assert work is not None and work.wait() is True and work.is_completed()
+            check(f"async all_reduce {name}", t, reference(op, arrays))
+            t = mt.tensor(arrays[rank])
+            dist.reduce(t, dst=n - 1, op=op)
+            check(f"reduce {name}", t, reference(op, arrays) if rank == n - 1 else arrays[rank])
+            blocks = [data(r, dtype, (n, 2, 3), salt=1) for r in everyone]
+            out = mt.empty((2, 3), dtype=dtype)
+            dist.reduce_scatter_tensor(out, mt.tensor(blocks[rank]), op=op)
+            check(f"reduce_scatter_tensor {name}", out, reference(op, [b[rank] for b in blocks]))
+            out = mt.empty((2, 3), dtype=dtype)
+            dist.reduce_scatter(out, list(mt.tensor(blocks[rank]).unbind(0)), op=op)
+            check(f"reduce_scatter {name}", out, reference(op, [b[rank] for b in blocks]))
+        mine = data(rank, dtype, (4,), salt=2)
+        t = mt.tensor(mine)
+        dist.broadcast(t, src=n - 1)
+        check(f"broadcast {dtype}", t, data(n - 1, dtype, (4,), salt=2))
+        gathered = [mt.zeros(2, 2, dtype=dtype) for _ in everyone]
+        dist.all_gather(gathered, mt.tensor(data(rank, dtype, (2, 2), salt=3)))
+        for r in everyone:
+            check(f"all_gather {dtype} [{r}]", gathered[r], data(r, dtype, (2, 2), salt=3))
+        out = mt.zeros(n, 2, 2, dtype=dtype)
+        dist.all_gather_into_tensor(out, mt.tensor(data(rank, dtype, (2, 2), salt=3)))
+        check(f"all_gather_into_tensor {dtype}", out, np.stack([data(r, dtype, (2, 2), salt=3) for r in everyone]))
+    if n > 1:
+        point_to_point(rank, n)
+    rooted(rank, n)
+    dist.barrier()
+    assert dist.barrier(async_op=True).wait()  # type: ignore[union-attr]
+    dist.destroy_process_group()
+    assert not dist.is_initialized()
+    print(f"ok {rank}", flush=True)
+
+
+def point_to_point(rank: int, n: int) -> None:
+    """A ring of send/recv, then isend/irecv with recv from any source."""
+    right, left = (rank + 1) % n, (rank - 1) % n
+    got = mt.zeros(3)
+    if rank % 2 == 0:
+        dist.send(mt.full((3,), float(rank)), dst=right)
+        assert dist.recv(got, src=left) == left
+    else:
+        assert dist.recv(got, src=left) == left
+        dist.send(mt.full((3,), float(rank)), dst=right)
+    check("send/recv", got, np.full(3, left, np.float32))
+    incoming = mt.zeros(2, dtype=mt.int64)
+    receive = dist.irecv(incoming, tag=5)
+    send = dist.isend(mt.tensor([rank, 10 * rank]), dst=right, tag=5)
+    receive.wait()
+    send.wait()
+    check("isend/irecv", incoming, np.array([left, 10 * left]))
+    assert receive._source_rank() == left
+
+
+def rooted(rank: int, n: int) -> None:
+    """gather, scatter and all_to_all_single with uneven splits."""
+    mine = mt.tensor(data(rank, mt.float32, (3,), salt=4))
+    if rank == 0:
+        outs = [mt.zeros(3) for _ in range(n)]
+        dist.gather(mine, outs, dst=0)
+        for r in range(n):
+            check(f"gather [{r}]", outs[r], data(r, mt.float32, (3,), salt=4))
+    else:
+        dist.gather(mine, dst=0)
+    got = mt.zeros(2, dtype=mt.int32)
+    dist.scatter(got, [mt.tensor([10 * r, r], dtype=mt.int32) for r in range(n)] if rank == n - 1 else None,
+                 src=n - 1)
+    check("scatter", got, np.array([10 * rank, rank], np.int32))
+    # rank r sends r + 1 rows of width 2 to every rank j, each row filled with 100 * r + j
+    send = mt.tensor(np.repeat(100 * rank + np.arange(n), rank + 1)[:, None].repeat(2, 1).astype(np.float32))
+    out = mt.zeros(sum(r + 1 for r in range(n)), 2)
+    dist.all_to_all_single(out, send, [r + 1 for r in range(n)], [rank + 1] * n)
+    expected = np.concatenate([np.full((r + 1, 2), 100 * r + rank, np.float32) for r in range(n)])
+    check("all_to_all_single", out, expected)
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)
