@@ -51,6 +51,7 @@ if __name__ == "__main__":
     dist.init_process_group("mpi")
     try:
         main(int(sys.argv[1]), sys.argv[2])
-        print(f"ok {dist.get_rank()}", flush=True)
+        sys.stdout.write(f"ok {dist.get_rank()}\n")  # one write: the ranks share the terminal
+        sys.stdout.flush()
     finally:
         dist.destroy_process_group()

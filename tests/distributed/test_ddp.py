@@ -8,7 +8,7 @@ import minitensor as mt
 from minitensor import nn
 from minitensor.nn.parallel._reducer import bucket_assignment
 
-from mpi_run import run_two_ranks
+from .launch import assert_ranks_ok, run_mpi
 
 
 def test_buckets_are_in_reverse_order_and_close_at_their_cap():
@@ -24,7 +24,7 @@ def test_buckets_hold_one_dtype_each():
 
 
 def test_without_a_process_group_ddp_says_so():
-    dist = pytest.importorskip("minitensor.distributed")
+    import minitensor.distributed as dist
     if dist.is_initialized():
         pytest.skip("a process group is open in this process")
     with pytest.raises(RuntimeError, match="init_process_group"):
@@ -34,9 +34,9 @@ def test_without_a_process_group_ddp_says_so():
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("cap,view", [("25", "copy"), ("0.0002", "view")])
 def test_ddp_on_two_ranks_equals_one_process_on_the_whole_batch(dtype, cap, view):
-    run_two_ranks("ddp_worker.py", "equal", dtype, cap, view)
+    assert_ranks_ok(run_mpi("ddp_worker.py", "equal", dtype, cap, view))
 
 
 @pytest.mark.parametrize("scenario", ["no_sync", "batchnorm", "shapes", "unused"])
 def test_ddp_scenarios_on_two_ranks(scenario):
-    run_two_ranks("ddp_worker.py", scenario)
+    assert_ranks_ok(run_mpi("ddp_worker.py", scenario))

@@ -8,7 +8,8 @@ import pytest
 
 from minitensor import nn
 from minitensor.distributed.pipelining import split_sequential
-from mpi_run import run_two_ranks
+
+from .launch import assert_ranks_ok, run_mpi
 
 
 def test_split_sequential_cuts_evenly_or_at_the_given_points_sharing_the_layers():
@@ -26,11 +27,13 @@ def test_split_sequential_cuts_evenly_or_at_the_given_points_sharing_the_layers(
 
 @pytest.mark.parametrize("n_microbatches,dtype", [(4, "float64"), (2, "float32"), (1, "float64")])
 def test_gpipe_on_two_ranks_gives_the_unsplit_models_gradients(n_microbatches, dtype):
-    run_two_ranks("ddp_pipeline_worker.py", str(n_microbatches), dtype)
+    assert_ranks_ok(run_mpi("ddp_pipeline_worker.py", str(n_microbatches), dtype))
 
 
 def test_pipeline_example_trains_on_two_ranks(tmp_path):
     example = Path(__file__).resolve().parents[2] / "examples" / "pipeline_mlp.py"
-    out = run_two_ranks(str(example), "--dataset", "digits", "--limit-steps", "3", "--batch-size", "32",
-                        "--no-progress", "--out", str(tmp_path), ok_lines=False)
-    assert out.count("test accuracy") == 1, out  # rank 1 (the last stage) reports, once
+    done = run_mpi(str(example), "--dataset", "digits", "--limit-steps", "3", "--batch-size", "32",
+                   "--out", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("test accuracy") == 1, done.stdout  # rank 1 (the last stage) reports, once
+    assert (tmp_path / "metrics.json").is_file()
