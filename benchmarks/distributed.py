@@ -1,6 +1,6 @@
 """Data parallelism on one machine: the CNN's training throughput on 1 rank x 2 threads against 2 ranks x 1
 thread (``mpiexec -n 2``, DistributedDataParallel), the same global batch of 64 (32 per rank), and where the
-all-reduce time goes.
+all-reduce time goes (1 rank x 1 thread as the baseline of both).
 
     python benchmarks/distributed.py [--steps 20] [--rounds 5] [--json out.json]
 
@@ -113,7 +113,8 @@ def launch(args: argparse.Namespace) -> dict[str, Any]:
     mpiexec = Path(sys.executable).parent / "mpiexec"
     me = [sys.executable, str(Path(__file__).resolve()), "--worker", "--steps", str(args.steps),
           "--rounds", str(args.rounds)]
-    configs = {"1 rank x 2 threads": ([], me + ["--ranks", "1", "--threads", "2"], 2),
+    configs = {"1 rank x 1 thread": ([], me + ["--ranks", "1", "--threads", "1"], 1),
+               "1 rank x 2 threads": ([], me + ["--ranks", "1", "--threads", "2"], 2),
                "2 ranks x 1 thread": ([str(mpiexec), "-n", "2"], me + ["--ranks", "2", "--threads", "1"], 1)}
     results = {}
     for name, (prefix, cmd, threads) in configs.items():

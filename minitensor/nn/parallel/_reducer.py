@@ -73,6 +73,7 @@ class Reducer:
         self.ready: set[int] = set()
         self.next_bucket = 0  # buckets below it are launched
         self.works: list[Any] = []
+        self.finished = 0  # works[:finished] are known to be complete
         self.queued = False
 
     @property
@@ -110,6 +111,10 @@ class Reducer:
                 flat.div_(self.world)
             self.works.append(self.dist.all_reduce(flat, group=self.group, async_op=True))
             self.next_bucket += 1
+        # MPI advances a nonblocking collective only inside MPI calls: asking whether the launched reductions
+        # are done at every ready gradient moves them on while backward computes (NCCL's run by themselves).
+        while self.finished < len(self.works) and self.works[self.finished].is_completed():
+            self.finished += 1
 
     def finalize(self) -> None:
         """At the end of backward: unused parameters marked ready (``find_unused_parameters``), the reductions
