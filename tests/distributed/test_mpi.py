@@ -11,3 +11,24 @@ def test_collectives_match_numpy_for_every_op_and_dtype():
 
 def test_collectives_on_one_rank():
     assert_ranks_ok(run_mpi("worker_collectives.py", n=1), n=1)
+
+
+def test_a_hung_rank_makes_the_others_fail_with_the_timeout_error_and_ends_the_job():
+    done = run_mpi("worker_failure.py", "hang", timeout=120)  # rank 1 would sleep 600 s: the job must end first
+    assert done.returncode != 0
+    assert "caught on rank 0: all_reduce timed out on rank 0 after 0:00:02" in done.stdout, done.stdout
+    assert "then: the process group cannot be used after an earlier failure" in done.stdout
+    assert "DistBackendError" in done.stderr and "was not stopped" not in done.stdout
+
+
+def test_a_rank_that_raises_ends_the_job_without_waiting_for_the_timeout():
+    done = run_mpi("worker_failure.py", "raise", timeout=120)  # rank 0's timeout is 10 minutes
+    assert done.returncode != 0
+    assert "RuntimeError: rank 1 fails on purpose" in done.stderr
+    assert "was not stopped" not in done.stdout
+
+
+def test_a_rank_that_dies_ends_the_job():
+    done = run_mpi("worker_failure.py", "exit", timeout=120)
+    assert done.returncode == 3, done.stdout + done.stderr  # mpiexec ends the others and reports the dead rank's exit
+    assert "was not stopped" not in done.stdout

@@ -11,6 +11,7 @@ import numpy as np
 import minitensor as mt
 import minitensor.distributed as dist
 from minitensor.distributed import ReduceOp
+from minitensor.utils.data import DistributedSampler
 
 DTYPES = [mt.float32, mt.float64, mt.float16, mt.bfloat16, mt.int32, mt.int64, mt.int8, mt.uint8, mt.bool]
 UFUNCS = {ReduceOp.SUM: np.add, ReduceOp.PRODUCT: np.multiply, ReduceOp.MAX: np.maximum, ReduceOp.MIN: np.minimum}
@@ -91,11 +92,12 @@ def main() -> None:
     if n > 1:
         point_to_point(rank, n)
     rooted(rank, n)
+    sampler_shares(n)
     dist.barrier()
     assert dist.barrier(async_op=True).wait()  # type: ignore[union-attr]
     dist.destroy_process_group()
     assert not dist.is_initialized()
-    print(f"ok {rank}", flush=True)
+    sys.stdout.write(f"ok {rank}\n")
 
 
 def point_to_point(rank: int, n: int) -> None:
@@ -138,6 +140,16 @@ def rooted(rank: int, n: int) -> None:
     dist.all_to_all_single(out, send, [r + 1 for r in range(n)], [rank + 1] * n)
     expected = np.concatenate([np.full((r + 1, 2), 100 * r + rank, np.float32) for r in range(n)])
     check("all_to_all_single", out, expected)
+
+
+def sampler_shares(n: int) -> None:
+    """DistributedSampler with the group's rank and size: the ranks' shares, gathered, cover the dataset."""
+    sampler = DistributedSampler(range(25), seed=3)
+    sampler.set_epoch(1)
+    shares = [mt.zeros(len(sampler), dtype=mt.int64) for _ in range(n)]
+    dist.all_gather(shares, mt.tensor(list(sampler)))
+    counts = np.bincount(mt.cat(shares).numpy(), minlength=25)
+    assert counts.min() >= 1 and counts.sum() == len(sampler) * n, counts
 
 
 if __name__ == "__main__":

@@ -5,6 +5,11 @@ from .dataloader import DataLoader
 from .dataset import ConcatDataset, Dataset, Subset, TensorDataset, random_split
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
+from . import distributed
+from .distributed import DistributedSampler
+
 __all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "random_split", "Sampler",
            "SequentialSampler", "RandomSampler", "BatchSampler", "default_collate", "DataLoader",
            "get_worker_info", "WorkerInfo"]
+
+__all__ += ["DistributedSampler", "distributed"]

@@ -1,0 +1,38 @@
+"""A rank that fails, under mpiexec -n 2 (test_mpi.py). ``mode``:
+
+- ``hang``: rank 1 sleeps; rank 0's all_reduce times out (2 s): it checks the error, that the group refuses
+  work afterwards, and dies of the error, which ends the job (rank 1 never wakes up on its own in time);
+- ``raise``: rank 1 dies of an uncaught exception before the all_reduce; rank 0 (timeout 10 min) must not wait;
+- ``exit``: rank 1's process ends abruptly (os._exit) before the all_reduce.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from datetime import timedelta
+
+import minitensor as mt
+import minitensor.distributed as dist
+
+mode = sys.argv[1]
+dist.init_process_group("mpi", timeout=timedelta(seconds=2) if mode == "hang" else timedelta(minutes=10))
+rank = dist.get_rank()
+if rank == 1:
+    if mode == "hang":
+        time.sleep(600)
+    if mode == "raise":
+        raise RuntimeError("rank 1 fails on purpose")
+    if mode == "exit":
+        os._exit(3)
+t = mt.ones(4)
+try:
+    dist.all_reduce(t)
+except dist.DistBackendError as e:
+    print(f"caught on rank {rank}: {e}", flush=True)
+    try:
+        dist.all_reduce(t)
+    except dist.DistBackendError as again:
+        print(f"then: {again}", flush=True)
+    raise
+print(f"rank {rank} was not stopped", flush=True)
