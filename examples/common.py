@@ -222,7 +222,7 @@ class Run:
         ms/step and samples/s (the clock stops after a device synchronisation)."""
         budget = self._steps_left()
         total_steps = len(loader) if budget is None else min(len(loader), budget)
-        bar = self._bar(epoch, total_steps, len(loader.dataset) if total_steps == len(loader) else None)
+        bar = self._bar(epoch, total_steps, len(loader.sampler) if total_steps == len(loader) else None)
         sums: dict[str, mt.Tensor] = {}
         steps = samples = 0
         start = time.perf_counter()

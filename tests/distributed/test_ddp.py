@@ -2,6 +2,9 @@
 bucket assignment in one process."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 import minitensor as mt
@@ -40,3 +43,16 @@ def test_ddp_on_two_ranks_equals_one_process_on_the_whole_batch(dtype, cap, view
 @pytest.mark.parametrize("scenario", ["no_sync", "batchnorm", "shapes", "unused"])
 def test_ddp_scenarios_on_two_ranks(scenario):
     assert_ranks_ok(run_mpi("ddp_worker.py", scenario))
+
+
+def test_cnn_example_trains_on_two_ranks_and_only_rank_0_reports(tmp_path):
+    example = Path(__file__).resolve().parents[2] / "examples" / "cnn.py"
+    done = run_mpi(str(example), "--distributed", "--dataset", "digits", "--limit-steps", "2", "--out",
+                   str(tmp_path), "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("test accuracy") == 2, done.stdout  # rank 0's epoch line and its final line
+    assert done.stdout.count("parameters:") == 1, done.stdout
+    log = json.loads((tmp_path / "metrics.json").read_text())
+    assert log["args"]["distributed"] and log["final"]["steps"] == 2
+    assert "model" in mt.load(tmp_path / "checkpoint.mt")["modules"]
+    assert "0.weight" in mt.load(tmp_path / "checkpoint.mt")["modules"]["model"]  # the plain module's names
