@@ -83,7 +83,8 @@ def no_sync() -> None:
 
 
 def batchnorm() -> None:
-    """Buffers follow rank 0 at each forward (PyTorch's broadcast_buffers); batch statistics stay per rank."""
+    """Buffers follow rank 0 at each forward after a synchronised one (PyTorch's broadcast_buffers); batch
+    statistics stay per rank."""
     rank = dist.get_rank()
     model = DDP(nn.Sequential(nn.Linear(4, 5), nn.BatchNorm1d(5)))
     bn = model.module[1]
@@ -98,6 +99,13 @@ def batchnorm() -> None:
     model(mt.randn(2, 4))  # eval: no update, but the forward broadcasts rank 0's buffers
     np.testing.assert_array_equal(bn.running_mean.numpy(), gathered[0].numpy())
     assert int(bn.num_batches_tracked) == 3
+    model.train()
+    with mt.no_grad():  # updates each rank's statistics; and the next forward does not broadcast (PyTorch)
+        model(mt.randn(8, 4) + rank)
+    model.eval()
+    model(mt.randn(2, 4))
+    dist.all_gather(gathered, bn.running_mean.clone())
+    assert not np.allclose(gathered[0].numpy(), gathered[1].numpy())
 
 
 def shapes() -> None:

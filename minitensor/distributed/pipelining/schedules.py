@@ -47,7 +47,7 @@ class ScheduleGPipe:
         if stage.is_last and train and target is None:
             raise ValueError("the last stage needs target= to compute the loss")
         inputs = self._split(args[0], "input") if stage.is_first else ()
-        targets = self._split(target, "target") if stage.is_last and train else ()
+        targets = self._split(target, "target") if target is not None and stage.is_last and train else ()
         outs, ins, mb_losses = [], [], []
         for m in range(n):  # all forwards
             x = inputs[m] if stage.is_first else stage.recv_activation().requires_grad_(train)
@@ -66,7 +66,11 @@ class ScheduleGPipe:
                 else:
                     backward(outs[m], stage.recv_grad(outs[m]))
                 if not stage.is_first:
-                    stage.send_grad(ins[m].grad)
+                    grad = ins[m].grad
+                    if grad is None:
+                        raise RuntimeError(f"stage {stage.stage_index}'s output does not depend on its input: no "
+                                           "gradient to send to the previous stage")
+                    stage.send_grad(grad)
         if losses is not None:
             losses.extend(loss.detach() for loss in mb_losses)
         return cat([y.detach() for y in outs]) if stage.is_last else None

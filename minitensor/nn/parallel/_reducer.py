@@ -46,9 +46,9 @@ def bucket_assignment(params: Sequence[Tensor], first_cap_bytes: int, cap_bytes:
 class Reducer:
     """The buckets of one DDP module and the state of the current backward's reductions."""
 
-    def __init__(self, params: list[Tensor], buckets: list[list[int]], dist: Any, group: Any,
+    def __init__(self, params: Sequence[Tensor], buckets: list[list[int]], dist: Any, group: Any,
                  find_unused: bool, as_view: bool) -> None:
-        self.params, self.buckets, self.dist, self.group = params, buckets, dist, group
+        self.params, self.buckets, self.dist, self.group = list(params), buckets, dist, group
         self.find_unused, self.as_view = find_unused, as_view
         self.world = dist.get_world_size(group)
         self.flat: list[Tensor] = []

@@ -2,9 +2,9 @@
 
 At construction the parameter shapes are checked across ranks (an error names the first parameter that
 differs) and rank 0's parameters and buffers are broadcast to the others. Backward all-reduces the gradients
-bucket by bucket while it runs (``_reducer.py``). Each forward first broadcasts rank 0's buffers
-(``broadcast_buffers``), so BatchNorm's running statistics follow rank 0, as in PyTorch; the batch statistics
-themselves stay per rank (``SyncBatchNorm`` is not provided). ``static_graph`` is accepted and ignored: the
+bucket by bucket while it runs (``_reducer.py``). A forward that follows a synchronised training forward
+first broadcasts rank 0's buffers (``broadcast_buffers``), so BatchNorm's running statistics follow rank 0,
+as in PyTorch; the batch statistics themselves stay per rank (``SyncBatchNorm`` is not provided). ``static_graph`` is accepted and ignored: the
 reducer needs no graph analysis to be correct.
 """
 from __future__ import annotations
@@ -78,7 +78,7 @@ class DistributedDataParallel(Module):
         self.find_unused_parameters, self.static_graph = find_unused_parameters, static_graph
         self.gradient_as_bucket_view = gradient_as_bucket_view
         self.bucket_bytes_cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
-        self.require_backward_grad_sync = True
+        self.require_backward_grad_sync = self.require_forward_param_sync = True
         verify_shapes(named, dist, process_group)
         with no_grad():  # rank 0's initial state everywhere
             for t in [p for _, p in named] + list(module.buffers()):
@@ -92,11 +92,13 @@ class DistributedDataParallel(Module):
         reducer = self._reducer
         if reducer.unfinished:
             raise RuntimeError(reducer.missing_message())
-        if self.broadcast_buffers and reducer.world > 1:
+        if self.broadcast_buffers and self.require_forward_param_sync and reducer.world > 1:
             with no_grad():
                 for b in self.module.buffers():
                     reducer.dist.broadcast(b, src=0, group=self.process_group)
-        reducer.armed = is_grad_enabled() and self.require_backward_grad_sync
+        # PyTorch's rule: a forward that will synchronise its backward arms the reducer, and the next
+        # forward broadcasts the buffers only after such a forward (not after no_sync or no_grad ones).
+        reducer.armed = self.require_forward_param_sync = is_grad_enabled() and self.require_backward_grad_sync
         return self.module(*inputs, **kwargs)
 
     @contextlib.contextmanager
