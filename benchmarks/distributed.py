@@ -8,8 +8,9 @@ Per DDP step it measures the time spent launching the buckets' all-reduces durin
 launches: MPI may do part of the work there) and waiting for them at the end of backward (the exposed
 communication), and, separately, the same buckets all-reduced back to back outside backward (the
 communication's whole cost). What the end-of-backward wait does not show of that cost ran while backward was
-still computing: overlapped = max(0, whole - launch - wait). Medians over the rounds; the machine is shared,
-so the load average is printed with the results.
+still computing: overlapped = max(0, whole - launch - wait); and the share of the gradient bytes whose
+reduction had already finished when backward ended. Medians over the rounds; the machine is shared, so the
+load average is printed with the results.
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def worker(args: argparse.Namespace) -> None:
     model = cnn(28)
     batch = GLOBAL_BATCH // world
     x, y = mt.randn(batch, 1, 28, 28), mt.randint(0, 10, (batch,))
-    timers = {"launch": 0.0, "wait": 0.0}
+    timers = {"launch": 0.0, "wait": 0.0, "done_bytes": 0.0, "all_bytes": 0.0}
     if dist is not None:
         ddp = mt.nn.parallel.DistributedDataParallel(model)
         _instrument(ddp._reducer, timers)
@@ -53,7 +54,7 @@ def worker(args: argparse.Namespace) -> None:
         step(x, y)
     rounds = []
     for _ in range(args.rounds):
-        timers.update(launch=0.0, wait=0.0)
+        timers.update(launch=0.0, wait=0.0, done_bytes=0.0, all_bytes=0.0)
         if dist is not None:
             dist.barrier()
         start = time.perf_counter()
@@ -61,7 +62,8 @@ def worker(args: argparse.Namespace) -> None:
             step(x, y)
         seconds = time.perf_counter() - start
         rounds.append({"s_per_step": seconds / args.steps, "launch_ms": 1e3 * timers["launch"] / args.steps,
-                       "wait_ms": 1e3 * timers["wait"] / args.steps})
+                       "wait_ms": 1e3 * timers["wait"] / args.steps,
+                       "done_at_end": timers["done_bytes"] / max(timers["all_bytes"], 1.0)})
     result: dict[str, Any] = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
     result["samples_per_s"] = GLOBAL_BATCH / result["s_per_step"]
     if ddp is not None:
@@ -90,6 +92,9 @@ def _instrument(reducer: Any, timers: dict[str, float]) -> None:
 
     def timed_finalize() -> None:
         start = time.perf_counter()
+        done = [w.is_completed() for w in reducer.works]  # launched buckets already reduced when backward ends
+        timers["done_bytes"] += sum(f.numel() * f.element_size() for f, d in zip(reducer.flat, done) if d)
+        timers["all_bytes"] += sum(f.numel() * f.element_size() for f in reducer.flat)
         finalize()
         timers["wait"] += time.perf_counter() - start
 
@@ -145,12 +150,11 @@ def main() -> None:
     print(f"CNN, global batch {GLOBAL_BATCH}, {args.rounds} rounds x {args.steps} steps (medians); load average "
           f"{load[0]:.2f} before, {os.getloadavg()[0]:.2f} after")
     print("| configuration | ms/step | samples/s | all-reduce ms/step (blocking) | launch ms | end wait ms | "
-          "overlapped ms |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "overlapped ms | bytes reduced before backward ended |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name, r in results.items():
-        comm = [f"{r[k]:.2f}" if k in r else "-" for k in ("allreduce_ms", "launch_ms", "wait_ms", "overlapped_ms")]
-        if "allreduce_ms" not in r:
-            comm[1] = comm[2] = "-"
+        keys = ("allreduce_ms", "launch_ms", "wait_ms", "overlapped_ms")
+        comm = [f"{r[k]:.2f}" for k in keys] + [f"{r['done_at_end']:.0%}"] if "allreduce_ms" in r else ["-"] * 5
         print(f"| {name} | {1e3 * r['s_per_step']:.2f} | {r['samples_per_s']:.0f} | " + " | ".join(comm) + " |")
     if args.json:
         Path(args.json).write_text(json.dumps({"load": load, "results": results}, indent=2))

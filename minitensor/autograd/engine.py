@@ -151,11 +151,11 @@ def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bo
         while pending:
             node = heappop(pending)[1]
             gy = node_grads.pop(node)
-            if node._hooks is not None:  # a non-leaf tensor's register_hook hooks, before capture and retain_grad
-                gy = _hooks.run_pre_hooks(node._hooks, gy, node.out_device or node._device)[0]
             if wanted_nodes:
                 for i in wanted_nodes.get(node, ()):
                     captured[i] = gy
+            if node._hooks is not None:  # a non-leaf's register_hook hooks: after capture (PyTorch), before retain_grad
+                gy = _hooks.run_pre_hooks(node._hooks, gy, node.out_device or node._device)[0]
             if to_run is not None and node not in to_run:  # it feeds no wanted gradient: kept as it is
                 continue
             if node._retained is not None and inputs is None:

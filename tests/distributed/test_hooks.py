@@ -62,13 +62,15 @@ def test_hook_on_a_view():
     np.testing.assert_allclose(x.grad.numpy(), [[6.0, 6.0], [1.0, 1.0]])
 
 
-def test_hook_gets_the_gradient_of_autograd_grad_inputs():
+def test_autograd_grad_runs_the_hooks_and_returns_a_non_leafs_gradient_before_them():
+    """PyTorch: autograd.grad captures a non-leaf input's gradient before its hooks, a leaf's after."""
     x = mt.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: g * 3)
     y = x * 2
     y.register_hook(lambda g: g * 7)
     gy, gx = mt.autograd.grad((y * y).sum(), [y, x])
-    np.testing.assert_allclose(gy.numpy(), 7 * 2 * y.detach().numpy())
-    np.testing.assert_allclose(gx.numpy(), 2 * gy.numpy())
+    np.testing.assert_allclose(gy.numpy(), 2 * y.detach().numpy())
+    np.testing.assert_allclose(gx.numpy(), 3 * 2 * 7 * gy.numpy())
     assert x.grad is None
 
 
@@ -131,6 +133,32 @@ def test_queue_callback_runs_at_the_end_of_backward_after_every_grad():
     assert seen == [(2.0, 1.0)]
     with pytest.raises(RuntimeError, match="during backward"):
         hooks.queue_callback(lambda: None)
+
+
+@pytest.mark.torch
+def test_matches_pytorch_on_autograd_grad_inputs_and_self_removing_hooks():
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        x.register_hook(lambda g: g * 3)
+        y = x * 2
+        y.register_hook(lambda g: g + 1)
+        grads = list(lib.autograd.grad((y * y).sum(), [y, x]))
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        w.register_hook(lambda g: g * 2)
+
+        def once(g):
+            handle.remove()
+            return g + 10
+        handle = w.register_hook(once)
+        for _ in range(2):
+            (w * 1).sum().backward()
+            grads.append(w.grad.clone())
+        return [g.detach().numpy() for g in grads]
+
+    for a, b in zip(run(mt), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
 
 
 @pytest.mark.torch
