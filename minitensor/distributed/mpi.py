@@ -10,6 +10,8 @@ synchronized, since MPI knows nothing of CUDA streams.
 from __future__ import annotations
 
 import os
+import time
+from datetime import timedelta
 from typing import Any, Callable
 
 import numpy as np
@@ -17,7 +19,7 @@ import numpy as np
 from ..dtypes import bfloat16
 from .engine import Array, Engine
 from .reduce_op import RedOpType
-from .work import Done, Pending
+from .work import Done, DistStoreError, Pending, poll
 
 UFUNCS: dict[RedOpType, Callable[..., Any]] = {
     RedOpType.SUM: np.add, RedOpType.PRODUCT: np.multiply, RedOpType.MIN: np.minimum, RedOpType.MAX: np.maximum,
@@ -149,3 +151,22 @@ class MpiEngine(Engine):
 
     def abort_job(self) -> None:
         self.MPI.COMM_WORLD.Abort(1)
+
+
+def mpi_share(make: Callable[[], bytes], timeout: timedelta) -> tuple[int, int, bytes]:
+    """(rank, size, rank 0's ``make()``) over MPI's COMM_WORLD, for an engine launched by mpiexec; bounded by
+    ``timeout`` like every wait."""
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    payload = make() if rank == 0 else b""
+    sizes = np.array([len(payload)], dtype=np.int64)
+    _wait(comm.Ibcast(sizes, 0), timeout, rank)
+    buf = np.frombuffer(payload, dtype=np.uint8).copy() if rank == 0 else np.empty(int(sizes[0]), dtype=np.uint8)
+    _wait(comm.Ibcast(buf, 0), timeout, rank)
+    return rank, size, buf.tobytes()
+
+
+def _wait(request: Any, timeout: timedelta, rank: int) -> None:
+    if not poll(request.Test, time.monotonic() + timeout.total_seconds()):
+        raise DistStoreError(f"rank {rank}: rank 0's communicator id did not arrive over MPI within {timeout}")

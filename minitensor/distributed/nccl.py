@@ -1,11 +1,151 @@
-"""The NCCL engine (placeholder until the CuPy path lands)."""
+"""The NCCL engine: CuPy's NCCL communicator (``backends/cuda/nccl.py``), one GPU per rank, every operation
+queued on the current CUDA stream with the tensors' device pointers.
+
+PyTorch's NCCL rules: CUDA tensors only; booleans travel as uint8; complex tensors as pairs of reals (SUM and
+AVG); no bitwise ops and no receive from any source; ``gather``, ``scatter`` and the all-to-alls are grouped
+sends and receives. ``Work.wait`` waits on the host for the operation's event (PyTorch's blocking wait), so
+that the group's timeout applies; past it the communicator is aborted.
+
+Never run on a GPU in this project's CI (none there): the argument handling and the rendezvous are tested on
+the CPU (tests/distributed/test_nccl_setup.py).
+"""
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 from typing import Any
 
-from .engine import Engine
+from .engine import Array, Engine
+from .reduce_op import BITWISE, RedOpType
+from .rendezvous import parse, share
+from .work import Pending
+
+REALS = {"complex64": "float32", "complex128": "float64"}
 
 
-def start_nccl(init_method: str | None, world_size: int, rank: int, timeout: timedelta, device_id: Any) -> Engine:
-    raise RuntimeError("backend 'nccl' is not available yet")
+def start_nccl(init_method: str | None, world_size: int, rank: int, timeout: timedelta, device_id: Any) -> "NcclEngine":
+    """Rendezvous (``rendezvous.parse``), then every rank joins rank 0's communicator on its current GPU (or
+    ``device_id``'s)."""
+    from . import process_group
+    rv = parse(init_method, world_size, rank, os.environ, process_group.under_mpi_launcher())
+    from ..backends.cuda import nccl as cuda_nccl
+    if not cuda_nccl.nccl_available():
+        raise RuntimeError("backend 'nccl' needs CuPy built with NCCL and an NVIDIA GPU: pip install "
+                           "'minitensor[cuda12]' (or cuda13); on CPUs use backend 'mpi'")
+    device = _device_index(device_id)
+    if rv.via_mpi:
+        from .mpi import mpi_share
+        rv.rank, rv.world_size, uid = mpi_share(lambda: cuda_nccl.unique_id(), timeout)
+    else:
+        uid = share(rv, cuda_nccl.unique_id() if rv.rank == 0 else None, timeout)
+    return NcclEngine(cuda_nccl.NcclComm(rv.world_size, uid, rv.rank, device), rv.rank, rv.world_size, rv.via_mpi)
+
+
+def _device_index(device_id: Any) -> int:
+    from .. import cuda
+    from ..device import device as as_device
+    if device_id is None:
+        return cuda.current_device()
+    d = as_device(device_id) if not isinstance(device_id, int) else as_device("cuda", device_id)
+    if d.type != "cuda":
+        raise ValueError(f"device_id must be a CUDA device for backend 'nccl', got {d}")
+    index = d.index if d.index is not None else cuda.current_device()
+    cuda.set_device(index)
+    return index
+
+
+class NcclPending(Pending):
+    def __init__(self, event: Any, source: int = 0) -> None:
+        self.event, self._source = event, source
+
+    def test(self) -> bool:
+        return bool(self.event.done())
+
+    def source(self) -> int:
+        return self._source
+
+
+class NcclEngine(Engine):
+    name = "nccl"
+
+    def __init__(self, comm: Any, rank: int, size: int, mpi_launched: bool) -> None:
+        from ..backends.cuda.nccl import AVG_SINCE
+        self.comm, self.rank, self.size, self.mpi_launched = comm, rank, size, mpi_launched
+        self.native_avg = comm.version >= AVG_SINCE
+
+    def check_tensor(self, array: Array, device_type: str, param: str) -> None:
+        if device_type != "cuda":
+            raise ValueError(f"Tensors must be CUDA and dense ({param})")
+        if not array.flags.c_contiguous:
+            raise ValueError(f"Tensors must be contiguous ({param})")
+        if self.comm.datatype(array) is None and array.dtype.name not in REALS:
+            raise TypeError(f"Input tensor data type is not supported for NCCL process group: {array.dtype}")
+
+    @staticmethod
+    def _real(a: Array) -> Array:
+        """Complex arrays as twice as many reals (SUM and AVG only: ``effective_op`` refuses the rest)."""
+        return a.view(REALS[a.dtype.name]) if a.dtype.name in REALS else a
+
+    @staticmethod
+    def _op(op: RedOpType) -> str:
+        if op in BITWISE:
+            raise ValueError(f"Cannot use ReduceOp.{op.name} with NCCL")
+        return op.name
+
+    def all_reduce(self, buf: Array, op: RedOpType) -> Pending:
+        return NcclPending(self.comm.all_reduce(self._real(buf), self._op(op)))
+
+    def broadcast(self, buf: Array, root: int) -> Pending:
+        return NcclPending(self.comm.broadcast(self._real(buf), root))
+
+    def reduce(self, buf: Array, op: RedOpType, root: int) -> Pending:
+        return NcclPending(self.comm.reduce(self._real(buf), self._op(op), root))
+
+    def all_gather(self, send: Array, recv: Array) -> Pending:
+        return NcclPending(self.comm.all_gather(self._real(send), self._real(recv)))
+
+    def reduce_scatter(self, send: Array, recv: Array, op: RedOpType) -> Pending:
+        return NcclPending(self.comm.reduce_scatter(self._real(send), self._real(recv), self._op(op)))
+
+    def gather(self, send: Array, recv: Array | None, root: int) -> Pending:
+        send = self._real(send)
+        n = send.size
+        recvs = [(self._real(recv), r * n, n, r) for r in range(self.size)] if recv is not None else []
+        return NcclPending(self.comm.exchange([(send, 0, n, root)], recvs))
+
+    def scatter(self, send: Array | None, recv: Array, root: int) -> Pending:
+        recv = self._real(recv)
+        n = recv.size
+        sends = [(self._real(send), r * n, n, r) for r in range(self.size)] if send is not None else []
+        return NcclPending(self.comm.exchange(sends, [(recv, 0, n, root)]))
+
+    def all_to_all(self, send: Array, recv: Array, send_counts: list[int], recv_counts: list[int]) -> Pending:
+        def blocks(a: Array, counts: list[int]) -> list[tuple[Array, int, int, int]]:
+            real = self._real(a)
+            per = real.size // a.size if a.size else 1  # complex: two reals per element
+            starts = [per * sum(counts[:r]) for r in range(self.size)]
+            return [(real, starts[r], per * counts[r], r) for r in range(self.size)]
+        return NcclPending(self.comm.exchange(blocks(send, send_counts), blocks(recv, recv_counts)))
+
+    def send(self, buf: Array, dst: int, tag: int) -> Pending:
+        real = self._real(buf)
+        return NcclPending(self.comm.exchange([(real, 0, real.size, dst)], []))
+
+    def recv(self, buf: Array, src: int | None, tag: int) -> Pending:
+        if src is None:
+            raise ValueError("NCCL cannot receive from any source: give recv a src rank")
+        real = self._real(buf)
+        return NcclPending(self.comm.exchange([], [(real, 0, real.size, src)]), src)
+
+    def barrier(self) -> Pending:
+        return NcclPending(self.comm.barrier())
+
+    def close(self, failed: bool) -> None:
+        (self.comm.abort if failed else self.comm.destroy)()
+
+    def abort_job(self) -> None:
+        """Abort the communicator (its kernels stop waiting for the peers); under mpiexec, end the job."""
+        self.comm.abort()
+        if self.mpi_launched:
+            from mpi4py import MPI
+            MPI.COMM_WORLD.Abort(1)

@@ -28,6 +28,18 @@ class DistStoreError(DistError):
     """The rendezvous that sets up a group failed or timed out (PyTorch's ``DistStoreError``)."""
 
 
+def poll(done: Callable[[], bool], deadline: float) -> bool:
+    """Call ``done`` until it is True (returns True) or ``time.monotonic()`` passes ``deadline`` (False),
+    sleeping between calls from 10 us up to 2 ms: quick answers stay quick, long waits leave the CPU alone."""
+    pause = 1e-5
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 2e-3)
+    return True
+
+
 class Pending:
     """What an engine hands back for one launched operation: ``test()`` is True once it has finished (and
     raises the engine's error when it failed); ``source()`` is the sender of a receive."""
@@ -86,14 +98,9 @@ class Work:
         """Block until the operation has finished; ``timeout`` (default: the group's) counts from its launch.
         Past it, raise ``DistBackendError`` and mark the group failed (its later operations raise at once)."""
         limit = self._group.timeout if timeout is None else timeout
-        deadline = self._started + limit.total_seconds()
-        pause = 1e-5  # back off from 10 us to 2 ms: quick answers stay quick, long waits leave the CPU alone
-        while not self._poll():
-            if time.monotonic() > deadline:
-                raise self._group.fail(f"{self._op} timed out on rank {self._group.global_rank} after {limit} "
-                                       f"(the group's timeout): another rank is missing, hung or died")
-            time.sleep(pause)
-            pause = min(pause * 2, 2e-3)
+        if not poll(self._poll, self._started + limit.total_seconds()):
+            raise self._group.fail(f"{self._op} timed out on rank {self._group.global_rank} after {limit} "
+                                   f"(the group's timeout): another rank is missing, hung or died")
         return True
 
     def result(self) -> list["Tensor"]:

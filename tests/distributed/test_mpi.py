@@ -23,9 +23,10 @@ def test_a_hung_rank_makes_the_others_fail_with_the_timeout_error_and_ends_the_j
 
 def test_a_rank_that_raises_ends_the_job_without_waiting_for_the_timeout():
     done = run_mpi("worker_failure.py", "raise", timeout=120)  # rank 0's timeout is 10 minutes
-    assert done.returncode != 0
-    assert "RuntimeError: rank 1 fails on purpose" in done.stderr
-    assert "was not stopped" not in done.stdout
+    report = f"exit {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
+    assert done.returncode != 0, report
+    assert "RuntimeError: rank 1 fails on purpose" in done.stderr, report
+    assert "was not stopped" not in done.stdout, report
 
 
 def test_a_rank_that_dies_ends_the_job():
