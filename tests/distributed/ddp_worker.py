@@ -157,6 +157,34 @@ def unused() -> None:
         raise AssertionError("an unfinished reduction was not reported")
 
 
+def overlap() -> None:
+    """Each bucket's all-reduce starts as soon as its last gradient is accumulated, while backward goes on:
+    with small buckets, the last layer's reduction is launched before the first layer's backward."""
+    events: list[str] = []
+    model = DDP(mlp(mt.float32), bucket_cap_mb=0.0001)
+    reducer = model._reducer
+
+    class Recording:
+        def __getattr__(self, name: str) -> object:
+            return getattr(dist, name)
+
+        def all_reduce(self, tensor: mt.Tensor, **kwargs: object) -> object:
+            events.append(f"launch {tensor.numel()}")
+            return dist.all_reduce(tensor, **kwargs)
+
+    reducer.dist = Recording()
+    x = mt.randn(4, 6)
+    hidden = model.module[0](x)
+    hidden.register_hook(lambda g: events.append("first layer's output gradient"))
+    loss = model.module[1:](hidden).sum()
+    reducer.armed = True  # as model(x) would (the forward above ran in two parts to hook the hidden layer)
+    loss.backward()
+    first = events.index("first layer's output gradient")
+    launches = [i for i, e in enumerate(events) if e.startswith("launch")]
+    assert launches[0] < first < launches[-1], events  # the last layer's bucket went out before, the first's after
+    assert len(launches) == len(reducer.buckets) == 3, events
+
+
 if __name__ == "__main__":
     dist.init_process_group("mpi")
     try:
