@@ -1,10 +1,10 @@
 """The NCCL engine: CuPy's NCCL communicator (``backends/cuda/nccl.py``), one GPU per rank, every operation
 queued on the current CUDA stream with the tensors' device pointers.
 
-PyTorch's NCCL rules: CUDA tensors only; booleans travel as uint8; complex tensors as pairs of reals (SUM and
-AVG); no bitwise ops and no receive from any source; ``gather``, ``scatter`` and the all-to-alls are grouped
-sends and receives. ``Work.wait`` waits on the host for the operation's event (PyTorch's blocking wait), so
-that the group's timeout applies; past it the communicator is aborted.
+PyTorch's NCCL rules: CUDA tensors only; booleans travel as uint8; no bitwise ops and no receive from any
+source; ``gather``, ``scatter`` and the all-to-alls are grouped sends and receives. ``Work.wait`` waits on
+the host for the operation's event (PyTorch's blocking wait), so that the group's timeout applies; past it
+the communicator is aborted.
 
 Never run on a GPU in this project's CI (none there): the argument handling and the rendezvous are tested on
 the CPU (tests/distributed/test_nccl_setup.py).
@@ -15,12 +15,12 @@ import os
 from datetime import timedelta
 from typing import Any
 
+import numpy as np
+
 from .engine import Array, Engine
 from .reduce_op import BITWISE, RedOpType
 from .rendezvous import parse, share
 from .work import Pending
-
-REALS = {"complex64": "float32", "complex128": "float64"}
 
 
 def start_nccl(init_method: str | None, world_size: int, rank: int, timeout: timedelta, device_id: Any) -> "NcclEngine":
@@ -78,13 +78,8 @@ class NcclEngine(Engine):
             raise ValueError(f"Tensors must be CUDA and dense ({param})")
         if not array.flags.c_contiguous:
             raise ValueError(f"Tensors must be contiguous ({param})")
-        if self.comm.datatype(array) is None and array.dtype.name not in REALS:
+        if self.comm.datatype(array) is None:
             raise TypeError(f"Input tensor data type is not supported for NCCL process group: {array.dtype}")
-
-    @staticmethod
-    def _real(a: Array) -> Array:
-        """Complex arrays as twice as many reals (SUM and AVG only: ``effective_op`` refuses the rest)."""
-        return a.view(REALS[a.dtype.name]) if a.dtype.name in REALS else a
 
     @staticmethod
     def _op(op: RedOpType) -> str:
@@ -93,49 +88,43 @@ class NcclEngine(Engine):
         return op.name
 
     def all_reduce(self, buf: Array, op: RedOpType) -> Pending:
-        return NcclPending(self.comm.all_reduce(self._real(buf), self._op(op)))
+        return NcclPending(self.comm.all_reduce(buf, self._op(op)))
 
     def broadcast(self, buf: Array, root: int) -> Pending:
-        return NcclPending(self.comm.broadcast(self._real(buf), root))
+        return NcclPending(self.comm.broadcast(buf, root))
 
     def reduce(self, buf: Array, op: RedOpType, root: int) -> Pending:
-        return NcclPending(self.comm.reduce(self._real(buf), self._op(op), root))
+        return NcclPending(self.comm.reduce(buf, self._op(op), root))
 
     def all_gather(self, send: Array, recv: Array) -> Pending:
-        return NcclPending(self.comm.all_gather(self._real(send), self._real(recv)))
+        return NcclPending(self.comm.all_gather(send, recv))
 
     def reduce_scatter(self, send: Array, recv: Array, op: RedOpType) -> Pending:
-        return NcclPending(self.comm.reduce_scatter(self._real(send), self._real(recv), self._op(op)))
+        return NcclPending(self.comm.reduce_scatter(send, recv, self._op(op)))
 
     def gather(self, send: Array, recv: Array | None, root: int) -> Pending:
-        send = self._real(send)
         n = send.size
-        recvs = [(self._real(recv), r * n, n, r) for r in range(self.size)] if recv is not None else []
+        recvs = [(recv, r * n, n, r) for r in range(self.size)] if recv is not None else []
         return NcclPending(self.comm.exchange([(send, 0, n, root)], recvs))
 
     def scatter(self, send: Array | None, recv: Array, root: int) -> Pending:
-        recv = self._real(recv)
         n = recv.size
-        sends = [(self._real(send), r * n, n, r) for r in range(self.size)] if send is not None else []
+        sends = [(send, r * n, n, r) for r in range(self.size)] if send is not None else []
         return NcclPending(self.comm.exchange(sends, [(recv, 0, n, root)]))
 
     def all_to_all(self, send: Array, recv: Array, send_counts: list[int], recv_counts: list[int]) -> Pending:
         def blocks(a: Array, counts: list[int]) -> list[tuple[Array, int, int, int]]:
-            real = self._real(a)
-            per = real.size // a.size if a.size else 1  # complex: two reals per element
-            starts = [per * sum(counts[:r]) for r in range(self.size)]
-            return [(real, starts[r], per * counts[r], r) for r in range(self.size)]
+            starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).tolist()
+            return [(a, starts[r], counts[r], r) for r in range(self.size)]
         return NcclPending(self.comm.exchange(blocks(send, send_counts), blocks(recv, recv_counts)))
 
     def send(self, buf: Array, dst: int, tag: int) -> Pending:
-        real = self._real(buf)
-        return NcclPending(self.comm.exchange([(real, 0, real.size, dst)], []))
+        return NcclPending(self.comm.exchange([(buf, 0, buf.size, dst)], []))
 
     def recv(self, buf: Array, src: int | None, tag: int) -> Pending:
         if src is None:
             raise ValueError("NCCL cannot receive from any source: give recv a src rank")
-        real = self._real(buf)
-        return NcclPending(self.comm.exchange([], [(real, 0, real.size, src)]), src)
+        return NcclPending(self.comm.exchange([], [(buf, 0, buf.size, src)]), src)
 
     def barrier(self) -> Pending:
         return NcclPending(self.comm.barrier())

@@ -48,8 +48,6 @@ def effective_op(op: object, dtype: np.dtype, engine: str) -> RedOpType:
         raise TypeError(f"op must be a ReduceOp (ReduceOp.SUM, AVG, PRODUCT, MIN, MAX...), got {op!r}")
     if op is RedOpType.PREMUL_SUM:
         raise ValueError(f"Cannot use ReduceOp.PREMUL_SUM with {engine}")
-    if dtype.kind == "c" and op not in (RedOpType.SUM, RedOpType.AVG):
-        raise ValueError(f"all_reduce does not support ReduceOp.{op.name} on complex tensors")
     if op in BITWISE and dtype.kind not in "iub":
         raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype")
     if dtype.kind == "b":

@@ -148,3 +148,46 @@ def test_nccl_world_size_one_on_a_gpu():
             dist.all_reduce(mt.ones(2, dtype=mt.int32, device="cuda"), op=dist.ReduceOp.BAND)
     finally:
         dist.destroy_process_group()
+
+
+class RecordingComm:
+    """Stands for backends/cuda/nccl.NcclComm: records the transfers the engine asks for."""
+    version = 22000
+
+    def __init__(self) -> None:
+        self.calls: list = []
+
+    @staticmethod
+    def datatype(array):
+        return {"float32": 7, "float64": 8, "bool": 1}.get(array.dtype.name)
+
+    def exchange(self, sends, recvs):
+        self.calls.append(([(a.dtype.name, s, c, p) for a, s, c, p in sends],
+                           [(a.dtype.name, s, c, p) for a, s, c, p in recvs]))
+        return None
+
+
+def test_nccl_engine_plans_grouped_transfers_in_elements_of_the_wire_type():
+    """gather / scatter / all-to-all as grouped sends and receives: offsets and counts per peer (rank 1 of 3)."""
+    import numpy as np
+
+    from minitensor.distributed.nccl import NcclEngine
+    comm = RecordingComm()
+    engine = NcclEngine(comm, rank=1, size=3, mpi_launched=False)
+    assert engine.native_avg
+    engine.gather(np.zeros(4, np.float32), np.zeros(12, np.float32), root=1)
+    engine.scatter(None, np.zeros(4, np.float32), root=0)
+    engine.all_to_all(np.zeros(6, np.float64), np.zeros(3, np.float64), [1, 2, 3], [1, 1, 1])
+    assert comm.calls[0] == ([("float32", 0, 4, 1)], [("float32", 0, 4, 0), ("float32", 4, 4, 1),
+                                                       ("float32", 8, 4, 2)])
+    assert comm.calls[1] == ([], [("float32", 0, 4, 0)])
+    assert comm.calls[2] == ([("float64", 0, 1, 0), ("float64", 1, 2, 1), ("float64", 3, 3, 2)],
+                             [("float64", 0, 1, 0), ("float64", 1, 1, 1), ("float64", 2, 1, 2)])
+    with pytest.raises(ValueError, match="NCCL cannot receive from any source"):
+        engine.recv(np.zeros(1, np.float32), None, 0)
+    with pytest.raises(ValueError, match="Tensors must be CUDA and dense"):
+        engine.check_tensor(np.zeros(1, np.float32), "cpu", "tensor")
+    with pytest.raises(TypeError, match="not supported for NCCL process group: int16"):
+        engine.check_tensor(np.zeros(1, np.int16), "cuda", "tensor")
+    with pytest.raises(ValueError, match="Tensors must be contiguous"):
+        engine.check_tensor(np.zeros((2, 2), np.float32).T, "cuda", "tensor")

@@ -14,7 +14,8 @@ from minitensor.distributed import ReduceOp
 from minitensor.utils.data import DistributedSampler
 
 DTYPES = [mt.float32, mt.float64, mt.float16, mt.bfloat16, mt.int32, mt.int64, mt.int8, mt.uint8, mt.bool]
-UFUNCS = {ReduceOp.SUM: np.add, ReduceOp.PRODUCT: np.multiply, ReduceOp.MAX: np.maximum, ReduceOp.MIN: np.minimum}
+UFUNCS = {ReduceOp.SUM: np.add, ReduceOp.PRODUCT: np.multiply, ReduceOp.MAX: np.maximum, ReduceOp.MIN: np.minimum,
+          ReduceOp.BAND: np.bitwise_and, ReduceOp.BOR: np.bitwise_or, ReduceOp.BXOR: np.bitwise_xor}
 
 
 def data(r: int, dtype: mt.dtype, shape: tuple[int, ...] = (3, 5), salt: int = 0) -> np.ndarray:
@@ -49,13 +50,17 @@ def check(name: str, got: mt.Tensor, expected: np.ndarray) -> None:
 
 def ops_for(dtype: mt.dtype) -> list[object]:
     ops: list[object] = [ReduceOp.SUM, ReduceOp.PRODUCT, ReduceOp.MAX, ReduceOp.MIN]
-    return ops if dtype == mt.bool else ops + [ReduceOp.AVG]
+    if dtype.is_floating_point:
+        return ops + [ReduceOp.AVG]
+    bitwise = [ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR]
+    return ops + bitwise if dtype == mt.bool else ops + bitwise + [ReduceOp.AVG]
 
 
 def main() -> None:
-    dist.init_process_group("mpi")
+    backend = sys.argv[1] if len(sys.argv) > 1 else "mpi"  # "gloo" runs on MPI too
+    dist.init_process_group(backend)
     rank, n = dist.get_rank(), dist.get_world_size()
-    assert dist.is_initialized() and dist.get_backend() == "mpi"
+    assert dist.is_initialized() and dist.get_backend() == backend
     everyone = range(n)
     for dtype in DTYPES:
         for op in ops_for(dtype):
@@ -93,6 +98,7 @@ def main() -> None:
         point_to_point(rank, n)
     rooted(rank, n)
     sampler_shares(n)
+    bad_arguments(rank, n)
     dist.barrier()
     assert dist.barrier(async_op=True).wait()  # type: ignore[union-attr]
     dist.destroy_process_group()
@@ -150,6 +156,46 @@ def sampler_shares(n: int) -> None:
     dist.all_gather(shares, mt.tensor(list(sampler)))
     counts = np.bincount(mt.cat(shares).numpy(), minlength=25)
     assert counts.min() >= 1 and counts.sum() == len(sampler) * n, counts
+
+
+def raises(kind: type[Exception], text: str, call: object, *args: object, **kwargs: object) -> None:
+    try:
+        call(*args, **kwargs)  # type: ignore[operator]
+    except kind as e:
+        assert text in str(e), (text, str(e))
+    else:
+        raise AssertionError(f"{call} did not raise {kind.__name__}({text!r})")
+
+
+def bad_arguments(rank: int, n: int) -> None:
+    """PyTorch's errors, raised on every rank before anything is sent (so the group stays usable)."""
+    raises(RuntimeError, "input tensor has to be contiguous", dist.all_reduce, mt.ones(3, 2).t())
+    raises(TypeError, "Expected parameter `tensor` of type torch.Tensor", dist.all_reduce, np.ones(3))
+    raises(TypeError, "Cannot use ReduceOp.AVG with boolean inputs", dist.all_reduce, mt.ones(2, dtype=mt.bool),
+           op=ReduceOp.AVG)
+    raises(RuntimeError, "Cannot use ReduceOp.BAND with non-integral dtype", dist.all_reduce, mt.ones(2),
+           op=ReduceOp.BAND)
+    raises(ValueError, f"Cannot use ReduceOp.PREMUL_SUM with {dist.get_backend()}", dist.all_reduce, mt.ones(2),
+           op=ReduceOp.PREMUL_SUM)
+    raises(TypeError, "op must be a ReduceOp", dist.all_reduce, mt.ones(2), op="sum")
+    raises(ValueError, f"tensor_list must hold one tensor per rank of the group ({n})", dist.all_gather,
+           [mt.ones(2)] * (n + 1), mt.ones(2))
+    raises(ValueError, "Invalid usage of tensors with different dtypes", dist.all_gather,
+           [mt.ones(2, dtype=mt.float64)] * n, mt.ones(2))
+    raises(ValueError, "output tensor size must be equal to world_size times input tensor size",
+           dist.all_gather_into_tensor, mt.ones(n + 1), mt.ones(1))
+    raises(ValueError, "Argument ``gather_list`` must be specified on destination rank.", dist.gather, mt.ones(1),
+           None, rank)
+    raises(ValueError, f"Global rank {n} is not part of group", dist.broadcast, mt.ones(1), n)
+    raises(ValueError, "Can only specify one of src or group_src", dist.broadcast, mt.ones(1), 0, group_src=0)
+    raises(ValueError, "trying to initialize the default process group twice!", dist.init_process_group, "mpi")
+    if n > 1:
+        raises(ValueError, "Argument ``gather_list`` must NOT be specified on non-destination ranks.", dist.gather,
+               mt.ones(1), [mt.ones(1)] * n, (rank + 1) % n)
+        raises(ValueError, "Invalid destination rank", dist.send, mt.ones(1), rank)
+    t = mt.ones(2)
+    dist.all_reduce(t)  # still usable
+    assert t.tolist() == [n, n]
 
 
 if __name__ == "__main__":
