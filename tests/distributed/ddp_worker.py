@@ -138,15 +138,17 @@ def unused() -> None:
     """find_unused_parameters: a branch used on one rank only gets that rank's gradient / 2 on both ranks;
     without the flag, parameters unused everywhere make the next forward raise PyTorch's error."""
     rank = dist.get_rank()
-    mt.manual_seed(0)
-    model = DDP(Branchy(), find_unused_parameters=True)
-    reference = copy.deepcopy(model.module)
     x = mt.ones(2, 3) * (rank + 1)
-    model(x, use_b=rank == 1).sum().backward()
-    reference.a(mt.ones(2, 3)).sum().backward()
-    reference.b(2 * mt.ones(2, 3)).sum().backward()
-    for p, q in zip(model.parameters(), reference.parameters()):
-        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy() / 2, rtol=1e-6)
+    for cap in (25, 1e-5):  # one bucket; a bucket per tensor (rank 1's b leaves during backward, rank 0's after)
+        mt.manual_seed(0)
+        model = DDP(Branchy(), find_unused_parameters=True, bucket_cap_mb=cap)
+        reference = copy.deepcopy(model.module)
+        for _ in range(2):  # twice: the reducer starts afresh after a backward with unused parameters
+            model(x, use_b=rank == 1).sum().backward()
+            reference.a(mt.ones(2, 3)).sum().backward()
+            reference.b(2 * mt.ones(2, 3)).sum().backward()
+        for p, q in zip(model.parameters(), reference.parameters()):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy() / 2, rtol=1e-6)
     strict = DDP(Branchy())
     strict(x, use_b=False).sum().backward()
     try:

@@ -65,7 +65,8 @@ class Reducer:
                 offset += n
             self.flat.append(flat)
         self.armed = False  # the last forward asked for a synchronised backward
-        self.handles = [p.register_post_accumulate_grad_hook(self._hook(i)) for i, p in enumerate(params)]
+        for i, p in enumerate(params):
+            p.register_post_accumulate_grad_hook(self._hook(i))
         self._reset()
 
     def _reset(self) -> None:
@@ -127,12 +128,13 @@ class Reducer:
             return
         used = None
         if self.find_unused:
-            device = self.params[0].device
-            used = zeros(len(self.params), dtype=self.flat[0].dtype, device=device)
+            used = zeros(len(self.params), dtype=self.flat[0].dtype, device=self.params[0].device)
             used[sorted(self.ready)] = 1
+            for i in missing:  # what .grad holds already (zeros when None), as PyTorch's
+                self.mark_ready(i, self.params[i].grad)
+            # after every bucket: the ranks must issue their collectives in one order, and a bucket may have
+            # left during backward on one rank and only now on another
             used_work = self.dist.all_reduce(used, group=self.group, async_op=True)
-            for i in missing:
-                self.mark_ready(i, None)
         for w in self.works:
             w.wait()
         if used is not None:
@@ -160,7 +162,3 @@ class Reducer:
                 "`minitensor.nn.parallel.DistributedDataParallel`, and by making sure all `forward` function "
                 "outputs participate in calculating loss.\nParameter indices which did not receive grad for rank "
                 f"{self.dist.get_rank(self.group)}: {' '.join(map(str, missing))}")
-
-    def remove(self) -> None:
-        for h in self.handles:
-            h.remove()
