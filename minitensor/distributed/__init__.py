@@ -6,6 +6,7 @@ Install them with ``pip install 'minitensor[distributed]'``; neither is imported
 from .collectives import (all_gather, all_gather_into_tensor, all_reduce, all_to_all, all_to_all_single, barrier,
                           broadcast, gather, irecv, isend, recv, reduce, reduce_scatter, reduce_scatter_tensor,
                           scatter, send)
+from .objects import all_gather_object, broadcast_object_list
 from .process_group import (Backend, GroupMember, ProcessGroup, default_pg_timeout, destroy_process_group,
                             get_backend, get_global_rank, get_group_rank, get_rank, get_world_size, group,
                             init_process_group, is_available, is_gloo_available, is_initialized, is_mpi_available,
@@ -13,7 +14,10 @@ from .process_group import (Backend, GroupMember, ProcessGroup, default_pg_timeo
 from .reduce_op import ReduceOp
 from .work import DistBackendError, DistError, DistStoreError, Work
 
-__all__ = ["Backend", "DistBackendError", "DistError", "DistStoreError", "GroupMember", "ProcessGroup", "ReduceOp",
+from .process_group import new_group
+
+__all__ = ["all_gather_object", "broadcast_object_list", "new_group"]
+__all__ += ["Backend", "DistBackendError", "DistError", "DistStoreError", "GroupMember", "ProcessGroup", "ReduceOp",
            "Work", "all_gather", "all_gather_into_tensor", "all_reduce", "all_to_all", "all_to_all_single",
            "barrier", "broadcast", "default_pg_timeout", "destroy_process_group", "gather", "get_backend",
            "get_global_rank", "get_group_rank", "get_rank", "get_world_size", "group", "init_process_group",

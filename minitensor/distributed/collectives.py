@@ -9,20 +9,43 @@ operation finishes (integers: truncated, as NCCL's average).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import functools
+import inspect
+import warnings
+from typing import Any, Callable, Sequence, TypeVar
 
 from ..autograd import no_grad
 from ..creation import empty
 from ..functional import stack
 from ..tensor import Tensor, _bump_version
 from .engine import Array
-from .process_group import ProcessGroup, resolve
+from .process_group import GroupMember, ProcessGroup, resolve
 from .reduce_op import ReduceOp, RedOpType, effective_op
 from .work import Pending, Work
 
 __all__ = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter",
            "reduce_scatter_tensor", "gather", "scatter", "all_to_all_single", "all_to_all", "send", "recv",
            "isend", "irecv", "barrier"]
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def members_only(fn: F) -> F:
+    """On a rank outside ``group`` (``new_group`` gave it ``GroupMember.NON_GROUP_MEMBER``), the operation warns
+    and does nothing, as PyTorch's (``recv`` returns -1)."""
+    signature = inspect.signature(fn)
+    skipped = -1 if fn.__name__ == "recv" else None
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        group = signature.bind_partial(*args, **kwargs).arguments.get("group")
+        if isinstance(group, int) and group == GroupMember.NON_GROUP_MEMBER:
+            warnings.warn(f"Running {fn.__name__} on global rank {resolve(None).global_rank} which does not "
+                          "belong to the given group.", stacklevel=2)
+            return skipped
+        return fn(*args, **kwargs)
+    return run  # type: ignore[return-value]
 
 
 def _check_tensor(t: object, param: str) -> Tensor:
@@ -67,6 +90,14 @@ def _root(pg: ProcessGroup, rank: int | None, group_rank: int | None, param: str
     return pg.group_rank(rank, param)  # type: ignore[arg-type]
 
 
+def _blocks(pg: ProcessGroup, whole: Tensor, block: Tensor, type_error: str, size_error: str) -> None:
+    """``whole`` must hold one ``block``-sized block per rank, of ``block``'s dtype (PyTorch's errors)."""
+    if whole.dtype != block.dtype:
+        raise TypeError(type_error)
+    if whole.numel() != block.numel() * pg.size():
+        raise ValueError(size_error)
+
+
 def _reduction(pg: ProcessGroup, op: object, array: Array) -> tuple[RedOpType, bool]:
     """The op the engine runs, and whether the result must still be divided by the group's size (AVG)."""
     red = effective_op(op, array.dtype, pg.backend_name)
@@ -75,13 +106,15 @@ def _reduction(pg: ProcessGroup, op: object, array: Array) -> tuple[RedOpType, b
     return red, False
 
 
-def _average(ts: Sequence[Tensor], n: int) -> None:
-    with no_grad():
-        for t in ts:
+def _averaged(t: Tensor, pg: ProcessGroup, divide: bool) -> Callable[[], None] | None:
+    """The finisher that turns ``t``'s SUM into AVG (None when nothing is to divide)."""
+    def average() -> None:
+        with no_grad():
             if t.is_floating_point():
-                t.div_(n)
+                t.div_(pg.size())
             else:
-                t.copy_(t.div(n, rounding_mode="trunc"))
+                t.copy_(t.div(pg.size(), rounding_mode="trunc"))
+    return average if divide else None
 
 
 def _start(pg: ProcessGroup, op: str, pending: Pending, outputs: Sequence[Tensor],
@@ -118,16 +151,17 @@ def _stacked(ts: Sequence[Tensor], like: Tensor) -> Tensor:
         return stack([t.reshape(like.shape) for t in ts])
 
 
+@members_only
 def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | None = None,
                async_op: bool = False) -> Work | None:
     """Every rank's ``tensor`` becomes the reduction (``op``) of all ranks' tensors, in place."""
     pg, t = resolve(group), _check_tensor(tensor, "tensor")
     a = _array(pg, t, "tensor")
     red, divide = _reduction(pg, op, a)
-    finish = (lambda: _average([t], pg.size())) if divide else None
-    return _launch(pg, "all_reduce", pg.engine.all_reduce(a, red), [t], async_op, finish)
+    return _launch(pg, "all_reduce", pg.engine.all_reduce(a, red), [t], async_op, _averaged(t, pg, divide))
 
 
+@members_only
 def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, async_op: bool = False,
               group_src: int | None = None) -> Work | None:
     """Every rank's ``tensor`` becomes rank ``src``'s, in place."""
@@ -136,6 +170,7 @@ def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None
     return _launch(pg, "broadcast", pg.engine.broadcast(_array(pg, t, "tensor"), root), [t], async_op)
 
 
+@members_only
 def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group: ProcessGroup | None = None,
            async_op: bool = False, group_dst: int | None = None) -> Work | None:
     """Rank ``dst``'s ``tensor`` becomes the reduction of all ranks' tensors; the others' stay as they are."""
@@ -144,10 +179,11 @@ def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group
     a = _array(pg, t, "tensor")
     red, divide = _reduction(pg, op, a)
     at_root = pg.rank() == root
-    finish = (lambda: _average([t], pg.size())) if divide and at_root else None
+    finish = _averaged(t, pg, divide and at_root)
     return _launch(pg, "reduce", pg.engine.reduce(a, red, root), [t] if at_root else [], async_op, finish)
 
 
+@members_only
 def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | None = None,
                async_op: bool = False) -> Work | None:
     """``tensor_list[r]`` gets rank r's ``tensor`` (through one staging buffer)."""
@@ -159,20 +195,20 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | 
     return _launch(pg, "all_gather", pending, outs, async_op, _copy_out(staged, outs))
 
 
+@members_only
 def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
                            async_op: bool = False) -> Work | None:
     """``output_tensor`` (size x input's elements: stacked or concatenated on dim 0) gets every rank's
     ``input_tensor`` in rank order, written directly."""
     pg = resolve(group)
     out, inp = _check_tensor(output_tensor, "output_tensor"), _check_tensor(input_tensor, "input_tensor")
-    if out.dtype != inp.dtype:
-        raise TypeError("output tensor must have the same type as input tensor")
-    if out.numel() != inp.numel() * pg.size():
-        raise ValueError("output tensor size must be equal to world_size times input tensor size")
+    _blocks(pg, out, inp, "output tensor must have the same type as input tensor",
+            "output tensor size must be equal to world_size times input tensor size")
     pending = pg.engine.all_gather(_array(pg, inp, "input_tensor"), _array(pg, out, "output_tensor"))
     return _launch(pg, "all_gather_into_tensor", pending, [out], async_op)
 
 
+@members_only
 def reduce_scatter(output: Tensor, input_list: list[Tensor], op: Any = ReduceOp.SUM,
                    group: ProcessGroup | None = None, async_op: bool = False) -> Work | None:
     """Rank r's ``output`` becomes the reduction of every rank's ``input_list[r]``."""
@@ -182,26 +218,24 @@ def reduce_scatter(output: Tensor, input_list: list[Tensor], op: Any = ReduceOp.
     a = _array(pg, out, "output")
     red, divide = _reduction(pg, op, a)
     pending = pg.engine.reduce_scatter(_stacked(ins, out).array, a, red)
-    finish = (lambda: _average([out], pg.size())) if divide else None
-    return _launch(pg, "reduce_scatter", pending, [out], async_op, finish)
+    return _launch(pg, "reduce_scatter", pending, [out], async_op, _averaged(out, pg, divide))
 
 
+@members_only
 def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | None = None,
                           async_op: bool = False) -> Work | None:
     """``reduce_scatter`` with the blocks as one ``input`` tensor (size x output's elements)."""
     pg = resolve(group)
     out, inp = _check_tensor(output, "output"), _check_tensor(input, "input")
-    if out.dtype != inp.dtype:
-        raise TypeError("input tensor must be the same type as the output tensor.")
-    if inp.numel() != out.numel() * pg.size():
-        raise ValueError("input tensor must be the same size as output size times world size")
+    _blocks(pg, inp, out, "input tensor must be the same type as the output tensor.",
+            "input tensor must be the same size as output size times world size")
     a = _array(pg, out, "output")
     red, divide = _reduction(pg, op, a)
     pending = pg.engine.reduce_scatter(_array(pg, inp, "input"), a, red)
-    finish = (lambda: _average([out], pg.size())) if divide else None
-    return _launch(pg, "reduce_scatter_tensor", pending, [out], async_op, finish)
+    return _launch(pg, "reduce_scatter_tensor", pending, [out], async_op, _averaged(out, pg, divide))
 
 
+@members_only
 def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | None = None,
            group: ProcessGroup | None = None, async_op: bool = False, group_dst: int | None = None) -> Work | None:
     """Rank ``dst``'s ``gather_list[r]`` gets rank r's ``tensor`` (``gather_list`` only on ``dst``)."""
@@ -220,6 +254,7 @@ def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | N
     return _launch(pg, "gather", pg.engine.gather(_array(pg, t, "tensor"), None, root), [], async_op)
 
 
+@members_only
 def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int | None = None,
             group: ProcessGroup | None = None, async_op: bool = False, group_src: int | None = None) -> Work | None:
     """Rank r's ``tensor`` gets rank ``src``'s ``scatter_list[r]`` (``scatter_list`` only on ``src``)."""
@@ -250,6 +285,7 @@ def _splits(t: Tensor, sizes: list[int] | None, n: int, param: str) -> list[int]
     return [s * per_row for s in sizes]
 
 
+@members_only
 def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: list[int] | None = None,
                       input_split_sizes: list[int] | None = None, group: ProcessGroup | None = None,
                       async_op: bool = False) -> Work | None:
@@ -265,6 +301,7 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: list[in
     return _launch(pg, "all_to_all_single", pending, [out], async_op)
 
 
+@members_only
 def all_to_all(output_tensor_list: list[Tensor], input_tensor_list: list[Tensor], group: ProcessGroup | None = None,
                async_op: bool = False) -> Work | None:
     """Rank r's ``output_tensor_list[j]`` gets rank j's ``input_tensor_list[r]`` (any sizes, one dtype)."""
@@ -304,6 +341,7 @@ def _peer(pg: ProcessGroup, rank: int | None, group_rank: int | None, param: str
     return peer
 
 
+@members_only
 def isend(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
           group_dst: int | None = None) -> Work:
     """Send ``tensor`` to rank ``dst`` without waiting; the Work's ``wait`` returns once it may be reused."""
@@ -312,6 +350,7 @@ def isend(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = N
     return _start(pg, "send", pg.engine.send(_array(pg, t, "tensor"), peer, tag), [])
 
 
+@members_only
 def irecv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
           group_src: int | None = None) -> Work:
     """Receive into ``tensor`` from rank ``src`` (None: any rank) without waiting."""
@@ -320,17 +359,20 @@ def irecv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = N
     return _start(pg, "recv", pg.engine.recv(_array(pg, t, "tensor"), peer, tag), [t])
 
 
+@members_only
 def send(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
          group_dst: int | None = None) -> None:
     isend(tensor, dst, group, tag, group_dst).wait()
 
 
+@members_only
 def recv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
          group_src: int | None = None) -> int:
     """Receive into ``tensor``; returns the sender's global rank."""
     return irecv(tensor, src, group, tag, group_src)._source_rank()
 
 
+@members_only
 def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_ids: Any = None) -> Work | None:
     """Return once every rank of the group has called ``barrier``."""
     pg = resolve(group)

@@ -19,6 +19,7 @@ class Engine:
     rank = 0
     size = 1
     native_avg = False  # False: the caller divides a SUM by the group's size
+    device = "cpu"  # where the object collectives put their byte tensors
 
     def check_tensor(self, array: Array, device_type: str, param: str) -> None:
         """Raise PyTorch's error for a tensor this engine cannot take (device, layout)."""
@@ -61,6 +62,11 @@ class Engine:
 
     def barrier(self) -> Pending:
         raise NotImplementedError
+
+    def split(self, members: list[int]) -> "Engine | None":
+        """A communicator of the ``members`` (ranks of this one, sorted), made by every rank of this one
+        (collective); None on the ranks outside it."""
+        raise NotImplementedError(f"new_group is not supported on the {self.name} engine in minitensor")
 
     def close(self, failed: bool) -> None:
         """Free the communicator (``failed``: a peer may be gone, so nothing collective)."""

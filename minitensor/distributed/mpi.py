@@ -99,7 +99,8 @@ class MpiEngine(Engine):
 
             def reduce(inbuf: Any, inoutbuf: Any, datatype: Any) -> None:
                 out = np.frombuffer(inoutbuf, dtype=dtype)
-                ufunc(np.frombuffer(inbuf, dtype=dtype), out, out=out)
+                with np.errstate(all="ignore"):  # overflow gives inf, silently, as PyTorch's reductions
+                    ufunc(np.frombuffer(inbuf, dtype=dtype), out, out=out)
 
             self._user_ops[key] = self.MPI.Op.Create(reduce, commute=True)
         return self._user_ops[key]
@@ -141,6 +142,10 @@ class MpiEngine(Engine):
 
     def barrier(self) -> Pending:
         return MpiRequest(self.comm.Ibarrier()) if self.size > 1 else Done()
+
+    def split(self, members: list[int]) -> "MpiEngine | None":
+        comm = self.comm.Create(self.comm.Get_group().Incl(members))  # MPI_Comm_create: every rank takes part
+        return None if comm == self.MPI.COMM_NULL else MpiEngine(self.MPI, comm)
 
     def close(self, failed: bool) -> None:
         if not failed:

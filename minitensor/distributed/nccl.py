@@ -72,6 +72,7 @@ class NcclEngine(Engine):
         from ..backends.cuda.nccl import AVG_SINCE
         self.comm, self.rank, self.size, self.mpi_launched = comm, rank, size, mpi_launched
         self.native_avg = comm.version >= AVG_SINCE
+        self.device = f"cuda:{comm.device}"
 
     def check_tensor(self, array: Array, device_type: str, param: str) -> None:
         if device_type != "cuda":

@@ -20,7 +20,8 @@ from .work import DistBackendError
 
 __all__ = ["Backend", "ProcessGroup", "init_process_group", "destroy_process_group", "is_initialized",
            "is_available", "is_mpi_available", "is_nccl_available", "is_gloo_available", "is_torchelastic_launched",
-           "get_rank", "get_world_size", "get_backend", "get_group_rank", "get_global_rank", "group", "GroupMember"]
+           "get_rank", "get_world_size", "get_backend", "get_group_rank", "get_global_rank", "group", "GroupMember",
+           "new_group"]
 
 default_pg_timeout = timedelta(minutes=30)  # PyTorch's defaults
 default_pg_nccl_timeout = timedelta(minutes=10)
@@ -201,13 +202,21 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         _WORLD = None
 
 
-def get_rank(group: ProcessGroup | None = None) -> int:
-    """This process's rank in ``group`` (None: the default group)."""
+def get_rank(group: "ProcessGroup | int | None" = None) -> int:
+    """This process's rank in ``group`` (None: the default group; -1 outside the group)."""
+    if _not_member(group):
+        return -1
     return default_group().rank() if group is None else _member(group).rank()
 
 
-def get_world_size(group: ProcessGroup | None = None) -> int:
+def get_world_size(group: "ProcessGroup | int | None" = None) -> int:
+    if _not_member(group):
+        return -1
     return default_group().size() if group is None else _member(group).size()
+
+
+def _not_member(group: object) -> bool:
+    return isinstance(group, int) and group == GroupMember.NON_GROUP_MEMBER
 
 
 def get_backend(group: ProcessGroup | None = None) -> str:
@@ -225,16 +234,32 @@ def get_global_rank(group: ProcessGroup, group_rank: int) -> int:
     return pg.global_rank_of(group_rank)
 
 
-def _member(group: ProcessGroup) -> ProcessGroup:
+def _member(group: "ProcessGroup | int") -> ProcessGroup:
     default_group()
     if not isinstance(group, ProcessGroup):
         raise TypeError(f"group must be a ProcessGroup or None, got {type(group).__name__}")
     return group
 
 
-def register(group: ProcessGroup) -> None:
-    """Add a group made by ``new_group``."""
-    _GROUPS.append(group)
+def new_group(ranks: list[int] | None = None, timeout: timedelta | None = None, backend: str | None = None,
+              pg_options: Any = None, use_local_synchronization: bool = False, group_desc: str | None = None,
+              device_id: Any = None) -> "ProcessGroup | int":
+    """A group of the global ``ranks`` (sorted; None: all), on the default group's engine (MPI only). Every
+    rank of the default group must call it; ranks outside ``ranks`` get ``GroupMember.NON_GROUP_MEMBER``."""
+    world = resolve(None)
+    members = sorted(set(range(world.size()) if ranks is None else ranks))
+    for r in members:
+        if not isinstance(r, int) or not 0 <= r < world.size():
+            raise ValueError(f"new_group: rank {r} is not a rank of the default group (world size {world.size()})")
+    if backend is not None and Backend(backend) != world.backend_name:
+        raise ValueError(f"new_group: backend '{backend}' differs from the default group's "
+                         f"'{world.backend_name}'; minitensor's groups share the default group's engine")
+    engine = world.engine.split(members)
+    if engine is None:
+        return GroupMember.NON_GROUP_MEMBER
+    pg = ProcessGroup(engine, world.backend_name, members, world.global_rank, timeout or world.timeout)
+    _GROUPS.append(pg)
+    return pg
 
 
 _handlers_installed = False

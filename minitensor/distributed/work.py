@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -107,6 +107,14 @@ class Work:
         """The tensors the operation wrote (as PyTorch's ``Work.result``)."""
         return self._outputs
 
+    def get_future(self) -> "Future":
+        """A ``Future`` whose value is ``result()`` once the operation has finished (DDP's comm hooks chain
+        on it with ``then``)."""
+        def compute() -> list["Tensor"]:
+            self.wait()
+            return self.result()
+        return Future(compute, self.is_completed)
+
     def _source_rank(self) -> int:
         """The rank a receive (``irecv``) got its message from."""
         self.wait()
@@ -114,3 +122,30 @@ class Work:
 
     def __repr__(self) -> str:
         return f"<minitensor.distributed.Work {self._op} {'completed' if self._done else 'pending'}>"
+
+
+class Future:
+    """PyTorch's ``torch.futures.Future``, as collectives hand it out: ``wait()`` (and ``value()``) give the
+    value, computing it once; ``then(fn)`` is the future of ``fn(this future)``; ``done()`` asks without
+    waiting."""
+
+    def __init__(self, compute: Callable[[], Any], ready: Callable[[], bool]) -> None:
+        self._compute, self._ready = compute, ready
+        self._has_value, self._value = False, None
+
+    def wait(self) -> Any:
+        if not self._has_value:
+            self._value, self._has_value = self._compute(), True
+        return self._value
+
+    def value(self) -> Any:
+        return self.wait()
+
+    def done(self) -> bool:
+        return self._has_value or self._ready()
+
+    def then(self, callback: Callable[["Future"], Any]) -> "Future":
+        def compute() -> Any:
+            self.wait()
+            return callback(self)
+        return Future(compute, self.done)

@@ -152,7 +152,7 @@ def test_nccl_world_size_one_on_a_gpu():
 
 class RecordingComm:
     """Stands for backends/cuda/nccl.NcclComm: records the transfers the engine asks for."""
-    version = 22000
+    version, device = 22000, 0
 
     def __init__(self) -> None:
         self.calls: list = []

@@ -13,7 +13,7 @@ import minitensor.distributed as dist
 from minitensor.distributed import ReduceOp
 from minitensor.utils.data import DistributedSampler
 
-DTYPES = [mt.float32, mt.float64, mt.float16, mt.bfloat16, mt.int32, mt.int64, mt.int8, mt.uint8, mt.bool]
+DTYPES = [mt.float32, mt.float64, mt.float16, mt.bfloat16, mt.int16, mt.int32, mt.int64, mt.int8, mt.uint8, mt.bool]
 UFUNCS = {ReduceOp.SUM: np.add, ReduceOp.PRODUCT: np.multiply, ReduceOp.MAX: np.maximum, ReduceOp.MIN: np.minimum,
           ReduceOp.BAND: np.bitwise_and, ReduceOp.BOR: np.bitwise_or, ReduceOp.BXOR: np.bitwise_xor}
 
@@ -73,6 +73,7 @@ def main() -> None:
             work = dist.all_reduce(t, op=op, async_op=True)
             assert work is not None and work.wait() is True and work.is_completed()
             check(f"async all_reduce {name}", t, reference(op, arrays))
+            assert work.result() == [t]
             t = mt.tensor(arrays[rank])
             dist.reduce(t, dst=n - 1, op=op)
             check(f"reduce {name}", t, reference(op, arrays) if rank == n - 1 else arrays[rank])
@@ -94,16 +95,33 @@ def main() -> None:
         out = mt.zeros(n, 2, 2, dtype=dtype)
         dist.all_gather_into_tensor(out, mt.tensor(data(rank, dtype, (2, 2), salt=3)))
         check(f"all_gather_into_tensor {dtype}", out, np.stack([data(r, dtype, (2, 2), salt=3) for r in everyone]))
+    future_chain(n)
     if n > 1:
         point_to_point(rank, n)
     rooted(rank, n)
     sampler_shares(n)
     bad_arguments(rank, n)
+    objects(rank, n)
+    if n > 1:
+        groups(rank, n)
     dist.barrier()
     assert dist.barrier(async_op=True).wait()  # type: ignore[union-attr]
     dist.destroy_process_group()
     assert not dist.is_initialized()
+    dist.init_process_group(backend)  # again: MPI stays up between groups
+    t = mt.ones(1)
+    dist.all_reduce(t)
+    assert t.tolist() == [n]
+    dist.destroy_process_group()
     sys.stdout.write(f"ok {rank}\n")
+
+
+def future_chain(n: int) -> None:
+    """Work.get_future().then(...): DDP comm hooks' way to post-process an async all_reduce."""
+    t = mt.ones(3)
+    future = dist.all_reduce(t, async_op=True).get_future()  # type: ignore[union-attr]
+    halved = future.then(lambda f: f.value()[0] / 2)
+    assert halved.wait().tolist() == [n / 2] * 3 and future.done() and halved.value() is halved.wait()
 
 
 def point_to_point(rank: int, n: int) -> None:
@@ -156,6 +174,42 @@ def sampler_shares(n: int) -> None:
     dist.all_gather(shares, mt.tensor(list(sampler)))
     counts = np.bincount(mt.cat(shares).numpy(), minlength=25)
     assert counts.min() >= 1 and counts.sum() == len(sampler) * n, counts
+
+
+def objects(rank: int, n: int) -> None:
+    """all_gather_object and broadcast_object_list: any picklable object, of any size per rank."""
+    got: list = [None] * n
+    dist.all_gather_object(got, {"rank": rank, "payload": "x" * (100 * rank)})
+    assert got == [{"rank": r, "payload": "x" * (100 * r)} for r in range(n)], got
+    items: list = [("from", rank), np.arange(rank + 3), None]
+    dist.broadcast_object_list(items, src=n - 1)
+    assert items[0] == ("from", n - 1) and items[1].tolist() == list(range(n + 2)) and items[2] is None
+
+
+def groups(rank: int, n: int) -> None:
+    """new_group of every rank but 0 (global ranks in the calls, group ranks from get_rank(group)); rank 0 is
+    outside: its calls warn and do nothing, as PyTorch's."""
+    import warnings
+    members = list(range(1, n))
+    g = dist.new_group(list(reversed(members)))
+    t = mt.full((2,), float(rank))
+    if rank == 0:
+        assert g == dist.GroupMember.NON_GROUP_MEMBER and dist.get_rank(g) == -1 and dist.get_world_size(g) == -1
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert dist.all_reduce(t, group=g) is None
+        assert "does not belong to the given group" in str(caught[0].message) and t.tolist() == [0, 0]
+    else:
+        assert dist.get_rank(g) == rank - 1 and dist.get_world_size(g) == n - 1
+        assert dist.get_group_rank(g, n - 1) == n - 2 and dist.get_global_rank(g, 0) == 1
+        dist.all_reduce(t, group=g)
+        assert t.tolist() == [sum(members)] * 2
+        t = mt.full((1,), float(rank))
+        dist.broadcast(t, src=n - 1, group=g)
+        assert t.tolist() == [n - 1]
+        raises(ValueError, "Global rank 0 is not part of group", dist.broadcast, t, 0, group=g)
+        dist.destroy_process_group(g)
+    dist.barrier()
 
 
 def raises(kind: type[Exception], text: str, call: object, *args: object, **kwargs: object) -> None:
