@@ -8,6 +8,7 @@ loss, prints and writes the log (docs/distributed.md).
 """
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any, Sequence
@@ -22,8 +23,7 @@ from minitensor.distributed.pipelining import PipelineStage, ScheduleGPipe, spli
 from minitensor.utils.data import DataLoader
 
 
-def parse(argv: Sequence[str] | None) -> Any:
-    import argparse
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--batch-size", type=int, default=128)
@@ -31,7 +31,6 @@ def parse(argv: Sequence[str] | None) -> Any:
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--limit-steps", type=int, default=None, metavar="N", help="stop after N steps")
     p.add_argument("--out", default="runs/pipeline_mlp", help="folder for metrics.json")
-    p.add_argument("--no-progress", action="store_true", help="accepted for the examples' common flags")
     add_data_arguments(p, seed_help="seeds weights and shuffling, the same on both ranks (default: 0)")
     return p.parse_args(argv)
 
@@ -60,7 +59,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any] | None:
                 break
             optimizer.zero_grad()
             losses: list[mt.Tensor] = []
-            schedule.step(x) if rank == 0 else schedule.step(target=y, losses=losses)
+            if rank == 0:
+                schedule.step(x)
+            else:
+                schedule.step(target=y, losses=losses)
             optimizer.step()
             steps, epoch_steps = steps + 1, epoch_steps + 1
             total += float(sum(losses)) / args.microbatches if rank == 1 else 0.0
