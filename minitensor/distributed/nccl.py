@@ -43,10 +43,10 @@ def start_nccl(init_method: str | None, world_size: int, rank: int, timeout: tim
 
 def _device_index(device_id: Any) -> int:
     from .. import cuda
-    from ..device import device as as_device
+    from ..device import as_device, device
     if device_id is None:
         return cuda.current_device()
-    d = as_device(device_id) if not isinstance(device_id, int) else as_device("cuda", device_id)
+    d = device("cuda", device_id) if isinstance(device_id, int) else as_device(device_id)
     if d.type != "cuda":
         raise ValueError(f"device_id must be a CUDA device for backend 'nccl', got {d}")
     index = d.index if d.index is not None else cuda.current_device()

@@ -116,6 +116,12 @@ def test_without_cupys_nccl_the_backend_is_refused_clearly():
     assert not dist.is_initialized()
 
 
+def test_device_id_must_be_a_cuda_device():
+    from minitensor.distributed.nccl import _device_index
+    with pytest.raises(ValueError, match="device_id must be a CUDA device for backend 'nccl', got cpu"):
+        _device_index("cpu")
+
+
 def test_arguments_are_checked_before_the_engine_starts():
     with pytest.raises(ValueError, match="rank parameter missing"):
         dist.init_process_group("nccl", init_method="tcp://127.0.0.1:1", world_size=2)
