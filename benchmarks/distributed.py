@@ -92,7 +92,7 @@ def _instrument(reducer: Any, timers: dict[str, float]) -> None:
 
     def timed_finalize() -> None:
         start = time.perf_counter()
-        done = [w.is_completed() for w in reducer.works]  # launched buckets already reduced when backward ends
+        done = [w.done() for w in reducer.works]  # launched buckets already reduced when backward ends
         timers["done_bytes"] += sum(f.numel() * f.element_size() for f, d in zip(reducer.flat, done) if d)
         timers["all_bytes"] += sum(f.numel() * f.element_size() for f in reducer.flat)
         finalize()

@@ -16,7 +16,10 @@ from .work import DistBackendError, DistError, DistStoreError, Work
 
 from .process_group import new_group
 
+from .grad_bucket import GradBucket
+
 __all__ = ["all_gather_object", "broadcast_object_list", "new_group"]
+__all__ += ["GradBucket"]
 __all__ += ["Backend", "DistBackendError", "DistError", "DistStoreError", "GroupMember", "ProcessGroup", "ReduceOp",
            "Work", "all_gather", "all_gather_into_tensor", "all_reduce", "all_to_all", "all_to_all_single",
            "barrier", "broadcast", "default_pg_timeout", "destroy_process_group", "gather", "get_backend",

@@ -25,10 +25,6 @@ def data(dtype: mt.dtype, steps: int, world: int) -> tuple[mt.Tensor, mt.Tensor]
             mt.randint(0, 3, (steps, world * B), generator=g))
 
 
-def params(m: nn.Module) -> list[np.ndarray]:
-    return [p.detach().numpy().copy() for p in m.parameters()]
-
-
 def assert_params_equal(a: nn.Module, b: nn.Module, dtype: mt.dtype) -> None:
     tol = 1e-12 if dtype == mt.float64 else 1e-6
     for (name, p), q in zip(a.named_parameters(), b.parameters()):
@@ -185,6 +181,49 @@ def overlap() -> None:
     launches = [i for i, e in enumerate(events) if e.startswith("launch")]
     assert launches[0] < first < launches[-1], events  # the last layer's bucket went out before, the first's after
     assert len(launches) == len(reducer.buckets) == 3, events
+
+
+def comm_hooks() -> None:
+    """register_comm_hook: allreduce_hook gives the built-in average exactly, fp16_compress_hook within
+    float16's rounding; a hook sees every bucket once, in order, the last one flagged; a second registration
+    is refused."""
+    from minitensor.distributed.algorithms.ddp_comm_hooks import default_hooks
+    rank, world = dist.get_rank(), dist.get_world_size()
+    xs, ys = data(mt.float32, 1, world)
+    mine = slice(rank * B, (rank + 1) * B)
+    grads = {}
+    for name, hook in [("builtin", None), ("allreduce", default_hooks.allreduce_hook),
+                       ("fp16", default_hooks.fp16_compress_hook)]:
+        mt.manual_seed(0)
+        model = DDP(mlp(mt.float32), bucket_cap_mb=0.001)
+        if hook is not None:
+            model.register_comm_hook(None, hook)
+        nn.CrossEntropyLoss()(model(xs[0, mine]), ys[0, mine]).backward()
+        grads[name] = params_grads(model)
+    for a, b, c in zip(grads["builtin"], grads["allreduce"], grads["fp16"]):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(a, c, rtol=2e-3, atol=1e-4)
+    seen = []
+
+    def recording(state: list, bucket: dist.GradBucket) -> object:
+        state.append((bucket.index(), bucket.is_last(), len(bucket.parameters()), len(bucket.gradients())))
+        return default_hooks.allreduce_hook(None, bucket)
+    model = DDP(mlp(mt.float32), bucket_cap_mb=0.001)
+    model.register_comm_hook(seen, recording)
+    model(xs[0, mine]).sum().backward()
+    n = len(model._reducer.buckets)
+    assert [s[0] for s in seen] == list(range(n)) and [s[1] for s in seen] == [False] * (n - 1) + [True], seen
+    assert sum(s[2] for s in seen) == len(list(model.parameters())) and all(s[2] == s[3] for s in seen)
+    try:
+        model.register_comm_hook(None, recording)
+    except RuntimeError as e:
+        assert "only be called once" in str(e)
+    else:
+        raise AssertionError("a second comm hook was accepted")
+
+
+def params_grads(model: nn.Module) -> list[np.ndarray]:
+    return [p.grad.numpy().copy() for p in model.parameters()]
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ def test_ddp_on_two_ranks_equals_one_process_on_the_whole_batch(dtype, cap, view
     assert_ranks_ok(run_mpi("ddp_worker.py", "equal", dtype, cap, view))
 
 
-@pytest.mark.parametrize("scenario", ["no_sync", "batchnorm", "shapes", "unused", "overlap"])
+@pytest.mark.parametrize("scenario", ["no_sync", "batchnorm", "shapes", "unused", "overlap", "comm_hooks"])
 def test_ddp_scenarios_on_two_ranks(scenario):
     assert_ranks_ok(run_mpi("ddp_worker.py", scenario))
 

@@ -65,6 +65,7 @@ class Reducer:
                 offset += n
             self.flat.append(flat)
         self.armed = False  # the last forward asked for a synchronised backward
+        self.comm_hook: tuple[Any, Any] | None = None  # (state, hook) from register_comm_hook
         for i, p in enumerate(params):
             p.register_post_accumulate_grad_hook(self._hook(i))
         self._reset()
@@ -73,7 +74,7 @@ class Reducer:
         self.pending = [len(indices) for indices in self.buckets]
         self.ready: set[int] = set()
         self.next_bucket = 0  # buckets below it are launched
-        self.works: list[Any] = []
+        self.works: list[Any] = []  # one future per launched bucket
         self.finished = 0  # works[:finished] are known to be complete
         self.queued = False
 
@@ -107,15 +108,26 @@ class Reducer:
         b = self.bucket_of[i]
         self.pending[b] -= 1
         while self.next_bucket < len(self.buckets) and not self.pending[self.next_bucket]:
-            flat = self.flat[self.next_bucket]
             with no_grad():
-                flat.div_(self.world)
-            self.works.append(self.dist.all_reduce(flat, group=self.group, async_op=True))
+                self.works.append(self._launch(self.next_bucket))
             self.next_bucket += 1
         # MPI advances a nonblocking collective only inside MPI calls: asking whether the launched reductions
         # are done at every ready gradient moves them on while backward computes (NCCL's run by themselves).
-        while self.finished < len(self.works) and self.works[self.finished].is_completed():
+        while self.finished < len(self.works) and self.works[self.finished].done():
             self.finished += 1
+
+    def _launch(self, b: int) -> Any:
+        """Bucket b's reduction: the average by all_reduce, or the registered comm hook's future."""
+        flat = self.flat[b]
+        if self.comm_hook is None:
+            flat.div_(self.world)
+            return self.dist.all_reduce(flat, group=self.group, async_op=True).get_future()
+        from ...distributed.grad_bucket import GradBucket
+        indices = self.buckets[b]
+        bucket = GradBucket(b, flat, [self.params[i] for i in indices], [self.slot[i] for i in indices],
+                            b == len(self.buckets) - 1)
+        state, hook = self.comm_hook
+        return hook(state, bucket)
 
     def finalize(self) -> None:
         """At the end of backward: unused parameters marked ready (``find_unused_parameters``), the reductions
@@ -123,8 +135,8 @@ class Reducer:
         missing = [i for i in range(len(self.params)) if i not in self.ready]
         if missing and not self.find_unused:
             self.armed = False  # the next forward raises (PyTorch's "Expected to have finished reduction")
-            for w in self.works:
-                w.wait()
+            for fut in self.works:
+                fut.wait()
             return
         used = None
         if self.find_unused:
@@ -135,8 +147,13 @@ class Reducer:
             # after every bucket: the ranks must issue their collectives in one order, and a bucket may have
             # left during backward on one rank and only now on another
             used_work = self.dist.all_reduce(used, group=self.group, async_op=True)
-        for w in self.works:
-            w.wait()
+        for b, fut in enumerate(self.works):
+            value = fut.wait()
+            if self.comm_hook is not None:  # a hook's future holds the bucket's result (a tensor, or [tensor])
+                value = value[0] if isinstance(value, (list, tuple)) else value
+                if value is not self.flat[b]:
+                    with no_grad():
+                        self.flat[b].copy_(value)
         if used is not None:
             used_work.wait()
             used_anywhere = used.tolist()

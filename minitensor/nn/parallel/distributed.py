@@ -10,7 +10,7 @@ as in PyTorch; the batch statistics themselves stay per rank (``SyncBatchNorm`` 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...creation import tensor
@@ -100,6 +100,16 @@ class DistributedDataParallel(Module):
         # forward broadcasts the buffers only after such a forward (not after no_sync or no_grad ones).
         reducer.armed = self.require_forward_param_sync = is_grad_enabled() and self.require_backward_grad_sync
         return self.module(*inputs, **kwargs)
+
+    def register_comm_hook(self, state: Any, hook: Callable[[Any, Any], Any]) -> None:
+        """``hook(state, bucket)`` reduces each bucket instead of the built-in average: it gets a
+        ``distributed.GradBucket`` and returns a future of the bucket's reduced tensor (PyTorch's hooks, e.g.
+        ``distributed.algorithms.ddp_comm_hooks.default_hooks``). Once, before the first backward."""
+        if self._reducer.comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        if not callable(hook):
+            raise TypeError(f"a communication hook must be callable, got {type(hook).__name__}")
+        self._reducer.comm_hook = (state, hook)
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:
