@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .reduce_op import RedOpType
-from .work import Pending
+from .work import Done, Pending
 
 Array = Any  # a NumPy or CuPy array
 
@@ -20,6 +20,7 @@ class Engine:
     size = 1
     native_avg = False  # False: the caller divides a SUM by the group's size
     device = "cpu"  # where the object collectives put their byte tensors
+    joined: Pending = Done()  # finished once every rank has joined the communicator (init_process_group waits)
 
     def check_tensor(self, array: Array, device_type: str, param: str) -> None:
         """Raise PyTorch's error for a tensor this engine cannot take (device, layout)."""
@@ -62,6 +63,10 @@ class Engine:
 
     def barrier(self) -> Pending:
         raise NotImplementedError
+
+    def batch_p2p(self, plan: list[tuple[bool, Array, int, int]]) -> list[Pending]:
+        """(is a send, buffer, peer, tag) each, launched together (default: one by one, in order)."""
+        return [self.send(buf, peer, tag) if is_send else self.recv(buf, peer, tag) for is_send, buf, peer, tag in plan]
 
     def split(self, members: list[int]) -> "Engine | None":
         """A communicator of the ``members`` (ranks of this one, sorted), made by every rank of this one

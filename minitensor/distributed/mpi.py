@@ -45,15 +45,18 @@ def start_mpi(backend: str) -> "MpiEngine":
         raise RuntimeError(f"backend '{backend}' runs on MPI, which needs mpi4py and an MPI library: "
                            "pip install 'minitensor[distributed]' (mpi4py and MPICH), then launch with "
                            "mpiexec -n N python script.py") from e
-    return MpiEngine(MPI, MPI.COMM_WORLD.Dup())
+    world = MPI.COMM_WORLD
+    comm, request = world.Idup()  # nonblocking: a rank that never joins is caught by the timeout, not waited for
+    engine = MpiEngine(MPI, comm, world.Get_rank(), world.Get_size())
+    engine.joined = MpiRequest(request)
+    return engine
 
 
 class MpiEngine(Engine):
     name = "mpi"
 
-    def __init__(self, mpi: Any, comm: Any) -> None:
-        self.MPI, self.comm = mpi, comm
-        self.rank, self.size = comm.Get_rank(), comm.Get_size()
+    def __init__(self, mpi: Any, comm: Any, rank: int, size: int) -> None:
+        self.MPI, self.comm, self.rank, self.size = mpi, comm, rank, size
         self.cuda_aware = os.environ.get("MINITENSOR_CUDA_AWARE_MPI") == "1"
         self._ops = {RedOpType.SUM: mpi.SUM, RedOpType.PRODUCT: mpi.PROD, RedOpType.MIN: mpi.MIN,
                      RedOpType.MAX: mpi.MAX, RedOpType.BAND: mpi.BAND, RedOpType.BOR: mpi.BOR,
@@ -145,7 +148,7 @@ class MpiEngine(Engine):
 
     def split(self, members: list[int]) -> "MpiEngine | None":
         comm = self.comm.Create(self.comm.Get_group().Incl(members))  # MPI_Comm_create: every rank takes part
-        return None if comm == self.MPI.COMM_NULL else MpiEngine(self.MPI, comm)
+        return None if comm == self.MPI.COMM_NULL else MpiEngine(self.MPI, comm, comm.Get_rank(), comm.Get_size())
 
     def close(self, failed: bool) -> None:
         if not failed:

@@ -127,6 +127,13 @@ class NcclEngine(Engine):
             raise ValueError("NCCL cannot receive from any source: give recv a src rank")
         return NcclPending(self.comm.exchange([], [(buf, 0, buf.size, src)]), src)
 
+    def batch_p2p(self, plan: list[tuple[bool, Array, int, int]]) -> list[Pending]:
+        """One NCCL group for the whole batch (two ranks that both send first do not wait on each other)."""
+        sends = [(buf, 0, buf.size, peer) for is_send, buf, peer, _ in plan if is_send]
+        recvs = [(buf, 0, buf.size, peer) for is_send, buf, peer, _ in plan if not is_send]
+        event = self.comm.exchange(sends, recvs)
+        return [NcclPending(event, peer) for _, _, peer, _ in plan]
+
     def barrier(self) -> Pending:
         return NcclPending(self.comm.barrier())
 

@@ -16,12 +16,12 @@ from types import TracebackType
 from typing import Any
 
 from .engine import Engine
-from .work import DistBackendError
+from .work import DistBackendError, Work
 
 __all__ = ["Backend", "ProcessGroup", "init_process_group", "destroy_process_group", "is_initialized",
            "is_available", "is_mpi_available", "is_nccl_available", "is_gloo_available", "is_torchelastic_launched",
            "get_rank", "get_world_size", "get_backend", "get_group_rank", "get_global_rank", "group", "GroupMember",
-           "new_group"]
+           "new_group", "get_node_local_rank", "get_process_group_ranks"]
 
 default_pg_timeout = timedelta(minutes=30)  # PyTorch's defaults
 default_pg_nccl_timeout = timedelta(minutes=10)
@@ -132,6 +132,24 @@ def under_mpi_launcher() -> bool:
     return any(v in os.environ for v in MPI_LAUNCHER_VARS)
 
 
+# The node-local rank as launchers set it: torchrun, MPICH's hydra, Open MPI, MVAPICH, Slurm.
+LOCAL_RANK_VARS = ("LOCAL_RANK", "MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK",
+                   "SLURM_LOCALID")
+
+
+def get_node_local_rank(fallback_rank: int | None = None) -> int:
+    """This process's rank among the processes of its machine (the GPU to bind to): ``LOCAL_RANK``, as
+    PyTorch, or the MPI launchers' and Slurm's variables; else ``fallback_rank``."""
+    for var in LOCAL_RANK_VARS:
+        if var in os.environ:
+            return int(os.environ[var])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+                       "`get_node_local_rank` to work, assuming you are not running in a multi-device context and "
+                       "want the code to run locally instead.")
+
+
 def is_initialized() -> bool:
     return _WORLD is not None
 
@@ -169,6 +187,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         raise ValueError("init_process_group: store= is not supported in minitensor; the rendezvous is "
                          "init_method (env:// or tcp://) or mpiexec")
     name = Backend(backend if backend is not None else Backend.MPI)
+    pg_timeout = timeout or (default_pg_nccl_timeout if name == Backend.NCCL else default_pg_timeout)
     if name in (Backend.MPI, Backend.GLOO):
         if world_size != -1 or rank != -1:
             warnings.warn(f"For MPI backend, world_size ({world_size}) and rank ({rank}) are ignored since they "
@@ -177,14 +196,15 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         engine: Engine = start_mpi(name)
     elif name == Backend.NCCL:
         from .nccl import start_nccl
-        engine = start_nccl(init_method, world_size, rank, timeout or default_pg_nccl_timeout, device_id)
+        engine = start_nccl(init_method, world_size, rank, pg_timeout, device_id)
     else:
         raise ValueError(f"Invalid backend: '{backend}' (minitensor runs 'mpi' and 'nccl'; 'gloo' runs on MPI)")
-    pg_timeout = timeout or (default_pg_nccl_timeout if name == Backend.NCCL else default_pg_timeout)
-    _WORLD = ProcessGroup(engine, str(name), list(range(engine.size)), engine.rank, pg_timeout)
-    _GROUPS.append(_WORLD)
+    pg = ProcessGroup(engine, str(name), list(range(engine.size)), engine.rank, pg_timeout)
+    _GROUPS.append(pg)
     if engine.size > 1:
         _install_failure_handlers()
+    Work(pg, "init_process_group", engine.joined).wait()  # past the timeout: DistBackendError, and the job ends
+    _WORLD = pg
 
 
 def destroy_process_group(group: ProcessGroup | None = None) -> None:
@@ -221,6 +241,11 @@ def _not_member(group: object) -> bool:
 
 def get_backend(group: ProcessGroup | None = None) -> str:
     return (default_group() if group is None else _member(group)).backend_name
+
+
+def get_process_group_ranks(group: ProcessGroup | None) -> list[int]:
+    """The global ranks of ``group``'s members, in group order."""
+    return list((default_group() if group is None else _member(group)).ranks)
 
 
 def get_group_rank(group: ProcessGroup, global_rank: int) -> int:

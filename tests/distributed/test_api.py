@@ -51,3 +51,16 @@ def test_the_public_names_are_pytorchs():
     missing = [n for n in dist.__all__ if not hasattr(torch_dist, n)]
     assert not missing, missing
     assert dist.default_pg_timeout == torch_dist.default_pg_timeout
+
+
+def test_node_local_rank_from_the_launcher(monkeypatch):
+    for var in ("LOCAL_RANK", "MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK",
+                "SLURM_LOCALID"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(RuntimeError, match="LOCAL_RANK is not in the environment"):
+        dist.get_node_local_rank()
+    assert dist.get_node_local_rank(fallback_rank=3) == 3
+    monkeypatch.setenv("MPI_LOCALRANKID", "1")  # mpiexec (MPICH)
+    assert dist.get_node_local_rank() == 1
+    monkeypatch.setenv("LOCAL_RANK", "2")  # torchrun's wins, as PyTorch reads it
+    assert dist.get_node_local_rank(fallback_rank=0) == 2

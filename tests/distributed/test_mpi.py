@@ -33,3 +33,10 @@ def test_a_rank_that_dies_ends_the_job():
     done = run_mpi("worker_failure.py", "exit", timeout=120)
     assert done.returncode == 3, done.stdout + done.stderr  # mpiexec ends the others and reports the dead rank's exit
     assert "was not stopped" not in done.stdout
+
+
+def test_a_rank_that_never_joins_makes_init_time_out():
+    done = run_mpi("worker_failure.py", "late", timeout=120)  # rank 1 would sleep 600 s
+    report = f"exit {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
+    assert done.returncode != 0, report
+    assert "caught on rank 0: init_process_group timed out on rank 0 after 0:00:02" in done.stdout, report

@@ -189,6 +189,9 @@ def test_nccl_engine_plans_grouped_transfers_in_elements_of_the_wire_type():
     assert comm.calls[1] == ([], [("float32", 0, 4, 0)])
     assert comm.calls[2] == ([("float64", 0, 1, 0), ("float64", 1, 2, 1), ("float64", 3, 3, 2)],
                              [("float64", 0, 1, 0), ("float64", 1, 1, 1), ("float64", 2, 1, 2)])
+    pendings = engine.batch_p2p([(True, np.zeros(2, np.float32), 2, 0), (False, np.zeros(3, np.float32), 0, 5)])
+    assert comm.calls[3] == ([("float32", 0, 2, 2)], [("float32", 0, 3, 0)])  # one group for the batch
+    assert len(comm.calls) == 4 and [p.source() for p in pendings] == [2, 0]
     with pytest.raises(ValueError, match="NCCL cannot receive from any source"):
         engine.recv(np.zeros(1, np.float32), None, 0)
     with pytest.raises(ValueError, match="Tensors must be CUDA and dense"):

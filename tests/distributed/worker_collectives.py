@@ -142,6 +142,17 @@ def point_to_point(rank: int, n: int) -> None:
     send.wait()
     check("isend/irecv", incoming, np.array([left, 10 * left]))
     assert receive._source_rank() == left
+    # a batch where every rank sends first: one NCCL group on NCCL, nonblocking calls on MPI
+    back, forth = mt.zeros(4), mt.zeros(4)
+    works = dist.batch_isend_irecv([dist.P2POp(dist.isend, mt.full((4,), float(rank)), right),
+                                    dist.P2POp(dist.isend, mt.full((4,), -float(rank)), left, tag=1),
+                                    dist.P2POp(dist.irecv, back, left),
+                                    dist.P2POp(dist.irecv, forth, right, tag=1)])
+    assert len(works) == 4 and all(w.wait() for w in works)
+    check("batch_isend_irecv", back, np.full(4, left, np.float32))
+    check("batch_isend_irecv tag 1", forth, np.full(4, -right, np.float32))
+    raises(ValueError, "Each op is expected to to be of type ``torch.distributed.P2POp``", dist.batch_isend_irecv, [])
+    raises(ValueError, "Expected ``op`` to be of type ``torch.distributed.isend``", dist.P2POp, dist.send, back, left)
 
 
 def rooted(rank: int, n: int) -> None:
@@ -202,6 +213,7 @@ def groups(rank: int, n: int) -> None:
     else:
         assert dist.get_rank(g) == rank - 1 and dist.get_world_size(g) == n - 1
         assert dist.get_group_rank(g, n - 1) == n - 2 and dist.get_global_rank(g, 0) == 1
+        assert dist.get_process_group_ranks(g) == members
         dist.all_reduce(t, group=g)
         assert t.tolist() == [sum(members)] * 2
         t = mt.full((1,), float(rank))

@@ -3,7 +3,8 @@
 - ``hang``: rank 1 sleeps; rank 0's all_reduce times out (2 s): it checks the error, that the group refuses
   work afterwards, and dies of the error, which ends the job (rank 1 never wakes up on its own in time);
 - ``raise``: rank 1 dies of an uncaught exception before the all_reduce; rank 0 (timeout 10 min) must not wait;
-- ``exit``: rank 1's process ends abruptly (os._exit) before the all_reduce.
+- ``exit``: rank 1's process ends abruptly (os._exit) before the all_reduce;
+- ``late``: rank 1 never calls init_process_group; rank 0's times out (2 s) and ends the job.
 """
 from __future__ import annotations
 
@@ -16,6 +17,16 @@ import minitensor as mt
 import minitensor.distributed as dist
 
 mode = sys.argv[1]
+if mode == "late":  # rank 1 never joins: rank 0's init_process_group times out
+    from mpi4py import MPI
+    if MPI.COMM_WORLD.Get_rank() == 1:
+        time.sleep(600)
+    try:
+        dist.init_process_group("mpi", timeout=timedelta(seconds=2))
+    except dist.DistBackendError as e:
+        print(f"caught on rank 0: {e}", flush=True)
+        assert not dist.is_initialized()
+        raise
 dist.init_process_group("mpi", timeout=timedelta(seconds=2) if mode == "hang" else timedelta(minutes=10))
 rank = dist.get_rank()
 if rank == 1:
