@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ...autograd import backward
-from ...functional.shape import cat, chunk
+from ...functional.shape import cat
+from ...functional.stacking import tensor_split
 from ...tensor import Tensor
 from .stage import PipelineStage
 
@@ -30,11 +31,7 @@ class ScheduleGPipe:
         if x.shape[0] < self._n_microbatches:
             raise ValueError(f"the {what} has {x.shape[0]} samples, fewer than the {self._n_microbatches} "
                              "micro-batches")
-        parts = chunk(x, self._n_microbatches)
-        if len(parts) != self._n_microbatches:
-            raise ValueError(f"the {what}'s {x.shape[0]} samples do not split into {self._n_microbatches} "
-                             "non-empty micro-batches")
-        return parts
+        return tensor_split(x, self._n_microbatches)  # PyTorch's split: sizes differ by at most one
 
     def step(self, *args: Tensor, target: Tensor | None = None, losses: list[Tensor] | None = None) -> Any:
         """One training step's forward and backward. The first stage passes the input batch, the last the
