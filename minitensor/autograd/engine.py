@@ -144,6 +144,7 @@ def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bo
     # Hooked leaves are finished as soon as their last gradient arrives (DDP overlaps its all-reduces).
     hooked = _hooks.hooked_leaf_edges([node for _, node in pending]) if _hooks.live[0] and inputs is None else None
     captured: dict[int, Any] = {}
+    node_hooks = _hooks.live[1]  # some non-leaf tensor has hooks (else no node is asked)
     anomaly = state.anomaly
     refcount = sys.getrefcount
     grad_enabled, state.grad_enabled = state.grad_enabled, False  # backward records no graph
@@ -154,7 +155,7 @@ def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bo
             if wanted_nodes:
                 for i in wanted_nodes.get(node, ()):
                     captured[i] = gy
-            if node._hooks is not None:  # a non-leaf's register_hook hooks: after capture (PyTorch), before retain_grad
+            if node_hooks and node._hooks is not None:  # non-leaf hooks: after capture (PyTorch), before retain_grad
                 gy = _hooks.run_pre_hooks(node._hooks, gy, node.out_device or node._device)[0]
             if to_run is not None and node not in to_run:  # it feeds no wanted gradient: kept as it is
                 continue

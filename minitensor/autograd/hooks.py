@@ -6,7 +6,7 @@ gradient before the node's backward; a leaf's live on the tensor and run once on
 backward, before it is accumulated into ``.grad``; post-accumulate hooks run after that, with the tensor.
 While some leaf has hooks (``live[0] > 0``) the engine counts each hooked leaf's edges and finishes the leaf as
 soon as its last gradient arrives, so DDP can start a bucket's all-reduce while the rest of backward runs.
-Without hooks the engine's path is unchanged (one attribute read per node).
+Without hooks the engine's path is unchanged (one local test per node).
 """
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from typing import Any, Callable
 
 import minitensor.tensor as _tensor_mod
 
-live = [0]  # hooks registered on leaves and not removed: the engine counts leaf edges only when nonzero
+# Hooks registered and not removed: [on leaves, on non-leaves (nodes)]. The engine counts leaf edges only when
+# the first is nonzero, and looks for node hooks only when the second is.
+live = [0, 0]
 _next_id = itertools.count()
 _callbacks: list[list[Callable[[], None]]] = []  # one list per running backward, innermost last
 
@@ -34,11 +36,11 @@ class RemovableHandle:
     """What the ``register_*hook`` methods return; ``remove()`` unregisters the hook (twice is harmless)."""
 
     def __init__(self, hooks: dict[int, Callable], leaf: bool) -> None:
-        self._hooks, self._leaf, self.id = hooks, leaf, next(_next_id)
+        self._hooks, self._kind, self.id = hooks, 0 if leaf else 1, next(_next_id)
 
     def remove(self) -> None:
-        if self._hooks.pop(self.id, None) is not None and self._leaf:
-            live[0] -= 1
+        if self._hooks.pop(self.id, None) is not None:
+            live[self._kind] -= 1
 
     def __enter__(self) -> "RemovableHandle":
         return self
@@ -55,8 +57,7 @@ def _add(t: Any, fn: Callable, post: bool) -> RemovableHandle:
     table = hooks.post if post else hooks.pre
     handle = RemovableHandle(table, leaf=t.grad_fn is None)
     table[handle.id] = fn
-    if t.grad_fn is None:
-        live[0] += 1
+    live[handle._kind] += 1
     return handle
 
 

@@ -54,6 +54,14 @@ def test_non_leaf_hook_changes_what_flows_on_and_retain_grad_sees_it():
     np.testing.assert_allclose(x.grad.numpy(), [8.0, 8.0])
 
 
+def test_removed_non_leaf_hook_is_not_called():
+    x = mt.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: g * 100).remove()
+    (y * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 6.0])
+
+
 def test_hook_on_a_view():
     x = mt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     row = x[0]
