@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
+import ddp_setup
 import minitensor as mt
 from minitensor import datasets, nn, optim
 from minitensor.datasets.download import DownloadError
@@ -181,6 +182,7 @@ class Run:
         self.modules, self.optimizers = modules, optimizers
         self.out = Path(args.out or Path("runs") / example)
         self.out.mkdir(parents=True, exist_ok=True)
+        self.rank0 = ddp_setup.rank() == 0  # with --distributed only rank 0 prints, logs and saves
         self.step = 0
         self.first_epoch = 1
         self.log: dict[str, Any] = {
@@ -190,9 +192,14 @@ class Run:
         }
         if args.resume is not None:
             self._resume(Path(args.resume) if args.resume else self.checkpoint_path)
-        self.profiler = StepProfiler(args.profile, self.out, device, example) if args.profile else None
+        # with --distributed only rank 0 profiles (its files would collide with the others')
+        self.profiler = StepProfiler(args.profile, self.out, device, example) if args.profile and self.rank0 else None
         params = ", ".join(f"{k} {v:,}" for k, v in self.log["parameters"].items())
-        print(f"{example}: {data.name} on {device}; parameters: {params}; outputs in {self.out}")
+        self.print(f"{example}: {data.name} on {device}; parameters: {params}; outputs in {self.out}")
+
+    def print(self, line: str) -> None:
+        if self.rank0:
+            print(line)
 
     @property
     def checkpoint_path(self) -> Path:
@@ -208,8 +215,10 @@ class Run:
     def train_loader(self, epoch: int, dataset: TensorDataset | None = None, drop_last: bool = False
                      ) -> DataLoader:
         """A shuffled loader whose order depends only on (seed, epoch), so a resumed run sees the batches
-        an uninterrupted one would have."""
-        return DataLoader(dataset or self.data.train, batch_size=self.args.batch_size, shuffle=True,
+        an uninterrupted one would have; with --distributed, this rank's shard of it."""
+        dataset = dataset or self.data.train
+        sampler = ddp_setup.sampler(dataset, self.args, epoch)
+        return DataLoader(dataset, batch_size=self.args.batch_size, shuffle=sampler is None, sampler=sampler,
                           drop_last=drop_last, generator=self.args.seed * 100_003 + epoch)
 
     def train_epoch(self, epoch: int, loader: DataLoader, step: StepFn) -> dict[str, float]:
@@ -220,7 +229,7 @@ class Run:
         ms/step and samples/s (the clock stops after a device synchronisation)."""
         budget = self._steps_left()
         total_steps = len(loader) if budget is None else min(len(loader), budget)
-        bar = self._bar(epoch, total_steps, len(loader.dataset) if total_steps == len(loader) else None)
+        bar = self._bar(epoch, total_steps, len(loader.sampler) if total_steps == len(loader) else None)
         sums: dict[str, mt.Tensor] = {}
         steps = samples = 0
         profiler = self.profiler
@@ -253,7 +262,9 @@ class Run:
         return metrics
 
     def end_epoch(self, epoch: int, metrics: dict[str, float]) -> None:
-        """Print the epoch's line, append it to the log and save the log and the checkpoint."""
+        """Print the epoch's line, append it to the log and save the log and the checkpoint (rank 0 only)."""
+        if not self.rank0:
+            return
         record = {"epoch": epoch, "step": self.step, **metrics}
         self.log["epochs"].append(record)
         print(f"epoch {epoch}/{self.args.epochs}: " + "  ".join(_format(k, v) for k, v in metrics.items()
@@ -265,7 +276,9 @@ class Run:
 
     def write_log(self, **final: Any) -> Path:
         """Write ``<out>/metrics.json`` (atomically), with ``final`` results when given (the run's end: a
-        --profile still recording ends there)."""
+        --profile still recording ends there); rank 0 only."""
+        if not self.rank0:
+            return self.out / "metrics.json"
         if final:
             self.log["final"] = final
             if self.profiler is not None:
@@ -282,7 +295,7 @@ class Run:
         return None if self.args.limit_steps is None else max(self.args.limit_steps - self.step, 0)
 
     def _bar(self, epoch: int, steps: int, samples: int | None) -> Any:
-        if tqdm is None or self.args.no_progress:
+        if tqdm is None or self.args.no_progress or not self.rank0:
             return None
         total = samples if samples is not None else steps * self.args.batch_size
         return tqdm(total=total, desc=f"epoch {epoch}/{self.args.epochs}", unit="img", unit_scale=True,
@@ -374,21 +387,24 @@ def run_classifier(example: str, build: Callable[[int], nn.Module], doc: str, ar
     """The whole of ``mlp.py`` and ``cnn.py``: parse, load, train with Adam on cross-entropy, report test
     accuracy each epoch. Returns the JSON log."""
     parser = example_parser(doc, epochs=epochs, batch_size=batch_size, lr=lr)
+    ddp_setup.add_argument(parser)
     args = parser.parse_args(argv)
     check_args(parser, args)
-    device = pick_device(args.device)
+    device = ddp_setup.start(args, pick_device(args.device))
     mt.manual_seed(args.seed)
     data = load_images(args.dataset, args.data_dir)
     model = build(data.image_size).to(device)
     optimizer = optim.Adam(model.parameters(), lr=args.lr)
     precision = Precision(args.amp, device)
     run = Run(example, args, data, device, {"model": model}, {"optimizer": optimizer, **precision.states()})
-    step = classifier_step(model, optimizer, precision)
+    step = classifier_step(ddp_setup.wrap(model, args), optimizer, precision)
     for epoch in run.epochs():
         metrics = run.train_epoch(epoch, run.train_loader(epoch), step)
-        metrics["test_accuracy"] = accuracy(model, data.test, device)
+        if run.rank0:
+            metrics["test_accuracy"] = accuracy(model, data.test, device)
         run.end_epoch(epoch, metrics)
-    final_accuracy = accuracy(model, data.test, device)
-    run.write_log(test_accuracy=final_accuracy, steps=run.step)
-    print(f"test accuracy {final_accuracy:.2%} after {run.step} steps")
+    if run.rank0:
+        final_accuracy = accuracy(model, data.test, device)
+        run.write_log(test_accuracy=final_accuracy, steps=run.step)
+        print(f"test accuracy {final_accuracy:.2%} after {run.step} steps")
     return run.log

@@ -76,7 +76,9 @@ class Tensor(TensorMethods, TensorSparseMethods):
     # _gv: its value when this tensor's own history was last brought up to date. _hv[0] != _gv means the
     # memory was written through another view, so grad_fn no longer describes the values (see
     # ``ViewFunction`` and ``_bump_version``).
-    __slots__ = ("array", "_device", "_requires_grad", "grad", "grad_fn", "_vc", "_hv", "_gv", "__weakref__")
+    # _hooks: a leaf's register_hook hooks (autograd/hooks.py), unset until the first one.
+    __slots__ = ("array", "_device", "_requires_grad", "grad", "grad_fn", "_vc", "_hv", "_gv", "_hooks",
+                 "__weakref__")
     _requires_grad: bool
     grad: "Tensor | None"
     grad_fn: Any
@@ -381,6 +383,15 @@ class Tensor(TensorMethods, TensorSparseMethods):
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is not None:
             self.grad_fn._retained = weakref.ref(self)
+
+    def register_hook(self, hook: Any) -> Any:
+        """``hook(grad) -> Tensor | None`` runs when this tensor's gradient is computed (before a leaf
+        accumulates it); a returned tensor replaces the gradient. Returns a handle with ``remove()``."""
+        return _autograd.hooks.register_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        """``hook(tensor)`` runs after this leaf's ``.grad`` has been accumulated in a backward."""
+        return _autograd.hooks.register_post_accumulate_grad_hook(self, hook)
 
     def clone(self) -> "Tensor":
         return _F.clone(self)

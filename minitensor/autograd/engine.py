@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import minitensor.tensor as _tensor_mod
 
 from . import function as _function
+from . import hooks as _hooks
 from .function import Function, IndexedGrad, _check_finite
 from .grad_mode import state
 from ..backends.base import Backend
@@ -103,7 +104,19 @@ def _accumulate(store: dict, owned: set, key: Any, g: Any, B: Backend = None, pr
 def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bool,
                  inputs: Sequence[Any] | None = None, allow_unused: bool = False) -> list[Any] | None:
     """Propagate ``grads`` (arrays) from ``tensors``; with ``inputs`` return their gradients instead of
-    accumulating into leaves' ``.grad``."""
+    accumulating into leaves' ``.grad``. Then run the callbacks queued during it (``hooks.queue_callback``)."""
+    queue: list[Any] = []
+    _hooks._callbacks.append(queue)
+    try:
+        result = _run_backward(tensors, grads, retain_graph, inputs, allow_unused)
+    finally:
+        _hooks._callbacks.pop()
+    _hooks.run_callbacks(queue)
+    return result
+
+
+def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bool,
+                  inputs: Sequence[Any] | None, allow_unused: bool) -> list[Any] | None:
     node_grads: dict[Function, Any] = {}  # the gradient summed so far of each node waiting to run
     pending: list[tuple[int, Function]] = []  # heap of (-sequence number, node): the newest node first
     owned: set[Any] = set()  # keys whose stored gradient nothing outside the engine holds (safe to add into)
@@ -129,7 +142,10 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
         # Only the nodes on a path to one of the inputs run (and free their saved arrays).
         order, _ = _topological_order([node for _, node in pending])
         to_run = _nodes_leading_to(order, wanted_nodes, {id(t) for t in inputs})
+    # Hooked leaves are finished as soon as their last gradient arrives (DDP overlaps its all-reduces).
+    hooked = _hooks.hooked_leaf_edges([node for _, node in pending]) if _hooks.live[0] and inputs is None else None
     captured: dict[int, Any] = {}
+    node_hooks = _hooks.live[1]  # some non-leaf tensor has hooks (else no node is asked)
     anomaly = state.anomaly
     refcount = sys.getrefcount
     profiler = _function.profiler  # one read per backward call; each node reports to it when set
@@ -142,6 +158,8 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
             if wanted_nodes:
                 for i in wanted_nodes.get(node, ()):
                     captured[i] = gy
+            if node_hooks and node._hooks is not None:  # non-leaf hooks: after capture (PyTorch), before retain_grad
+                gy = _hooks.run_pre_hooks(node._hooks, gy, node.out_device or node._device)[0]
             if to_run is not None and node not in to_run:  # it feeds no wanted gradient: kept as it is
                 continue
             if node._retained is not None and inputs is None:
@@ -194,6 +212,10 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
                 else:
                     _accumulate(leaf_grads, owned, id(edge), g, B, private)
                     leaves[id(edge)] = edge
+                    if hooked is not None and id(edge) in hooked:
+                        hooked[id(edge)] -= 1
+                        if not hooked[id(edge)]:  # its last gradient of this backward
+                            _finish_leaf(edge, leaf_grads.pop(id(edge)), id(edge) in owned)
             if event is not None:
                 profiler.end_backward(event, result)
                 event = None
@@ -201,12 +223,15 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
         state.grad_enabled = grad_enabled
 
     if inputs is None:
+        finish = _finish_leaf if _hooks.live[0] else _accumulate_leaf_grad
         for key, g in leaf_grads.items():
-            _accumulate_leaf_grad(leaves[key], g, owned=key in owned)
+            finish(leaves[key], g, key in owned)
         return None
     out = []
     for i, t in enumerate(inputs):
         g = captured.get(i) if t.grad_fn is not None else leaf_grads.get(id(t))
+        if g is not None and t.grad_fn is None and _hooks.live[0] and getattr(t, "_hooks", None) is not None:
+            g = _hooks.run_pre_hooks(t._hooks, g, t._device)[0]
         if g is None and not allow_unused:
             raise RuntimeError(f"input {i} of autograd.grad was not used in the graph; pass allow_unused=True "
                                "to get None for it")
@@ -228,3 +253,15 @@ def _accumulate_leaf_grad(t: Any, g: Any, owned: bool = False) -> None:
         t.grad = _tensor_mod._wrap(g, t._device)
     else:
         t.grad.array += g
+    if _hooks.live[0] and getattr(t, "_hooks", None) is not None:
+        for fn in tuple(t._hooks.post.values()):
+            fn(t)
+
+
+def _finish_leaf(t: Any, g: Any, owned: bool = False) -> None:
+    """A leaf's gradient of this backward through its hooks into ``.grad`` (the hooked path)."""
+    hooks = getattr(t, "_hooks", None)
+    if hooks is not None and hooks.pre:
+        g, owned = _hooks.run_pre_hooks(hooks, g, t._device)[0], False  # a hook may have kept or returned it
+    _accumulate_leaf_grad(t, g, owned)
+

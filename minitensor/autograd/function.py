@@ -67,6 +67,7 @@ class Function:
     _device: Any = None  # where backward runs: the inputs' device
     out_device: Any = None  # set by forward only when the output lives elsewhere (device copies)
     _retained: Any = None  # weakref to the output tensor when it called retain_grad()
+    _hooks: Any = None  # the output tensor's register_hook hooks (autograd/hooks.py)
     _stack: list[str] | None = None  # creation traceback, kept in anomaly mode
     # True where the op saves its output and PyTorch its input (leaky_relu, elu, hardtanh): an in-place
     # write into the output copies the saved output first, so the gradient stays valid, as PyTorch's.

@@ -26,3 +26,7 @@ __all__ += ["Backend", "DistBackendError", "DistError", "DistStoreError", "Group
            "irecv", "is_available", "is_gloo_available", "is_initialized", "is_mpi_available",
            "is_nccl_available", "is_torchelastic_launched", "isend", "recv", "reduce", "reduce_scatter",
            "reduce_scatter_tensor", "scatter", "send"]
+
+from .grad_bucket import GradBucket  # noqa: E402  (DDP's communication hooks get one)
+
+__all__ += ["GradBucket"]
