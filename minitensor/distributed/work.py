@@ -29,15 +29,28 @@ class DistStoreError(DistError):
 
 
 def poll(done: Callable[[], bool], deadline: float) -> bool:
-    """Call ``done`` until it is True (returns True) or ``time.monotonic()`` passes ``deadline`` (False),
-    sleeping between calls from 10 us up to 2 ms: quick answers stay quick, long waits leave the CPU alone."""
+    """Call ``done`` until it is True (returns True) or ``time.monotonic()`` passes ``deadline`` (False).
+    It spins for the first ``SPIN_SECONDS`` (MPI moves a message on only inside its calls, so a sleeping
+    waiter stalls a large transfer: a 1.7 MB all-reduce took 10.5 ms with sleeps from the start, 0.2 ms
+    spinning), then sleeps between calls from 10 us up to 1 ms, so a long wait leaves the CPU alone."""
+    if done():
+        return True
+    now = time.monotonic()
+    spin_until = min(now + SPIN_SECONDS, deadline)
+    while now < spin_until:
+        if done():
+            return True
+        now = time.monotonic()
     pause = 1e-5
     while not done():
         if time.monotonic() > deadline:
             return False
         time.sleep(pause)
-        pause = min(pause * 2, 2e-3)
+        pause = min(pause * 2, 1e-3)
     return True
+
+
+SPIN_SECONDS = 0.05
 
 
 class Pending:

@@ -17,6 +17,18 @@ import minitensor as mt
 import minitensor.distributed as dist
 
 mode = sys.argv[1]
+# What a rank caught is also written to a file of this folder: mpiexec may end the job before it forwards the
+# last lines a rank printed just before MPI_Abort.
+report_dir = sys.argv[2] if len(sys.argv) > 2 else None
+
+
+def say(rank: int, line: str) -> None:
+    print(line, flush=True)
+    if report_dir is not None:
+        with open(os.path.join(report_dir, f"rank{rank}.txt"), "a") as f:
+            f.write(line + "\n")
+
+
 if mode == "late":  # rank 1 never joins: rank 0's init_process_group times out
     from mpi4py import MPI
     if MPI.COMM_WORLD.Get_rank() == 1:
@@ -24,7 +36,7 @@ if mode == "late":  # rank 1 never joins: rank 0's init_process_group times out
     try:
         dist.init_process_group("mpi", timeout=timedelta(seconds=2))
     except dist.DistBackendError as e:
-        print(f"caught on rank 0: {e}", flush=True)
+        say(0, f"caught on rank 0: {e}")
         assert not dist.is_initialized()
         raise
 dist.init_process_group("mpi", timeout=timedelta(seconds=2) if mode == "hang" else timedelta(minutes=10))
@@ -40,10 +52,10 @@ t = mt.ones(4)
 try:
     dist.all_reduce(t)
 except dist.DistBackendError as e:
-    print(f"caught on rank {rank}: {e}", flush=True)
+    say(rank, f"caught on rank {rank}: {e}")
     try:
         dist.all_reduce(t)
     except dist.DistBackendError as again:
-        print(f"then: {again}", flush=True)
+        say(rank, f"then: {again}")
     raise
 print(f"rank {rank} was not stopped", flush=True)
