@@ -2,6 +2,8 @@
 ``distributed`` extra) and check themselves against NumPy; skipped where mpi4py or mpiexec is absent."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from .launch import assert_ranks_ok, run_mpi
 
 
@@ -13,14 +15,20 @@ def test_collectives_on_one_rank_with_pytorchs_cpu_backend_name():
     assert_ranks_ok(run_mpi("worker_collectives.py", "gloo", n=1), n=1)  # "gloo" runs on MPI
 
 
-def test_a_hung_rank_makes_the_others_fail_with_the_timeout_error_and_ends_the_job(tmp_path):
-    done = run_mpi("worker_failure.py", "hang", str(tmp_path), timeout=120)  # rank 1 would sleep 600 s
+def failed_job(mode: str, folder: Path) -> tuple[str, str]:
+    """Run worker_failure.py in ``mode`` (rank 1 would sleep 600 s: the job must end first), check that the
+    job failed, and return what rank 0 caught (written to ``folder``) and the job's output."""
+    done = run_mpi("worker_failure.py", mode, str(folder), timeout=120)
     report = f"exit {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
     assert done.returncode != 0, report
-    caught = (tmp_path / "rank0.txt").read_text()
+    return (folder / "rank0.txt").read_text(), report
+
+
+def test_a_hung_rank_makes_the_others_fail_with_the_timeout_error_and_ends_the_job(tmp_path):
+    caught, report = failed_job("hang", tmp_path)
     assert "caught on rank 0: all_reduce timed out on rank 0 after 0:00:02" in caught, report
     assert "then: the process group cannot be used after an earlier failure" in caught, report
-    assert "was not stopped" not in done.stdout, report
+    assert "was not stopped" not in report, report
 
 
 def test_a_rank_that_raises_ends_the_job_without_waiting_for_the_timeout():
@@ -38,8 +46,5 @@ def test_a_rank_that_dies_ends_the_job():
 
 
 def test_a_rank_that_never_joins_makes_init_time_out(tmp_path):
-    done = run_mpi("worker_failure.py", "late", str(tmp_path), timeout=120)  # rank 1 would sleep 600 s
-    report = f"exit {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
-    assert done.returncode != 0, report
-    caught = (tmp_path / "rank0.txt").read_text()
+    caught, report = failed_job("late", tmp_path)
     assert "caught on rank 0: init_process_group timed out on rank 0 after 0:00:02" in caught, report
