@@ -629,3 +629,18 @@ def test_a_function_cannot_define_init():
         class WithInit(Function):  # noqa: F841
             def __init__(self) -> None:
                 self.x = 1
+
+
+def test_an_existing_grad_accumulates_as_each_gradient_arrives() -> None:
+    """PyTorch's AccumulateGrad: a leaf with a .grad adds each gradient into it in place when it arrives, not at
+    the end of backward (so a step after zero_grad(set_to_none=False) holds no second copy of the gradients):
+    a hook on a node that runs later already sees it (PyTorch 2.13 gives the same)."""
+    v = mt.ones(3, requires_grad=True)
+    w = mt.ones(3, requires_grad=True)
+    w.grad = mt.zeros(3)
+    grad_before = w.grad
+    a = v * 1  # the oldest node: it runs last
+    seen = []
+    a.register_hook(lambda g: seen.append(w.grad.tolist()))
+    ((w * 2).sum() + (w * 3).sum() + a.sum()).backward()
+    assert seen == [[5.0, 5.0, 5.0]] and w.grad is grad_before and w.grad.tolist() == [5.0, 5.0, 5.0]

@@ -209,6 +209,11 @@ def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bo
                             node_grads[edge] = g
                             if private:
                                 owned.add(edge)
+                elif inputs is None and type(g) is array_type and edge.grad is not None \
+                        and (hooked is None or id(edge) not in hooked):
+                    # PyTorch's AccumulateGrad: into an existing .grad as each gradient arrives, so a step
+                    # after zero_grad(set_to_none=False) holds no second copy of the gradients until the end
+                    edge.grad.array += g
                 else:
                     _accumulate(leaf_grads, owned, id(edge), g, B, private)
                     leaves[id(edge)] = edge
