@@ -94,5 +94,6 @@ def zero_grads(tensors: Any, set_to_none: bool = True) -> None:
             t.grad.array[...] = 0
 
 
-__all__ = ["Function", "ArrayFunction", "zero_grads", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
+__all__ = ["Function", "zero_grads", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "inference_mode", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
+__all__ += ["ArrayFunction"]

@@ -167,7 +167,7 @@ class Function(ArrayFunction):
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
 
     @staticmethod
-    def backward(ctx: Any, *grad_outputs: Any) -> Any:  # type: ignore[override]
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
 
@@ -246,7 +246,8 @@ def _record(ctx: Any, args: tuple[Any, ...], outs: list[Any], device: Any) -> No
     for k in ctx._diff:
         outs[k]._requires_grad = True
     counter = _function._tensor_mod._counter
-    saved, records = [], []
+    saved: list[Any] = []
+    records = []
     for j, t in enumerate(ctx._to_save):
         if t is None:
             saved.append(None)

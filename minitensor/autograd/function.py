@@ -285,4 +285,4 @@ def _check_finite(B: Backend, a: Any, message: str) -> None:
         raise RuntimeError(message)
 
 
-from .custom_function import Function, FunctionCtx, once_differentiable  # noqa: E402  (built on ArrayFunction)
+from .custom_function import Function, FunctionCtx, once_differentiable  # noqa: E402, F401  (re-exported, as torch.autograd.function)
