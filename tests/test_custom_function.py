@@ -246,13 +246,93 @@ def test_hooks_profiler_and_checkpoint_see_custom_functions():
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(x.detach().numpy()))
     with mt.profiler.profile() as prof:
-        Exp.apply(f64(3)).sum().backward()
-    names = {e.key for e in prof.key_averages()}
-    assert {"Exp", "ExpBackward"} <= names
+        Spy.apply(f64(3), 2.0).sum().backward()
+    spy = [e for e in prof.events() if e.name == "Spy"]
+    assert len(spy) == 1 and [c.name for c in spy[0].cpu_children] == ["Mul"]  # its forward's op, inside it
+    assert "SpyBackward" in {e.name for e in prof.events()}
     x = f64(4)
     out = mt.utils.checkpoint.checkpoint(lambda t: Exp.apply(t * 2), x, use_reentrant=False)
     out.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(2 * x.detach().numpy()))
+
+
+def test_on_each_device(device):
+    x = mt.tensor([0.5, -1.0], device=device, requires_grad=True)
+    y = Exp.apply(x)
+    assert y.device == x.device
+    y.sum().backward()
+    assert x.grad.device == x.device
+    np.testing.assert_allclose(x.grad.cpu().numpy(), np.exp([0.5, -1.0]), rtol=1e-6)
+
+
+def test_a_gradient_for_a_number_or_a_non_tensor_raises():
+    class ForNumber(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            return x * k
+
+        @staticmethod
+        def backward(ctx, gy):
+            return gy, gy
+
+    class NotATensor(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, gy):
+            return 1.0
+
+    with pytest.raises(RuntimeError, match="function ForNumberBackward returned a gradient different than None at "
+                                           "position 2, but the corresponding forward input was not a Variable"):
+        ForNumber.apply(f64(2), 3.0).sum().backward()
+    with pytest.raises(RuntimeError, match=r"expected Variable or None \(got float\)"):
+        NotATensor.apply(f64(2)).sum().backward()
+
+
+def test_custom_fwd_and_bwd_under_autocast():
+    seen = {}
+
+    class MM(mt.autograd.Function):
+        @staticmethod
+        @mt.amp.custom_fwd(device_type="cpu", cast_inputs=mt.float32)
+        def forward(ctx, a, b):
+            seen["fwd"] = (a.dtype, mt.is_autocast_enabled("cpu"))
+            ctx.save_for_backward(a, b)
+            return a @ b
+
+        @staticmethod
+        @mt.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            seen["bwd"] = mt.is_autocast_enabled("cpu")
+            a, b = ctx.saved_tensors
+            return g @ b.T, a.T @ g
+
+    class Plain(mt.autograd.Function):
+        @staticmethod
+        @mt.amp.custom_fwd(device_type="cpu")
+        def forward(ctx, a):
+            return a @ a
+
+        @staticmethod
+        @mt.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            seen["plain_bwd"] = mt.is_autocast_enabled("cpu")
+            return g
+
+    a = mt.randn(2, 2, dtype=mt.bfloat16, requires_grad=True)
+    b = mt.randn(2, 2, requires_grad=True)
+    with mt.autocast("cpu", dtype=mt.bfloat16):
+        out = MM.apply(a, b)
+        p = Plain.apply(b)
+    assert out.dtype == mt.float32 and seen["fwd"] == (mt.float32, False)
+    assert p.dtype == mt.bfloat16  # autocast reaches the ops inside forward
+    (out.sum() + p.float().sum()).backward()
+    assert seen["bwd"] is False and seen["plain_bwd"] is True
+    assert a.grad.dtype == mt.bfloat16 and b.grad.dtype == mt.float32
+    with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
+        mt.amp.custom_fwd(device_type=None)
 
 
 def test_no_graph_without_grad():

@@ -40,6 +40,7 @@ class FunctionCtx(ArrayFunction):
     _forward_cls: Any  # the user's Function class
     _outputs: list[Any]  # per forward output: (shape, dtype) of a tensor, None for another value
     _diff: list[int]  # the positions of the differentiable outputs
+    _not_tensors: list[int]  # the positions of the forward arguments that are not tensors
     _materialize = True
     _dirty: tuple[Any, ...] = ()
     _non_diff: tuple[Any, ...] = ()
@@ -90,14 +91,17 @@ def _check_gradients(node: Any, result: tuple[Any, ...]) -> tuple[Any, ...]:
     if len(result) != n:
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients (expected {n}, "
                            f"got {len(result)})")
+    for i in node._not_tensors:
+        if result[i] is not None:
+            raise RuntimeError(f"function {node.name()} returned a gradient different than None at position "
+                               f"{i + 1}, but the corresponding forward input was not a Variable")
     arrays: list[Any] = [None] * n
     for i, _, _, shape, _ in node._next:
         g = result[i]
         if g is None:
             continue
         if not isinstance(g, _function._Tensor):
-            raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__} at index "
-                            f"{i}; expected a Tensor or None")
+            raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
         gs = tuple(g.shape)
         # the engine sums a gradient to its input's shape: the input must broadcast to it
         if gs != shape and (len(gs) < len(shape) or any(s not in (1, d) for s, d in zip(shape[::-1], gs[::-1]))):
@@ -148,7 +152,8 @@ class Function(ArrayFunction):
     _backward_cls: type[FunctionCtx]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
+        # not ArrayFunction's check against __init__: apply never makes an instance of the user's class
+        super(ArrayFunction, cls).__init_subclass__(**kwargs)
         cls._backward_cls = type(cls.__name__ + "Backward", (FunctionCtx,), {"_forward_cls": cls})
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
@@ -179,8 +184,14 @@ class Function(ArrayFunction):
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         profiler = _function.profiler
         if profiler is not None and profiler.wants():
-            return profiler.op(cls, args, kwargs, _apply)
+            return profiler.op(cls, args, kwargs, _apply_again)  # one event named after cls
         return _apply(cls, *args, **kwargs)
+
+
+def _apply_again(cls: Any, *args: Any, **kwargs: Any) -> Any:
+    """``cls.apply`` from inside the profiler's event: it takes the profiler's re-entry mark, so the first op
+    in forward is recorded as the event's child."""
+    return cls.apply(*args, **kwargs)
 
 
 def _apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
@@ -213,8 +224,9 @@ def _apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
         if track and t.grad_fn is None and t._requires_grad:
             raise RuntimeError(_LEAF_DIRTY)
     wrap = _function._wrap
-    for k, o in enumerate(outs):  # an input returned as it is comes back as a new tensor on its memory
-        if isinstance(o, Tensor) and not any(o is t for t in dirty) and any(o is a for a in args):
+    for k, o in enumerate(outs):  # an input (or any tensor with a history) comes back as a new tensor on its memory
+        if isinstance(o, Tensor) and not any(o is t for t in dirty) and (
+                o._requires_grad or o.grad_fn is not None or any(o is a for a in args)):
             alias = outs[k] = wrap(o.array, o._device)
             alias._vc = _function._tensor_mod._counter(o)
     if track:
@@ -227,12 +239,13 @@ def _record(ctx: Any, args: tuple[Any, ...], outs: list[Any], device: Any) -> No
     Tensor = _function._Tensor
     ctx._seq = next(_sequence)
     ctx._device = device
+    ctx._not_tensors = [i for i, a in enumerate(args) if not isinstance(a, Tensor)]
     ctx._next = [(i, a if a.grad_fn is None else a.grad_fn, a.grad_fn is not None, a.array.shape, a.array.dtype)
                  for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad]
     non_diff = ctx._non_diff
     ctx._outputs = [(o.array.shape, o.array.dtype) if isinstance(o, Tensor) else None for o in outs]
     ctx._diff = [k for k, o in enumerate(outs) if isinstance(o, Tensor) and not any(o is t for t in non_diff)
-                 and o.array.dtype.kind in "fc"]
+                 and o.array.dtype.kind in "fcV"]
     for k, o in enumerate(outs):
         if isinstance(o, Tensor) and k not in ctx._diff:
             o._requires_grad = False
