@@ -203,15 +203,14 @@ def test_saved_tensors_are_freed_after_backward():
         y.grad_fn.saved_tensors
 
 
-def test_wrong_gradient_count_and_shape_raise_pytorchs_errors():
-    class TooFew(mt.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, k):
-            return x * k
+def times_k(name, backward):
+    """A Function ``x * k`` (k a number) with the given ``backward(ctx, gy)``: the bad-gradient cases."""
+    return type(name, (mt.autograd.Function,), {"forward": staticmethod(lambda ctx, x, k: x * k),
+                                                "backward": staticmethod(backward)})
 
-        @staticmethod
-        def backward(ctx, gy):
-            return gy
+
+def test_wrong_gradient_count_and_shape_raise_pytorchs_errors():
+    TooFew = times_k("TooFew", lambda ctx, gy: gy)
 
     class BadShape(mt.autograd.Function):
         @staticmethod
@@ -266,29 +265,13 @@ def test_on_each_device(device):
 
 
 def test_a_gradient_for_a_number_or_a_non_tensor_raises():
-    class ForNumber(mt.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, k):
-            return x * k
-
-        @staticmethod
-        def backward(ctx, gy):
-            return gy, gy
-
-    class NotATensor(mt.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 1
-
-        @staticmethod
-        def backward(ctx, gy):
-            return 1.0
-
+    ForNumber = times_k("ForNumber", lambda ctx, gy: (gy, gy))
+    NotATensor = times_k("NotATensor", lambda ctx, gy: (1.0, None))
     with pytest.raises(RuntimeError, match="function ForNumberBackward returned a gradient different than None at "
                                            "position 2, but the corresponding forward input was not a Variable"):
         ForNumber.apply(f64(2), 3.0).sum().backward()
     with pytest.raises(RuntimeError, match=r"expected Variable or None \(got float\)"):
-        NotATensor.apply(f64(2)).sum().backward()
+        NotATensor.apply(f64(2), 2.0).sum().backward()
 
 
 def test_custom_fwd_and_bwd_under_autocast():

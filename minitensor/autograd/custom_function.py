@@ -197,8 +197,7 @@ def _apply_again(cls: Any, *args: Any, **kwargs: Any) -> Any:
 def _apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
     """Run ``cls.forward`` without grad and record its ctx as the outputs' grad_fn."""
     Tensor = _function._Tensor
-    inputs = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)]
-    device = inputs[0][1]._device if inputs else None
+    device = next((a._device for a in args if isinstance(a, Tensor)), None)
     needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     track = state.grad_enabled and any(needs)
     ctx = _new(cls._backward_cls)
