@@ -140,6 +140,20 @@ class _Slot(ArrayFunction):
     def name(self) -> str:
         return self._node.name()
 
+    # Seen from an output, the slot is the Function's node: its ctx attributes, saved tensors and edges.
+    def __getattr__(self, name: str) -> Any:
+        if name == "_node":  # not set yet
+            raise AttributeError(name)
+        return getattr(self._node, name)
+
+    @property
+    def saved_tensors(self) -> tuple[Any, ...]:
+        return self._node.saved_tensors
+
+    @property
+    def next_functions(self) -> tuple[Any, ...]:
+        return self._node.next_functions
+
     @staticmethod
     def backward(ctx: ArrayFunction, B: Backend, gy: Any) -> Any:
         return (_Grads({ctx._index: gy}),)  # type: ignore[attr-defined]
