@@ -271,11 +271,15 @@ def test_on_each_device(device):
 def test_a_gradient_for_a_number_or_a_non_tensor_raises():
     ForNumber = times_k("ForNumber", lambda ctx, gy: (gy, gy))
     NotATensor = times_k("NotATensor", lambda ctx, gy: (1.0, None))
+    SavesANumber = times_k("SavesANumber", None)
+    SavesANumber.forward = staticmethod(lambda ctx, x, k: ctx.save_for_backward(x, k))
     with pytest.raises(RuntimeError, match="function ForNumberBackward returned a gradient different than None at "
                                            "position 2, but the corresponding forward input was not a Variable"):
         ForNumber.apply(f64(2), 3.0).sum().backward()
     with pytest.raises(RuntimeError, match=r"expected Variable or None \(got float\)"):
         NotATensor.apply(f64(2), 2.0).sum().backward()
+    with pytest.raises(TypeError, match="save_for_backward can only save variables, but argument 1 is of type float"):
+        SavesANumber.apply(f64(2), 2.0)
 
 
 def test_custom_fwd_and_bwd_under_autocast():

@@ -47,10 +47,10 @@ class FunctionCtx(ArrayFunction):
     _to_save: tuple[Any, ...] = ()
 
     def save_for_backward(self, *tensors: Any) -> None:
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, _function._Tensor):
-                raise TypeError("save_for_backward can only save variables, but argument "
-                                f"{tensors.index(t)} is of type {type(t).__name__}")
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
+                                f"{type(t).__name__}")
         self._to_save = tensors
 
     def mark_dirty(self, *tensors: Any) -> None:
