@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import minitensor as mt
-from minitensor.autograd import Function
+from minitensor.autograd import ArrayFunction
 
 from helpers import assert_close, check_grad, t64
 
@@ -423,7 +423,7 @@ def test_set_detect_anomaly():
 
 
 # --------------------------------------------------------------------------------- custom Function
-class ScaledCube(Function):
+class ScaledCube(ArrayFunction):
     """y = s * x^3 with a non-tensor parameter s; dx = 3 s x^2."""
 
     @staticmethod
@@ -438,7 +438,7 @@ class ScaledCube(Function):
         return gy * 3 * ctx.s * x * x, None
 
 
-class AddWithCount(Function):
+class AddWithCount(ArrayFunction):
     """a + b (broadcasting), and a non-differentiable extra output; backward ignores broadcasting and
     returns float64 gradients: the engine sums them to each input's shape and casts them."""
 
@@ -532,7 +532,7 @@ def test_zero_dim_leaf_with_fan_in_gets_an_array_grad_that_accumulates() -> None
     assert x.grad.array is held and x.grad.item() == 12.0
 
 
-class FreshGradient(Function):
+class FreshGradient(ArrayFunction):
     """y = 2 x; backward returns a new array, and (for the test) keeps only a weak reference to it."""
     made: list = []
 
@@ -547,7 +547,7 @@ class FreshGradient(Function):
         return g
 
 
-class ReturnsSaved(Function):
+class ReturnsSaved(ArrayFunction):
     """y = x * c for a constant array c it saves; backward hands back c * gy, or c itself (the gradient
     for a gy of ones) when told to: an array the node and the caller still hold."""
 
@@ -624,9 +624,9 @@ def test_autograd_grad_for_a_leaf_leaves_the_other_branches_alone():
 
 def test_a_function_cannot_define_init():
     """apply makes the ctx without calling __init__ (it is on every op's path), so one is refused at once."""
-    from minitensor.autograd.function import Function
+    from minitensor.autograd.function import ArrayFunction
     with pytest.raises(TypeError, match="cannot define __init__"):
-        class WithInit(Function):  # noqa: F841
+        class WithInit(ArrayFunction):  # noqa: F841
             def __init__(self) -> None:
                 self.x = 1
 

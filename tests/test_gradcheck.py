@@ -5,13 +5,13 @@ import numpy as np
 import pytest
 
 import minitensor as mt
-from minitensor.autograd import Function
+from minitensor.autograd import ArrayFunction
 from minitensor.testing import GradcheckError, gradcheck
 
 from helpers import randn, t64
 
 
-class WrongSquare(Function):
+class WrongSquare(ArrayFunction):
     """y = x^2 with a wrong gradient (3x instead of 2x)."""
 
     @staticmethod
@@ -25,7 +25,7 @@ class WrongSquare(Function):
         return gy * 3 * x
 
 
-class WrongSecondInput(Function):
+class WrongSecondInput(ArrayFunction):
     """y = a * b with a correct gradient for a and a sign error for b."""
 
     @staticmethod
@@ -39,7 +39,7 @@ class WrongSecondInput(Function):
         return gy * b, -gy * a
 
 
-class ForgetsAnInput(Function):
+class ForgetsAnInput(ArrayFunction):
     """y = a + b but returns no gradient for b."""
 
     @staticmethod
@@ -51,7 +51,7 @@ class ForgetsAnInput(Function):
         return gy, None
 
 
-class SlightlyOff(Function):
+class SlightlyOff(ArrayFunction):
     """y = sin(x) with a gradient 1% too large, to test tolerances."""
 
     @staticmethod

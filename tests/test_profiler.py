@@ -12,7 +12,7 @@ import pytest
 import minitensor as mt
 from minitensor import nn, profiler
 from minitensor.autograd import function as _function
-from minitensor.autograd.function import Function
+from minitensor.autograd.function import ArrayFunction
 from minitensor.backends import compiled
 from minitensor.profiler import ProfilerActivity, profile, record_function
 
@@ -161,7 +161,7 @@ def test_chrome_trace_is_json_with_nested_forward_and_backward_events(tmp_path):
     assert conv["args"]["Input Dims"] == [[8, 1, 28, 28], [4, 1, 3, 3], [4]]
 
 
-class Launches(Function):
+class Launches(ArrayFunction):
     """An op whose forward launches one compiled kernel (the tiers call ``compiled.run_kernel`` so)."""
 
     @staticmethod
@@ -220,7 +220,7 @@ def test_device_times_come_from_events_read_at_the_end(monkeypatch):
     fake = FakeRuntime()
     monkeypatch.setattr(profiler.recorder, "_cuda", lambda: fake)
 
-    class OnDevice(Function):
+    class OnDevice(ArrayFunction):
         @staticmethod
         def forward(ctx, B, x):
             compiled.run_kernel("k", True, lambda: None)
@@ -303,7 +303,7 @@ def test_the_raw_kernel_tiers_launches_report_to_the_hook(monkeypatch):
     monkeypatch.setattr(rawmodule, "_current_device", lambda: 0)
     monkeypatch.setattr(rawmodule, "_kernel", lambda template, dtype, device: lambda *a: calls.append(a))
 
-    class RawLaunch(Function):
+    class RawLaunch(ArrayFunction):
         @staticmethod
         def forward(ctx, B, x):
             rawmodule.launch("im2col", np.float32, 1000, ("args",))
@@ -330,7 +330,7 @@ def test_the_numba_cuda_tiers_launches_report_to_the_hook(monkeypatch):
         def __getitem__(self, config):
             return lambda *args: calls.append((config, args))
 
-    class NumbaLaunch(Function):
+    class NumbaLaunch(ArrayFunction):
         @staticmethod
         def forward(ctx, B, x):
             launch.launch_1d(NumbaKernel(), 10, "array")

@@ -8,7 +8,7 @@ import minitensor.creation as _creation  # noqa: I001
 
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import _accumulate_leaf_grad, run_backward
-from .function import Function
+from .function import ArrayFunction, Function
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
 
@@ -96,3 +96,4 @@ def zero_grads(tensors: Any, set_to_none: bool = True) -> None:
 
 __all__ = ["Function", "zero_grads", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "inference_mode", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
+__all__ += ["ArrayFunction"]

@@ -16,7 +16,7 @@ import minitensor.tensor as _tensor_mod
 
 from . import function as _function
 from . import hooks as _hooks
-from .function import Function, IndexedGrad, _check_finite
+from .function import ArrayFunction, IndexedGrad, _check_finite
 from .grad_mode import state
 from ..backends.base import Backend
 from ..backends.generic.sparse import SparseCOO
@@ -33,10 +33,10 @@ def _refs_of_a_private_result() -> int:
 _PRIVATE_REFS = _refs_of_a_private_result()
 
 
-def _topological_order(roots: Sequence[Function]) -> tuple[list[Function], dict[Function, int]]:
+def _topological_order(roots: Sequence[ArrayFunction]) -> tuple[list[ArrayFunction], dict[ArrayFunction, int]]:
     """Nodes reachable from ``roots`` and, per node, how many edges from reachable nodes point at it
     (``autograd.grad`` walks the graph to find the part it needs)."""
-    dependencies: dict[Function, int] = {}
+    dependencies: dict[ArrayFunction, int] = {}
     seen = set(roots)
     stack = list(roots)
     order = []
@@ -52,9 +52,9 @@ def _topological_order(roots: Sequence[Function]) -> tuple[list[Function], dict[
     return order, dependencies
 
 
-def _nodes_leading_to(order: Sequence[Function], wanted_nodes: Any, wanted_leaves: set[int]) -> set[Function]:
+def _nodes_leading_to(order: Sequence[ArrayFunction], wanted_nodes: Any, wanted_leaves: set[int]) -> set[ArrayFunction]:
     """The nodes whose backward feeds a gradient to a wanted node or leaf: their ancestors in the graph."""
-    parents: dict[Function, list[Function]] = {}
+    parents: dict[ArrayFunction, list[ArrayFunction]] = {}
     stack = []
     for node in order:
         for _, edge, is_node, _, _ in node._next:
@@ -64,7 +64,7 @@ def _nodes_leading_to(order: Sequence[Function], wanted_nodes: Any, wanted_leave
                     stack.append(node)
             elif id(edge) in wanted_leaves:
                 stack.append(node)
-    needed: set[Function] = set()
+    needed: set[ArrayFunction] = set()
     while stack:
         node = stack.pop()
         if node not in needed:
@@ -117,8 +117,8 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
 
 def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bool,
                   inputs: Sequence[Any] | None, allow_unused: bool) -> list[Any] | None:
-    node_grads: dict[Function, Any] = {}  # the gradient summed so far of each node waiting to run
-    pending: list[tuple[int, Function]] = []  # heap of (-sequence number, node): the newest node first
+    node_grads: dict[ArrayFunction, Any] = {}  # the gradient summed so far of each node waiting to run
+    pending: list[tuple[int, ArrayFunction]] = []  # heap of (-sequence number, node): the newest node first
     owned: set[Any] = set()  # keys whose stored gradient nothing outside the engine holds (safe to add into)
     leaf_grads: dict[int, Any] = {}  # id(leaf tensor) -> array; leaves kept alive by the graph
     leaves: dict[int, Any] = {}
@@ -133,7 +133,7 @@ def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bo
                 heappush(pending, (-t.grad_fn._seq, t.grad_fn))
             _accumulate(node_grads, owned, t.grad_fn, g)
 
-    wanted_nodes: dict[Function, list[int]] = {}
+    wanted_nodes: dict[ArrayFunction, list[int]] = {}
     to_run = None
     if inputs is not None:
         for i, t in enumerate(inputs):

@@ -1,8 +1,10 @@
-"""``Function``: one differentiable op, written on raw backend arrays, and its node in the graph.
+"""``ArrayFunction``: one differentiable op, written on raw backend arrays, and its node in the graph (the
+base of every op in minitensor/functional/; PyTorch's user-facing ``Function``, on tensors, is built on it
+in custom_function.py and re-exported here, as ``torch.autograd.function`` has it).
 
 Subclasses define two static methods::
 
-    class Exp(Function):
+    class Exp(ArrayFunction):
         @staticmethod
         def forward(ctx, B, x):          # B: the backend; x: a backend array
             y = B.exp(x)
@@ -54,7 +56,7 @@ autocast: Any = None
 profiler: Any = None
 
 
-class Function:
+class ArrayFunction:
     """The ctx of one call and its graph node (like a PyTorch ``ctx`` and ``grad_fn`` in one object)."""
 
     # Set per call by ``apply``: which positional inputs need a gradient and, for each that does, the
@@ -86,11 +88,11 @@ class Function:
                             "__init__")
 
     @staticmethod
-    def forward(ctx: "Function", B: Backend, *args: Any, **kwargs: Any) -> Any:
+    def forward(ctx: "ArrayFunction", B: Backend, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
 
     @staticmethod
-    def backward(ctx: "Function", B: Backend, grad: Any) -> Any:
+    def backward(ctx: "ArrayFunction", B: Backend, grad: Any) -> Any:
         raise NotImplementedError(f"{type(ctx).__name__} is not differentiable")
 
     def save_for_backward(self, *arrays: Any) -> None:
@@ -211,7 +213,7 @@ class Function:
         return outputs
 
 
-class ViewFunction(Function):
+class ViewFunction(ArrayFunction):
     """A Function whose output may be a view of its first input's memory (reshape, permute, basic
     indexing...): when it is, the output shares the input's version counter, as PyTorch's views do, so an
     in-place write through either is seen by what saved the other."""
@@ -231,7 +233,7 @@ class ViewFunction(Function):
         return out
 
 
-def _sparse_input_error(cls: type[Function], e: Exception, on_cuda: bool) -> SparseLayoutError:
+def _sparse_input_error(cls: type[ArrayFunction], e: Exception, on_cuda: bool) -> SparseLayoutError:
     """PyTorch's NotImplementedError for a dense op given a sparse input, naming the op whatever broke
     (for the ops without a gradient, which share one Function, the array op that refused)."""
     op = e.op if isinstance(e, SparseLayoutError) and not cls.differentiable else cls.__name__
@@ -250,10 +252,11 @@ _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bflo
                "bool": "Bool"}
 
 
-def _modified_message(ctx: Function, record: tuple[list[int], int, int, Any]) -> str:
+def _modified_message(ctx: ArrayFunction, record: tuple[list[int], int, int, Any]) -> str:
     """PyTorch's error for a saved tensor written in place after it was saved."""
     counter, version, j, owner = record
     a = ctx._saved[j]  # type: ignore[index]  # read before the arrays are freed
+    a = a.array if isinstance(a, _Tensor) else a  # a custom Function saves tensors
     kind = "cuda." if ctx._device is not None and ctx._device.type == "cuda" else ""
     what = f"[minitensor.{kind}{_TYPE_NAMES.get(a.dtype.name, a.dtype.name)}Tensor {list(a.shape)}]"
     if owner == "output":
@@ -280,3 +283,6 @@ class IndexedGrad:
 def _check_finite(B: Backend, a: Any, message: str) -> None:
     if a is not None and a.dtype.kind in "fcV" and not B.isfinite_all(a):
         raise RuntimeError(message)
+
+
+from .custom_function import Function, FunctionCtx, once_differentiable  # noqa: E402, F401  (re-exported, as torch.autograd.function)

@@ -7,7 +7,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import dtypes as _dt
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..tensor import Tensor
 from ..creation import as_tensor
@@ -65,7 +65,7 @@ def to_float(x: Tensor) -> Tensor:
     return x if x.array.dtype.kind in "fV" else cast(x, _dt.get_default_dtype())
 
 
-class NoGrad(Function):
+class NoGrad(ArrayFunction):
     """An op without a gradient (comparisons, logical and bitwise ops, rounding, integer reductions): it takes
     the one path of every op, ``Function.apply`` (device check, backend, wrapping), and records nothing."""
 
@@ -76,7 +76,7 @@ class NoGrad(Function):
         return op(B, *arrays)
 
 
-def gradient_unchanged(ctx: Function, B: Backend, grad: Any) -> Any:
+def gradient_unchanged(ctx: ArrayFunction, B: Backend, grad: Any) -> Any:
     """The backward of an op whose input's gradient is the output's (a cast, a copy, a broadcast view): the
     engine casts it to the input's dtype and sums it to the input's shape."""
     return grad

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ._util import keep_bfloat16, norm_dim, to_float
 from .indexing import where
@@ -21,7 +21,7 @@ __all__ += ["celu", "celu_", "selu", "selu_", "mish", "hardsigmoid", "hardswish"
 __all__ += ["prelu", "glu", "threshold", "threshold_", "hardshrink", "softshrink", "tanhshrink"]
 
 
-class _Pointwise(Function):
+class _Pointwise(ArrayFunction):
     """y = f(B, x, **params); backward is df(B, gy, y or x, **params, **backward_params)."""
     f: Callable[..., Any]
     df: Callable[..., Any]
@@ -42,7 +42,7 @@ class _Pointwise(Function):
 
 
 def _pointwise(name: str, f: Callable[..., Any], df: Callable[..., Any], save_output: bool = True,
-               copies_output_on_write: bool = False, **backward_params: Any) -> type[Function]:
+               copies_output_on_write: bool = False, **backward_params: Any) -> type[ArrayFunction]:
     return type(name, (_Pointwise,), {"f": staticmethod(f), "df": staticmethod(df), "save_output": save_output,
                                       "copies_output_on_write": copies_output_on_write,
                                       "backward_params": backward_params, "__module__": __name__})
@@ -243,7 +243,7 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     return celu(input, alpha, inplace=True)
 
 
-def _unary(fn: type[Function]) -> Callable[[Tensor], Tensor]:
+def _unary(fn: type[ArrayFunction]) -> Callable[[Tensor], Tensor]:
     """The public op of a parameterless activation: integer inputs give the default float dtype."""
     return lambda input: fn.apply(to_float(input))
 

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ._util import check_integer, nondiff, promote
 from ..backends.base import Backend
@@ -20,7 +20,7 @@ __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder
 __all__ += ["fmod", "bitwise_left_shift", "bitwise_right_shift", "isclose", "allclose", "equal"]
 
 
-class Add(Function):
+class Add(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, b: Any, alpha: Any = 1) -> Any:
         ctx.alpha = alpha
@@ -31,7 +31,7 @@ class Add(Function):
         return gy, (gy if ctx.alpha == 1 else gy * ctx.alpha)
 
 
-class Sub(Function):
+class Sub(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, b: Any, alpha: Any = 1) -> Any:
         ctx.alpha = alpha
@@ -42,7 +42,7 @@ class Sub(Function):
         return gy, (-gy if ctx.alpha == 1 else gy * -ctx.alpha) if ctx.needs_input_grad[1] else None
 
 
-class Mul(Function):
+class Mul(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
         need_a, need_b = ctx.needs_input_grad
@@ -56,7 +56,7 @@ class Mul(Function):
         return (gy * b if need_a else None), (gy * a if need_b else None)
 
 
-class Div(Function):
+class Div(ArrayFunction):
     """a / b; da = gy / b, db = -gy a / b^2. Saves a rather than y, as PyTorch: writing into y in place
     (``y = x / s; y += 1``) leaves the gradient valid."""
 
@@ -72,7 +72,7 @@ class Div(Function):
         return ga, (-ga * a / b if ctx.needs_input_grad[1] else None)
 
 
-class FloorDivide(Function):
+class FloorDivide(ArrayFunction):
     """floor(a / b): piecewise constant, so no gradient flows (PyTorch's is zero)."""
 
     @staticmethod
@@ -84,7 +84,7 @@ class FloorDivide(Function):
         return None, None
 
 
-class Remainder(Function):
+class Remainder(ArrayFunction):
     """a - floor(a / b) * b (the sign of b, like Python's %); da = 1, db = -floor(a / b). ``Fmod`` rounds
     toward zero instead (C's fmod: the sign of a)."""
     op, rounding = "remainder", "floor"
@@ -104,7 +104,7 @@ class Fmod(Remainder):
     op, rounding = "fmod", "trunc"
 
 
-class Pow(Function):
+class Pow(ArrayFunction):
     """a ** b; da = b a^(b-1) (0 where b = 0), db = a^b log(a) (0 where a = 0 and b >= 0; at a = 0, b < 0
     that is inf * -inf = -inf), as PyTorch's pow_backward_self / pow_backward_exponent."""
 
@@ -131,7 +131,7 @@ class Pow(Function):
         return ga, gb
 
 
-class Neg(Function):
+class Neg(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any) -> Any:
         return -a
@@ -141,7 +141,7 @@ class Neg(Function):
         return -gy
 
 
-def _apply(fn: type[Function], a: Any, b: Any, **kwargs: Any) -> Tensor:
+def _apply(fn: type[ArrayFunction], a: Any, b: Any, **kwargs: Any) -> Tensor:
     try:
         return fn.apply(a, b, **kwargs)
     except ValueError as e:

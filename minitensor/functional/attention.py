@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..tensor import Tensor
 from ..creation import zeros
@@ -27,7 +27,7 @@ from ..creation import zeros
 __all__ = ["scaled_dot_product_attention"]
 
 
-class ScaledDotProductAttention(Function):
+class ScaledDotProductAttention(ArrayFunction):
     """q (..., L, E), k (..., S, E), v (..., S, Ev), batch dims broadcasting as in matmul; ``bias`` a float
     array broadcasting to (..., L, S) or None; the gradient of a bias that requires grad is dS."""
 

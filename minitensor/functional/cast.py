@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dtypes as _dt
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..device import device
 from ..tensor import Tensor, _wrap
 from ..backends.base import Backend
@@ -14,7 +14,7 @@ from ._util import gradient_unchanged
 __all__ = ["to_dtype", "view_dtype", "to_device", "clone", "contiguous"]
 
 
-class ToDtype(Function):
+class ToDtype(ArrayFunction):
     """A cast (of a sparse array: its values); the gradient is cast back (the engine casts to the input's
     dtype)."""
     backward = staticmethod(gradient_unchanged)
@@ -34,7 +34,7 @@ def _transfer(a: Any, source: Backend, target: Backend) -> Any:
     return target.asarray(source.to_numpy(a))
 
 
-class ToDevice(Function):
+class ToDevice(ArrayFunction):
     """A copy to another device through host memory; the gradient makes the way back."""
     accepts_sparse = True
 
@@ -48,7 +48,7 @@ class ToDevice(Function):
         return _transfer(gy, ctx.out_device.backend, B), None
 
 
-class Clone(Function):
+class Clone(ArrayFunction):
     """A copy in the source's layout, or C-contiguous (``contiguous=True``); the gradient passes through."""
     backward = staticmethod(gradient_unchanged)
     accepts_sparse = True

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ..creation import as_tensor
 from ..amp.autocast_mode import cast_early
@@ -17,7 +17,7 @@ __all__ = ["cross_entropy", "nll_loss"]
 
 
 # ------------------------------------------------------------------------------ class-index losses
-class _ClassIndexLoss(Function):
+class _ClassIndexLoss(ArrayFunction):
     """Losses over classes on axis 1 with integer targets; 'mean' divides by the summed target weights."""
 
     @staticmethod
@@ -67,7 +67,7 @@ class NLLLoss(_ClassIndexLoss):
         return B.nll_loss_backward(g, target, weight, ctx.ignore_index, ctx.num_classes), None, None
 
 
-class CrossEntropyProbs(Function):
+class CrossEntropyProbs(ArrayFunction):
     """Cross-entropy against class probabilities (N, C, *); 'mean' divides by the number of rows."""
 
     @staticmethod

@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..creation import as_tensor
 from ..tensor import Tensor
 from .shape import pad
@@ -23,7 +23,7 @@ __all__ += ["conv1d", "conv_transpose1d", "conv3d", "conv_transpose3d"]
 IntPair = int | Sequence[int]
 
 
-class Conv2d(Function):
+class Conv2d(ArrayFunction):
     """y[n, o] = b[o] + sum over o's group of channels c and offsets (i, j) of
     w[o, c, i, j] * x_pad[n, c, oh*s_h + i*d_h, ow*s_w + j*d_w]."""
 
@@ -40,7 +40,7 @@ class Conv2d(Function):
         return B.conv2d_backward(gy, x, weight, *ctx.params, needs=tuple(ctx.needs_input_grad))  # type: ignore[misc]
 
 
-class ConvTranspose2d(Function):
+class ConvTranspose2d(ArrayFunction):
     """The adjoint of Conv2d in its input: each input pixel spreads w[c_in, :, i, j] * x over the
     output, at (h*s - p + i*d, w*s - p + j*d)."""
 
@@ -129,7 +129,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                             (1, single(dilation, "dilation", name))).squeeze(-2)
 
 
-class ScatterAxis(Function):
+class ScatterAxis(ArrayFunction):
     """out[..., index[i], ...] += y[..., i, ...] along ``axis`` into ``size`` positions (index_select's
     adjoint); the gradient gathers gy back."""
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ..tensor_shape import numpy_aliases
 from ._util import check_floating, nondiff, norm_dim
@@ -26,7 +26,7 @@ def _reverse_cumsum(B: Backend, g: Any, axis: int) -> Any:
     return B.flip(B.cumsum(B.flip(g, axis), axis), axis)
 
 
-class CumSum(Function):
+class CumSum(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, axis: int) -> Any:
         ctx.axis = axis
@@ -37,7 +37,7 @@ class CumSum(Function):
         return _reverse_cumsum(B, gy, ctx.axis), None
 
 
-class _ScanSavingXY(Function):
+class _ScanSavingXY(ArrayFunction):
     """A scan (the backend method ``op``) whose backward reads both x and y."""
     op: str
 
@@ -107,7 +107,7 @@ def _scan_input(name: str, input: Tensor, dim: int, dtype: Any) -> tuple[Tensor,
     return input, axis
 
 
-def _scan(fn: type[Function], op: str, input: Tensor, axis: int) -> Tensor:
+def _scan(fn: type[ArrayFunction], op: str, input: Tensor, axis: int) -> Tensor:
     """``fn`` along ``axis``; integer inputs take the backend's ``op`` without a graph."""
     if input.ndim == 0:
         return _scan(fn, op, input.reshape(1), 0).reshape(())

@@ -4,7 +4,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ..backends.base import Backend
 from ..creation import ones
@@ -14,7 +14,7 @@ __all__ = ["dropout"]
 __all__ += ["dropout1d", "dropout2d", "dropout3d"]
 
 
-class Dropout(Function):
+class Dropout(ArrayFunction):
     """y = x * mask / (1 - p); the boolean mask (from the device's generator) is saved for backward."""
 
     @staticmethod

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ..creation import arange, as_tensor
 from ..dtypes import int64
@@ -13,7 +13,7 @@ __all__ = ["embedding"]
 __all__ += ["one_hot"]
 
 
-class Embedding(Function):
+class Embedding(ArrayFunction):
     """y = weight[indices]; the gradient scatter-adds gy rows back (repeated indices accumulate)."""
 
     @staticmethod

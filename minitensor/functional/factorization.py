@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..tensor import Tensor
 from .indexing import where
@@ -46,7 +46,7 @@ def _eye(B: Backend, n: int, like: Any) -> Any:
     return B.eye(n, n, like.dtype)
 
 
-class Cholesky(Function):
+class Cholesky(ArrayFunction):
     """gA = sym(L^-T Phi(L^T gL) L^-1), Phi: the lower triangle with its diagonal halved."""
 
     @staticmethod
@@ -84,7 +84,7 @@ def _eigh_grad(B: Backend, w: Any, v: Any, gw: Any, gv: Any | None) -> Any:
     return B.matmul(B.matmul(v, inner), mT(B, v))
 
 
-class Eigh(Function):
+class Eigh(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, lower: bool) -> Any:
         w, v = B.eigh(a, lower)
@@ -99,7 +99,7 @@ class Eigh(Function):
         return _eigh_grad(B, w, v, gw, gv), None
 
 
-class Eigvalsh(Function):
+class Eigvalsh(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, lower: bool) -> Any:
         w, v = B.eigh(a, lower)
@@ -160,7 +160,7 @@ def _svd_grad(B: Backend, u: Any, s: Any, vh: Any, gu: Any | None, gs: Any, gvh:
     return ga
 
 
-class Svd(Function):
+class Svd(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, full_matrices: bool) -> Any:
         u, s, vh = B.svd(a, full_matrices)
@@ -177,7 +177,7 @@ class Svd(Function):
         return _svd_grad(B, u, s, vh, gu[..., :k], gs, gvh[..., :k, :]), None
 
 
-class Svdvals(Function):
+class Svdvals(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any) -> Any:
         if not ctx.needs_input_grad[0]:
@@ -229,7 +229,7 @@ def _qr_grad_tall(B: Backend, q: Any, r: Any, gq: Any, gr: Any) -> Any:
     return B.matmul(q, gr + _right_solve(B, low, r)) + _right_solve(B, gq - B.matmul(q, qdq), r)
 
 
-class Qr(Function):
+class Qr(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, mode: str) -> Any:
         q, r = B.qr(a, mode)

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..autograd import function as _function
-from ..autograd.function import Function, IndexedGrad, ViewFunction
+from ..autograd.function import ArrayFunction, IndexedGrad, ViewFunction
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, _bump_version
 from ..creation import as_tensor
@@ -207,7 +207,7 @@ class GetItem(ViewFunction):
         return IndexedGrad(ctx.shape, ctx.index, gy, ctx.basic), None, None
 
 
-class IndexPut(Function):
+class IndexPut(ArrayFunction):
     """out = x with out[pre][adv] = v (written into x's array: the caller makes this in place).
     dx = gy with the written places zeroed; dv = gy[pre][adv] (summed back to v's shape by the engine)."""
 
@@ -273,7 +273,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     x.grad_fn, x._requires_grad = out.grad_fn, True
 
 
-class _Take(Function):
+class _Take(ArrayFunction):
     """Picks elements of x along ``axis`` by ``index`` (``take``); the gradient scatter-adds gy back into
     zeros of x's shape (``add_back``), so repeated indices accumulate."""
     take: Callable[[Backend, Any, Any, int], Any]
@@ -303,7 +303,7 @@ class Gather(_Take):
     add_back = staticmethod(lambda B, out, index, gy, axis: B.scatter_add_along_axis(out, index, gy, axis))
 
 
-class Where(Function):
+class Where(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, cond: Any, a: Any, b: Any) -> Any:
         ctx.save_for_backward(cond)

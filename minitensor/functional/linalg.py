@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ._util import promote
 from ..amp.autocast_mode import cast_early
@@ -15,7 +15,7 @@ from .sparse import sparse_mm
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "linear", "einsum", "vecdot", "cross", "multi_dot"]
 
 
-class MatMul(Function):
+class MatMul(ArrayFunction):
     """y = a @ b over broadcast batch dims; a 1-D a is a row (1, k), a 1-D b a column (k, 1), and the
     added dim is dropped from y. da = gy @ b^T, db = a^T @ gy (the engine sums broadcast batch dims)."""
 
@@ -105,7 +105,7 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
     return matmul(input, other)
 
 
-class Linear(Function):
+class Linear(ArrayFunction):
     """y = x W^T + b for x (..., in), W (out, in), b (out,): one node instead of three.
     dx = gy W, dW = gy^T x and db = sum(gy) over the leading dims. The leading dims are flattened, so that
     each product is one 2-D GEMM (a batched matmul over them is several times slower)."""
@@ -196,7 +196,7 @@ def _einsum_grad(B: Backend, terms: list[str], out: str, i: int, arrays: Sequenc
     return B.broadcast_to(gi, tuple(a.shape[ax] if ax in axes else n for ax, n in enumerate(gi.shape)))
 
 
-class Einsum(Function):
+class Einsum(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, equation: str, *arrays: Any) -> Any:
         ctx.equation = equation

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ..creation import as_tensor
 from ._util import promote
@@ -64,7 +64,7 @@ def _unreduce(B: Backend, g: Any, shape: tuple[int, ...], reduction: str, diviso
 
 
 # ------------------------------------------------------------------------------- elementwise losses
-class _DifferenceLoss(Function):
+class _DifferenceLoss(ArrayFunction):
     """loss = reduce(loss(B, x, t, **params)) for losses of x - t (x and t broadcast); d/dt = -d/dx."""
     loss: Callable[..., Any]  # the backend's loss and its backward, as static methods
     loss_backward: Callable[..., Any]
@@ -103,7 +103,7 @@ class HuberLoss(_DifferenceLoss):
     loss_backward = staticmethod(lambda B, g, x, t, delta: B.huber_loss_backward(g, x, t, delta))
 
 
-class _BinaryLoss(Function):
+class _BinaryLoss(ArrayFunction):
     """loss = reduce(weight * loss(B, x, t, pos_weight)); weight and pos_weight get no gradient."""
     loss: Callable[..., Any]  # the backend's loss and its backward, as static methods
     loss_backward: Callable[..., Any]

@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import math
 
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ._util import check_floating, keep_bfloat16, nondiff, promote, to_float
 from ..backends.base import Backend
@@ -20,7 +20,7 @@ __all__ += ["tan", "asin", "arcsin", "acos", "arccos", "atan", "arctan", "sinh",
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 
-class _Elementwise(Function):
+class _Elementwise(ArrayFunction):
     save_output = False  # save y instead of x
     f: Callable[[Any, Any], Any]
     df: Callable[[Any, Any, Any], Any]
@@ -37,7 +37,7 @@ class _Elementwise(Function):
         return ctx.df(B, gy, s)
 
 
-def _op(name: str, f: Callable, df: Callable, save_output: bool = False) -> type[Function]:
+def _op(name: str, f: Callable, df: Callable, save_output: bool = False) -> type[ArrayFunction]:
     return type(name, (_Elementwise,), {"f": staticmethod(f), "df": staticmethod(df),
                                         "save_output": save_output, "__module__": __name__})
 
@@ -72,7 +72,7 @@ Erfinv = _op("Erfinv", lambda B, x: B.erfinv(x), lambda B, g, y: g / _TWO_OVER_S
 Frac = _op("Frac", lambda B, x: x - B.trunc(x), lambda B, g, x: g)
 
 
-class Clamp(Function):
+class Clamp(ArrayFunction):
     """min(max(x, lo), hi); the gradient passes where lo <= x <= hi (both ends included, as PyTorch)."""
 
     @staticmethod
@@ -92,7 +92,7 @@ class Clamp(Function):
         return gy * keep, None, None
 
 
-class _MaxMin(Function):
+class _MaxMin(ArrayFunction):
     """Elementwise max/min; at ties each side gets half the gradient (PyTorch)."""
     pick: str
 
@@ -118,7 +118,7 @@ class Minimum(_MaxMin):
     pick = "minimum"
 
 
-def _unary(fn: type[Function]) -> Callable[[Tensor], Tensor]:
+def _unary(fn: type[ArrayFunction]) -> Callable[[Tensor], Tensor]:
     def op(input: Tensor) -> Tensor:
         return fn.apply(to_float(input))
     op.__name__ = fn.__name__.lower()
@@ -149,7 +149,7 @@ def square(input: Tensor) -> Tensor:
     return Square.apply(input)
 
 
-class PiecewiseConstant(Function):
+class PiecewiseConstant(ArrayFunction):
     """sign, floor, ceil, round: y = f(B, x), whose gradient is zero almost everywhere; x gets a zero gradient,
     as in PyTorch (not none)."""
 
@@ -220,7 +220,7 @@ def minimum(input: Any, other: Any) -> Tensor:
     return Minimum.apply(a, b)
 
 
-class _Binary(Function):
+class _Binary(ArrayFunction):
     """A two-operand op: ``f(B, a, b)`` forward, ``df(B, gy, a, b, y)`` the pair of gradients."""
     f: Callable[[Any, Any, Any], Any]
     df: Callable[[Any, Any, Any, Any, Any], tuple[Any, Any]]
@@ -237,7 +237,7 @@ class _Binary(Function):
         return ctx.df(B, gy, a, b, y)
 
 
-def _binary_op(name: str, f: Callable, df: Callable) -> type[Function]:
+def _binary_op(name: str, f: Callable, df: Callable) -> type[ArrayFunction]:
     return type(name, (_Binary,), {"f": staticmethod(f), "df": staticmethod(df), "__module__": __name__})
 
 
@@ -258,7 +258,7 @@ LogAddExp2 = _binary_op("LogAddExp2", lambda B, a, b: B.logaddexp2(a, b),
                         lambda B, g, a, b, y: (g * B.exp2(a - y), g * B.exp2(b - y)))
 
 
-def _apply_binary(fn: type[Function], input: Any, other: Any) -> Tensor:
+def _apply_binary(fn: type[ArrayFunction], input: Any, other: Any) -> Tensor:
     """fn on the operands promoted to (at least) the default float dtype; a Python number stays a scalar."""
     a, b = promote(input, other, floating=True)
     return fn.apply(a, b)

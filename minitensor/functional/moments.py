@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..tensor import Tensor
 from ..tensor_shape import numpy_aliases
@@ -15,7 +15,7 @@ from .reduce import _count, _float_reduction, _keep, _tensor_input, mean
 __all__ = ["var", "std", "var_mean", "std_mean"]
 
 
-class Var(Function):
+class Var(ArrayFunction):
     """sum((x - mean)^2) / (N - correction); dx = 2 (x - mean) gy / (N - correction)."""
 
     @staticmethod
@@ -30,7 +30,7 @@ class Var(Function):
         return _var_grad(ctx, B, x, gy), None, None, None
 
 
-class Std(Function):
+class Std(ArrayFunction):
     """sqrt(var); dx = dvar with gy / (2 std) for gy, taken as 0 where std = 0 (PyTorch), not inf * 0."""
 
     @staticmethod

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..tensor import Tensor, _bump_version
 from ..backends.base import Backend
 from .math import clamp
@@ -23,7 +23,7 @@ def _keep_for_backward(ctx: Any, x: Any, weight: Any, forward: tuple[Any, Any, A
     return y
 
 
-class BatchNorm(Function):
+class BatchNorm(ArrayFunction):
     """y = (x - mean) invstd w + b per channel (axis 1); running statistics are updated in place."""
 
     @staticmethod
@@ -41,7 +41,7 @@ class BatchNorm(Function):
         return gx, None, None, gw, gb
 
 
-class LayerNorm(Function):
+class LayerNorm(ArrayFunction):
     """y = (x - mean) invstd w + b, statistics over the last ``normalized_ndim`` dims."""
 
     @staticmethod

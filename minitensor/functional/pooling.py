@@ -8,7 +8,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..backends.generic.pooling import pool_out_len
 from ..tensor import Tensor
 from .conv import IntPair, batched, check_input, ntuple, pair, single, triple
@@ -21,7 +21,7 @@ __all__ += ["max_pool1d", "avg_pool1d", "max_pool3d", "avg_pool3d", "max_unpool1
             "adaptive_avg_pool1d", "adaptive_avg_pool3d"]
 
 
-class MaxPool2d(Function):
+class MaxPool2d(ArrayFunction):
     """y = the window's max; with ``return_indices`` also PyTorch's int64 flat positions in each input
     plane. Backward sends gy to the argmax (overlapping windows add up); what it saves is only the argmax's
     offset inside its window, in the narrowest integer dtype (uint8 for windows up to 256 cells)."""
@@ -44,7 +44,7 @@ class MaxPool2d(Function):
         return B.max_pool2d_backward(gy, offsets, ctx.x_shape, *ctx.geometry)
 
 
-class AvgPool2d(Function):
+class AvgPool2d(ArrayFunction):
     """y = sum of the window / divisor; backward spreads gy / divisor over the window. Saves nothing."""
 
     @staticmethod
@@ -60,7 +60,7 @@ class AvgPool2d(Function):
         return B.avg_pool2d_backward(gy, ctx.x_shape, *ctx.params)
 
 
-class AdaptiveAvgPool2d(Function):
+class AdaptiveAvgPool2d(ArrayFunction):
     """y = A_h x A_w^T with averaging matrices over PyTorch's adaptive windows; gx = A_h^T gy A_w."""
 
     @staticmethod
@@ -258,7 +258,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) 
     return batched(input, pool, dims=3)
 
 
-class MaxUnpool(Function):
+class MaxUnpool(ArrayFunction):
     """y (N, C, oH*oW) zero except y[n, c, indices[n, c, i]] = x[n, c, i]; the gradient gathers gy there."""
 
     @staticmethod

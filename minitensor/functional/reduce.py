@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ._util import nondiff, norm_dim, norm_dims, to_float
 from ..tensor_shape import numpy_aliases
@@ -33,7 +33,7 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> int:
     return math.prod(shape if axes is None else [shape[a] for a in axes])
 
 
-class Sum(Function):
+class Sum(ArrayFunction):
     """The sum over ``axes``; the gradient spreads gy back over them."""
     mean = False  # Mean: the sum and its gradient divided by the count of the reduced elements
 
@@ -54,7 +54,7 @@ class Mean(Sum):
     mean = True
 
 
-class Prod(Function):
+class Prod(ArrayFunction):
     """prod(x); dx_i = prod_{j != i} x_j, from exclusive prefix and suffix products (exact with zeros)."""
 
     @staticmethod
@@ -76,7 +76,7 @@ class Prod(Function):
         return _keep(B, gy, axes, ctx.keepdims, x.ndim) * others, None, None
 
 
-class _Extreme(Function):
+class _Extreme(ArrayFunction):
     """amax/amin: the gradient is shared evenly between tied extremes (PyTorch's rule). A nan extreme
     matches no element, so its slice gets nan gradients, as PyTorch's amax; ``nan_ties`` (the full
     ``max()``/``min()``) counts the nans as the ties instead, so the gradient goes to them (PyTorch's
@@ -108,7 +108,7 @@ class Amin(_Extreme):
     op = "amin"
 
 
-class ExtremeAlongDim(Function):
+class ExtremeAlongDim(ArrayFunction):
     """max/min along one dim -> (values, indices); the gradient goes to the index taken only."""
 
     @staticmethod
@@ -129,7 +129,7 @@ class ExtremeAlongDim(Function):
         return B.scatter_add_along_axis(out, idx, g, ctx.axis), None, None, None
 
 
-class LogSumExp(Function):
+class LogSumExp(ArrayFunction):
     """log(sum(exp(x))); dx = gy * exp(x - y) = gy * softmax(x)."""
 
     @staticmethod
@@ -145,7 +145,7 @@ class LogSumExp(Function):
         return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * B.exp(x - y), None, None
 
 
-class PNorm(Function):
+class PNorm(ArrayFunction):
     """(sum |x|^p)^(1/p); dx = sign(x) |x|^(p-1) gy / y^(p-1) (x gy / y for p = 2), taken as 0 where y = 0
     or x = 0 (PyTorch's subgradient: a zero input has a zero gradient, not nan)."""
 

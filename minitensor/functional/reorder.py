@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Sequence
 
-from ..autograd.function import Function, ViewFunction
+from ..autograd.function import ArrayFunction, ViewFunction
 from ..backends.base import Backend
 from ..creation import arange
 from ..tensor import Tensor
@@ -16,7 +16,7 @@ from .shape import expand, flip, reshape, transpose
 __all__ = ["roll", "rot90", "repeat_interleave", "meshgrid"]
 
 
-class Roll(Function):
+class Roll(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, shifts: tuple[int, ...], axes: tuple[int, ...]) -> Any:
         ctx.shifts, ctx.axes = shifts, axes

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..creation import arange
 from ..backends.base import Backend
 from ..tensor import Tensor
@@ -67,7 +67,7 @@ def _prod_grads(B: Backend, g: Any, x: Any, index: Any, src: Any, out: Any, axis
     return gx, gsrc
 
 
-class Scatter(Function):
+class Scatter(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, index: Any, src: Any, axis: int, reduce: str | None,
                 include_self: bool) -> Any:

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..autograd.function import Function, ViewFunction
+from ..autograd.function import ArrayFunction, ViewFunction
 from ..tensor import Tensor
 from ..creation import as_tensor
 from ._util import gradient_unchanged, norm_dim, promote
@@ -50,7 +50,7 @@ class Expand(ViewFunction):
         return B.broadcast_to(x, shape)
 
 
-class Repeat(Function):
+class Repeat(ArrayFunction):
     """Tile by ``reps``; the gradient sums the copies: gy viewed as (r0, s0, r1, s1, ...) summed over r."""
 
     @staticmethod
@@ -67,7 +67,7 @@ class Repeat(Function):
         return g, None
 
 
-class Cat(Function):
+class Cat(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, *arrays: Any, axis: int) -> Any:
         ctx.axis = axis
@@ -79,7 +79,7 @@ class Cat(Function):
         return tuple(B.split(gy, ctx.bounds, ctx.axis))
 
 
-class Stack(Function):
+class Stack(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, *arrays: Any, axis: int) -> Any:
         ctx.axis = axis
@@ -90,7 +90,7 @@ class Stack(Function):
         return tuple(B.moveaxis(gy, ctx.axis, 0))
 
 
-class ConstantPad(Function):
+class ConstantPad(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, widths: tuple[tuple[int, int], ...], value: float) -> Any:
         ctx.crop = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .. import dtypes as _dt
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..tensor import Tensor
 from ..creation import eye
@@ -45,7 +45,7 @@ def rows(B: Backend, v: Any) -> Any:
     return B.expand_dims(v, (-2,))
 
 
-class Inv(Function):
+class Inv(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any) -> Any:
         y = B.inv(a)
@@ -70,7 +70,7 @@ def inverse(input: Tensor) -> Tensor:
     return inv(input)
 
 
-class Solve(Function):
+class Solve(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
         x = B.solve(a, b)
@@ -116,7 +116,7 @@ def _broadcast_batch(name: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple
     return tuple(max(x, y) if 0 not in (x, y) else 0 for x, y in zip(a, b))
 
 
-class Det(Function):
+class Det(ArrayFunction):
     """d det(A) / dA = adj(A)^T = det(U) det(Vh) U diag(prod_{j != i} s_j) Vh from A's SVD: defined for a
     singular A too (where A^-T is not), without dividing by a singular value."""
 
@@ -142,7 +142,7 @@ def det(A: Tensor) -> Tensor:
     return Det.apply(A)
 
 
-class SlogDet(Function):
+class SlogDet(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any) -> Any:
         sign, logabsdet = B.slogdet(a)

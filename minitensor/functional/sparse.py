@@ -8,7 +8,7 @@ from __future__ import annotations
 import builtins
 from typing import Any, Sequence
 
-from ..autograd.function import Function
+from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..backends.generic.sparse import SparseCOO
 from ..tensor import Tensor, _wrap
@@ -47,7 +47,7 @@ def _entries_grad(ctx: Any, B: Backend, grad: Any) -> SparseCOO:
     return SparseCOO(indices, B.sparse_values_at(grad, indices, ctx.shape), ctx.shape, True)
 
 
-class _SparseFunction(Function):
+class _SparseFunction(ArrayFunction):
     """An op on a sparse input whose gradient is the output gradient on that input's cells (to_dense,
     coalesce, values, sum)."""
     accepts_sparse = True
@@ -105,7 +105,7 @@ class Values(_SparseFunction):
         return SparseCOO(indices, gv, ctx.shape, True)
 
 
-class ToSparse(Function):
+class ToSparse(ArrayFunction):
     """The nonzeros of a dense tensor; the gradient is the sparse gradient made dense."""
     accepts_sparse = True
 
@@ -118,7 +118,7 @@ class ToSparse(Function):
         return (B.sparse_to_dense(g) if type(g) is SparseCOO else g), None
 
 
-class SparseMM(Function):
+class SparseMM(ArrayFunction):
     """y = s @ d: dy/dd = s.T @ gy; for s's values, gy[i] . d[j] at each entry (i, j)."""
     accepts_sparse = True
 

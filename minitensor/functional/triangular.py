@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..autograd.function import Function, ViewFunction
+from ..autograd.function import ArrayFunction, ViewFunction
 from ..backends.base import Backend
 from ..tensor import Tensor
 
@@ -14,7 +14,7 @@ from .indexing import where
 __all__ = ["tril", "triu", "diagonal", "diag_embed", "diag", "diagonal_scatter"]
 
 
-class _Triangle(Function):
+class _Triangle(ArrayFunction):
     """y = x where the element is on the kept side of diagonal ``k``, 0 elsewhere; gy takes the same
     mask, so the backward is the same op on gy."""
     op: Callable[[Backend, Any, int], Any]  # the backend's tril or triu
@@ -71,7 +71,7 @@ class Diagonal(ViewFunction):
         return B.diagonal_scatter(gy, ctx.shape, *ctx.args), None, None, None
 
 
-class DiagEmbed(Function):
+class DiagEmbed(ArrayFunction):
     """y: zeros with x's last dim on the diagonal ``offset`` of the new planes (dim1, dim2); gx = that
     diagonal of gy."""
 

@@ -27,7 +27,7 @@ from ..autograd import function as _function
 
 _get_ident = threading.get_ident
 _now = time.perf_counter_ns
-_base_apply = _function.Function.apply.__func__  # type: ignore[attr-defined]
+_base_apply = _function.ArrayFunction.apply.__func__  # type: ignore[attr-defined]
 
 
 def _cuda() -> Any:
@@ -109,8 +109,9 @@ class Recorder:
                 break
 
     # ------------------------------------------------------------------------------- the hook sites
-    def op(self, cls: type, args: tuple, kwargs: dict) -> Any:
-        """Run ``cls.apply(*args, **kwargs)`` as one recorded event named after the Function."""
+    def op(self, cls: type, args: tuple, kwargs: dict, run: Callable[..., Any] = _base_apply) -> Any:
+        """Run ``cls.apply(*args, **kwargs)`` (``run(cls, ...)``: the array-level apply, or a custom
+        Function's) as one recorded event named after the Function."""
         device = next((a._device for a in args if isinstance(a, _function._Tensor)), None)
         on_cuda = device is not None and device.type == "cuda"
         # the caller's frames, innermost first as PyTorch's, without this one and apply's (read before the
@@ -122,7 +123,7 @@ class Recorder:
         self._start_device(event, on_cuda)
         self.bypass = True
         try:
-            out = _base_apply(cls, *args, **kwargs)
+            out = run(cls, *args, **kwargs)
         except BaseException:
             self.bypass = False
             self.close(event)

@@ -18,7 +18,7 @@ from typing import Any, Callable, ContextManager, Sequence
 import minitensor.autograd as autograd
 from minitensor.amp import autocast, get_autocast_dtype, is_autocast_cache_enabled, is_autocast_enabled
 from minitensor.tensor import Tensor, _wrap
-from minitensor.autograd.function import Function
+from minitensor.autograd.function import ArrayFunction
 from minitensor.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from minitensor.backends.base import Backend
 
@@ -106,19 +106,19 @@ class _Region:
         return (None, *grads)  # the first input is the dummy leaf
 
 
-class _Checkpoint(Function):
+class _Checkpoint(ArrayFunction):
     """The graph node of one output of a checkpointed region; inputs: a dummy leaf, then the region's
     arguments (tensors get edges). It saves the arguments, not their activations: a saved argument written in
     place before backward gives PyTorch's "modified by an inplace operation" error."""
 
     @staticmethod
-    def forward(ctx: Function, B: Backend, *arrays: Any, region: _Region, index: int, output: Any) -> Any:
+    def forward(ctx: ArrayFunction, B: Backend, *arrays: Any, region: _Region, index: int, output: Any) -> Any:
         ctx.region, ctx.index = region, index  # type: ignore[attr-defined]
         ctx.save_for_backward(*arrays)
         return output.array
 
     @staticmethod
-    def backward(ctx: Function, B: Backend, grad: Any) -> Any:
+    def backward(ctx: ArrayFunction, B: Backend, grad: Any) -> Any:
         return ctx.region.backward(ctx.index, grad, ctx.saved_tensors[1:])  # type: ignore[attr-defined]
 
 

@@ -1,0 +1,297 @@
+"""PyTorch's custom ``autograd.Function``, on tensors, built on the array-level ``ArrayFunction``::
+
+    class Exp(Function):
+        @staticmethod
+        def forward(ctx, x):                 # tensors (and any other arguments); runs without grad
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y                         # a tensor, or a tuple of tensors (and other values)
+        @staticmethod
+        def backward(ctx, gy):               # one gradient (a tensor) per forward output
+            y, = ctx.saved_tensors
+            return gy * y                    # one gradient per forward argument (None: no gradient)
+
+``Exp.apply(x)`` runs ``forward`` and records ``ctx``, an instance of the class ``ExpBackward`` made per
+Function (PyTorch's ``BackwardCFunction``): an ``ArrayFunction`` node whose array-level backward wraps the
+engine's arrays as tensors, calls the user's ``backward`` and checks what it returns. The engine gives a
+node one gradient; a Function with k > 1 differentiable outputs gives each output a ``_Slot`` node that
+hands its gradient on as one part of a ``_Grads`` (which the engine sums like an array), so the engine and
+the built-in ops stay as they are. Double backward needs ``create_graph=True``, which minitensor's engine
+does not support (its backward passes run on raw arrays).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from typing import Any, Callable
+
+from . import function as _function
+from .function import ArrayFunction, _new, _sequence
+from .grad_mode import no_grad, state
+from ..backends.base import Backend
+
+_LEAF_DIRTY = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
+class FunctionCtx(ArrayFunction):
+    """The ctx of a custom Function's call and its graph node (PyTorch's ``BackwardCFunction``)."""
+
+    _forward_cls: Any  # the user's Function class
+    _outputs: list[Any]  # per forward output: (shape, dtype) of a tensor, None for another value
+    _diff: list[int]  # the positions of the differentiable outputs
+    _not_tensors: list[int]  # the positions of the forward arguments that are not tensors
+    _materialize = True
+    _dirty: tuple[Any, ...] = ()
+    _non_diff: tuple[Any, ...] = ()
+    _to_save: tuple[Any, ...] = ()
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, _function._Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
+                                f"{type(t).__name__}")
+        self._to_save = tensors
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        """The inputs ``forward`` wrote in place (and returns): they become outputs of this node."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        self._non_diff = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """False: ``backward`` gets None, not zeros, for an output that received no gradient."""
+        self._materialize = value
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @staticmethod
+    def backward(ctx: ArrayFunction, B: Backend, gy: Any) -> Any:
+        node: Any = ctx
+        wrap, device = _function._wrap, node._device
+        parts = gy.parts if type(gy) is _Grads else {0: gy}
+        grads: list[Any] = [None] * len(node._outputs)
+        for k, g in parts.items():
+            grads[node._diff[k]] = wrap(g, device)
+        if node._materialize:
+            for i, meta in enumerate(node._outputs):
+                if grads[i] is None and meta is not None:
+                    grads[i] = wrap(B.zeros(*meta), device)
+        result = node._forward_cls.backward(node, *grads)
+        return _check_gradients(node, result if type(result) is tuple else (result,))
+
+
+def _check_gradients(node: Any, result: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The user's gradients as arrays, one per forward argument, with PyTorch's errors."""
+    n = len(node.needs_input_grad)
+    if len(result) > n and all(g is None for g in result[n:]):
+        result = result[:n]  # PyTorch drops trailing Nones
+    if len(result) != n:
+        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients (expected {n}, "
+                           f"got {len(result)})")
+    for i in node._not_tensors:
+        if result[i] is not None:
+            raise RuntimeError(f"function {node.name()} returned a gradient different than None at position "
+                               f"{i + 1}, but the corresponding forward input was not a Variable")
+    arrays: list[Any] = [None] * n
+    for i, _, _, shape, _ in node._next:
+        g = result[i]
+        if g is None:
+            continue
+        if not isinstance(g, _function._Tensor):
+            raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
+        gs = tuple(g.shape)
+        # the engine sums a gradient to its input's shape: the input must broadcast to it
+        if gs != shape and (len(gs) < len(shape) or any(s not in (1, d) for s, d in zip(shape[::-1], gs[::-1]))):
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                               f"{list(gs)} but expected shape compatible with {list(shape)}")
+        arrays[i] = g.array
+    return tuple(arrays)
+
+
+class _Grads:
+    """The gradients of a multi-output node's outputs received so far, by differentiable output index;
+    the engine adds two of these as it adds arrays. ``shape``/``dtype``/``value`` make the engine pass it
+    through unchanged (no reduction, no cast, no finiteness check: the parts are checked as tensors)."""
+
+    __slots__ = ("parts",)
+    shape: tuple[int, ...] = ()
+    dtype = None
+    value = None
+
+    def __init__(self, parts: dict[int, Any]) -> None:
+        self.parts = parts
+
+    def __add__(self, other: "_Grads") -> "_Grads":
+        parts = dict(self.parts)
+        for k, g in other.parts.items():
+            parts[k] = g if k not in parts else parts[k] + g
+        return _Grads(parts)
+
+
+class _Slot(ArrayFunction):
+    """The grad_fn of one output of a multi-output custom Function: forwards its gradient to the node."""
+
+    _index: int
+    _node: Any
+
+    def name(self) -> str:
+        return self._node.name()
+
+    # Seen from an output, the slot is the Function's node: its ctx attributes, saved tensors and edges.
+    def __getattr__(self, name: str) -> Any:
+        if name == "_node":  # not set yet
+            raise AttributeError(name)
+        return getattr(self._node, name)
+
+    @property
+    def saved_tensors(self) -> tuple[Any, ...]:
+        return self._node.saved_tensors
+
+    @property
+    def next_functions(self) -> tuple[Any, ...]:
+        return self._node.next_functions
+
+    @staticmethod
+    def backward(ctx: ArrayFunction, B: Backend, gy: Any) -> Any:
+        return (_Grads({ctx._index: gy}),)  # type: ignore[attr-defined]
+
+
+class Function(ArrayFunction):
+    """Base class of PyTorch-style custom Functions: subclass it with static ``forward`` and ``backward``
+    (and optionally ``setup_context``), and call ``apply``."""
+
+    _backward_cls: type[FunctionCtx]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # not ArrayFunction's check against __init__: apply never makes an instance of the user's class
+        super(ArrayFunction, cls).__init_subclass__(**kwargs)
+        cls._backward_cls = type(cls.__name__ + "Backward", (FunctionCtx,), {"_forward_cls": cls})
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        warnings.warn(f"{cls} should not be instantiated. Methods on autograd functions are all static, so you "
+                      "should invoke them on the class itself. Instantiating an autograd function will raise an "
+                      "error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
+        return super().__new__(cls)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
+                           "new-style autograd function with static forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
+    @staticmethod
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        profiler = _function.profiler
+        if profiler is not None and profiler.wants():
+            return profiler.op(cls, args, kwargs, _apply_again)  # one event named after cls
+        return _apply(cls, *args, **kwargs)
+
+
+def _apply_again(cls: Any, *args: Any, **kwargs: Any) -> Any:
+    """``cls.apply`` from inside the profiler's event: it takes the profiler's re-entry mark, so the first op
+    in forward is recorded as the event's child."""
+    return cls.apply(*args, **kwargs)
+
+
+def _apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run ``cls.forward`` without grad and record its ctx as the outputs' grad_fn."""
+    Tensor = _function._Tensor
+    device = next((a._device for a in args if isinstance(a, Tensor)), None)
+    needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+    track = state.grad_enabled and any(needs)
+    ctx = _new(cls._backward_cls)
+    ctx.needs_input_grad = needs if track else (False,) * len(args)
+    with no_grad():
+        if cls.setup_context is Function.setup_context:
+            out = cls.forward(ctx, *args, **kwargs)
+        else:  # PyTorch 2's style: forward without ctx, then setup_context(ctx, inputs, output)
+            out = cls.forward(*args, **kwargs)
+            if kwargs or len(args) < len(inspect.signature(cls.forward).parameters):
+                bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+                bound.apply_defaults()
+                args_in = bound.args
+            else:
+                args_in = args
+            cls.setup_context(ctx, args_in, out)
+    outs = list(out) if type(out) is tuple else [out]
+    dirty = ctx._dirty
+    for t in dirty:
+        if not any(t is o for o in outs):
+            raise RuntimeError("Some elements marked as dirty during the forward method were not returned as "
+                               "output. The inputs that are modified inplace must all be outputs of the Function.")
+        if track and t.grad_fn is None and t._requires_grad:
+            raise RuntimeError(_LEAF_DIRTY)
+    wrap = _function._wrap
+    for k, o in enumerate(outs):  # an input (or any tensor with a history) comes back as a new tensor on its memory
+        if isinstance(o, Tensor) and not any(o is t for t in dirty) and (
+                o._requires_grad or o.grad_fn is not None or any(o is a for a in args)):
+            alias = outs[k] = wrap(o.array, o._device)
+            alias._vc = _function._tensor_mod._counter(o)
+    if track:
+        _record(ctx, args, outs, device)
+    return tuple(outs) if type(out) is tuple else outs[0]
+
+
+def _record(ctx: Any, args: tuple[Any, ...], outs: list[Any], device: Any) -> None:
+    """Edges to the inputs, the outputs' grad_fn, the saved tensors and their versions."""
+    Tensor = _function._Tensor
+    ctx._seq = next(_sequence)
+    ctx._device = device
+    ctx._not_tensors = [i for i, a in enumerate(args) if not isinstance(a, Tensor)]
+    ctx._next = [(i, a if a.grad_fn is None else a.grad_fn, a.grad_fn is not None, a.array.shape, a.array.dtype)
+                 for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad]
+    non_diff = ctx._non_diff
+    ctx._outputs = [(o.array.shape, o.array.dtype) if isinstance(o, Tensor) else None for o in outs]
+    ctx._diff = [k for k, o in enumerate(outs) if isinstance(o, Tensor) and not any(o is t for t in non_diff)
+                 and o.array.dtype.kind in "fcV"]
+    for k, o in enumerate(outs):
+        if isinstance(o, Tensor) and k not in ctx._diff:
+            o._requires_grad = False
+    if len(ctx._diff) == 1:
+        outs[ctx._diff[0]].grad_fn = ctx
+    for j, k in enumerate(ctx._diff if len(ctx._diff) > 1 else ()):
+        slot = _new(_Slot)
+        slot._index, slot._node, slot._device, slot._seq = j, ctx, device, next(_sequence)
+        slot._next = [(0, ctx, True, (), None)]  # _Grads' shape and dtype: passed on as it is
+        outs[k].grad_fn = slot
+    for k in ctx._diff:
+        outs[k]._requires_grad = True
+    counter = _function._tensor_mod._counter
+    saved: list[Any] = []
+    records = []
+    for j, t in enumerate(ctx._to_save):
+        if t is None:
+            saved.append(None)
+            continue
+        vc, owner = counter(t), t.grad_fn
+        if any(t is o for o in outs):  # an output: kept without its grad_fn (no reference cycle)
+            t, owner = _function._wrap(t.array, t._device), "output"
+            t._vc = vc
+        saved.append(t)
+        records.append((vc, vc[0], j, owner))
+    ctx._saved, ctx._versions = tuple(saved), records
+
+
+def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a ``backward`` as not differentiable: it runs without grad (minitensor has no double backward,
+    so this is what every backward already does)."""
+    @functools.wraps(fn)
+    def wrapper(ctx: Any, *args: Any) -> Any:
+        with no_grad():
+            return fn(ctx, *args)
+    return wrapper
