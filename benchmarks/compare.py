@@ -411,7 +411,8 @@ def machine(args: argparse.Namespace, with_torch: bool) -> dict[str, Any]:
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "device": args.device,
         "cpu": _cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
         "platform": platform.platform(), "minitensor": mt.__version__,
-        "numpy": np.__version__, "threads": args.threads, "amp": args.amp, "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
+        "numpy": np.__version__, "threads": args.threads, "amp": args.amp,
+        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
         "loadavg_start": _loadavg(), "cpu_info": mt.backends.cpu_info().as_dict(),
     }
     if with_torch:
@@ -543,9 +544,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not with_torch:
         print(f"PyTorch is not installed here, or cannot use {args.device}: timing minitensor alone", file=sys.stderr)
     info = machine(args, with_torch)
-    print(f"device {args.device}; threads {args.threads or 'default'}; {'AMP beside float32' if args.amp else 'float32'}"
-          f"; load average {info['loadavg_start']}",
-          flush=True)
+    precision = "AMP beside float32" if args.amp else "float32"
+    print(f"device {args.device}; threads {args.threads or 'default'}; {precision}; "
+          f"load average {info['loadavg_start']}", flush=True)
     rows = []
     for name in args.workloads:
         rows.append(compare_workload(name, args, with_torch))

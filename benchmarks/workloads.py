@@ -15,10 +15,10 @@ name             model                                                       bat
 ===============  ==========================================================  =====  ========================
 
 float32 throughout, or with ``amp=True`` the examples' --amp (``common.Precision``: autocast in the device's
-16-bit dtype and a GradScaler); ``batch_size`` overrides the table's batch. The weights come from ``mt.manual_seed(seed)`` on the host and are then moved, so every
-device starts from the same ones; each workload trains on one fixed batch (random MNIST-shaped images;
-labels for the classifiers, images in [-1, 1] for the GAN; random tokens for the Transformer), which stays
-on the device.
+16-bit dtype and a GradScaler); ``batch_size`` overrides the table's batch. The weights come from
+``mt.manual_seed(seed)`` on the host and are then moved, so every device starts from the same ones; each
+workload trains on one fixed batch (random MNIST-shaped images; labels for the classifiers, images in [-1, 1]
+for the GAN; random tokens for the Transformer), which stays on the device.
 """
 from __future__ import annotations
 
