@@ -4,6 +4,7 @@ training step each, timed in the same run, from the same weights and the same ba
     python benchmarks/compare.py --threads 2                       # cpu, every workload
     python benchmarks/compare.py --workloads mlp-s,gan --repeats 11 --json runs/compare.json
     python benchmarks/compare.py --device cuda --markdown docs/perf/cuda-h100.md
+    python benchmarks/compare.py --device cuda --amp --workloads mlp-l,cnn --batch-size 256   # issue #15
 
 How it measures, per workload:
 
@@ -30,6 +31,14 @@ How it measures, per workload:
    - cuda: each framework's ``max_memory_allocated`` over one step after ``reset_peak_memory_stats``.
      PyTorch's is exact; minitensor's is a lower bound (CuPy's pool keeps no high-water mark, see
      docs/cuda.md), so its ``max_memory_reserved``, an upper bound, is in the JSON too.
+
+--amp also runs each framework under mixed precision, in two more workers alternated with the float32 ones
+(A B A' B' ...): minitensor as the examples' --amp (``common.Precision``: autocast in the device's 16-bit
+dtype, a GradScaler on every device), PyTorch by its recipe (``torch.autocast(device_type, dtype)``, float16
+on cuda and bfloat16 on the cpu, ``torch.amp.GradScaler`` enabled on cuda only). The AMP first losses must
+agree within AMP_RTOL; the report adds each framework's AMP speedup (its float32 ms/step over its AMP
+ms/step) and minitensor AMP / PyTorch AMP. The GAN is left out: PyTorch's autocast refuses its
+binary_cross_entropy.
 
 PyTorch is optional: without it, minitensor is timed alone. --threads N sets both frameworks' CPU threads
 in their workers (``torch.set_num_threads(N)``, which covers the MKL linked into PyTorch; threadpoolctl
@@ -70,6 +79,8 @@ TITLES = {"mlp-s": "MLP-S", "mlp-l": "MLP-L", "cnn": "CNN", "gan": "GAN", "trans
 CHUNK_SECONDS = 0.25  # --steps by default: steps per chunk for the slower framework's chunk to last this
 PEAK_STEPS = 3        # steps run after the high-water mark is reset (cpu peak memory)
 MIB = 2 ** 20
+AMP_SUFFIX = " AMP"  # the label of a framework's AMP worker: "minitensor AMP"
+AMP_RTOL = 3e-2      # the AMP first losses' agreement: 16-bit matmuls round each product to ~3 digits
 
 
 # ----------------------------------------------------------------------------------------- command line
@@ -80,8 +91,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="CPU threads for both: torch.set_num_threads(N), and threadpoolctl's limit on NumPy's "
                         "BLAS and PyTorch's OpenMP runtime (default: each library's own choice)")
-    p.add_argument("--workloads", default=",".join(workloads.WORKLOADS), metavar="LIST",
-                   help=f"comma-separated, from {','.join(workloads.WORKLOADS)} (default: all)")
+    p.add_argument("--workloads", default=None, metavar="LIST",
+                   help=f"comma-separated, from {','.join(workloads.WORKLOADS)} (default: all; with --amp all but gan)")
+    p.add_argument("--batch-size", type=int, default=None, metavar="N",
+                   help="samples per step of every workload (default: each one's own, see workloads.py)")
+    p.add_argument("--amp", action="store_true",
+                   help="also time both frameworks under mixed precision, beside float32 (see above)")
     p.add_argument("--repeats", type=int, default=7,
                    help="rounds of one timed chunk per framework; ms/step is their median (default: 7)")
     p.add_argument("--steps", type=int, default=None, metavar="N",
@@ -96,16 +111,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--markdown", default=None, metavar="PATH",
                    help="also write a Markdown table, with the machine and the conditions, e.g. for docs/perf/")
     args = p.parse_args(argv)
-    names = [n.strip().lower() for n in args.workloads.split(",") if n.strip()]
+    default = [n for n in workloads.WORKLOADS if not (args.amp and n == "gan")]
+    names = [n.strip().lower() for n in args.workloads.split(",") if n.strip()] if args.workloads else default
     unknown = [n for n in names if n not in workloads.WORKLOADS]
     if unknown or not names:
         p.error(f"--workloads: unknown {', '.join(map(repr, unknown)) or '(none given)'}; "
                 f"choose from {', '.join(workloads.WORKLOADS)}")
+    if args.amp and "gan" in names:
+        p.error("--amp: the GAN has no PyTorch twin under autocast (it refuses binary_cross_entropy); leave it out")
     args.workloads = tuple(dict.fromkeys(names))
-    for name, least in (("repeats", 1), ("steps", 1), ("warmup", 0), ("threads", 1)):
+    for name, least in (("repeats", 1), ("steps", 1), ("warmup", 0), ("threads", 1), ("batch_size", 1)):
         value = getattr(args, name)
         if value is not None and value < least:
-            p.error(f"--{name} must be at least {least}, got {value}")
+            p.error(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
     if not args.rtol > 0:
         p.error(f"--rtol must be positive, got {args.rtol}")
     if args.device == "cuda" and not mt.cuda.is_available():
@@ -143,6 +161,17 @@ def summarize(samples: dict[str, list[float]]) -> dict[str, float | None]:
     return {"minitensor_ms": ms[MINITENSOR], "pytorch_ms": ms.get(PYTORCH), "ratio": ratio}
 
 
+def amp_summary(samples: dict[str, list[float]], fp32: dict[str, Any]) -> dict[str, float | None]:
+    """The AMP workers' medians and minitensor / PyTorch ratio (``summarize``), and each framework's AMP
+    speedup: its float32 median (``fp32``, summarize's result) over its AMP median."""
+    amp: dict[str, float | None] = dict(summarize({label.removesuffix(AMP_SUFFIX): values
+                                                   for label, values in samples.items() if label.endswith(AMP_SUFFIX)}))
+    for fw in ("minitensor", "pytorch"):
+        fast, slow = amp[f"{fw}_ms"], fp32[f"{fw}_ms"]
+        amp[f"{fw}_speedup"] = slow / fast if fast and slow is not None else None
+    return amp
+
+
 def auto_steps(seconds: float, target: float = CHUNK_SECONDS, least: int = 3) -> int:
     """Steps per chunk for steps of ``seconds`` each to last about ``target`` seconds (at least ``least``)."""
     return max(least, math.ceil(target / seconds)) if seconds > 0 else least
@@ -153,6 +182,18 @@ def losses_disagree(ours: dict[str, float], theirs: dict[str, float], rtol: floa
     bad = [f"{k}: minitensor {ours[k]:.7g}, PyTorch {theirs[k]:.7g}" for k in ours
            if not math.isclose(ours[k], theirs[k], rel_tol=rtol)]
     return "; ".join(bad) if bad else None
+
+
+def first_losses_mismatch(first: dict[str, dict[str, float]], rtol: float) -> str | None:
+    """None when minitensor's first losses agree with PyTorch's (float32 within ``rtol``, AMP within AMP_RTOL;
+    ``first`` by worker label), else what differs."""
+    found = []
+    for suffix, tol in (("", rtol), (AMP_SUFFIX, AMP_RTOL)):
+        pair = [first.get(fw + suffix) for fw in (MINITENSOR, PYTORCH)]
+        bad = pair[0] is not None and pair[1] is not None and losses_disagree(pair[0], pair[1], tol)
+        if bad:
+            found.append(f"{suffix.strip() or 'float32'} beyond rtol {tol:g}: {bad}")
+    return "; ".join(found) or None
 
 
 def set_threads(threads: int | None) -> Any:
@@ -203,13 +244,13 @@ class Session:
     """One framework's workload, inside the worker process that owns it."""
 
     def __init__(self, framework: str, name: str, device: str, seed: int, threads: int | None,
-                 snapshot: workloads.Snapshot | None) -> None:
+                 snapshot: workloads.Snapshot | None, amp: bool = False, batch_size: int | None = None) -> None:
         if framework == PYTORCH:
             import torch  # noqa: F401  (before the thread limits, so that they reach its libraries)
         self.limiter = set_threads(threads)
         self.framework, self.device = framework, device
-        build = ((lambda: torch_workloads.build(snapshot, device)) if framework == PYTORCH
-                 else (lambda: workloads.build(name, device, seed)))
+        build = ((lambda: torch_workloads.build(snapshot, device, amp)) if framework == PYTORCH
+                 else (lambda: workloads.build(name, device, seed, batch_size, amp)))
         if device == "cpu":
             self.baseline_kib = self._settled_baseline(build)
         self.run = build()
@@ -319,30 +360,44 @@ class Worker:
 
 
 # ------------------------------------------------------------------------------------------- a workload
-def compare_workload(name: str, args: argparse.Namespace, with_torch: bool) -> dict[str, Any]:
-    """Both frameworks on ``name``: first losses, alternating timings, peak memory; one result row."""
-    row: dict[str, Any] = {"workload": name, "batch": workloads.BATCH_SIZES[name], "repeats": args.repeats}
-    snapshot = workloads.build(name, args.device, args.seed).snapshot() if with_torch else None
+def variants(with_torch: bool, amp: bool) -> dict[str, tuple[str, bool]]:
+    """The workers of a workload, label -> (framework, under AMP): each framework in float32, and with
+    ``amp`` each one again under AMP (labelled with AMP_SUFFIX), in the order they alternate."""
     frameworks = (MINITENSOR, PYTORCH) if with_torch else (MINITENSOR,)
+    return {fw + suffix: (fw, on) for suffix, on in (("", False), (AMP_SUFFIX, True))[:1 + amp] for fw in frameworks}
+
+
+def compare_workload(name: str, args: argparse.Namespace, with_torch: bool) -> dict[str, Any]:
+    """Both frameworks on ``name`` (and with --amp both again under AMP): first losses, alternating timings,
+    peak memory; one result row, the AMP figures under its "amp" key."""
+    row: dict[str, Any] = {"workload": name, "batch": args.batch_size or workloads.BATCH_SIZES[name],
+                           "repeats": args.repeats}
+    snapshot = workloads.build(name, args.device, args.seed, args.batch_size).snapshot() if with_torch else None
     workers: dict[str, Worker] = {}
     try:
-        for fw in frameworks:
-            workers[fw] = Worker(fw, name, args.device, args.seed, args.threads, snapshot if fw == PYTORCH else None)
-        row["first_losses"] = {fw: w.call("first_losses") for fw, w in workers.items()}
-        mismatch = with_torch and losses_disagree(*row["first_losses"].values(), args.rtol)
+        for label, (fw, amp) in variants(with_torch, args.amp).items():
+            workers[label] = Worker(fw, name, args.device, args.seed, args.threads,
+                                    snapshot if fw == PYTORCH else None, amp, args.batch_size)
+        row["first_losses"] = {label: w.call("first_losses") for label, w in workers.items()}
+        mismatch = first_losses_mismatch(row["first_losses"], args.rtol)
         if mismatch:
-            row["error"] = f"first losses disagree beyond rtol {args.rtol:g} ({mismatch}), so it was not timed"
+            row["error"] = f"first losses disagree ({mismatch}), so it was not timed"
             return row
         warm = [w.call("seconds_per_step", max(args.warmup, 1)) for w in workers.values()]
         row["steps"] = args.steps or auto_steps(max(warm))
         samples = alternate({fw: (lambda w=w: w.call("seconds_per_step", row["steps"])) for fw, w in workers.items()},
                             args.repeats)
-        row.update(summarize(samples), samples_ms={fw: [1e3 * s for s in v] for fw, v in samples.items()})
-        row["threads"] = {fw: w.call("threads") for fw, w in workers.items()}
+        fp32 = summarize({label: v for label, v in samples.items() if not label.endswith(AMP_SUFFIX)})
+        row.update(fp32, samples_ms={label: [1e3 * s for s in v] for label, v in samples.items()})
+        if args.amp:
+            row["amp"] = amp_summary(samples, fp32)
+        row["threads"] = {label: w.call("threads") for label, w in workers.items()}
         if not args.no_memory:
-            row["memory"] = {fw: w.call("peak_memory") for fw, w in workers.items()}
-            row["minitensor_peak_mib"] = row["memory"][MINITENSOR]["peak_mib"]
-            row["pytorch_peak_mib"] = row["memory"][PYTORCH]["peak_mib"] if with_torch else None
+            row["memory"] = {label: w.call("peak_memory") for label, w in workers.items()}
+            for target, suffix in ((row, ""), (row.get("amp"), AMP_SUFFIX)):
+                if target is not None:
+                    target["minitensor_peak_mib"] = row["memory"][MINITENSOR + suffix]["peak_mib"]
+                    target["pytorch_peak_mib"] = row["memory"][PYTORCH + suffix]["peak_mib"] if with_torch else None
         return row
     finally:
         for w in workers.values():
@@ -356,7 +411,8 @@ def machine(args: argparse.Namespace, with_torch: bool) -> dict[str, Any]:
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "device": args.device,
         "cpu": _cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
         "platform": platform.platform(), "minitensor": mt.__version__,
-        "numpy": np.__version__, "threads": args.threads, "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
+        "numpy": np.__version__, "threads": args.threads, "amp": args.amp,
+        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
         "loadavg_start": _loadavg(), "cpu_info": mt.backends.cpu_info().as_dict(),
     }
     if with_torch:
@@ -399,9 +455,36 @@ TABLE_HEADER = ("| workload | batch | minitensor ms/step | PyTorch ms/step | min
                 "| minitensor peak MiB | PyTorch peak MiB | memory ratio |")
 
 
+AMP_HEADER = ("| workload | batch | minitensor fp32 ms/step | minitensor AMP ms/step | minitensor AMP speedup "
+              "| PyTorch fp32 ms/step | PyTorch AMP ms/step | PyTorch AMP speedup | minitensor AMP / PyTorch AMP "
+              "| minitensor AMP peak MiB | PyTorch AMP peak MiB |")
+
+
+def amp_markdown(rows: list[dict[str, Any]], device: str) -> list[str]:
+    """--amp's table: each framework's float32 and AMP ms/step side by side, its AMP speedup (float32 / AMP),
+    minitensor AMP / PyTorch AMP, and the AMP peaks; nothing when no row was run with --amp."""
+    if not any("amp" in row for row in rows):
+        return []
+    dtype = "float16" if device == "cuda" else "bfloat16"
+    lines = ["", f"Mixed precision (autocast in {dtype}): minitensor as the examples' --amp (GradScaler on every "
+             "device), PyTorch by its recipe (GradScaler on cuda only). Speedup: the framework's float32 ms/step "
+             "over its AMP ms/step (above 1: AMP is faster).", "", AMP_HEADER, "| --- " + "| ---: " * 10 + "|"]
+    for row in rows:
+        amp = row.get("amp")
+        if amp is None:
+            lines.append(f"| {TITLES[row['workload']]} | {row['batch']} |" + " - |" * 9)
+            continue
+        cells = [row["minitensor_ms"], amp["minitensor_ms"], amp["minitensor_speedup"], row["pytorch_ms"],
+                 amp["pytorch_ms"], amp["pytorch_speedup"], amp["ratio"]]
+        peaks = [amp.get("minitensor_peak_mib"), amp.get("pytorch_peak_mib")]
+        lines.append(f"| {TITLES[row['workload']]} | {row['batch']} | " + " | ".join(map(_number, cells))
+                     + " | " + " | ".join(_number(v, 1) for v in peaks) + " |")
+    return lines
+
+
 def markdown(rows: list[dict[str, Any]], info: dict[str, Any]) -> str:
-    """The results as a Markdown table, with the machine and the conditions above it and any skipped
-    workload's reason below."""
+    """The results as a Markdown table, with the machine and the conditions above it, --amp's table below it
+    and any skipped workload's reason below that."""
     cpu = info["cpu_info"]
     blas = f"{cpu['blas']}, {cpu['coretype']} kernels chosen by {cpu['chosen_by']}, Numba {cpu['numba'] or 'off'}"
     threads = info["threads"] if info["threads"] is not None else "each library's default"
@@ -431,7 +514,7 @@ def markdown(rows: list[dict[str, Any]], info: dict[str, Any]) -> str:
         lines.append(f"| {title} | {row['batch']} | {_number(row['minitensor_ms'])} | {_number(row['pytorch_ms'])} "
                      f"| {_number(row['ratio'])} | {_number(mem_mt, 1)} | {_number(mem_pt, 1)} "
                      f"| {_number(mem_ratio)} |")
-    return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
+    return "\n".join(lines + amp_markdown(rows, info["device"]) + ([""] + notes if notes else [])) + "\n"
 
 
 def print_row(row: dict[str, Any]) -> None:
@@ -445,6 +528,13 @@ def print_row(row: dict[str, Any]) -> None:
     if "memory" in row:
         line += "   peak " + ", ".join(f"{fw} {m['peak_mib']:.1f} MiB" for fw, m in row["memory"].items())
     print(f"{line}   ({row['repeats']} rounds of {row['steps']} steps)", flush=True)
+    if "amp" in row:
+        amp = row["amp"]
+        line = f"{'':6} AMP: minitensor {amp['minitensor_ms']:8.3f} ms/step ({amp['minitensor_speedup']:.2f}x fp32)"
+        if amp["pytorch_ms"] is not None:
+            line += (f"   PyTorch {amp['pytorch_ms']:8.3f} ms/step ({amp['pytorch_speedup']:.2f}x fp32)"
+                     f"   AMP ratio {amp['ratio']:5.2f}")
+        print(line, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -454,8 +544,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not with_torch:
         print(f"PyTorch is not installed here, or cannot use {args.device}: timing minitensor alone", file=sys.stderr)
     info = machine(args, with_torch)
-    print(f"device {args.device}; threads {args.threads or 'default'}; load average {info['loadavg_start']}",
-          flush=True)
+    precision = "AMP beside float32" if args.amp else "float32"
+    print(f"device {args.device}; threads {args.threads or 'default'}; {precision}; "
+          f"load average {info['loadavg_start']}", flush=True)
     rows = []
     for name in args.workloads:
         rows.append(compare_workload(name, args, with_torch))

@@ -9,6 +9,13 @@
 #   speedup        examples/speedup.py --sweep-batch: the three models on cpu and cuda, and the crossover
 #   compare        benchmarks/compare.py --device cuda: the training-step workloads beside PyTorch eager
 #                  when it imports
+#   amp            issue #15: compare.py --amp at batch 256 on MLP-L and the CNN (float32 and AMP of both
+#                  frameworks side by side, amp.md), and examples/speedup.py --amp
+#   profile        issue #16: examples/cnn.py --profile 5 on cuda (profile-cnn/: profile.txt with device
+#                  times, trace.json, profile.png) and on cpu (profile-cnn-cpu/) for comparison
+#   distributed    issue #17: what is there (CuPy's NCCL, mpi4py, mpiexec), pytest -m gpu tests/distributed
+#                  (NCCL at world size 1), the MPI tests and a CUDA-aware MPI transfer check where mpiexec
+#                  is there; each thing that could not be tested says so ("not tested: ...") in its log
 #   asv            the asv suite (--quick, this Python), its cuda benchmarks among the rest
 #
 # Usage: bash benchmarks/gpu_check.sh [--steps a,b] [--out DIR] [--data-dir DIR] [--python PY]
@@ -27,7 +34,7 @@
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-ALL_STEPS=(env pytest-gpu examples-mlp examples-cnn examples-gan speedup compare asv)
+ALL_STEPS=(env pytest-gpu examples-mlp examples-cnn examples-gan speedup compare amp profile distributed asv)
 STEPS=""
 OUT=""
 DATA_DIR="${MINITENSOR_MNIST_DIR:-}"
@@ -39,6 +46,8 @@ DRY_RUN=0
 FAKE="${GPU_CHECK_FAKE:-0}"  # tests only: every heavy command is echoed instead of run (the plumbing),
 FAKE_SECONDS="${GPU_CHECK_FAKE_SECONDS:-0}"  # and takes this long
 EXAMPLE_STEPS=300  # --limit-steps of each example run
+PROFILE_STEPS=40   # --limit-steps of the profiled CNN runs: 3 skipped, 5 profiled, the rest timed as usual
+AMP_BATCH=256      # issue #15's batch for the AMP comparison
 
 usage() { sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
 die() { echo "gpu_check: $*" >&2; exit 2; }
@@ -104,6 +113,11 @@ describe() {
         examples-*) echo "examples/${1#examples-}.py on cuda and cpu, seed 0, $EXAMPLE_STEPS steps, $(data_args)" ;;
         speedup) echo "$PY examples/speedup.py --sweep-batch --steps 20 --warmup 3" ;;
         compare) echo "$PY benchmarks/compare.py --device cuda (PyTorch beside it when it imports)" ;;
+        amp) echo "$PY benchmarks/compare.py --device cuda --amp --workloads mlp-l,cnn --batch-size $AMP_BATCH;" \
+                  "$PY examples/speedup.py --amp" ;;
+        profile) echo "examples/cnn.py --profile 5 on cuda and cpu, $PROFILE_STEPS steps, $(data_args)" ;;
+        distributed) echo "$PY -m pytest -m gpu tests/distributed (NCCL at world size 1); with mpiexec the MPI" \
+                          "tests and tests/distributed/worker_cuda_aware.py (MINITENSOR_CUDA_AWARE_MPI=1)" ;;
         asv) echo "asv run --python=same --quick (the suite's cuda benchmarks among the rest)" ;;
     esac
 }
@@ -171,11 +185,74 @@ step_compare() {
     run "$PY" benchmarks/compare.py --device cuda --json "$OUT/compare.json" --markdown "$OUT/compare.md"
 }
 
+step_amp() {  # float32 and AMP of both frameworks, alternated in one run: the #15 targets read from one table
+    local rc=0
+    run "$PY" benchmarks/compare.py --device cuda --amp --workloads mlp-l,cnn --batch-size "$AMP_BATCH" \
+        --json "$OUT/amp.json" --markdown "$OUT/amp.md" || rc=$?
+    run "$PY" examples/speedup.py --amp --steps 20 --warmup 3 --out "$OUT/speedup-amp" || rc=$?
+    return $rc
+}
+
+step_profile() {  # cuda into profile-cnn/, cpu into profile-cnn-cpu/
+    local device folder rc=0
+    for device in cuda cpu; do
+        echo "== cnn --profile on $device"
+        folder="$OUT/profile-cnn"
+        [[ "$device" == cpu ]] && folder+="-cpu"
+        # shellcheck disable=SC2046
+        run "$PY" examples/cnn.py --device "$device" --seed 0 $(data_args) --limit-steps "$PROFILE_STEPS" \
+            --profile 5 --no-progress --out "$folder" || rc=$?
+    done
+    return $rc
+}
+
+step_distributed() {  # one GPU holds one NCCL rank; MPI ranks may share it
+    local mpiexec rc=0
+    mpiexec="$(dirname "$("$PY" -c 'import sys; print(sys.executable)')")/mpiexec"
+    run "$PY" - <<'PYTHON'
+import sys
+from pathlib import Path
+
+def say(what, ok, why=""):
+    print(f"available: {what}" if ok else f"not tested: {what}" + (f" ({why})" if why else ""))
+
+try:
+    from minitensor.backends.cuda.nccl import nccl_available
+    say("backend 'nccl' (CuPy's NCCL)", nccl_available(), "CuPy has no NCCL here")
+except Exception as e:
+    say("backend 'nccl' (CuPy's NCCL)", False, repr(e))
+try:
+    from mpi4py import MPI
+    print("MPI library:", MPI.Get_library_version().splitlines()[0])
+    query = getattr(MPI, "Query_cuda_support", None)  # MPI 4.1 / MPIX: what the library says of itself
+    print("the MPI says CUDA-aware:", query() if query else "(this mpi4py cannot ask)")
+except Exception as e:
+    say("backend 'mpi' (mpi4py with an MPI library)", False, repr(e))
+mpiexec = Path(sys.executable).parent / "mpiexec"
+say(f"{mpiexec}", mpiexec.exists(), "no mpiexec next to the Python: the mpich wheel of the distributed extra gives one")
+print("not tested: NCCL at world size 2 or more (one GPU holds only one NCCL rank)")
+PYTHON
+    run "$PY" -m pytest -m gpu tests/distributed -p no:cacheprovider -q -rfEs \
+        --junitxml "$OUT/distributed-gpu.xml" || rc=$?
+    if [[ "$FAKE" == 1 || -x "$mpiexec" ]]; then
+        run "$PY" -m pytest tests/distributed -m "not gpu" -p no:cacheprovider -q -rfEs \
+            --junitxml "$OUT/distributed-mpi.xml" || rc=$?
+        echo "== CUDA-aware transfer: 2 MPI ranks on the GPU, MINITENSOR_CUDA_AWARE_MPI=1"
+        if ! run env MINITENSOR_CUDA_AWARE_MPI=1 OMP_NUM_THREADS=1 timeout 120 "$mpiexec" -n 2 "$PY" \
+            tests/distributed/worker_cuda_aware.py; then
+            echo "not tested: CUDA tensors over MPI failed (exit above): this MPI is not CUDA-aware"
+        fi
+    else
+        echo "not tested: the MPI tests and the CUDA-aware transfer (no mpiexec at $mpiexec)"
+    fi
+    return $rc
+}
+
 step_asv() { run "$PY" -m asv run --python=same --quick --show-stderr --set-commit-hash "$(git rev-parse HEAD)"; }
 
 export -f run data_args example describe step_env step_pytest-gpu step_examples-mlp step_examples-cnn \
-    step_examples-gan step_speedup step_compare step_asv
-export OUT PY WHEELS DATA_DIR FAKE FAKE_SECONDS EXAMPLE_STEPS
+    step_examples-gan step_speedup step_compare step_amp step_profile step_distributed step_asv
+export OUT PY WHEELS DATA_DIR FAKE FAKE_SECONDS EXAMPLE_STEPS PROFILE_STEPS AMP_BATCH
 
 # ----------------------------------------------------------------------------------------- the runner
 for step in "${SELECTED[@]}"; do
@@ -214,18 +291,23 @@ for step in steps:
     status = out / "status" / f"{step}.txt"
     lines.append(f"| {step} | {status.read_text().strip() if status.exists() else 'not run: not selected yet'} |")
 
-junit = out / "pytest-gpu.xml"
-if junit.exists():
+def junit(path):
+    """A JUnit XML's counts and failed cases as Markdown lines (none when the file is absent)."""
+    if not path.exists():
+        return []
     try:
-        suites = ET.parse(junit).getroot()
-        suite = suites if suites.tag == "testsuite" else suites.find("testsuite")
-        counts = {k: suite.get(k) for k in ("tests", "failures", "errors", "skipped", "time")}
-        lines += ["", "## pytest -m gpu", "", ", ".join(f"{k} {v}" for k, v in counts.items())]
-        failed = [f"{case.get('classname')}::{case.get('name')}" for case in suite.iter("testcase")
-                  if case.find("failure") is not None or case.find("error") is not None]
-        lines += [f"- FAILED {name}" for name in failed[:50]]
+        suites = ET.parse(path).getroot()
     except ET.ParseError as e:
-        lines += ["", f"pytest-gpu.xml unreadable: {e}"]
+        return ["", f"{path.name} unreadable: {e}"]
+    suite = suites if suites.tag == "testsuite" else suites.find("testsuite")
+    counts = {k: suite.get(k) for k in ("tests", "failures", "errors", "skipped", "time")}
+    failed = [f"{case.get('classname')}::{case.get('name')}" for case in suite.iter("testcase")
+              if case.find("failure") is not None or case.find("error") is not None]
+    return ["", f"`{path.name}`: " + ", ".join(f"{k} {v}" for k, v in counts.items())] + [
+        f"- FAILED {name}" for name in failed[:50]]
+
+if (tests := junit(out / "pytest-gpu.xml")):
+    lines += ["", "## pytest -m gpu"] + tests
 
 def epochs(path):
     try:
@@ -248,11 +330,26 @@ for name in ("mlp", "cnn", "gan"):
         first = row[0] or row[1]
         lines.append(f"| {first.get('epoch', i + 1)} | {first.get('step', '-')} | " + " | ".join(cells) + " |")
 
-for title, path in (("speedup", out / "speedup" / "speedup.json"), ("compare", out / "compare.md")):
+for title, path in (("speedup", out / "speedup" / "speedup.json"), ("compare", out / "compare.md"),
+                    ("amp: float32 beside AMP, batch 256 (issue #15)", out / "amp.md"),
+                    ("amp: examples/speedup.py --amp", out / "speedup-amp" / "speedup.json")):
     if path.exists():
         lines += ["", f"## {title}", "", f"See `{path.relative_to(out)}`."]
         if path.suffix == ".md":
             lines += ["", path.read_text().strip()]
+
+profiles = [out / folder / "profile.txt" for folder in ("profile-cnn", "profile-cnn-cpu")]
+if any(p.exists() for p in profiles):
+    lines += ["", "## profile: examples/cnn.py --profile 5 (issue #16)", ""]
+    lines += [f"- {p.parent.name}: `{p.relative_to(out)}`, `trace.json` and `profile.png` beside it"
+              for p in profiles if p.exists()]
+
+log = out / "distributed.log"
+if log.exists():
+    said = [line for line in log.read_text().splitlines()
+            if line.startswith(("available:", "not tested:", "MPI library:", "the MPI says", "ok ", "WRONG "))]
+    lines += ["", "## distributed (issue #17)", "", "From `distributed.log`:", ""] + [f"- {line}" for line in said]
+    lines += junit(out / "distributed-gpu.xml") + junit(out / "distributed-mpi.xml")
 (out / "summary.md").write_text("\n".join(lines) + "\n")
 print(f"gpu_check: {out / 'summary.md'}")
 PYTHON

@@ -43,17 +43,20 @@ class TorchWorkload:
             torch.cuda.synchronize(self.device)
 
 
-def build(snapshot: Snapshot, device: str = "cpu") -> TorchWorkload:
-    """The PyTorch twin of ``snapshot``'s workload on ``device``, from its weights and batch."""
+def build(snapshot: Snapshot, device: str = "cpu", amp: bool = False) -> TorchWorkload:
+    """The PyTorch twin of ``snapshot``'s workload on ``device``, from its weights and batch; with ``amp``
+    (classifiers only) under PyTorch's mixed-precision recipe (``_Precision``)."""
     import torch
     device = torch.device(device)
+    if amp and snapshot.name == "gan":  # F.binary_cross_entropy refuses CUDA autocast: another computation
+        raise ValueError("the GAN has no AMP twin: PyTorch's autocast refuses binary_cross_entropy")
     x, y = (torch.tensor(a, device=device) for a in snapshot.batch)  # copies: the twin owns its batch
     modules = {name: _load(_MODULES[name](snapshot.name), state, device)
                for name, state in snapshot.state.items()}
     if snapshot.name == "gan":
         step = _gan_step(modules["generator"], modules["discriminator"], x, snapshot.first_noise)
     else:
-        step = _classifier_step(modules["model"], x, y)
+        step = _classifier_step(modules["model"], x, y, _Precision(device, amp))
     return TorchWorkload(snapshot.name, device, modules, step)
 
 
@@ -127,16 +130,35 @@ def _load(module: Any, state: dict[str, np.ndarray], device: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------------------------- steps
-def _classifier_step(model: Any, x: Any, y: Any) -> Callable[[], dict[str, Any]]:
-    """common.classifier_step: cross-entropy, zero_grad, backward, Adam (PyTorch's defaults)."""
+class _Precision:
+    """PyTorch's AMP recipe (its "Automatic Mixed Precision" recipe): ``torch.autocast(device_type, dtype)``,
+    float16 on CUDA and bfloat16 on the CPU, and ``torch.amp.GradScaler`` enabled on CUDA only (bfloat16 has
+    float32's range, so PyTorch's CPU recipe scales nothing). Disabled, each call is the float32 one."""
+
+    def __init__(self, device: Any, enabled: bool) -> None:
+        import torch
+        self.device_type, self.enabled = device.type, enabled
+        self.dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
+        self.scaler = torch.amp.GradScaler(device.type, enabled=enabled and device.type == "cuda")
+
+    def autocast(self) -> Any:
+        import torch
+        return torch.autocast(self.device_type, dtype=self.dtype, enabled=self.enabled)
+
+
+def _classifier_step(model: Any, x: Any, y: Any, amp: _Precision) -> Callable[[], dict[str, Any]]:
+    """common.classifier_step: cross-entropy (under ``amp``'s autocast), zero_grad, backward and Adam
+    (PyTorch's defaults) through ``amp``'s scaler."""
     import torch
     optimizer = torch.optim.Adam(model.parameters())
 
     def step() -> dict[str, Any]:
-        loss = torch.nn.functional.cross_entropy(model(x), y)
+        with amp.autocast():
+            loss = torch.nn.functional.cross_entropy(model(x), y)
         optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+        amp.scaler.scale(loss).backward()
+        amp.scaler.step(optimizer)
+        amp.scaler.update()
         return {"loss": loss.detach()}
     return step
 

@@ -14,10 +14,11 @@ name             model                                                       bat
                  causal, on 128 tokens of a 1000-word vocabulary; dropout 0
 ===============  ==========================================================  =====  ========================
 
-float32 throughout. The weights come from ``mt.manual_seed(seed)`` on the host and are then moved, so every
-device starts from the same ones; each workload trains on one fixed batch (random MNIST-shaped images;
-labels for the classifiers, images in [-1, 1] for the GAN; random tokens for the Transformer), which stays
-on the device.
+float32 throughout, or with ``amp=True`` the examples' --amp (``common.Precision``: autocast in the device's
+16-bit dtype and a GradScaler); ``batch_size`` overrides the table's batch. The weights come from
+``mt.manual_seed(seed)`` on the host and are then moved, so every device starts from the same ones; each
+workload trains on one fixed batch (random MNIST-shaped images; labels for the classifiers, images in [-1, 1]
+for the GAN; random tokens for the Transformer), which stays on the device.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ import minitensor as mt
 from minitensor import nn, optim
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))  # the examples are scripts
-from common import StepFn, classifier_step, synchronize  # noqa: E402
+from common import Precision, StepFn, classifier_step, synchronize  # noqa: E402
 from gan import build_gan, gan_step  # noqa: E402
 from models import LATENT_DIM, NUM_CLASSES, TransformerLM, cnn, mlp  # noqa: E402
 
@@ -94,22 +95,27 @@ class Snapshot:
 CLASSIFIERS = {"mlp-s": mlp, "mlp-l": functools.partial(mlp, hidden=(1024, 1024)), "cnn": cnn}
 
 
-def build(name: str, device: str | mt.device = "cpu", seed: int = 0) -> Workload:
-    """The workload ``name`` (one of WORKLOADS) on ``device``, from ``seed``."""
+def build(name: str, device: str | mt.device = "cpu", seed: int = 0, batch_size: int | None = None,
+          amp: bool = False) -> Workload:
+    """The workload ``name`` (one of WORKLOADS) on ``device``, from ``seed``; ``batch_size`` samples (default:
+    the workload's own), under the examples' --amp when ``amp``."""
     if name not in BATCH_SIZES:
         raise ValueError(f"unknown workload {name!r}; choose one of {', '.join(WORKLOADS)}")
+    if batch_size is not None and batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     device = mt.device(device)
-    batch = BATCH_SIZES[name]
+    batch = batch_size or BATCH_SIZES[name]
+    precision = Precision(amp, device)
     mt.manual_seed(seed)
     if name == "gan":
         generator, discriminator, opt_g, opt_d = build_gan("gan", IMAGE_SIZE, device)
         modules = {"generator": generator, "discriminator": discriminator}
-        step = gan_step(generator, discriminator, opt_g, opt_d)
+        step = gan_step(generator, discriminator, opt_g, opt_d, precision=precision)
         x = mt.rand(batch, 1, IMAGE_SIZE, IMAGE_SIZE) * 2 - 1  # "real" images in the generator's range
     elif name == "transformer":
         model = TransformerLM(**TRANSFORMER).to(device)
         modules = {"model": model}
-        step = classifier_step(model, optim.Adam(model.parameters()))
+        step = classifier_step(model, optim.Adam(model.parameters()), precision)
         tokens = mt.randint(0, VOCAB, (SEQ_LEN + 1, batch))
         mt.manual_seed(seed + NOISE_SEED_OFFSET)
         return Workload(name, device, seed, modules, (tokens[:-1].to(device), tokens[1:].reshape(-1).to(device)),
@@ -117,7 +123,7 @@ def build(name: str, device: str | mt.device = "cpu", seed: int = 0) -> Workload
     else:
         model = CLASSIFIERS[name](IMAGE_SIZE).to(device)
         modules = {"model": model}
-        step = classifier_step(model, optim.Adam(model.parameters()))
+        step = classifier_step(model, optim.Adam(model.parameters()), precision)
         x = mt.randn(batch, 1, IMAGE_SIZE, IMAGE_SIZE)
     y = mt.randint(0, NUM_CLASSES, (batch,))
     mt.manual_seed(seed + NOISE_SEED_OFFSET)

@@ -102,6 +102,20 @@ def test_unknown_workload_is_refused():
         workloads.build("resnet", "cpu")
 
 
+def test_workload_batch_size_and_amp():
+    """--batch-size sets the batch; --amp's step (the examples' autocast in bfloat16 on the CPU, with a
+    GradScaler) starts from the float32 loss up to bfloat16's rounding."""
+    fp32 = workloads.build("cnn", "cpu", seed=1, batch_size=8)
+    amp = workloads.build("cnn", "cpu", seed=1, batch_size=8, amp=True)
+    assert tuple(amp.batch[0].shape) == (8, 1, 28, 28) and tuple(amp.batch[1].shape) == (8,)
+    np.testing.assert_array_equal(amp.batch[0].numpy(), fp32.batch[0].numpy())
+    first, first_amp = fp32.step()["loss"].item(), amp.step()["loss"].item()
+    assert first_amp != first and first_amp == pytest.approx(first, rel=compare.AMP_RTOL)
+    assert all(p.dtype == mt.float32 for p in amp.modules["model"].parameters())  # master weights stay float32
+    with pytest.raises(ValueError, match="batch_size must be at least 1, got 0"):
+        workloads.build("mlp-s", "cpu", batch_size=0)
+
+
 # --------------------------------------------------------------------------------------- PyTorch twins
 @pytest.mark.torch
 @pytest.mark.parametrize("name", workloads.WORKLOADS)
@@ -113,6 +127,29 @@ def test_torch_twin_agrees_with_minitensor_from_the_same_weights(name):
     for _ in range(steps):
         mine, theirs = host(ours.step()), host(twin.step())
         assert compare.losses_disagree(mine, theirs, rtol=1e-4) is None, (mine, theirs)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["mlp-l", "cnn"])
+def test_torch_amp_twin_agrees_with_minitensor_amp(name):
+    """Both under mixed precision (bfloat16 on the CPU) from the same weights: the first two losses agree
+    within AMP_RTOL, and differ from float32's (autocast is on)."""
+    pytest.importorskip("torch")
+    ours = workloads.build(name, "cpu", batch_size=16, amp=True)
+    snapshot = ours.snapshot()
+    twin, fp32 = torch_workloads.build(snapshot, "cpu", amp=True), torch_workloads.build(snapshot, "cpu")
+    for i in range(2):
+        mine, theirs, plain = host(ours.step()), host(twin.step()), host(fp32.step())
+        assert compare.losses_disagree(mine, theirs, rtol=compare.AMP_RTOL) is None, (mine, theirs)
+        if i == 0:
+            assert theirs != plain
+
+
+@pytest.mark.torch
+def test_torch_gan_has_no_amp_twin():
+    pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="the GAN has no AMP twin"):
+        torch_workloads.build(workloads.build("gan", "cpu").snapshot(), "cpu", amp=True)
 
 
 # ----------------------------------------------------------------------------------- compare's logic
@@ -163,6 +200,40 @@ def test_losses_disagree_names_the_loss_beyond_the_tolerance():
     assert compare.losses_disagree({"loss": 1.0}, {"loss": 1.00005}, rtol=1e-4) is None
     message = compare.losses_disagree({"loss_D": 1.0, "loss_G": 2.0}, {"loss_D": 1.0, "loss_G": 2.1}, rtol=1e-4)
     assert "loss_G" in message and "loss_D" not in message
+
+
+def test_variants_are_each_framework_in_float32_then_under_amp():
+    assert compare.variants(True, False) == {"minitensor": ("minitensor", False), "PyTorch": ("PyTorch", False)}
+    assert list(compare.variants(True, True).items()) == [
+        ("minitensor", ("minitensor", False)), ("PyTorch", ("PyTorch", False)),
+        ("minitensor AMP", ("minitensor", True)), ("PyTorch AMP", ("PyTorch", True))]
+    assert compare.variants(False, True) == {"minitensor": ("minitensor", False),
+                                             "minitensor AMP": ("minitensor", True)}
+
+
+def test_amp_summary_gives_each_frameworks_speedup_and_the_amp_ratio():
+    samples = {"minitensor": [0.004], "PyTorch": [0.006], "minitensor AMP": [0.002, 0.003, 0.001],
+               "PyTorch AMP": [0.0025]}
+    fp32 = compare.summarize({k: v for k, v in samples.items() if "AMP" not in k})
+    amp = compare.amp_summary(samples, fp32)
+    assert amp["minitensor_ms"] == pytest.approx(2.0) and amp["pytorch_ms"] == pytest.approx(2.5)
+    assert amp["ratio"] == pytest.approx(0.8)
+    assert amp["minitensor_speedup"] == pytest.approx(2.0) and amp["pytorch_speedup"] == pytest.approx(2.4)
+    alone = compare.amp_summary({"minitensor": [0.004], "minitensor AMP": [0.005]}, {"minitensor_ms": 4.0,
+                                                                                     "pytorch_ms": None})
+    assert alone["minitensor_speedup"] == pytest.approx(0.8) and alone["pytorch_speedup"] is None
+    assert alone["ratio"] is None
+
+
+def test_first_losses_of_amp_are_held_to_the_amp_tolerance():
+    close = {"minitensor": {"loss": 2.0}, "PyTorch": {"loss": 2.0001},
+             "minitensor AMP": {"loss": 2.0}, "PyTorch AMP": {"loss": 2.0 * (1 + compare.AMP_RTOL / 2)}}
+    assert compare.first_losses_mismatch(close, rtol=1e-4) is None
+    far = {**close, "PyTorch AMP": {"loss": 2.0 * (1 + 2 * compare.AMP_RTOL)}}
+    message = compare.first_losses_mismatch(far, rtol=1e-4)
+    assert message.startswith(f"AMP beyond rtol {compare.AMP_RTOL:g}: loss: minitensor 2") and "float32" not in message
+    assert "float32 beyond rtol 0.0001" in compare.first_losses_mismatch({**close, "PyTorch": {"loss": 2.1}}, 1e-4)
+    assert compare.first_losses_mismatch({"minitensor": {"loss": 2.0}, "minitensor AMP": {"loss": 9.0}}, 1e-4) is None
 
 
 # --------------------------------------------------------------------------------------------- Markdown
@@ -223,6 +294,61 @@ def test_command_line_refuses_bad_values(capsys):
     if not mt.cuda.is_available():
         with pytest.raises(SystemExit):
             compare.parse_args(["--device", "cuda"])
+
+
+def test_markdown_amp_table_puts_float32_and_amp_side_by_side():
+    rows = [{"workload": "mlp-l", "batch": 256, "minitensor_ms": 3.0, "pytorch_ms": 4.0, "ratio": 0.75,
+             "amp": {"minitensor_ms": 1.5, "pytorch_ms": 1.0, "ratio": 1.5, "minitensor_speedup": 2.0,
+                     "pytorch_speedup": 4.0, "minitensor_peak_mib": 10.0, "pytorch_peak_mib": 8.0}},
+            {"workload": "cnn", "batch": 256, "error": "first losses disagree (AMP beyond rtol 0.03: ...)"}]
+    text = compare.markdown(rows, {**INFO, "device": "cuda", "gpu": "Some GPU"})
+    _, _, mlp_l, cnn, amp_header, amp_separator, amp_mlp_l, amp_cnn = table_rows(text)
+    assert amp_header[2:] == ["minitensor fp32 ms/step", "minitensor AMP ms/step", "minitensor AMP speedup",
+                              "PyTorch fp32 ms/step", "PyTorch AMP ms/step", "PyTorch AMP speedup",
+                              "minitensor AMP / PyTorch AMP", "minitensor AMP peak MiB", "PyTorch AMP peak MiB"]
+    assert len(amp_separator) == len(amp_header) == len(amp_mlp_l) == len(amp_cnn) == 11
+    assert amp_mlp_l == ["MLP-L", "256", "3.00", "1.50", "2.00", "4.00", "1.00", "4.00", "1.50", "10.0", "8.0"]
+    assert amp_cnn == ["CNN", "256"] + ["-"] * 9
+    assert "autocast in float16" in text and text.index("CNN: first losses disagree") > text.index("MLP-L | 256 | 3.00")
+    float32_only = compare.markdown([{k: v for k, v in rows[0].items() if k != "amp"}], INFO)
+    assert "Mixed precision" not in float32_only and "minitensor fp32 ms/step" not in float32_only
+
+
+def test_command_line_amp_leaves_the_gan_out_and_checks_the_batch_size(capsys):
+    assert compare.parse_args(["--amp"]).workloads == ("mlp-s", "mlp-l", "cnn", "transformer")
+    assert compare.parse_args([]).workloads == workloads.WORKLOADS
+    assert compare.parse_args(["--amp", "--workloads", "cnn", "--batch-size", "256"]).batch_size == 256
+    for argv in (["--amp", "--workloads", "cnn,gan"], ["--batch-size", "0"]):
+        with pytest.raises(SystemExit):
+            compare.parse_args(argv)
+    err = capsys.readouterr().err
+    assert "--amp: the GAN has no PyTorch twin" in err and "--batch-size must be at least 1, got 0" in err
+
+
+def test_end_to_end_amp_run_of_minitensor_alone(tmp_path, monkeypatch, capsys):
+    """--amp without PyTorch (whether or not it is installed): two minitensor workers, float32 and AMP,
+    alternated; the JSON's speedup is float32's median over AMP's, and the tables and the printout agree."""
+    monkeypatch.setattr(compare.torch_workloads, "available", lambda device: False)
+    out_json, out_md = tmp_path / "r.json", tmp_path / "r.md"
+    status = compare.main(["--amp", "--workloads", "mlp-s", "--batch-size", "8", "--repeats", "2", "--steps", "2",
+                           "--warmup", "0", "--json", str(out_json), "--markdown", str(out_md)])
+    assert status == 0
+    report = json.loads(out_json.read_text())
+    (row,) = report["results"]
+    assert report["machine"]["amp"] is True and row["batch"] == 8 and row["pytorch_ms"] is None
+    assert sorted(row["samples_ms"]) == ["minitensor", "minitensor AMP"]
+    assert all(len(v) == 2 for v in row["samples_ms"].values())
+    amp = row["amp"]
+    assert amp["minitensor_ms"] == pytest.approx(np.median(row["samples_ms"]["minitensor AMP"]))
+    assert amp["minitensor_speedup"] == pytest.approx(row["minitensor_ms"] / amp["minitensor_ms"])
+    assert amp["pytorch_ms"] is None and amp["ratio"] is None and amp["pytorch_speedup"] is None
+    first = row["first_losses"]
+    assert first["minitensor AMP"]["loss"] == pytest.approx(first["minitensor"]["loss"], rel=compare.AMP_RTOL)
+    assert amp["minitensor_peak_mib"] == row["memory"]["minitensor AMP"]["peak_mib"] > 0
+    amp_row = table_rows(out_md.read_text())[-1]
+    assert amp_row[:5] == ["MLP-S", "8", f"{row['minitensor_ms']:.2f}", f"{amp['minitensor_ms']:.2f}",
+                           f"{amp['minitensor_speedup']:.2f}"] and amp_row[5:9] == ["-"] * 4
+    assert f"AMP: minitensor {amp['minitensor_ms']:8.3f} ms/step" in capsys.readouterr().out
 
 
 @pytest.mark.torch
