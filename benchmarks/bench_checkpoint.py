@@ -26,7 +26,7 @@ import minitensor as mt  # noqa: E402
 from minitensor import nn  # noqa: E402
 from minitensor.utils.checkpoint import checkpoint_sequential  # noqa: E402
 
-from benchmarks.compare import set_threads  # noqa: E402
+from benchmarks.compare_worker import set_threads  # noqa: E402
 from benchmarks.memory import peak_above_start  # noqa: E402
 from benchmarks.workloads import DEVICES, require_device  # noqa: E402
 

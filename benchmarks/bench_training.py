@@ -11,7 +11,8 @@ import tracemalloc
 
 import minitensor as mt
 
-from .compare import auto_steps, seconds_per_step
+from .compare import auto_steps
+from .compare_worker import seconds_per_step
 from .workloads import DEVICES, WORKLOADS, Workload, build, require_device
 
 MIB = 2 ** 20

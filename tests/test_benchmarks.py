@@ -21,6 +21,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks import bench_ops, bench_training, compare, plot_compare, torch_workloads, workloads  # noqa: E402
 from benchmarks import bench_checkpoint, memory  # noqa: E402
+from benchmarks import compare_worker  # noqa: E402
 
 # Issue #6's workloads: layer widths (inputs 28 x 28 = 784), batch sizes.
 LINEAR = lambda i, o: i * o + o  # noqa: E731  (weights and biases of a Linear)
@@ -185,7 +186,8 @@ def test_seconds_per_step_times_between_two_synchronisations():
         events.append("clock")
         return next(clock)
 
-    per_step = compare.seconds_per_step(lambda: events.append("step"), lambda: events.append("sync"), 4, clock=tick)
+    per_step = compare_worker.seconds_per_step(lambda: events.append("step"), lambda: events.append("sync"), 4,
+                                               clock=tick)
     assert events == ["sync", "clock"] + ["step"] * 4 + ["sync", "clock"]
     assert per_step == pytest.approx(5.0 / 4)
 
