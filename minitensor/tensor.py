@@ -15,11 +15,13 @@ import numpy as np
 from .backends.cuda import runtime as _cuda_runtime
 from . import dtypes as _dt
 from .device import as_device, cpu, device
+from .size import Size
 from .tensor_methods import TensorMethods
 from .tensor_sparse import TensorSparseMethods
 from .backends.generic.sparse import SparseCOO
 
 _new = object.__new__
+_new_size = tuple.__new__
 
 
 def _wrap(array: Any, dev: device, requires_grad: bool = False) -> "Tensor":
@@ -96,11 +98,11 @@ class Tensor(TensorMethods, TensorSparseMethods):
 
     # ----------------------------------------------------------------------------------- attributes
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self.array.shape
+    def shape(self) -> Size:
+        return _new_size(Size, self.array.shape)  # a NumPy/CuPy shape holds ints: no check needed
 
     def size(self, dim: int | None = None) -> Any:
-        return self.array.shape if dim is None else self.array.shape[dim]
+        return _new_size(Size, self.array.shape) if dim is None else self.array.shape[dim]
 
     @property
     def ndim(self) -> int:

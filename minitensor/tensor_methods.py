@@ -16,6 +16,7 @@ from .tensor_math import TensorMathMethods
 
 if TYPE_CHECKING:
     from .tensor import Tensor
+    from .size import Size
 
 _F: Any = None  # minitensor.functional, bound by tensor.py
 _C: Any = None  # minitensor.creation, bound by tensor.py (the new_* methods)
@@ -46,7 +47,7 @@ class TensorMethods(TensorMathMethods):
     _device: Any
     if TYPE_CHECKING:  # Tensor's properties and methods that these read
         @property
-        def shape(self) -> tuple[int, ...]: ...
+        def shape(self) -> Size: ...
         @property
         def dtype(self) -> Any: ...
         @property

@@ -22,6 +22,7 @@ import numpy as np
 from ..dtypes import bfloat16
 from ..creation import from_numpy
 from ..nn import Module
+from ..size import Size
 from ..tensor import Tensor
 from .archive import Malformed, check_member, file_size, first_sentence, read_array, unreadable
 from .devices import MapLocation, place
@@ -148,6 +149,8 @@ def _encode(obj: Any, arrays: dict[str, np.ndarray], where: str, depth: int = 0)
         kind = "odict" if isinstance(obj, collections.OrderedDict) else "dict"
         return {kind: [[_encode_key(k, where), _encode(v, arrays, f"{where}[{k!r}]", depth + 1)]
                        for k, v in obj.items()]}
+    if isinstance(obj, Size):
+        return {"size": list(obj)}
     if isinstance(obj, (list, tuple)):
         kind = "tuple" if isinstance(obj, tuple) else "list"
         return {kind: [_encode(v, arrays, f"{where}[{i}]", depth + 1) for i, v in enumerate(obj)]}
@@ -213,6 +216,8 @@ def _decode_node(node: Any, arrays: dict[str, np.ndarray], map_location: MapLoca
             if len(out) != len(items):
                 raise ValueError("a key appears twice")
             return out
+        if kind == "size" and isinstance(payload, list):
+            return Size(payload)  # a TypeError for items that are not ints
         if kind in ("list", "tuple"):
             values = [_decode_node(v, arrays, map_location, depth + 1) for v in payload]
             return tuple(values) if kind == "tuple" else values

@@ -21,6 +21,7 @@ import numpy as np
 from ..device import device
 from ..dtypes import dtype, from_numpy_dtype
 from ..nn import Parameter
+from ..size import Size
 from ..tensor import Tensor
 from .unpickler import STORAGE_NAMES
 
@@ -48,6 +49,7 @@ class _Global:
 _REBUILD_TENSOR = _Global("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
 _DEVICE = _Global("torch", "device")
+_SIZE = _Global("torch", "Size")
 
 
 class StorageRecord:
@@ -80,6 +82,8 @@ class TorchPickler(pickle._Pickler):
             return (_REBUILD_TENSOR, (*self._view(obj), obj.requires_grad, collections.OrderedDict()))
         if isinstance(obj, device):
             return _DEVICE, (str(obj),)
+        if isinstance(obj, Size):
+            return _SIZE, (tuple(obj),)
         return NotImplemented
 
     def _save_global(self, obj: _Global) -> None:

@@ -26,6 +26,7 @@ from .. import dtypes
 from ..creation import from_numpy
 from ..device import device
 from ..nn import Parameter
+from ..size import Size
 from ..tensor import Tensor
 from .devices import MapLocation, place
 from .safe_globals import user_allowed
@@ -115,7 +116,7 @@ TORCH_NAMES: dict[str, Any] = {
     "torch._utils._rebuild_parameter": rebuild_parameter,
     "torch._utils._rebuild_parameter_with_state": rebuild_parameter,
     "torch.device": _torch_device,
-    "torch.Size": tuple,
+    "torch.Size": Size,
     **{f"torch.{name}": StorageType(name, d.np) for d, name in STORAGE_NAMES.items()},
     **{f"torch.{d.name}": d for d in STORAGE_NAMES},
 }
