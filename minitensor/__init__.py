@@ -21,6 +21,7 @@ from .functional.amp import _amp_foreach_non_finite_check_and_unscale_  # noqa: 
 from .backends.blas import get_num_threads, set_num_threads
 from .random import initial_seed, manual_seed, seed
 from .size import Size
+from .printing import set_printoptions
 from .tensor import Tensor
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
                        ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, zeros,
@@ -82,8 +83,8 @@ __all__ += ["linalg", "tril_indices", "triu_indices"]
 __all__ += [_op for _op in _functional_all if _op not in __all__]  # every op of the families as minitensor.<op>
 
 # Importing a submodule binds it on the package: these internal ones are no PyTorch names (tests/test_public_api.py).
-for _internal in ("creation", "deterministic", "generator", "legacy", "size", "tensor_math", "tensor_methods",
-                  "tensor_shape", "tensor_sparse"):
+for _internal in ("creation", "deterministic", "generator", "legacy", "printing", "size", "tensor_math",
+                  "tensor_methods", "tensor_shape", "tensor_sparse"):
     globals().pop(_internal, None)
 
 
@@ -93,6 +94,7 @@ __all__ += ["amp", "autocast", "get_autocast_dtype", "is_autocast_enabled"]
 __all__ += ["profiler"]
 __all__ += ["distributed"]
 __all__ += ["Size"]
+__all__ += ["set_printoptions"]
 
 
 def is_tensor(obj: object) -> "_builtins.bool":

@@ -14,6 +14,7 @@ import numpy as np
 
 from .backends.cuda import runtime as _cuda_runtime
 from . import dtypes as _dt
+from . import printing as _printing
 from .device import as_device, cpu, device
 from .size import Size
 from .tensor_methods import TensorMethods
@@ -257,27 +258,28 @@ class Tensor(TensorMethods, TensorSparseMethods):
         host = self._device.backend.to_numpy(self.array)
         if host.dtype.kind == "V":  # bfloat16: NumPy formats it only as float32
             host = host.astype(np.float32)
-        # PyTorch prints 4 decimals ("1.5000") unless every finite value is whole ("1., 2.").
-        finite = host[np.isfinite(host)] if host.dtype.kind in "fV" else host
-        whole = host.dtype.kind not in "fV" or bool(np.all(finite == np.round(finite)))
-        body = np.array2string(host, separator=", ", precision=4, prefix="tensor(", threshold=1000,
-                               edgeitems=3, floatmode="maxprec" if whole else "fixed")
+        prefix = "tensor("
         extras = []
         if self._device is not cpu:
             extras.append(f"device='{self._device}'")
         if host.size == 0:
             # An empty tensor shows what its body cannot: a shape other than (0,), a non-default dtype.
+            body = "[]"
             if host.ndim != 1:
                 extras.append(f"size={tuple(host.shape)}")
             if self.array.dtype != _dt.get_default_dtype().np:
                 extras.append(f"dtype={self.dtype}")
-        elif self.array.dtype not in (_dt.get_default_dtype().np, np.int64, np.bool_):
-            extras.append(f"dtype={self.dtype}")
+        else:
+            body = _printing.tensor_text(host, len(prefix))
+            if not _printing.PRINT_OPTS.edgeitems:
+                extras.append(f"size={tuple(host.shape)}")
+            if self.array.dtype not in (_dt.get_default_dtype().np, np.int64, np.bool_):
+                extras.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
             extras.append(f"grad_fn={self.grad_fn!r}")
         elif self._requires_grad:
             extras.append("requires_grad=True")
-        return "tensor(" + ", ".join([body] + extras) + ")"
+        return _printing.add_suffixes(prefix + body, extras, len(prefix))
 
     # ------------------------------------------------------------------------------ device, dtype
     def to(self, *args: Any, **kwargs: Any) -> "Tensor":
