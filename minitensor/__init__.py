@@ -22,6 +22,8 @@ from .backends.blas import get_num_threads, set_num_threads
 from .random import initial_seed, manual_seed, seed
 from .size import Size
 from .printing import set_printoptions
+from . import compiler
+from .compiler import compile
 from .tensor import Tensor
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
                        ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, zeros,
@@ -95,6 +97,7 @@ __all__ += ["profiler"]
 __all__ += ["distributed"]
 __all__ += ["Size"]
 __all__ += ["set_printoptions"]
+__all__ += ["compile", "compiler"]
 
 
 def is_tensor(obj: object) -> "_builtins.bool":

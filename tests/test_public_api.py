@@ -21,6 +21,7 @@ TORCH_MODULES = {"accelerator", "autograd", "backends", "cuda", "functional", "l
 TORCH_MODULES |= {"amp"}
 TORCH_MODULES |= {"profiler"}
 TORCH_MODULES |= {"distributed"}
+TORCH_MODULES |= {"compiler"}
 # minitensor's own public modules, named in its __all__ (torchvision-style datasets; the dtype objects).
 OWN_MODULES = {"datasets", "dtypes"}
 # Functions minitensor exports that torch's top level lacks (the functional front ends' helpers, older than
