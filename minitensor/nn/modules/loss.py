@@ -162,7 +162,7 @@ class GaussianNLLLoss(_Loss):
 class _MarginLoss(_Loss):
     """A loss with a ``margin`` (PyTorch's argument order: margin first)."""
 
-    def __init__(self, margin: float, size_average: bool | None = None, reduce: bool | None = None,
+    def __init__(self, margin: float = 0.0, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
@@ -170,10 +170,6 @@ class _MarginLoss(_Loss):
 
 class MarginRankingLoss(_MarginLoss):
     """mean of max(0, -target (input1 - input2) + margin)."""
-
-    def __init__(self, margin: float = 0.0, size_average: bool | None = None, reduce: bool | None = None,
-                 reduction: str = "mean") -> None:
-        super().__init__(margin, size_average, reduce, reduction)
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
@@ -192,10 +188,6 @@ class HingeEmbeddingLoss(_MarginLoss):
 
 class CosineEmbeddingLoss(_MarginLoss):
     """mean of 1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1."""
-
-    def __init__(self, margin: float = 0.0, size_average: bool | None = None, reduce: bool | None = None,
-                 reduction: str = "mean") -> None:
-        super().__init__(margin, size_average, reduce, reduction)
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
