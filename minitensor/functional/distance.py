@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from .. import dtypes as _dt
+from ..amp.autocast_mode import cast_early
 from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..creation import triu_indices
@@ -75,6 +76,7 @@ class PDist(ArrayFunction):
 def pdist(input: Tensor, p: float = 2) -> Tensor:
     """The p-norm distance (p in [0, inf]) of every pair of rows i < j of an (N, M) input, pairs in row-major
     order: N (N - 1) / 2 values, the upper triangle of the (N, N) distance matrix without its diagonal."""
+    input, = cast_early(PDist, input)  # under autocast a 16-bit input comes up to float32 first, as PyTorch's
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if not input.is_floating_point():

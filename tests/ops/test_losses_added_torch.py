@@ -62,6 +62,16 @@ def _cases():
         for p, swap in [(2, False), (1, True), (3, True)]:
             cases.append(("triplet_margin_loss", [(n((4, 5)), True), (n((4, 5)), True), (n((4, 5)), True)],
                           {"margin": 0.5, "p": p, "swap": swap, "reduction": red}))
+    a = np.array  # at the kinks: clamp(min=0) passes the gradient at 0, multi_margin_loss's kernel does not
+    cases += [
+        ("margin_ranking_loss", [(a([1.0, 2.0]), True), (a([0.0, 2.0]), True), (a([1.0, 1.0]), True)],
+         {"margin": 1.0, "reduction": "sum"}),
+        ("hinge_embedding_loss", [(a([1.0, 0.5, 2.0]), True), (a([-1.0, -1.0, 0.0]), False)], {"reduction": "sum"}),
+        ("triplet_margin_loss", [(a([[1.0, 0.0]]), True), (a([[2.0, 0.0]]), True), (a([[3.0, 0.0]]), True)],
+         {"eps": 0.0, "reduction": "sum"}),
+        ("multi_margin_loss", [(a([[1.0, 2.0, 0.0]]), True), (a([1]), False)], {"p": 2, "reduction": "sum"}),
+        ("multi_margin_loss", [(a([[1.0, 2.0, 0.0]]), True), (a([1]), False)], {"reduction": "sum"}),
+    ]
     cases.append(("cosine_similarity", [(n((3, 1, 5)), True), (n((4, 5)), True)], {"dim": -1}))
     small = n((4, 3))
     small[1] = 1e-10  # a norm under eps: the floor's value without its gradient
