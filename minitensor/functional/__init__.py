@@ -67,3 +67,5 @@ __all__ += ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broad
             "slice_scatter", "swapdims", "take", "tensor_split", "tile", "vsplit", "vstack"]
 __all__ += ["cholesky_inverse", "cholesky_solve", "qr", "svd"]
 __all__ += ["layout", "sparse_coo", "sparse_coo_tensor", "spmm", "strided"]
+from .distance import cosine_similarity, pairwise_distance, pdist  # noqa: E402  (also minitensor.<name>)
+__all__ += ["cosine_similarity", "pairwise_distance", "pdist"]

@@ -23,3 +23,10 @@ __all__ = [*_activation.__all__, *_attention.__all__, *_conv.__all__, *_dropout.
            *_normalization.__all__, *_pooling.__all__, *_embedding.__all__, *_multihead_attention.__all__, "pad",
            "linear"]
 __all__ += _upsampling.__all__
+
+from ..functional.distance import *  # noqa: F401,F403,E402
+from ..functional.margin_loss import *  # noqa: F401,F403,E402
+from ..functional.likelihood_loss import *  # noqa: F401,F403,E402
+from ..functional import distance as _distance, likelihood_loss as _likelihood_loss  # noqa: E402
+from ..functional import margin_loss as _margin_loss  # noqa: E402
+__all__ += [*_distance.__all__, *_margin_loss.__all__, *_likelihood_loss.__all__]
