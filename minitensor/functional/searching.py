@@ -113,6 +113,9 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
         raise RuntimeError(f"torch.searchsorted(): input value can be a scalar only when boundaries tensor "
                            f"dimension is 1, but we got boundaries tensor dim({seq.ndim}) and input value's "
                            f"dim(0) numel(1)")
+    if seq.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+                           "dimension")
     if seq.ndim > 1 and (ndim != seq.ndim or input.shape[:-1] != seq.shape[:-1]):
         raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
                            f"dimensions of boundaries tensor and input value tensor must match, but we got "

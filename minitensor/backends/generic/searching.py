@@ -90,8 +90,8 @@ class SearchOps:
         xp = self.xp
         t = x.dtype.type
         lo, hi = t(low), t(high)
-        inside = (x >= lo) & (x <= hi)  # False for nan
-        with np.errstate(invalid="ignore", over="ignore"):  # outside values may overflow: they are dropped
+        with np.errstate(invalid="ignore", over="ignore"):  # nans, and overflows outside the range: dropped
+            inside = (x >= lo) & (x <= hi)  # False for nan
             place = (x - lo) * t(bins) / (hi - lo)
         # Every value outside the range goes to one extra bin (cut off below), so nothing is compacted.
         index = xp.where(inside, xp.minimum(xp.where(inside, place, 0).astype(np.int64), bins - 1), bins)
