@@ -81,12 +81,15 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     return _unique("unique_consecutive", input, return_inverse, return_counts, dim, consecutive=True)
 
 
-def _tensor_or_number(name: str, a: Any, b: Any, expected: str) -> None:
-    """PyTorch's TypeError for arguments that are neither the tensors nor the numbers an op takes."""
+def _tensor_or_number(name: str, a: Any, b: Any, expected: str) -> tuple[Any, Any]:
+    """(a, b) with NumPy numbers as Python ones; PyTorch's TypeError for arguments that are neither the
+    tensors nor the numbers an op takes, or no tensor at all."""
+    a, b = (x.item() if isinstance(x, np.generic) else x for x in (a, b))
     ok = (Tensor,) + SCALARS
     if not (isinstance(a, ok) and isinstance(b, ok) and (isinstance(a, Tensor) or isinstance(b, Tensor))):
         raise TypeError(f"{name}() received an invalid combination of arguments - got ({type(a).__name__}, "
                         f"{type(b).__name__}), but expected {expected}")
+    return a, b
 
 
 def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False, right: bool = False,
@@ -96,7 +99,8 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
     length. A 1-D sequence serves any input (a number too, giving a 0-d result); an N-D one needs input of
     the same leading dims. ``sorter`` (int64, the sequence's shape) sorts an unsorted sequence's rows. int64
     indices, int32 with ``out_int32``; shape of ``input``. Both are compared in their promoted dtype."""
-    _tensor_or_number("searchsorted", sorted_sequence, input, "(Tensor sorted_sequence, Tensor input or Number)")
+    sorted_sequence, input = _tensor_or_number("searchsorted", sorted_sequence, input,
+                                               "(Tensor sorted_sequence, Tensor input or Number)")
     _tensor("searchsorted", sorted_sequence, "sorted_sequence")
     if side is not None:
         if side not in ("left", "right"):
@@ -143,7 +147,7 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
     """The bucket of each of ``input`` among the ascending 1-D ``boundaries``: i with
     boundaries[i-1] < x <= boundaries[i] (``right``: boundaries[i-1] <= x < boundaries[i]), which is
     ``searchsorted(boundaries, input, right=right)``."""
-    _tensor_or_number("bucketize", input, boundaries, "(Tensor input or Number, Tensor boundaries)")
+    input, boundaries = _tensor_or_number("bucketize", input, boundaries, "(Tensor input or Number, Tensor boundaries)")
     _tensor("bucketize", boundaries, "boundaries")
     if boundaries.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
@@ -190,7 +194,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
         raise RuntimeError(f"torch.histc: range of [{low:g}, {high:g}] is not finite")
     if not low < high:
         raise RuntimeError("torch.histc: max must be larger than min")
-    check_floating("histogram", input)
+    check_floating("linspace" if input.dtype is _dt.bool else "histogram", input)  # where PyTorch fails
     if input.numel() == 0:
         return zeros(bins, dtype=input.dtype, device=input.device)
     return nondiff(lambda B, x: B.histc(x, bins, low, high), input)
@@ -200,8 +204,8 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, inve
     """Whether each of ``elements`` equals some element of ``test_elements`` (either may be a number), or
     with ``invert`` the opposite; bool, of elements' shape. Both compare in their promoted dtype; nans
     never match. ``assume_unique`` is a hint only: the answer is exact either way."""
-    _tensor_or_number("isin", elements, test_elements,
-                      "(Tensor elements, Tensor test_elements) or one of them a Number")
+    elements, test_elements = _tensor_or_number("isin", elements, test_elements,
+                                                "(Tensor elements, Tensor test_elements) or one of them a Number")
     tensors = [x for x in (elements, test_elements) if isinstance(x, Tensor)]
     for t in tensors:
         if t.dtype is _dt.bool:

@@ -169,6 +169,7 @@ def test_searchsorted_sorter_promotion_and_shapes():
     assert mt.searchsorted(mt.zeros(0, 3), mt.zeros(0, 2)).shape == (0, 2)
     assert mt.searchsorted(mt.zeros(2, 0), mt.zeros(2, 2)).tolist() == [[0, 0], [0, 0]]
     assert mt.bucketize(4, mt.tensor([1, 3, 5])).item() == 2
+    assert mt.searchsorted(mt.tensor([1, 3]), np.int64(2)).item() == 1  # NumPy numbers are numbers
     x = mt.tensor([1.0, 2.0], requires_grad=True)
     assert not mt.searchsorted(x, x).requires_grad
 
@@ -265,6 +266,7 @@ def test_histc_ignores_nans_and_values_outside_and_has_no_graph():
 
 @pytest.mark.parametrize("call, error, match", [
     (lambda: mt.histc(mt.tensor([1, 2]), bins=3), NotImplementedError, "'Long'"),
+    (lambda: mt.histc(mt.tensor([True]), bins=3), NotImplementedError, "'Bool'"),
     (lambda: mt.histc(mt.ones(2), bins=0), RuntimeError, "bins must be > 0, but got 0"),
     (lambda: mt.histc(mt.ones(2), bins=2.0), TypeError, "must be int, not float"),
     (lambda: mt.histc(mt.ones(2), bins=3, min=3, max=1), RuntimeError, "max must be larger than min"),
@@ -291,6 +293,7 @@ def test_isin_matches_numpy(shape, test_shape, seed, invert):
 def test_isin_compares_in_the_promoted_dtype():
     assert mt.isin(mt.tensor([1, 2]), 1.5).tolist() == [False, False]  # 1.5 is not truncated to 1
     assert mt.isin(mt.tensor([44], dtype=mt.int8), mt.tensor([300])).tolist() == [False]
+    assert mt.isin(mt.tensor([1, 3]), np.int64(3)).tolist() == [False, True]
     assert mt.isin(mt.tensor([np.nan, 1.0]), mt.tensor([np.nan, 1.0])).tolist() == [False, True]
     with pytest.raises(RuntimeError, match="Unsupported input type encountered for isin\\(\\): Bool"):
         mt.isin(mt.tensor([True]), mt.tensor([1]))
@@ -333,8 +336,9 @@ def test_where_of_a_condition_alone_is_nonzero_as_tuple(shape, seed):
         assert g.dtype is mt.int64 and g.tolist() == w.tolist()
     with pytest.raises(TypeError, match="must be Tensor"):
         mt.where(cond.tolist())
-    with pytest.raises(TypeError, match="invalid combination"):
-        mt.where(mt.tensor(cond), mt.tensor(1.0))
+    for missing in ((mt.tensor(1.0),), (None, None)):
+        with pytest.raises(TypeError):
+            mt.where(mt.tensor(cond), *missing)
 
 
 def test_outputs_stay_on_the_inputs_device(device):
