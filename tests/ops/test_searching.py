@@ -95,6 +95,8 @@ def test_unique_return_forms_nans_and_scalars():
     values, inverse = mt.unique(mt.tensor(5), return_inverse=True)  # a 0-d input: 1-D values, 0-d inverse
     assert values.shape == (1,) and inverse.shape == () and inverse.item() == 0
     assert mt.unique(mt.tensor([True, False, True])).tolist() == [False, True]
+    for zeros, negative in (([0.0, -0.0, 0.0], False), ([-0.0, 0.0], True)):  # the first stands for both
+        assert np.signbit(as_np(mt.unique(mt.tensor(zeros)))).tolist() == [negative]
     assert mt.unique(mt.tensor([2.0, 1.0], dtype=mt.bfloat16)).dtype is mt.bfloat16
     empty = mt.unique(mt.zeros(0, 3), return_inverse=True, return_counts=True)
     assert [tuple(t.shape) for t in empty] == [(0,), (0, 3), (0,)]
