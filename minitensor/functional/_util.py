@@ -140,9 +140,11 @@ def norm_dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
         dims = tuple(dim)
         if not dims:
             return None
-    axes = tuple(sorted({norm_dim(d, ndim) for d in dims}))
-    if len(axes) != len(dims):
-        raise RuntimeError(f"dim {dim} appears multiple times in the list of dims")
+    normed = [norm_dim(d, ndim) for d in dims]
+    axes = tuple(sorted(set(normed)))
+    if len(axes) != len(dims):  # PyTorch names the first repeated dim, made non-negative
+        repeated = next(a for i, a in enumerate(normed) if a in normed[:i])
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
     if ndim == 0:
         return None
     return axes
