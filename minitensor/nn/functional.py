@@ -23,3 +23,6 @@ __all__ = [*_activation.__all__, *_attention.__all__, *_conv.__all__, *_dropout.
            *_normalization.__all__, *_pooling.__all__, *_embedding.__all__, *_multihead_attention.__all__, "pad",
            "linear"]
 __all__ += _upsampling.__all__
+
+from ..functional.fold import fold, unfold  # noqa: E402
+__all__ += ["fold", "unfold"]

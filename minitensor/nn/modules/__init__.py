@@ -53,3 +53,6 @@ __all__ += ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose3d"]
 __all__ += ["MaxPool1d", "MaxPool3d", "AvgPool1d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 __all__ += ["PReLU", "GLU", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink", "Softmax2d"]
 __all__ += ["AdaptiveAvgPool1d", "AdaptiveAvgPool3d"]
+
+from .fold import Fold, Unfold  # noqa: E402
+__all__ += ["Fold", "Unfold"]
