@@ -56,3 +56,6 @@ __all__ += ["AdaptiveAvgPool1d", "AdaptiveAvgPool3d"]
 
 from .fold import Fold, Unfold  # noqa: E402
 __all__ += ["Fold", "Unfold"]
+
+from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d  # noqa: E402
+__all__ += ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
