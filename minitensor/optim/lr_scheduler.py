@@ -299,11 +299,14 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
+        """The recursive form: times ``factor`` at epoch 0, divided by it at ``total_iters``."""
         if self.last_epoch == 0:
-            return [lr * self.factor for lr in self._group_lrs()]
-        if self.last_epoch != self.total_iters:
-            return self._group_lrs()
-        return [lr * (1.0 / self.factor) for lr in self._group_lrs()]
+            scale = self.factor
+        elif self.last_epoch == self.total_iters:
+            scale = 1.0 / self.factor
+        else:
+            scale = 1.0
+        return [lr * scale for lr in self._group_lrs()]
 
     def _get_closed_form_lr(self) -> list[float]:
         return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
