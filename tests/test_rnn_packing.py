@@ -208,3 +208,12 @@ def test_packed_rnn_against_torch(mode, bidirectional):
         np.testing.assert_allclose(getattr(ours, name).grad.numpy(), p.grad.numpy(), rtol=1e-4, atol=1e-5,
                                    err_msg=name)
     np.testing.assert_allclose(m_x.grad.numpy(), t_x.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_packed_sequence_constructor_forms():
+    data, batch_sizes = mt.arange(3.0), mt.tensor([2, 1])
+    packed = PackedSequence(data, batch_sizes, mt.tensor([1, 0]))
+    assert packed.unsorted_indices.tolist() == [1, 0]  # derived from sorted_indices, as PyTorch's
+    from_pair = PackedSequence((data, batch_sizes))
+    assert from_pair.batch_sizes is batch_sizes and from_pair.sorted_indices is None
+    assert [p.shape for p in unpack_sequence(packed)] == [(1,), (2,)]

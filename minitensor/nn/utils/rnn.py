@@ -22,13 +22,30 @@ from ...functional import cat
 from ...tensor import Tensor
 
 
-class PackedSequence(NamedTuple):
-    """(data (sum of lengths, *), batch_sizes (max length,) int64 on the CPU, sorted_indices,
-    unsorted_indices (B,) or None when the batch was given sorted)."""
+class _PackedFields(NamedTuple):
     data: Tensor
     batch_sizes: Tensor
-    sorted_indices: Tensor | None = None
-    unsorted_indices: Tensor | None = None
+    sorted_indices: Tensor | None
+    unsorted_indices: Tensor | None
+
+
+class PackedSequence(_PackedFields):
+    """(data (sum of lengths, *), batch_sizes (max length,) int64 on the CPU, sorted_indices,
+    unsorted_indices (B,) or None when the batch was given sorted). As PyTorch's, it may be made as
+    ``PackedSequence(data, batch_sizes[, sorted_indices])`` (``unsorted_indices`` then derived) or from a
+    pair ``PackedSequence((data, batch_sizes))``."""
+
+    def __new__(cls, data: Any, batch_sizes: Tensor | None = None, sorted_indices: Tensor | None = None,
+                unsorted_indices: Tensor | None = None) -> PackedSequence:
+        if batch_sizes is None:
+            data, batch_sizes = data
+        if batch_sizes.device.type != "cpu":
+            raise ValueError("batch_sizes should always be on CPU. Instances of PackedSequence should never be "
+                             "created manually. They should be instantiated by functions like pack_sequence and "
+                             "pack_padded_sequences in nn.utils.rnn.")
+        if unsorted_indices is None and sorted_indices is not None:
+            unsorted_indices = sorted_indices.argsort()  # the inverse permutation
+        return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def to(self, *args: Any, **kwargs: Any) -> PackedSequence:
         """``data.to(...)``; the indices follow data's device, ``batch_sizes`` stays on the CPU."""
@@ -140,8 +157,7 @@ def pack_padded_sequence(input: Tensor, lengths: Any, batch_first: bool = False,
     batch_sizes = as_tensor(active.sum(1), dtype=_dt.int64)
     if enforce_sorted:
         return PackedSequence(data, batch_sizes)
-    return PackedSequence(data, batch_sizes, _indices(order, input.device),
-                          _indices(np.argsort(order), input.device))
+    return PackedSequence(data, batch_sizes, _indices(order, input.device), _indices(np.argsort(order), input.device))
 
 
 def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, padding_value: float = 0.0,
