@@ -31,3 +31,6 @@ from ..functional.likelihood_loss import *  # noqa: F401,F403,E402
 from ..functional import distance as _distance, likelihood_loss as _likelihood_loss  # noqa: E402
 from ..functional import margin_loss as _margin_loss  # noqa: E402
 __all__ += [*_distance.__all__, *_margin_loss.__all__, *_likelihood_loss.__all__]
+
+from ..functional.fold import fold, unfold  # noqa: E402
+__all__ += ["fold", "unfold"]

@@ -734,6 +734,7 @@ POINTERS = {
     "avg_pool2d_backward": "ops/test_pooling.py::test_avg_pool_gradcheck",
     "adaptive_avg_pool2d": "ops/test_pooling.py::test_adaptive_avg_pool_matches_loops",
     "adaptive_avg_pool2d_backward": "ops/test_pooling.py::test_adaptive_avg_pool_gradcheck",
+    "adaptive_max_pool2d": "ops/test_adaptive_max_pool.py::test_backend_adaptive_max_pool_matches_loops",
     "batch_norm_forward": "ops/test_normalization.py::test_batch_norm_training_forward_and_running_stats_over_steps",
     "batch_norm_backward": "ops/test_normalization.py::test_batch_norm_gradients",
     "layer_norm_forward": "ops/test_normalization.py::test_layer_norm_forward_and_gradients",

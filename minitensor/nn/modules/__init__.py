@@ -60,3 +60,9 @@ from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
 __all__ += ["KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
             "CosineEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
             "TripletMarginLoss", "CosineSimilarity", "PairwiseDistance"]
+
+from .fold import Fold, Unfold  # noqa: E402
+__all__ += ["Fold", "Unfold"]
+
+from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d  # noqa: E402
+__all__ += ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
