@@ -36,6 +36,8 @@ from .norms import torch_norm as norm  # torch.norm: reduce.norm's vector norms,
 from . import sparse  # noqa: F401  (sparse COO tensors: minitensor.sparse_coo_tensor, minitensor.sparse.mm)
 from .sparse import layout, sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: F401
 from .order_stats import kthvalue, median, mode, nanmedian, nanquantile, quantile
+from . import random  # noqa: F401  (the in-place samplers' bodies, for Tensor's methods)
+from .random import normal, poisson
 
 __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
            "bitwise_xor", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clip", "clone", "concat",
@@ -69,3 +71,4 @@ __all__ += ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broad
 __all__ += ["cholesky_inverse", "cholesky_solve", "qr", "svd"]
 __all__ += ["layout", "sparse_coo", "sparse_coo_tensor", "spmm", "strided"]
 __all__ += ["kthvalue", "median", "mode", "nanmedian", "nanquantile", "quantile"]
+__all__ += ["normal", "poisson"]
