@@ -38,6 +38,8 @@ from .sparse import layout, sparse_coo, sparse_coo_tensor, spmm, strided  # noqa
 from .order_stats import kthvalue, median, mode, nanmedian, nanquantile, quantile
 from . import random  # noqa: F401  (the in-place samplers' bodies, for Tensor's methods)
 from .random import normal, poisson
+from .distances import cdist
+from .reorder import cartesian_prod
 
 __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
            "bitwise_xor", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clip", "clone", "concat",
@@ -72,3 +74,4 @@ __all__ += ["cholesky_inverse", "cholesky_solve", "qr", "svd"]
 __all__ += ["layout", "sparse_coo", "sparse_coo_tensor", "spmm", "strided"]
 __all__ += ["kthvalue", "median", "mode", "nanmedian", "nanquantile", "quantile"]
 __all__ += ["normal", "poisson"]
+__all__ += ["cdist", "cartesian_prod", "trapezoid", "trapz", "cumulative_trapezoid"]
