@@ -39,10 +39,9 @@ class Cdist(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, x1: Any, x2: Any, p: float, use_mm: bool) -> Any:
         ctx.p = p
-        last = x1.ndim - 1
         if use_mm:
-            sq1 = B.sum(x1 * x1, (last,), True)
-            sq2 = B.moveaxis(B.sum(x2 * x2, (last,), True), -1, -2)
+            sq1 = B.sum(x1 * x1, (x1.ndim - 1,), True)
+            sq2 = B.moveaxis(B.sum(x2 * x2, (x2.ndim - 1,), True), -1, -2)
             d2 = sq1 + sq2 - 2 * B.matmul(x1, B.moveaxis(x2, -1, -2))
             d = B.sqrt(B.maximum(d2, 0))
         else:
