@@ -64,7 +64,8 @@ def test_normal_gives_its_parameters_zero_gradients_as_pytorch():
     (lambda: mt.normal(0.0, 1.0), TypeError, "invalid combination of arguments"),
     (lambda: mt.normal(mt.zeros(3), 1.0, (3,)), TypeError, "invalid combination of arguments"),
     (lambda: mt.poisson(mt.tensor([1, 2])), NotImplementedError, "\"poisson_cpu\" not implemented for 'Long'"),
-    (lambda: mt.poisson(mt.tensor([-1.0, 2.0])), RuntimeError, "invalid Poisson rate, expected rate to be non-negative"),
+    (lambda: mt.poisson(mt.tensor([-1.0, 2.0])), RuntimeError,
+     "invalid Poisson rate, expected rate to be non-negative"),
     (lambda: mt.poisson(mt.tensor([float("nan")])), RuntimeError, "invalid Poisson rate"),
     (lambda: mt.zeros(3).exponential_(0.0), RuntimeError, "exponential_ expects lambda > 0.0, but found lambda=0"),
     (lambda: mt.zeros(3, dtype=mt.int64).exponential_(), RuntimeError,
@@ -150,7 +151,8 @@ SAMPLERS = [
     lambda t, g: t.exponential_(1.5, generator=g), lambda t, g: t.geometric_(0.3, generator=g),
     lambda t, g: t.cauchy_(generator=g), lambda t, g: t.log_normal_(generator=g),
     lambda t, g: t.random_(0, 100, generator=g), lambda t, g: t.copy_(mt.poisson(t.abs() + 1, generator=g)),
-    lambda t, g: t.copy_(mt.normal(t, 1.0, generator=g)), lambda t, g: t.copy_(mt.normal(0.0, 1.0, t.shape, generator=g)),
+    lambda t, g: t.copy_(mt.normal(t, 1.0, generator=g)),
+    lambda t, g: t.copy_(mt.normal(0.0, 1.0, t.shape, generator=g)),
 ]
 
 

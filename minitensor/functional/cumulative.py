@@ -1,5 +1,6 @@
 """Cumulative ops along one dim (the reduce family's scans): cumsum, cumprod, cummax, cummin, logcumsumexp;
-the trapezoid rule's integral and running integral (trapezoid, trapz, cumulative_trapezoid); and ``take_along``, the gather by computed indices that cummax/cummin and the sorts share."""
+the trapezoid rule's integral and running integral (trapezoid, trapz, cumulative_trapezoid); and
+``take_along``, the gather by computed indices that cummax/cummin and the sorts share."""
 from __future__ import annotations
 
 from collections import namedtuple

@@ -50,8 +50,8 @@ def _mode_at(B: Backend, x: Any, order: Any, axis: int) -> Any:
     (nan != nan: every nan is a run of its own), and argmax finds the first position reaching the most."""
     s = B.moveaxis(B.take_along_axis(x, order, axis), axis, -1)
     n = s.shape[-1]
-    starts = B.concatenate([B.ones(s.shape[:-1] + (1,), np.bool_), s[..., 1:] != s[..., :-1]], -1)
-    positions = B.arange(0, n, 1, np.int64)
+    starts = B.concatenate([B.ones(s.shape[:-1] + (1,), np.dtype(np.bool_)), s[..., 1:] != s[..., :-1]], -1)
+    positions = B.arange(0, n, 1, np.dtype(np.int64))
     run_start, _ = B.cummax(B.where(starts, positions, 0), s.ndim - 1)
     at = B.argmax(positions - run_start, s.ndim - 1, True)
     return B.moveaxis(at, -1, axis)
@@ -125,7 +125,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
     """(values, indices) of the k-th smallest element along ``dim`` (k from 1; nans sort last)."""
     def kth(B: Backend, x: Any, order: Any, axis: int) -> Any:
-        return B.full(x.shape[:axis] + (1,) + x.shape[axis + 1:], k - 1, np.int64)
+        return B.full(x.shape[:axis] + (1,) + x.shape[axis + 1:], k - 1, np.dtype(np.int64))
     return _pick("kthvalue", input, -1 if dim is None else dim, keepdim, kth, k=int(k))
 
 

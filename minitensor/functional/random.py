@@ -4,7 +4,6 @@ PyTorch's four overloads, ``poisson``, and the bodies of the in-place samplers `
 from ``generator``'s stream or the device's (``manual_seed`` reproduces it)."""
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
 import numpy as np

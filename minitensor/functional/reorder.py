@@ -1,5 +1,6 @@
-"""Rearranging elements: ``roll``, ``rot90``, ``repeat_interleave``, ``meshgrid``, ``cartesian_prod`` and ``Tensor.unfold`` (sliding
-windows as a strided view). Their gradients put each element's gradient back where it came from."""
+"""Rearranging elements: ``roll``, ``rot90``, ``repeat_interleave``, ``meshgrid``, ``cartesian_prod`` and
+``Tensor.unfold`` (sliding windows as a strided view). Their gradients put each element's gradient back where
+it came from."""
 from __future__ import annotations
 
 import warnings

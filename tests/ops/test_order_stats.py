@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import minitensor as mt
 
-from helpers import SETTINGS, assert_close, check_grad, nonscalar_shapes, randn, seeds, t64
+from helpers import SETTINGS, assert_close, check_grad, nonscalar_shapes, randn, seeds
 
 INTERPOLATIONS = ["linear", "lower", "higher", "midpoint", "nearest"]
 
