@@ -200,6 +200,22 @@ class TensorMethods(TensorMathMethods):
         return _F.copy_(self, randn(*self.shape, generator=generator, dtype=self.dtype, device=self._device)
                         * std + mean)
 
+    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> "Tensor":
+        return _F.random.exponential_(self, lambd, generator=generator)
+
+    def geometric_(self, p: float, *, generator: Any = None) -> "Tensor":
+        return _F.random.geometric_(self, p, generator=generator)
+
+    def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> "Tensor":
+        return _F.random.cauchy_(self, median, sigma, generator=generator)
+
+    def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> "Tensor":
+        return _F.random.log_normal_(self, mean, std, generator=generator)
+
+    def random_(self, *args: Any, generator: Any = None, **kwargs: Any) -> "Tensor":
+        """``random_()``, ``random_(to)``, ``random_(from, to)``: integers drawn uniformly (PyTorch's ranges)."""
+        return _F.random.random_(self, *args, generator=generator, **kwargs)
+
     def multinomial(self, num_samples: int, replacement: bool = False, *, generator: Any = None) -> "Tensor":
         from .creation import multinomial
         return multinomial(self, num_samples, replacement, generator=generator)  # type: ignore[arg-type]

@@ -294,6 +294,25 @@ class TensorShapeMethods:
 
     def count_nonzero(self, dim: Any = None) -> "Tensor":
         return _F.count_nonzero(self, dim)
+    def median(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        return _F.median(self, dim, keepdim)
+
+    def nanmedian(self, dim: int | None = None, keepdim: bool = False) -> Any:
+        return _F.nanmedian(self, dim, keepdim)
+
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+        return _F.kthvalue(self, k, dim, keepdim)
+
+    def mode(self, dim: int = -1, keepdim: bool = False) -> Any:
+        return _F.mode(self, dim, keepdim)
+
+    def quantile(self, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                 interpolation: str = "linear") -> "Tensor":
+        return _F.quantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nanquantile(self, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                    interpolation: str = "linear") -> "Tensor":
+        return _F.nanquantile(self, q, dim, keepdim, interpolation=interpolation)
 
     # ----------------------------------------------------------------------------------- shape
     def reshape(self, *shape: Any) -> "Tensor":

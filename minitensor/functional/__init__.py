@@ -37,6 +37,11 @@ from . import sparse  # noqa: F401  (sparse COO tensors: minitensor.sparse_coo_t
 from .sparse import layout, sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: F401
 from .searching import (bincount, bucketize, count_nonzero, histc, isin, searchsorted, unique,  # noqa: F401
                         unique_consecutive)
+from .order_stats import kthvalue, median, mode, nanmedian, nanquantile, quantile
+from . import random  # noqa: F401  (the in-place samplers' bodies, for Tensor's methods)
+from .random import normal, poisson
+from .distance import cdist
+from .reorder import cartesian_prod
 
 __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
            "bitwise_xor", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clip", "clone", "concat",
@@ -73,3 +78,6 @@ from .distance import cosine_similarity, pairwise_distance, pdist  # noqa: E402 
 __all__ += ["cosine_similarity", "pairwise_distance", "pdist"]
 __all__ += ["bincount", "bucketize", "count_nonzero", "histc", "isin", "searchsorted", "unique",
             "unique_consecutive"]
+__all__ += ["kthvalue", "median", "mode", "nanmedian", "nanquantile", "quantile"]
+__all__ += ["normal", "poisson"]
+__all__ += ["cdist", "cartesian_prod", "trapezoid", "trapz", "cumulative_trapezoid"]

@@ -1,5 +1,6 @@
 """Cumulative ops along one dim (the reduce family's scans): cumsum, cumprod, cummax, cummin, logcumsumexp;
-and ``take_along``, the gather by computed indices that cummax/cummin and the sorts share."""
+the trapezoid rule's integral and running integral (trapezoid, trapz, cumulative_trapezoid); and
+``take_along``, the gather by computed indices that cummax/cummin and the sorts share."""
 from __future__ import annotations
 
 from collections import namedtuple
@@ -15,7 +16,7 @@ from ._util import check_floating, nondiff, norm_dim
 from .indexing import Gather
 from ..backends.base import Backend
 
-__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
+__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "trapezoid", "trapz", "cumulative_trapezoid"]
 
 # What cummax and cummin return, like torch.return_types.cummax.
 cummax_result = namedtuple("cummax_result", ["values", "indices"])
@@ -158,3 +159,52 @@ def cummax(input: Tensor, dim: int) -> Any:
 def cummin(input: Tensor, dim: int) -> Any:
     """(values, indices): the running minimum along ``dim``, as ``cummax``."""
     return _running("cummin", input, dim)
+
+
+def _trapezoids(name: str, y: Tensor, x: Any, dx: Any, dim: int) -> tuple[Tensor, int]:
+    """The areas (y[i] + y[i+1]) / 2 * (x[i+1] - x[i]) along ``dim`` (n - 1 of them; the spacing ``dx``, 1 by
+    default, without ``x``; a 1-d x runs along dim, a longer one broadcasts with y) and the axis."""
+    if not isinstance(y, Tensor):
+        raise TypeError(f"{name}(): argument 'y' (position 1) must be Tensor, not {type(y).__name__}")
+    if x is not None and (dx is not None or not isinstance(x, Tensor)):
+        raise TypeError(f"{name}() received an invalid combination of arguments: give (Tensor y, Tensor x, *, "
+                        "int dim) or (Tensor y, *, Number dx, int dim)")
+    if y.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    axis = norm_dim(dim, y.ndim)
+    n = y.shape[axis]
+    if x is not None and x.ndim == 1:
+        if x.shape[0] != n:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        x = x.reshape([n if i == axis else 1 for i in range(y.ndim)])
+    if n == 0:  # no interval: the integral is 0 (an empty running integral)
+        y = y.narrow(axis, 0, 0)
+        return (y if y.is_floating_point() else y.to(_dt.get_default_dtype())), axis
+    mid = (y.narrow(axis, 1, n - 1) + y.narrow(axis, 0, n - 1)) / 2
+    if x is None:
+        return mid * (1 if dx is None else dx), axis
+    x_axis = axis - (y.ndim - x.ndim)
+    if x_axis < 0:
+        raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+    m = x.shape[x_axis]
+    return mid * (x.narrow(x_axis, 1, m - 1) - x.narrow(x_axis, 0, m - 1)), axis
+
+
+def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The trapezoid rule's integral of ``y`` along ``dim``: sum_i (y[i] + y[i+1]) / 2 (x[i+1] - x[i]), with
+    ``x`` the sample points or ``dx`` their spacing (1 by default); 0 over fewer than two points."""
+    areas, axis = _trapezoids("trapezoid", y, x, dx, dim)
+    return areas.sum(axis)
+
+
+def trapz(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """``trapezoid``'s older name."""
+    areas, axis = _trapezoids("trapz", y, x, dx, dim)
+    return areas.sum(axis)
+
+
+def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The running trapezoid integral along ``dim``: n - 1 values, the k-th the integral over the first k + 1
+    intervals."""
+    areas, axis = _trapezoids("cumulative_trapezoid", y, x, dx, dim)
+    return areas.cumsum(axis)

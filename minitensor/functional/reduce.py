@@ -93,11 +93,17 @@ class _Extreme(ArrayFunction):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, y = ctx.saved_tensors
-        hit = x == y
-        if ctx.nan_ties:
-            hit |= B.isnan(x) & B.isnan(y)
-        share = hit / B.sum(hit, ctx.axes, True).astype(x.dtype)
+        share = tie_shares(B, x, y, ctx.axes, ctx.nan_ties)
         return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * share, None, None, None
+
+
+def tie_shares(B: Backend, x: Any, y: Any, axes: tuple[int, ...] | None, nan_ties: bool) -> Any:
+    """1/k at each of the k elements of x equal to the reduced value y (kept dims), 0 elsewhere: PyTorch's
+    evenly_distribute_backward; ``nan_ties``: a nan y is shared by the nans of x."""
+    hit = x == y
+    if nan_ties:
+        hit |= B.isnan(x) & B.isnan(y)
+    return hit / B.sum(hit, axes, True).astype(x.dtype)
 
 
 class Amax(_Extreme):

@@ -1,5 +1,6 @@
-"""Rearranging elements: ``roll``, ``rot90``, ``repeat_interleave``, ``meshgrid`` and ``Tensor.unfold`` (sliding
-windows as a strided view). Their gradients put each element's gradient back where it came from."""
+"""Rearranging elements: ``roll``, ``rot90``, ``repeat_interleave``, ``meshgrid``, ``cartesian_prod`` and
+``Tensor.unfold`` (sliding windows as a strided view). Their gradients put each element's gradient back where
+it came from."""
 from __future__ import annotations
 
 import warnings
@@ -11,9 +12,9 @@ from ..creation import arange
 from ..tensor import Tensor
 from ._util import nondiff, norm_dim
 from .indexing import index_select
-from .shape import expand, flip, reshape, transpose
+from .shape import expand, flip, reshape, stack, transpose
 
-__all__ = ["roll", "rot90", "repeat_interleave", "meshgrid"]
+__all__ = ["roll", "rot90", "repeat_interleave", "meshgrid", "cartesian_prod"]
 
 
 class Roll(ArrayFunction):
@@ -119,6 +120,19 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     if swap:
         grids[0], grids[1] = grids[1], grids[0]
     return tuple(grids)
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """(N1 * ... * Nk, k): every tuple of one element from each 1-D tensor, the last varying fastest (a single
+    tensor comes back as it is), as itertools.product; differentiable."""
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if not isinstance(t, Tensor) or t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(getattr(t, 'shape', ()))}")
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([reshape(g, (-1,)) for g in meshgrid(*tensors, indexing="ij")], 1)
 
 
 class Unfold(ViewFunction):

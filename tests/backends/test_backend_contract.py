@@ -187,9 +187,41 @@ def random_cases() -> dict[str, Callable[[Backend], None]]:
         distinct = host(B, B.multinomial(w, 2, False))
         assert sorted(distinct[0].tolist()) == [0, 2] and sorted(distinct[1].tolist()) == [1, 2]
 
-    return {"uniform": uniform, "normal": normal, "randint": randint, "bernoulli": bernoulli,
+    def randint_wide(B):
+        """A span past int64's (random_() over all of int64) wraps the uint64 offsets to int64."""
+        r = host(B, B.randint(-2**63, 2**63, (4000,), np.int64))
+        assert r.dtype == np.int64 and (r < 0).mean() > 0.4 and (r > 0).mean() > 0.4
+        randint(B)
+
+    def exponential(B):
+        for dt in (np.float32, np.float64, np.float16):
+            e = host(B, B.exponential((20000,), 2.0, dt)).astype(np.float64)
+            assert host(B, B.exponential((2,), 2.0, dt)).dtype == dt
+            assert e.min() >= 0 and np.isfinite(e).all() and abs(e.mean() - 0.5) < 0.03
+            assert abs(np.median(e) - np.log(2) / 2) < 0.03
+
+    def geometric(B):
+        for dt in (np.float32, np.int64):
+            k = host(B, B.geometric((20000,), 0.25, dt))
+            assert k.dtype == dt and k.min() >= 1 and np.array_equal(k, np.round(k))
+            assert abs(k.mean() - 4.0) < 0.15 and abs((k == 1).mean() - 0.25) < 0.02
+
+    def cauchy(B):
+        c = host(B, B.cauchy((20000,), 1.0, 2.0, np.float32))
+        assert c.dtype == np.float32 and np.isfinite(c).all()
+        quartiles = np.percentile(c.astype(np.float64), [25, 50, 75])  # median -+ sigma
+        np.testing.assert_allclose(quartiles, [-1.0, 1.0, 3.0], atol=0.15)
+
+    def poisson(B):
+        rates = dev(B, np.repeat(np.array([0.0, 0.5, 30.0], np.float32), 10000).reshape(3, 10000))
+        k = host(B, B.poisson(rates))
+        assert k.dtype == np.float32 and k.shape == (3, 10000) and (k[0] == 0).all()
+        assert abs(k[1].mean() - 0.5) < 0.03 and abs(k[2].mean() - 30) < 0.3 and abs(k[2].var() - 30) < 2.5
+
+    return {"uniform": uniform, "normal": normal, "randint": randint_wide, "bernoulli": bernoulli,
             "permutation": permutation, "multinomial": multinomial, "seed": seed_case,
-            "get_rng": rng_state_case, "set_rng": rng_state_case}
+            "get_rng": rng_state_case, "set_rng": rng_state_case, "exponential": exponential,
+            "geometric": geometric, "cauchy": cauchy, "poisson": poisson}
 
 
 # -------------------------------------------------------------------------------------- elementwise

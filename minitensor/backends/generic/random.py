@@ -83,7 +83,39 @@ class RandomOps:
         return z.astype(dtype, copy=False)
 
     def randint(self, low: int, high: int, shape: Sequence[int], dtype: np.dtype, rng: Any = None) -> Array:
+        """Integers in [low, high); a span past int64's (random_() of a whole int64 range) is drawn as uint64
+        offsets from low, wrapping to int64 as two's complement."""
+        if high - 1 > np.iinfo(np.int64).max:
+            offsets = (rng or self._rng).integers(0, high - low, size=tuple(shape), dtype=np.uint64)
+            return (offsets + np.uint64(low % 2**64)).astype(np.int64).astype(dtype, copy=False)
         return (rng or self._rng).integers(low, high, size=tuple(shape), dtype=dtype)
+
+    def _open_unit(self, shape: Sequence[int], dtype: np.dtype, rng: Any) -> Array:
+        """1 - U[0, 1) = U(0, 1] in float32 (float64 for float64), where the draws below are transformed
+        (then cast to ``dtype``): never 0, so its log is finite."""
+        draw_dtype = np.float64 if np.dtype(dtype) == np.float64 else np.float32
+        return 1 - (rng or self._rng).random(tuple(shape), dtype=draw_dtype)
+
+    def exponential(self, shape: Sequence[int], lambd: float, dtype: np.dtype, rng: Any = None) -> Array:
+        """Exp(lambd) by inversion: -log(u) / lambd, u in (0, 1]."""
+        u = self._open_unit(shape, dtype, rng)
+        return (-self.xp.log(u) / u.dtype.type(lambd)).astype(dtype, copy=False)
+
+    def geometric(self, shape: Sequence[int], p: float, dtype: np.dtype, rng: Any = None) -> Array:
+        """The number of Bernoulli(p) trials up to the first success (1, 2, ...): ceil(log(u) / log(1 - p)) by
+        inversion, at least 1."""
+        u = self._open_unit(shape, dtype, rng)
+        k = self.xp.ceil(self.xp.log(u) / u.dtype.type(np.log1p(-p)))
+        return self.xp.maximum(k, 1).astype(dtype, copy=False)
+
+    def cauchy(self, shape: Sequence[int], median: float, sigma: float, dtype: np.dtype, rng: Any = None) -> Array:
+        """Cauchy(median, sigma) by inversion: median + sigma tan(pi (u - 1/2))."""
+        u = self._open_unit(shape, dtype, rng)
+        return (median + sigma * self.xp.tan(u.dtype.type(np.pi) * (u - u.dtype.type(0.5)))).astype(dtype, copy=False)
+
+    def poisson(self, rates: Array, rng: Any = None) -> Array:
+        """Poisson counts, one per element of the non-negative ``rates``, in rates' dtype."""
+        return (rng or self._rng).poisson(rates.astype(np.float64)).astype(rates.dtype, copy=False)
 
     def bernoulli(self, p: Any, shape: Sequence[int], rng: Any = None) -> Array:
         """A bool array, True with probability p (a number, or an array broadcasting to ``shape``)."""

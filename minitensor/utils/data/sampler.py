@@ -1,5 +1,5 @@
-"""Samplers: iterables of dataset indices (``SequentialSampler``, ``RandomSampler``), and ``BatchSampler``,
-which groups them into lists of batch indices.
+"""Samplers: iterables of dataset indices (``SequentialSampler``, ``RandomSampler``,
+``WeightedRandomSampler``), and ``BatchSampler``, which groups them into lists of batch indices.
 
 Sequential and random samplers also give a whole epoch's order as one int64 array (``index_array``), so
 ``BatchSampler`` cuts batches with slices instead of one Python step per sample.
@@ -10,6 +10,8 @@ from typing import Any, Generic, Iterable, Iterator, Sized, TypeVar
 
 import numpy as np
 
+from ...creation import as_tensor, multinomial
+from ...dtypes import float64
 from ._rng import GeneratorLike, active_generator, resolve_generator
 
 T_co = TypeVar("T_co", covariant=True)
@@ -75,6 +77,33 @@ class RandomSampler(_ArraySampler):
         passes = -(-self.num_samples // n)
         order = np.concatenate([rng.permutation(n) for _ in range(passes)])
         return order[:self.num_samples].astype(np.int64, copy=False)
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class WeightedRandomSampler(_ArraySampler):
+    """``num_samples`` indices of ``range(len(weights))``, each drawn with probability proportional to its
+    weight (``replacement=False``: distinct indices, so at most as many as the positive weights): one
+    ``multinomial`` draw per epoch, from ``generator`` (a ``minitensor.Generator``) or the global one."""
+
+    def __init__(self, weights: Any, num_samples: int, replacement: bool = True, generator: Any = None) -> None:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        weights_tensor = as_tensor(weights, dtype=float64)
+        if weights_tensor.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(weights_tensor.shape)}")
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def index_array(self) -> np.ndarray:
+        drawn = multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
+        return drawn.numpy()
 
     def __len__(self) -> int:
         return self.num_samples
