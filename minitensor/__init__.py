@@ -52,6 +52,8 @@ from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from . import profiler  # noqa: E402  (torch.profiler)
 from . import distributed  # noqa: E402  (torch.distributed; MPI and NCCL are imported only by init_process_group)
 
+from .type_info import finfo, iinfo  # noqa: E402
+
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", "arange", "argmax", "argmin",
@@ -88,6 +90,7 @@ __all__ += [_op for _op in _functional_all if _op not in __all__]  # every op of
 for _internal in ("creation", "deterministic", "generator", "legacy", "printing", "size", "tensor_math",
                   "tensor_methods", "tensor_shape", "tensor_sparse"):
     globals().pop(_internal, None)
+globals().pop("type_info", None)
 
 
 __all__ += ["onnx"]
@@ -98,6 +101,7 @@ __all__ += ["distributed"]
 __all__ += ["Size"]
 __all__ += ["set_printoptions"]
 __all__ += ["compile", "compiler"]
+__all__ += ["finfo", "iinfo"]
 
 
 def is_tensor(obj: object) -> "_builtins.bool":
