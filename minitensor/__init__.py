@@ -53,6 +53,8 @@ from . import profiler  # noqa: E402  (torch.profiler)
 from . import distributed  # noqa: E402  (torch.distributed; MPI and NCCL are imported only by init_process_group)
 
 from .type_info import finfo, iinfo  # noqa: E402
+from .random import default_generator  # noqa: E402
+from .deterministic import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -102,6 +104,7 @@ __all__ += ["Size"]
 __all__ += ["set_printoptions"]
 __all__ += ["compile", "compiler"]
 __all__ += ["finfo", "iinfo"]
+__all__ += ["default_generator", "get_float32_matmul_precision", "set_float32_matmul_precision"]
 
 
 def is_tensor(obj: object) -> "_builtins.bool":
