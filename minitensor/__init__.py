@@ -93,6 +93,7 @@ for _internal in ("creation", "deterministic", "generator", "legacy", "printing"
                   "tensor_methods", "tensor_shape", "tensor_sparse"):
     globals().pop(_internal, None)
 globals().pop("type_info", None)
+globals().pop("tensor_storage", None)
 
 
 __all__ += ["onnx"]
