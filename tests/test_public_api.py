@@ -15,6 +15,7 @@ PUBLIC_MODULES = ["minitensor", "minitensor.linalg", "minitensor.random", "minit
                   "minitensor.utils", "minitensor.utils.data", "minitensor.utils.dlpack"]
 PUBLIC_MODULES += ["minitensor.amp"]
 PUBLIC_MODULES += ["minitensor.distributed"]
+PUBLIC_MODULES += ["minitensor.autograd.functional"]
 # The submodules of ``torch`` that minitensor mirrors under the same name.
 TORCH_MODULES = {"accelerator", "autograd", "backends", "cuda", "functional", "linalg", "multiprocessing", "nn", "onnx",
                  "optim", "random", "serialization", "sparse", "testing", "utils"}
