@@ -53,6 +53,7 @@ from . import profiler  # noqa: E402  (torch.profiler)
 from . import distributed  # noqa: E402  (torch.distributed; MPI and NCCL are imported only by init_process_group)
 
 from .type_info import finfo, iinfo  # noqa: E402
+from . import special  # noqa: E402  (torch.special)
 from .random import default_generator  # noqa: E402
 from .deterministic import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
 
@@ -105,6 +106,7 @@ __all__ += ["Size"]
 __all__ += ["set_printoptions"]
 __all__ += ["compile", "compiler"]
 __all__ += ["finfo", "iinfo"]
+__all__ += ["special"]
 __all__ += ["default_generator", "get_float32_matmul_precision", "set_float32_matmul_precision"]
 
 
