@@ -17,6 +17,7 @@ PUBLIC_MODULES += ["minitensor.amp"]
 PUBLIC_MODULES += ["minitensor.distributed"]
 PUBLIC_MODULES += ["minitensor.autograd.functional"]
 PUBLIC_MODULES += ["minitensor.special"]
+PUBLIC_MODULES += ["minitensor.optim.swa_utils"]
 # The submodules of ``torch`` that minitensor mirrors under the same name.
 TORCH_MODULES = {"accelerator", "autograd", "backends", "cuda", "functional", "linalg", "multiprocessing", "nn", "onnx",
                  "optim", "random", "serialization", "sparse", "testing", "utils"}
