@@ -22,6 +22,8 @@ class _TypeInfo:
 
     __slots__ = ("bits", "min", "max", "dtype")
     _shown: tuple[str, ...] = ()
+    bits: int
+    dtype: str  # the dtype's name, as PyTorch's
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"attribute '{name}' of 'minitensor.{type(self).__name__}' objects is not writable")
@@ -35,7 +37,7 @@ class _TypeInfo:
         return f"{type(self).__name__}({shown}, dtype={self.dtype})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.dtype == self.dtype  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.dtype == self.dtype
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.dtype))

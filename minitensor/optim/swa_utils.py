@@ -39,7 +39,7 @@ def _lerp_all(averaged: Sequence[Tensor], current: Sequence[Tensor], weight: flo
     """averaged += weight (current - averaged) in place (integer tensors through a cast back)."""
     for a, c in zip(averaged, current, strict=True):
         if a.is_floating_point():
-            a.lerp_(c, weight)
+            a.add_(c - a, alpha=weight)  # lerp_, as PyTorch's foreach lerp for weight < 1/2
         else:
             a.copy_(a * (1 - weight) + c * weight)
 
