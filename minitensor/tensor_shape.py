@@ -278,6 +278,23 @@ class TensorShapeMethods:
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
         return _F.topk(self, k, dim, largest, sorted)
 
+    def unique(self, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
+               dim: int | None = None) -> Any:
+        return _F.unique(self, sorted, return_inverse, return_counts, dim)
+
+    def unique_consecutive(self, return_inverse: bool = False, return_counts: bool = False,
+                           dim: int | None = None) -> Any:
+        return _F.unique_consecutive(self, return_inverse, return_counts, dim)
+
+    def bincount(self, weights: "Tensor | None" = None, minlength: int = 0) -> "Tensor":
+        return _F.bincount(self, weights, minlength)
+
+    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> "Tensor":
+        return _F.histc(self, bins, min, max)
+
+    def count_nonzero(self, dim: Any = None) -> "Tensor":
+        return _F.count_nonzero(self, dim)
+
     # ----------------------------------------------------------------------------------- shape
     def reshape(self, *shape: Any) -> "Tensor":
         return _F.reshape(self, sizes_of(shape))

@@ -183,6 +183,8 @@ CASES = {
     "Cat": ("NN", lambda a, b: mt.cat([a, b])), "Stack": ("NN", lambda a, b: mt.stack([a, b])),
     "Where": ("NN", lambda a, b: mt.where(a > 0, a, b)),
 }
+CASES.update({"KLDiv": ("NB", lambda x, t: F.kl_div(x, t, reduction="batchmean")),
+              "PDist": (lambda g, n, k: [_normal(g, n + 1, k)], mt.pdist)})
 # The relative error (in the 2-norm) a 16-bit op may have against float32 (a few ulps, over sums).
 TOLERANCE = {mt.bfloat16: 4e-2, mt.float16: 5e-3}
 ROUNDINGS = {"ScaledDotProductAttention": 2}  # two GEMMs and a softmax, each rounded to 16 bits: twice the room

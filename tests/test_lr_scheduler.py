@@ -334,3 +334,184 @@ def test_plateau_errors_and_state_dict():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         s2.step(4)
+
+
+# ------------------------------------- MultiplicativeLR, ConstantLR, PolynomialLR, ChainedScheduler
+def test_multiplicative_lr_multiplies_the_previous_lr():
+    s = sched.MultiplicativeLR(make_optimizer((0.5, 1.0)), lr_lambda=[lambda e: 0.9, lambda e: 1.0 / (e + 1)])
+    want = [[0.5 * 0.9 ** e, 1.0 / math.factorial(e + 1) * 1] for e in range(8)]
+    assert_close(lr_sequence(s, 8), want)
+    with pytest.raises(ValueError, match="Expected 2 lr_lambdas, but got 1"):
+        sched.MultiplicativeLR(make_optimizer((0.5, 1.0)), lr_lambda=[lambda e: 0.9])
+    with pytest.raises(TypeError, match="lr_lambda should be a function, but got int"):
+        sched.MultiplicativeLR(make_optimizer(), lr_lambda=3)
+
+
+@FEW
+@given(factor=st.floats(0.01, 1.0), total=st.integers(1, 6))
+def test_constant_lr(factor, total):
+    s = sched.ConstantLR(make_optimizer((0.2,)), factor=factor, total_iters=total)
+    assert_close(lr_sequence(s, 10), [[0.2 * (factor if e < total else 1.0)] for e in range(10)])
+    with pytest.warns(UserWarning, match="epoch parameter"):
+        s.step(total - 1)
+    assert_close(s.get_last_lr(), [0.2 * factor])
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        sched.ConstantLR(make_optimizer(), factor=1.5)
+
+
+@pytest.mark.parametrize("power, total", [(1.0, 5), (0.5, 1), (2.0, 4), (3.0, 6), (1.7, 3)])
+def test_polynomial_lr(power, total):
+    want = [[0.3 * (1 - min(e, total) / total) ** power] for e in range(10)]
+    s = sched.PolynomialLR(make_optimizer((0.3,)), total_iters=total, power=power)
+    np.testing.assert_allclose(lr_sequence(s, 10), want, rtol=1e-9, atol=1e-15)
+
+
+def test_chained_scheduler_composes_its_schedulers():
+    opt = make_optimizer((1.0,))
+    chain = sched.ChainedScheduler([sched.ConstantLR(opt, factor=0.1, total_iters=2),
+                                    sched.ExponentialLR(opt, gamma=0.9)])
+    assert_close(lr_sequence(chain, 6), [[(0.1 if e < 2 else 1.0) * 0.9 ** e] for e in range(6)])
+    state = chain.state_dict()
+    assert "optimizer" not in state and len(state["_schedulers"]) == 2
+    with pytest.raises(ValueError, match="at least one scheduler to be chained"):
+        sched.ChainedScheduler([])
+    with pytest.raises(ValueError, match="ReduceLROnPlateau"):
+        sched.ChainedScheduler([sched.ReduceLROnPlateau(opt)])
+    with pytest.raises(ValueError, match="same optimizer"):
+        sched.ChainedScheduler([sched.ExponentialLR(opt, 0.5), sched.ExponentialLR(make_optimizer(), 0.5)])
+
+
+# ---------------------------------------------------------------- CyclicLR, CosineAnnealingWarmRestarts
+def ref_triangular(it, base, peak, half, scale=lambda cycle: 1.0):
+    """Smith's formula for a symmetric cycle of 2 * half steps."""
+    cycle = math.floor(1 + it / (2 * half))
+    x = abs(it / half - 2 * cycle + 1)
+    return base + (peak - base) * max(0.0, 1 - x) * scale(cycle)
+
+
+@pytest.mark.parametrize("mode, scale", [("triangular", lambda c: 1.0), ("triangular2", lambda c: 0.5 ** (c - 1))])
+def test_cyclic_lr_triangular_modes_and_momentum(mode, scale):
+    opt = make_optimizer((0.0,), momentum=0.5)
+    s = sched.CyclicLR(opt, base_lr=0.1, max_lr=1.0, step_size_up=3, mode=mode, base_momentum=0.8,
+                       max_momentum=0.9)
+    momenta = []
+    lrs = []
+    for _ in range(20):
+        lrs.append(s.get_last_lr()[0])
+        momenta.append(opt.param_groups[0]["momentum"])
+        s.step()
+    want = [ref_triangular(i, 0.1, 1.0, 3, scale) for i in range(20)]
+    np.testing.assert_allclose(lrs, want, rtol=1e-12)
+    rise = [(lr - 0.1) / 0.9 for lr in want]  # the momentum goes down as the lr goes up
+    np.testing.assert_allclose(momenta, [0.9 - 0.1 * r for r in rise], rtol=1e-12)
+
+
+def test_cyclic_lr_exp_range_asymmetric_and_errors():
+    s = sched.CyclicLR(make_optimizer((0.0,)), base_lr=0.1, max_lr=1.0, step_size_up=1, step_size_down=3,
+                       mode="exp_range", gamma=0.9, cycle_momentum=False)
+    got = lr_sequence(s, 9)[:, 0]
+    rise = [0, 1, 2 / 3, 1 / 3, 0, 1, 2 / 3, 1 / 3, 0]
+    np.testing.assert_allclose(got, [0.1 + 0.9 * r * 0.9 ** i for i, r in enumerate(rise)], rtol=1e-12,
+                               atol=1e-15)
+    with pytest.raises(ValueError, match="mode is invalid and scale_fn is None"):
+        sched.CyclicLR(make_optimizer(), 0.1, 1.0, mode="square")
+    with pytest.raises(ValueError, match="must support momentum or beta1"):
+        sched.CyclicLR(make_optimizer(cls=optim.Adagrad), 0.1, 1.0)
+    adam = make_optimizer(cls=optim.Adam)
+    sched.CyclicLR(adam, 0.1, 1.0, base_momentum=0.7, max_momentum=0.95)
+    assert adam.param_groups[0]["betas"][0] == 0.95
+
+
+def ref_warm_restarts(epoch, base, T_0, T_mult, eta_min):
+    """SGDR written as the definition: subtract whole periods T_0, T_0 T_mult, ... from the epoch."""
+    T_i, T_cur = T_0, epoch
+    while T_cur >= T_i:
+        T_cur -= T_i
+        T_i *= T_mult
+    return eta_min + (base - eta_min) * (1 + math.cos(math.pi * T_cur / T_i)) / 2
+
+
+@FEW
+@given(T_0=st.integers(1, 5), T_mult=st.integers(1, 3), eta_min=st.floats(0.0, 0.05))
+def test_cosine_warm_restarts_steps_and_fractional_epochs(T_0, T_mult, eta_min):
+    s = sched.CosineAnnealingWarmRestarts(make_optimizer((0.1,)), T_0=T_0, T_mult=T_mult, eta_min=eta_min)
+    got = lr_sequence(s, 25)[:, 0]
+    np.testing.assert_allclose(got, [ref_warm_restarts(e, 0.1, T_0, T_mult, eta_min) for e in range(25)],
+                               rtol=1e-9, atol=1e-12)
+    for epoch in (0.0, 0.5, T_0 - 0.25, T_0 + 0.5, 7.3, 20.75):  # per-batch stepping: epoch + i / iters
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # step(epoch) is this scheduler's documented use: no warning
+            s.step(epoch)
+        assert s.last_epoch == math.floor(epoch)
+        np.testing.assert_allclose(s.get_last_lr(), [ref_warm_restarts(epoch, 0.1, T_0, T_mult, eta_min)],
+                                   rtol=1e-9, atol=1e-12)
+
+
+def test_cosine_warm_restarts_errors():
+    for kw, match in [(dict(T_0=0), "positive integer T_0"), (dict(T_0=2.5), "positive integer T_0"),
+                      (dict(T_0=2, T_mult=0), "integer T_mult >= 1"), (dict(T_0=2, eta_min="x"), "eta_min")]:
+        with pytest.raises(ValueError, match=match):
+            sched.CosineAnnealingWarmRestarts(make_optimizer(), **kw)
+    with pytest.raises(ValueError, match="non-negative epoch"):
+        sched.CosineAnnealingWarmRestarts(make_optimizer(), T_0=2).step(-1)
+
+
+@pytest.mark.parametrize("make", [
+    lambda o: sched.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2, eta_min=0.01),
+    lambda o: sched.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=2, mode="triangular2"),
+    lambda o: sched.PolynomialLR(o, total_iters=6, power=2.0),
+    lambda o: sched.ConstantLR(o, factor=0.5, total_iters=5),
+    lambda o: sched.MultiplicativeLR(o, lr_lambda=lambda e: 0.95),
+], ids=["warm-restarts", "cyclic", "polynomial", "constant", "multiplicative"])
+def test_new_schedulers_state_dict_round_trip(make):
+    test_scheduler_state_dict_round_trip(make)
+
+
+# ------------------------------------------------------------------------------- optional: torch
+TORCH_CASES = {
+    "warm-restarts": ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2, eta_min=0.01)),
+    "warm-restarts-1": ("CosineAnnealingWarmRestarts", dict(T_0=4)),
+    "cyclic": ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=2, step_size_down=5)),
+    "cyclic-exp": ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=3, mode="exp_range", gamma=0.97)),
+    "polynomial": ("PolynomialLR", dict(total_iters=7, power=1.5)),
+    "constant": ("ConstantLR", dict(factor=0.3, total_iters=4)),
+    "multiplicative": ("MultiplicativeLR", dict(lr_lambda=lambda e: 0.9 if e % 2 else 1.05)),
+}
+
+
+@pytest.mark.torch
+@pytest.mark.filterwarnings("ignore:Detected call of")
+@pytest.mark.parametrize("case", list(TORCH_CASES))
+def test_new_schedulers_against_torch(case):
+    torch = pytest.importorskip("torch")
+    name, kw = TORCH_CASES[case]
+
+    def run(lib_sched, opt):
+        s = getattr(lib_sched, name)(opt, **kw)
+        out = []
+        for i in range(30):
+            out.append(s.get_last_lr() + [opt.param_groups[0]["momentum"]])
+            if name == "CosineAnnealingWarmRestarts" and i >= 20:
+                s.step(i * 0.37)  # fractional epochs, jumping back and forth across restarts
+            else:
+                s.step()
+        return out
+
+    theirs = run(torch.optim.lr_scheduler, torch.optim.SGD(
+        [{"params": [torch.zeros(2, requires_grad=True)], "lr": lr} for lr in (0.1, 0.05)], momentum=0.9))
+    ours = run(sched, make_optimizer((0.1, 0.05), momentum=0.9))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.torch
+@pytest.mark.filterwarnings("ignore:Detected call of")
+def test_chained_scheduler_against_torch():
+    torch = pytest.importorskip("torch")
+
+    def run(lib, opt):
+        chain = lib.ChainedScheduler([lib.ConstantLR(opt, factor=0.2, total_iters=3),
+                                      lib.PolynomialLR(opt, total_iters=8, power=2.0)])
+        return [chain.step() or chain.get_last_lr() for _ in range(10)]
+
+    theirs = run(torch.optim.lr_scheduler, torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=0.1))
+    np.testing.assert_allclose(run(sched, make_optimizer((0.1,))), theirs, rtol=1e-12)

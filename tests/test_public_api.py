@@ -78,3 +78,14 @@ def test_public_names_exist_in_pytorch(name):
     extra = {n for n in module.__all__ if not hasattr(twin, n)} - OWN_MODULES - OWN_FUNCTIONS
     assert not extra, f"{name} exports names PyTorch does not have: {sorted(extra)}"
     assert {n for n in TORCH_MODULES if not isinstance(getattr(torch, n), types.ModuleType)} == set()
+
+
+def test_nn_functional_star_import_gives_every_public_function():
+    """``from minitensor.nn.functional import *`` brings what ``import minitensor.nn.functional as F`` has
+    (the losses split over several families included)."""
+    namespace: dict = {}
+    exec("from minitensor.nn.functional import *", namespace)
+    public = {n for n, v in vars(mt.nn.functional).items() if callable(v) and not n.startswith("_")
+              and getattr(v, "__module__", "").startswith("minitensor.functional")}
+    assert {"cross_entropy", "nll_loss", "mse_loss", "kl_div"} <= public
+    assert public - set(namespace) == set()

@@ -25,6 +25,7 @@ POLICY: dict[str, str] = {
     "Softmax": FP32, "LogSoftmax": FP32, "CrossEntropy": FP32, "NLLLoss": FP32, "CrossEntropyProbs": FP32,
     "MSELoss": FP32, "L1Loss": FP32, "BinaryCrossEntropy": FP32, "BinaryCrossEntropyWithLogits": FP32,
     "SmoothL1Loss": FP32, "HuberLoss": FP32,
+    "KLDiv": FP32, "PDist": FP32,  # kl_div's pointwise terms; pdist's norms (the other added losses compose ops)
     # norms
     "LayerNorm": FP32, "BatchNorm": FP32, "PNorm": FP32,  # group_norm is made of these ops
     # reductions and scans that need range

@@ -35,6 +35,8 @@ from .solve import cholesky_inverse, cholesky_solve
 from .norms import torch_norm as norm  # torch.norm: reduce.norm's vector norms, and "nuc" through linalg
 from . import sparse  # noqa: F401  (sparse COO tensors: minitensor.sparse_coo_tensor, minitensor.sparse.mm)
 from .sparse import layout, sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: F401
+from .searching import (bincount, bucketize, count_nonzero, histc, isin, searchsorted, unique,  # noqa: F401
+                        unique_consecutive)
 from .scatter import index_put
 
 __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
@@ -68,4 +70,8 @@ __all__ += ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broad
             "slice_scatter", "swapdims", "take", "tensor_split", "tile", "vsplit", "vstack"]
 __all__ += ["cholesky_inverse", "cholesky_solve", "qr", "svd"]
 __all__ += ["layout", "sparse_coo", "sparse_coo_tensor", "spmm", "strided"]
+from .distance import cosine_similarity, pairwise_distance, pdist  # noqa: E402  (also minitensor.<name>)
+__all__ += ["cosine_similarity", "pairwise_distance", "pdist"]
+__all__ += ["bincount", "bucketize", "count_nonzero", "histc", "isin", "searchsorted", "unique",
+            "unique_consecutive"]
 __all__ += ["index_put", "signbit"]

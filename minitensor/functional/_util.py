@@ -82,6 +82,17 @@ def gradient_unchanged(ctx: ArrayFunction, B: Backend, grad: Any) -> Any:
     return grad
 
 
+class ClampMinValue(ArrayFunction):
+    """max(x, lo) whose gradient passes everywhere unchanged: PyTorch's ``clamp_`` under ``no_grad`` on a copy
+    of x (the eps floor of cosine_similarity's norms and of gaussian_nll_loss's var). ``lo`` is a keyword."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, x: Any, *, lo: float) -> Any:
+        return keep_bfloat16(B.maximum(x, lo), x)
+
+    backward = staticmethod(gradient_unchanged)
+
+
 def torch_dtype_name(dt: Any) -> str:
     """PyTorch's scalar type name of a dtype ('Float', 'Long'...), as its "not implemented for" errors say."""
     from ..legacy import LEGACY_NAMES
@@ -129,9 +140,11 @@ def norm_dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
         dims = tuple(dim)
         if not dims:
             return None
-    axes = tuple(sorted({norm_dim(d, ndim) for d in dims}))
-    if len(axes) != len(dims):
-        raise RuntimeError(f"dim {dim} appears multiple times in the list of dims")
+    normed = [norm_dim(d, ndim) for d in dims]
+    axes = tuple(sorted(set(normed)))
+    if len(axes) != len(dims):  # PyTorch names the first repeated dim, made non-negative
+        repeated = next(a for i, a in enumerate(normed) if a in normed[:i])
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
     if ndim == 0:
         return None
     return axes

@@ -316,8 +316,14 @@ class Where(ArrayFunction):
         return (None, B.where(cond, gy, 0) if need_a else None, B.where(cond, 0, gy) if need_b else None)
 
 
-def where(condition: Tensor, input: Any, other: Any) -> Tensor:
-    """input where condition else other, broadcasting all three; scalars allowed."""
+_ABSENT: Any = object()  # where's input and other when not given (None is a wrong value, not an absent one)
+
+
+def where(condition: Tensor, input: Any = _ABSENT, other: Any = _ABSENT) -> Any:
+    """input where condition else other, broadcasting all three; scalars allowed. ``where(condition)`` alone
+    is ``nonzero(condition, as_tuple=True)``."""
+    if input is _ABSENT or other is _ABSENT:
+        return _where_nonzero(condition, input, other)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         # Two scalars: a 0-d tensor of their PyTorch dtype (float32 for floats) carries dtype and device.
         input = as_tensor(input, dtype=_dt.result_type(input, other),
@@ -331,6 +337,18 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
         return Where.apply(condition, a, b)
     except ValueError:
         raise broadcast_error([getattr(t, "shape", ()) for t in (condition, a, b)]) from None
+
+
+def _where_nonzero(condition: Any, input: Any, other: Any) -> Any:
+    """The one-argument ``where``, with PyTorch's TypeErrors for a non-tensor condition or one of the two
+    values missing."""
+    if input is not _ABSENT or other is not _ABSENT:
+        raise TypeError("where() received an invalid combination of arguments - got one of input and other, but "
+                        "expected one of: (Tensor condition) or (Tensor condition, Tensor input, Tensor other)")
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not {type(condition).__name__}")
+    from .scatter import nonzero  # scatter builds on this module
+    return nonzero(condition, as_tuple=True)
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:

@@ -63,6 +63,11 @@ def _unreduce(B: Backend, g: Any, shape: tuple[int, ...], reduction: str, diviso
     return B.broadcast_to(g, shape)
 
 
+def _reduce_tensor(losses: Tensor, reduction: str) -> Tensor:
+    """The mean, sum or the losses themselves: the reduction of the losses composed of tensor ops."""
+    return losses.mean() if reduction == "mean" else losses.sum() if reduction == "sum" else losses
+
+
 # ------------------------------------------------------------------------------- elementwise losses
 class _DifferenceLoss(ArrayFunction):
     """loss = reduce(loss(B, x, t, **params)) for losses of x - t (x and t broadcast); d/dt = -d/dx."""

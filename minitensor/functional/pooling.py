@@ -1,5 +1,5 @@
-"""Pooling (PyTorch's signatures): ``max_pool2d`` (optionally with indices), ``avg_pool2d`` and
-``adaptive_avg_pool2d``, over (N, C, H, W) or unbatched (C, H, W) inputs."""
+"""Pooling (PyTorch's signatures): ``max_pool2d`` (optionally with indices), ``avg_pool2d``,
+``adaptive_avg_pool2d`` and ``adaptive_max_pool2d``, over (N, C, H, W) or unbatched (C, H, W) inputs."""
 from __future__ import annotations
 
 import math
@@ -19,6 +19,7 @@ from ..dtypes import int64
 __all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
 __all__ += ["max_pool1d", "avg_pool1d", "max_pool3d", "avg_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
             "adaptive_avg_pool1d", "adaptive_avg_pool3d"]
+__all__ += ["adaptive_max_pool1d", "adaptive_max_pool2d"]
 
 
 class MaxPool2d(ArrayFunction):
@@ -73,6 +74,25 @@ class AdaptiveAvgPool2d(ArrayFunction):
         return B.adaptive_avg_pool2d_backward(gy, ctx.x_shape)
 
 
+class AdaptiveMaxPool2d(ArrayFunction):
+    """y = the max of each adaptive window, with its int64 flat index in the input plane; backward adds gy
+    at the indices (adaptive windows may overlap, and then share a max). Saves the indices."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, x: Any, *, output_size: tuple[int, int]) -> Any:
+        y, indices = B.adaptive_max_pool2d(x, output_size)
+        ctx.x_shape = x.shape
+        ctx.save_for_backward(indices)
+        return y, indices
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        indices, = ctx.saved_tensors
+        n, c, h, w = ctx.x_shape
+        gx = B.zeros((n, c, h * w), gy.dtype)
+        return B.scatter_add_along_axis(gx, indices.reshape(n, c, -1), gy.reshape(n, c, -1), 2).reshape(ctx.x_shape)
+
+
 def max_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = None, padding: IntPair = 0,
                dilation: IntPair = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """y[n, c, oh, ow] = max over (i, j) of x_pad[n, c, oh*s + i*d, ow*s + j*d], padding being -inf;
@@ -109,14 +129,36 @@ def avg_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
 def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
     """(N, C, H, W) -> (N, C, oH, oW); output cell i averages rows [floor(i*H/oH), ceil((i+1)*H/oH)) (and
     likewise columns). ``output_size`` is an int or a pair; a None entry keeps the input's size."""
-    name = "adaptive_avg_pool2d"
+    out = _adaptive_size("adaptive_avg_pool2d", input, output_size)
+    return batched(input, lambda x: AdaptiveAvgPool2d.apply(x, output_size=out))
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: int | Sequence[int | None], return_indices: bool = False
+                        ) -> Any:
+    """(N, C, H, W) -> (N, C, oH, oW); output cell i is the max over rows [floor(i*H/oH), ceil((i+1)*H/oH))
+    (and likewise columns). ``return_indices=True`` also returns each max's int64 flat position in its
+    H*W plane (the first max in scan order). A None entry in ``output_size`` keeps the input's size."""
+    out = _adaptive_size("adaptive_max_pool2d", input, output_size)
+    pooled = batched(input, lambda x: AdaptiveMaxPool2d.apply(x, output_size=out))
+    return pooled if return_indices else pooled[0]
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: int | Sequence[int], return_indices: bool = False) -> Any:
+    """(N, C, L) -> (N, C, oL), the max over [floor(i L / oL), ceil((i + 1) L / oL)): adaptive_max_pool2d on
+    a unit height; indices are positions along L."""
+    name = "adaptive_max_pool1d"
+    check_input(name, input, dims=1)
+    y, indices = adaptive_max_pool2d(input.unsqueeze(-2), (1, single(output_size, "output_size", name)), True)
+    return (y.squeeze(-2), indices.squeeze(-2)) if return_indices else y.squeeze(-2)
+
+
+def _adaptive_size(name: str, input: Tensor, output_size: int | Sequence[int | None]) -> tuple[int, int]:
+    """An adaptive pooling's (oH, oW) from an int or a pair whose None entries keep the input's size."""
     check_input(name, input)
     sizes = (output_size,) * 2 if not isinstance(output_size, (tuple, list)) else tuple(output_size)
     if len(sizes) != 2:
         raise RuntimeError(f"{name}: output_size must be an int or a pair, got {output_size!r}")
-    out = pair(tuple(input.shape[-2 + a] if s is None else s for a, s in enumerate(sizes)),
-               "output_size", name)
-    return batched(input, lambda x: AdaptiveAvgPool2d.apply(x, output_size=out))
+    return pair(tuple(input.shape[-2 + a] if s is None else s for a, s in enumerate(sizes)), "output_size", name)
 
 
 def _pool_args(name: str, input: Tensor, kernel_size: IntPair, stride: IntPair | None, padding: IntPair,

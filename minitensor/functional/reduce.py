@@ -163,14 +163,19 @@ class PNorm(ArrayFunction):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, y = ctx.saved_tensors
-        p = ctx.p
-        safe = B.where(y == 0, 1, y)
-        if p == 2:
-            dx = x / safe
-        else:
-            ax = B.abs(x)
-            dx = B.sign(x) * B.power(B.where(ax == 0, 1, ax) / safe, p - 1)
-        return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * dx * (y != 0), None, None, None
+        return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * pnorm_grad(B, x, y, ctx.p), None, None, None
+
+
+def pnorm_grad(B: Backend, x: Any, y: Any, p: float) -> Any:
+    """d y / d x for y = ||x||_p (y with x's reduced dims kept): sign(x) |x|^(p-1) / y^(p-1), x / y for p = 2,
+    taken as 0 where y = 0 or x = 0 (PNorm's and pdist's subgradient)."""
+    safe = B.where(y == 0, 1, y)
+    if p == 2:
+        dx = x / safe
+    else:
+        ax = B.abs(x)
+        dx = B.sign(x) * B.power(B.where(ax == 0, 1, ax) / safe, p - 1)
+    return dx * (y != 0)
 
 
 def _tensor_input(name: str, input: Any) -> None:

@@ -16,10 +16,21 @@ from ..functional.linalg import linear  # noqa: F401
 from ..functional.multihead_attention import *  # noqa: F401,F403
 from ..functional import activation as _activation, attention as _attention, conv as _conv, dropout as _dropout
 from ..functional import embedding as _embedding, loss as _loss, multihead_attention as _multihead_attention
-from ..functional import normalization as _normalization, pooling as _pooling
+from ..functional import normalization as _normalization, pooling as _pooling, class_loss as _class_loss
 from ..functional import upsampling as _upsampling
 
 __all__ = [*_activation.__all__, *_attention.__all__, *_conv.__all__, *_dropout.__all__, *_loss.__all__,
            *_normalization.__all__, *_pooling.__all__, *_embedding.__all__, *_multihead_attention.__all__, "pad",
            "linear"]
 __all__ += _upsampling.__all__
+__all__ += _class_loss.__all__
+
+from ..functional.distance import *  # noqa: F401,F403,E402
+from ..functional.margin_loss import *  # noqa: F401,F403,E402
+from ..functional.likelihood_loss import *  # noqa: F401,F403,E402
+from ..functional import distance as _distance, likelihood_loss as _likelihood_loss  # noqa: E402
+from ..functional import margin_loss as _margin_loss  # noqa: E402
+__all__ += [*_distance.__all__, *_margin_loss.__all__, *_likelihood_loss.__all__]
+
+from ..functional.fold import fold, unfold  # noqa: E402
+__all__ += ["fold", "unfold"]

@@ -3,8 +3,9 @@
 A scheduler rewrites ``group["lr"]`` of its optimizer's groups each ``step()``. Most use PyTorch's
 chainable (recursive) forms, new lr = f(old lr), so that several schedulers can act on one optimizer;
 ``step(epoch)`` (deprecated in PyTorch too) jumps with the closed form where one exists. The schedulers
-that drive others or follow a metric (``OneCycleLR``, ``SequentialLR``, ``ReduceLROnPlateau``) are in
-``lr_scheduler_extra.py``.
+that drive others or follow a metric (``OneCycleLR``, ``SequentialLR``, ``ChainedScheduler``,
+``ReduceLROnPlateau``) are in ``lr_scheduler_extra.py``; those that cycle (``CyclicLR``,
+``CosineAnnealingWarmRestarts``) in ``lr_scheduler_cyclic.py``.
 """
 from __future__ import annotations
 
@@ -63,7 +64,11 @@ class LRScheduler:
 
     def _initial_step(self) -> None:
         self._step_count = 0
-        self.step()
+        self._is_initial = True  # PyTorch's flag, set while get_lr() runs for construction's step
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     def get_lr(self) -> list[float]:
         raise NotImplementedError(f"{type(self).__name__} does not define get_lr")
@@ -112,7 +117,25 @@ class LRScheduler:
 _LRScheduler = LRScheduler  # PyTorch's older name, still used by custom schedulers
 
 
-class LambdaLR(LRScheduler):
+class _LambdaState:
+    """``state_dict`` of the schedulers built on functions: each lambda stored as None (plain functions) or its
+    object's ``__dict__``, restored into the functions the scheduler was constructed with."""
+    lr_lambdas: list[Callable[[int], float]]
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+                               for fn in self.lr_lambdas]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update({k: v for k, v in state_dict.items() if k != "lr_lambdas"})
+        for fn, saved in zip(self.lr_lambdas, state_dict["lr_lambdas"]):
+            if saved is not None:
+                fn.__dict__.update(saved)
+
+
+class LambdaLR(_LambdaState, LRScheduler):
     """lr = base_lr * lr_lambda(epoch), one function for all groups or one per group."""
 
     def __init__(self, optimizer: Optimizer,
@@ -125,18 +148,27 @@ class LambdaLR(LRScheduler):
     def get_lr(self) -> list[float]:
         return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
 
-    def state_dict(self) -> dict[str, Any]:
-        """As the base, with each lambda stored as None (plain functions) or its object's ``__dict__``."""
-        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "lr_lambdas")}
-        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
-                               for fn in self.lr_lambdas]
-        return state
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        self.__dict__.update({k: v for k, v in state_dict.items() if k != "lr_lambdas"})
-        for fn, saved in zip(self.lr_lambdas, state_dict["lr_lambdas"]):
-            if saved is not None:
-                fn.__dict__.update(saved)
+class MultiplicativeLR(_LambdaState, LRScheduler):
+    """lr_epoch = lr_{epoch - 1} * lr_lambda(epoch) (the construction step leaves the lrs as they are)."""
+
+    def __init__(self, optimizer: Optimizer,
+                 lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
+        _check_optimizer(optimizer)
+        n_groups = len(optimizer.param_groups)
+        if isinstance(lr_lambda, (list, tuple)) and len(lr_lambda) != n_groups:
+            raise ValueError(f"Expected {n_groups} lr_lambdas, but got {len(lr_lambda)}")
+        self.lr_lambdas = _per_group("lr_lambda", optimizer, lr_lambda)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial:
+            return self._group_lrs()
+        return [lr * lmbda(self.last_epoch) for lmbda, lr in zip(self.lr_lambdas, self._group_lrs())]
 
 
 class StepLR(LRScheduler):
@@ -255,7 +287,61 @@ class LinearLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
+class ConstantLR(LRScheduler):
+    """lr = base_lr * ``factor`` for the first ``total_iters`` epochs, then base_lr."""
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        """The recursive form: times ``factor`` at epoch 0, divided by it at ``total_iters``."""
+        if self.last_epoch == 0:
+            scale = self.factor
+        elif self.last_epoch == self.total_iters:
+            scale = 1.0 / self.factor
+        else:
+            scale = 1.0
+        return [lr * scale for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """lr = base_lr * (1 - min(epoch, total_iters) / total_iters) ** power: polynomial decay to 0 in
+    ``total_iters`` epochs (stepped recursively, as PyTorch does)."""
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._group_lrs()
+        decay = ((1.0 - self.last_epoch / self.total_iters) /
+                 (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [lr * decay for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for base_lr in self.base_lrs]
+
+
 from .lr_scheduler_extra import OneCycleLR, ReduceLROnPlateau, SequentialLR  # noqa: E402 (they build on LRScheduler)
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
            "LinearLR", "OneCycleLR", "SequentialLR", "ReduceLROnPlateau"]
+
+from .lr_scheduler_cyclic import CosineAnnealingWarmRestarts, CyclicLR  # noqa: E402
+from .lr_scheduler_extra import ChainedScheduler  # noqa: E402
+
+__all__ += ["MultiplicativeLR", "ConstantLR", "PolynomialLR", "ChainedScheduler", "CyclicLR",
+            "CosineAnnealingWarmRestarts"]

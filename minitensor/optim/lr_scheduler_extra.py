@@ -1,5 +1,6 @@
-"""``OneCycleLR``, ``SequentialLR`` and ``ReduceLROnPlateau``: the schedulers that follow a whole-run shape, drive
-other schedulers or follow a metric (``lr_scheduler`` re-exports them; the others and the base are there)."""
+"""``OneCycleLR``, ``SequentialLR``, ``ChainedScheduler`` and ``ReduceLROnPlateau``: the schedulers that follow a
+whole-run shape, drive other schedulers or follow a metric (``lr_scheduler`` re-exports them; the others and
+the base are there)."""
 from __future__ import annotations
 
 import math
@@ -8,10 +9,11 @@ from bisect import bisect_right
 from typing import Any, Sequence
 
 from .lr_scheduler import EPOCH_DEPRECATION_WARNING, LRScheduler, _check_optimizer, _per_group
+from .lr_scheduler_cyclic import MomentumCycler
 from .optimizer import Optimizer
 
 
-class OneCycleLR(LRScheduler):
+class OneCycleLR(MomentumCycler, LRScheduler):
     """The 1cycle policy (Smith & Topin), stepped once per batch for ``total_steps`` (or
     ``epochs * steps_per_epoch``) steps: lr rises from max_lr / div_factor to max_lr over the first
     ``pct_start`` of the steps, then falls to max_lr / (div_factor * final_div_factor), each phase annealed by
@@ -60,26 +62,6 @@ class OneCycleLR(LRScheduler):
         return [phase(warmup_steps - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
                 phase(last, "max_lr", "min_lr", "base_momentum", "max_momentum")]
 
-    def _init_momentum(self, optimizer: Optimizer, base_momentum: Any, max_momentum: Any,
-                       last_epoch: int) -> None:
-        if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-            raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-        self.use_beta1 = "betas" in optimizer.defaults
-        if last_epoch != -1:
-            return
-        for max_m, base_m, group in zip(_per_group("max_momentum", optimizer, max_momentum),
-                                        _per_group("base_momentum", optimizer, base_momentum),
-                                        optimizer.param_groups):
-            self._set_momentum(group, max_m)
-            group["max_momentum"] = max_m
-            group["base_momentum"] = base_m
-
-    def _set_momentum(self, group: dict[str, Any], momentum: float) -> None:
-        if self.use_beta1:
-            group["betas"] = (momentum, *group["betas"][1:])
-        else:
-            group["momentum"] = momentum
-
     def _anneal(self, start: float, end: float, pct: float) -> float:
         """From ``start`` (pct 0) to ``end`` (pct 1), along half a cosine or a line."""
         if self._anneal_func_type == "cos":
@@ -121,16 +103,18 @@ def _total_steps(total_steps: int | None, epochs: int | None, steps_per_epoch: i
     return epochs * steps_per_epoch
 
 
-class SequentialLR(LRScheduler):
-    """Runs ``schedulers[i]`` between ``milestones[i - 1]`` and ``milestones[i]``; each later scheduler starts
-    from its epoch 0 (closed form) at its milestone."""
+class _Composite(LRScheduler):
+    """A scheduler that drives others on one optimizer; its state dict holds each one's."""
+    _schedulers: list[LRScheduler]
 
-    def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler], milestones: Sequence[int],
-                 last_epoch: int = -1) -> None:
-        _check_optimizer(optimizer)
+    def _set_schedulers(self, optimizer: Optimizer | None, schedulers: Sequence[LRScheduler], empty: str) -> None:
+        """Check ``schedulers`` all drive ``optimizer`` (by default the first one's) and keep them."""
         if len(schedulers) < 1:
-            raise ValueError(f"{type(self).__name__} expects at least one scheduler, but got no scheduler.")
+            raise ValueError(f"{type(self).__name__} expects at least one scheduler{empty}, but got no scheduler.")
+        optimizer = optimizer or schedulers[0].optimizer
         for i, scheduler in enumerate(schedulers):
+            if not hasattr(scheduler, "optimizer"):
+                raise TypeError(f"{type(self).__name__} at index {i} should have `optimizer` as its attribute.")
             if isinstance(scheduler, ReduceLROnPlateau):
                 raise ValueError(f"{type(self).__name__} does not support `ReduceLROnPlateau` scheduler as "
                                  "it requires additional kwargs to be specified when calling `step`, but got "
@@ -139,13 +123,34 @@ class SequentialLR(LRScheduler):
                 raise ValueError(f"{type(self).__name__} expects all schedulers to belong to the same "
                                  f"optimizer, but got scheduler {type(scheduler).__name__} at index {i} with "
                                  "a different one")
+        self.optimizer = optimizer
+        self._schedulers = list(schedulers)
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {key: value for key, value in self.__dict__.items()
+                 if key not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update({k: v for k, v in state_dict.items() if k != "_schedulers"})
+        for scheduler, saved in zip(self._schedulers, state_dict["_schedulers"]):
+            scheduler.load_state_dict(saved)
+
+
+class SequentialLR(_Composite):
+    """Runs ``schedulers[i]`` between ``milestones[i - 1]`` and ``milestones[i]``; each later scheduler starts
+    from its epoch 0 (closed form) at its milestone."""
+
+    def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler], milestones: Sequence[int],
+                 last_epoch: int = -1) -> None:
+        _check_optimizer(optimizer)
+        self._set_schedulers(optimizer, schedulers, "")
         if len(milestones) != len(schedulers) - 1:
             raise ValueError("Sequential Schedulers expects number of schedulers provided to be one more "
                              "than the number of milestone points, but got number of schedulers "
                              f"{len(schedulers)} and the number of milestones to be equal to "
                              f"{len(milestones)}")
-        self.optimizer = optimizer
-        self._schedulers = list(schedulers)
         self._milestones = list(milestones)
         self.last_epoch = last_epoch + 1
         for group in optimizer.param_groups:  # undo what constructing the schedulers did to the lrs
@@ -165,16 +170,19 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> dict[str, Any]:
-        state = {key: value for key, value in self.__dict__.items()
-                 if key not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
-        return state
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        self.__dict__.update({k: v for k, v in state_dict.items() if k != "_schedulers"})
-        for scheduler, saved in zip(self._schedulers, state_dict["_schedulers"]):
-            scheduler.load_state_dict(saved)
+class ChainedScheduler(_Composite):
+    """Steps every one of ``schedulers`` at each ``step()``, in order, so that their (chainable) updates
+    compose on the one optimizer."""
+
+    def __init__(self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None) -> None:
+        self._set_schedulers(optimizer, schedulers, " to be chained")
+        self._last_lr = self._group_lrs()
+
+    def step(self) -> None:  # type: ignore[override]
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = self._group_lrs()
 
 
 class ReduceLROnPlateau(LRScheduler):

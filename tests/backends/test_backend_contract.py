@@ -741,6 +741,7 @@ POINTERS = {
     "avg_pool2d_backward": "ops/test_pooling.py::test_avg_pool_gradcheck",
     "adaptive_avg_pool2d": "ops/test_pooling.py::test_adaptive_avg_pool_matches_loops",
     "adaptive_avg_pool2d_backward": "ops/test_pooling.py::test_adaptive_avg_pool_gradcheck",
+    "adaptive_max_pool2d": "ops/test_adaptive_max_pool.py::test_backend_adaptive_max_pool_matches_loops",
     "batch_norm_forward": "ops/test_normalization.py::test_batch_norm_training_forward_and_running_stats_over_steps",
     "batch_norm_backward": "ops/test_normalization.py::test_batch_norm_gradients",
     "layer_norm_forward": "ops/test_normalization.py::test_layer_norm_forward_and_gradients",
@@ -791,6 +792,61 @@ POINTERS.update({
 })
 
 
+def searching_cases() -> dict[str, Callable[[Backend], None]]:
+    ints = rng.integers(0, 4, (5, 3, 2))
+
+    def unique(B):
+        values, inverse, counts = B.unique(dev(B, ints), None, False)
+        ref, ref_inverse, ref_counts = np.unique(ints, return_inverse=True, return_counts=True)
+        for got, want in ((values, ref), (inverse, ref_inverse.reshape(ints.shape)), (counts, ref_counts)):
+            assert np.array_equal(host(B, got), want)
+        values, inverse, counts = B.unique(dev(B, ints), 1, False)  # slices along axis 1, lexicographic
+        ref, ref_inverse, ref_counts = np.unique(ints, return_inverse=True, return_counts=True, axis=1)
+        for got, want in ((values, ref), (inverse, ref_inverse.reshape(-1)), (counts, ref_counts)):
+            assert np.array_equal(host(B, got), want)
+        runs = np.array([2.0, 2.0, np.nan, np.nan, 1.0, 2.0])  # consecutive runs; every nan is its own value
+        values, inverse, counts = B.unique(dev(B, runs), None, True)
+        np.testing.assert_array_equal(host(B, values), [2.0, np.nan, np.nan, 1.0, 2.0])
+        assert host(B, inverse).tolist() == [0, 0, 1, 2, 3, 4] and host(B, counts).tolist() == [2, 1, 1, 1, 1]
+
+    def searchsorted(B):
+        seq = np.sort(x64(3, 6), axis=1)
+        values = x64(3, 4)
+        for right in (False, True):
+            ref = np.stack([np.searchsorted(s, v, "right" if right else "left") for s, v in zip(seq, values)])
+            assert np.array_equal(host(B, B.searchsorted(dev(B, seq), dev(B, values), right, None)), ref)
+            flat = np.searchsorted(seq[0], values, "right" if right else "left")
+            assert np.array_equal(host(B, B.searchsorted(dev(B, seq[0]), dev(B, values), right, None)), flat)
+        stored = rng.permuted(seq, axis=1)  # unsorted rows, and the order that sorts them
+        got = B.searchsorted(dev(B, stored), dev(B, values), False, dev(B, np.argsort(stored, axis=1)))
+        ref = np.stack([np.searchsorted(s, v) for s, v in zip(seq, values)])
+        assert np.array_equal(host(B, got), ref)
+
+    def bincount(B):
+        idx = rng.integers(0, 5, 20)
+        w = x64(20)
+        assert np.array_equal(host(B, B.bincount(dev(B, idx), None, 0)), np.bincount(idx))
+        assert np.array_equal(host(B, B.bincount(dev(B, idx), None, 9)), np.bincount(idx, minlength=9))
+        close(B, B.bincount(dev(B, idx), dev(B, w), 7), np.bincount(idx, w, minlength=7))
+        assert host(B, B.bincount(dev(B, idx), dev(B, w.astype(np.float32)), 0)).dtype == np.float32
+
+    def histc(B):
+        data = np.array([-1.0, 0.0, 0.1, 0.5, 0.99, 1.0, 2.0, np.nan])
+        got = host(B, B.histc(dev(B, data), 4, 0.0, 1.0))
+        assert got.dtype == np.float64 and got.tolist() == [2.0, 0.0, 1.0, 2.0]  # 1.0 falls in the last bin
+        v = x64(50)
+        close(B, B.histc(dev(B, v), 7, -1.0, 1.0), np.histogram(v, 7, (-1.0, 1.0))[0])
+
+    def isin(B):
+        a, t = rng.integers(0, 9, (3, 4)), rng.integers(0, 9, 5)
+        for invert in (False, True):
+            assert np.array_equal(host(B, B.isin(dev(B, a), dev(B, t), invert)), np.isin(a, t, invert=invert))
+        nan = np.array([np.nan, 1.0])
+        assert host(B, B.isin(dev(B, nan), dev(B, nan), False)).tolist() == [False, True]
+
+    return {"unique": unique, "searchsorted": searchsorted, "bincount": bincount, "histc": histc, "isin": isin}
+
+
 def amp_unscale_case(B: Backend) -> None:
     """Gradients of three dtypes unscaled in place (float16 in float32, rounded once) and found_inf a 0-d
     float32 array: 0 while every value is finite, 1 with one inf or NaN anywhere (tested before scaling)."""
@@ -819,6 +875,7 @@ PARITY: dict[str, Any] = {
     **linalg_cases(), **activation_cases(), **POINTERS,
     **solve_cases(), **factorization_cases(),
     **rearrange_cases(),
+    **searching_cases(),
     "amp_unscale_and_check_inf": amp_unscale_case,
 }
 

@@ -55,6 +55,15 @@ def channels_last_rows(a: Array) -> Array:
     return a.transpose(0, 2, 3, 1).reshape(-1, a.shape[1])
 
 
+def col2im_kernel(weight: Array | None, kernel: Sequence[int] | None) -> tuple[int, int]:
+    """col2im's (kH, kW): the weight's, or ``kernel`` when there is no weight."""
+    if weight is not None:
+        return weight.shape[2], weight.shape[3]
+    if kernel is None:
+        raise ValueError("col2im: without a weight the kernel size must be given")
+    return kernel[0], kernel[1]
+
+
 def pad_hw(xp: Any, x: Array, padding: Pad4, value: float) -> Array:
     """x (..., H, W) padded by (top, bottom, left, right) with ``value``; x itself when nothing is padded."""
     top, bottom, left, right = padding
@@ -167,26 +176,37 @@ class ConvOps:
             gw = per_item.sum(axis=0)
         return gw.reshape(weight_shape)
 
-    def col2im(self, gy2: Array, gy_hw: Sequence[int], weight: Array, x_shape: Sequence[int],
-                           stride: Pair, padding: Pad4, dilation: Pair, groups: int) -> Array:
+    def col2im(self, gy2: Array, gy_hw: Sequence[int], weight: Array | None, x_shape: Sequence[int],
+               stride: Pair, padding: Pad4, dilation: Pair, groups: int, kernel: Sequence[int] | None = None
+               ) -> Array:
         """gx (N, C, H, W) of conv2d: for each kernel offset k, the GEMM gy2 @ w[:, :, k] is added into
-        the channels-last padded gradient at the positions that offset read; one copy to NCHW at the end."""
+        the channels-last padded gradient at the positions that offset read; one copy to NCHW at the end.
+
+        With ``weight`` None, gy2 (N*oH*oW, C*kH*kW) already holds the columns, in im2col's (c, i, j) order
+        for a ``kernel`` (kH, kW), and each is added into place as it is: im2col's adjoint (F.fold)."""
         xp = self.xp
         n, c, h, w = x_shape
-        c_out, cg, k_h, k_w = weight.shape
         top, bottom, left, right = padding
-        g = gy2.reshape(gy2.shape[0], groups, c_out // groups).transpose(1, 0, 2)  # (G, rows, Og)
-        # (kH*kW, G, Og, Cg), contiguous so that every matrix in the batch is BLAS-ready (it is small)
-        w_k = xp.ascontiguousarray(
-            weight.reshape(groups, c_out // groups, cg, k_h * k_w).transpose(3, 0, 1, 2))
+        cg = c // groups
+        k_h, k_w = col2im_kernel(weight, kernel)
         gxp = xp.zeros((n, h + top + bottom, w + left + right, groups, cg), dtype=gy2.dtype)
         planes = gxp.transpose(3, 4, 0, 1, 2)  # (G, Cg, N, Hp, Wp): offsets index its last two axes
-        # one offset at a time through one small buffer: a (kH*kW)-times larger gcols would not stay in cache
-        gcols = xp.empty((groups, gy2.shape[0], cg), dtype=gy2.dtype)
-        gcols_planes = gcols.reshape(groups, n, gy_hw[0], gy_hw[1], cg).transpose(0, 4, 1, 2, 3)
-        for k, index in kernel_offsets((k_h, k_w), stride, dilation, gy_hw):  # type: ignore[arg-type]
-            xp.matmul(g, w_k[k], out=gcols)
-            planes[index] += gcols_planes
+        if weight is None:  # (G, Cg, N, oH, oW, kH*kW): offset k's columns are [..., k]
+            cols = gy2.reshape(n, gy_hw[0], gy_hw[1], groups, cg, k_h * k_w).transpose(3, 4, 0, 1, 2, 5)
+            for k, index in kernel_offsets((k_h, k_w), stride, dilation, gy_hw):  # type: ignore[arg-type]
+                planes[index] += cols[..., k]
+        else:
+            c_out = weight.shape[0]
+            g = gy2.reshape(gy2.shape[0], groups, c_out // groups).transpose(1, 0, 2)  # (G, rows, Og)
+            # (kH*kW, G, Og, Cg), contiguous so that every matrix in the batch is BLAS-ready (it is small)
+            w_k = xp.ascontiguousarray(
+                weight.reshape(groups, c_out // groups, cg, k_h * k_w).transpose(3, 0, 1, 2))
+            # one offset at a time through one small buffer: a (kH*kW)-times larger gcols would not stay in cache
+            gcols = xp.empty((groups, gy2.shape[0], cg), dtype=gy2.dtype)
+            gcols_planes = gcols.reshape(groups, n, gy_hw[0], gy_hw[1], cg).transpose(0, 4, 1, 2, 3)
+            for k, index in kernel_offsets((k_h, k_w), stride, dilation, gy_hw):  # type: ignore[arg-type]
+                xp.matmul(g, w_k[k], out=gcols)
+                planes[index] += gcols_planes
         gx = gxp[:, top:top + h, left:left + w].reshape(n, h, w, c).transpose(0, 3, 1, 2)
         return xp.ascontiguousarray(gx)  # callers and later ops get the usual NCHW layout
 

@@ -53,3 +53,16 @@ __all__ += ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose3d"]
 __all__ += ["MaxPool1d", "MaxPool3d", "AvgPool1d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 __all__ += ["PReLU", "GLU", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink", "Softmax2d"]
 __all__ += ["AdaptiveAvgPool1d", "AdaptiveAvgPool3d"]
+from .loss import CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, KLDivLoss, MarginRankingLoss  # noqa: E402
+from .loss import MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss  # noqa: E402
+from .loss import TripletMarginLoss  # noqa: E402
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
+__all__ += ["KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
+            "CosineEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
+            "TripletMarginLoss", "CosineSimilarity", "PairwiseDistance"]
+
+from .fold import Fold, Unfold  # noqa: E402
+__all__ += ["Fold", "Unfold"]
+
+from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d  # noqa: E402
+__all__ += ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]

@@ -1,4 +1,5 @@
-"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``."""
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d``,
+``MaxUnpool1d/2d/3d``."""
 from __future__ import annotations
 
 from typing import Any
@@ -103,6 +104,30 @@ class AvgPool3d(_AvgPoolNd):
 AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d = dim_variants(
     _AdaptiveAvgPoolNd, "AdaptiveAvgPool{n}d", "Averages the last {n} dims down to ``output_size`` with windows "
     "chosen to cover the input; a None entry keeps that input size.", __name__)
+
+
+class _AdaptiveMaxPoolNd(Module):
+    """The max of (N, C, *spatial) over windows chosen to cover the input, (N, C, *output_size); with
+    ``return_indices`` also each max's flat position in its input plane."""
+    _dims = 2
+    _repr_options = ("output_size",)
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input: Tensor) -> Any:
+        pool = F.adaptive_max_pool1d if self._dims == 1 else F.adaptive_max_pool2d
+        return pool(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Over (N, C, L) or (C, L)."""
+    _dims = 1
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Over (N, C, H, W) or (C, H, W); a None entry in ``output_size`` keeps that input size."""
 
 
 def _ntuple(x: Any, n: int) -> tuple[Any, ...]:

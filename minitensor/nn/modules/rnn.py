@@ -24,6 +24,7 @@ from ...tensor import Tensor
 from ...creation import empty, zeros
 from .. import functional as F, init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 from .utils import changed_options, optional_parameters
 
@@ -79,7 +80,8 @@ def _check_hidden(name: str, t: Tensor, expected: tuple[int, ...]) -> None:
 class RNNBase(Module):
     """Shared by RNN, LSTM and GRU: parameters per layer and direction, and the layer loop.
 
-    Input (L, N, H_in) ((N, L, H_in) with ``batch_first``, or unbatched (L, H_in)); states
+    Input (L, N, H_in) ((N, L, H_in) with ``batch_first``, or unbatched (L, H_in)), or a PackedSequence
+    (then the output is one too, and h_n holds each sequence's state at its own last step); states
     (num_layers * D, N, H_out) with D = 2 when ``bidirectional``. Parameters, per layer k:
     weight_ih_l{k} (G, H_in or D * H_out), weight_hh_l{k} (G, H_out), bias_ih_l{k}, bias_hh_l{k} (G,),
     and the same with suffix "_reverse" for the backward direction. ``dropout`` applies to the outputs
@@ -148,10 +150,10 @@ class RNNBase(Module):
     def _state_shape(self, batch: int) -> tuple[int, int, int]:
         return self.num_layers * self.num_directions, batch, self.hidden_size
 
-    def _initial_state(self, input: Tensor, hx: Any, batched: bool) -> State:
+    def _initial_state(self, input: Tensor, batch: int, hx: Any, batched: bool) -> State:
         """The initial states as a tuple of (num_layers * D, N, H) tensors (zeros when ``hx`` is None)."""
         n_states = 2 if self.mode == "LSTM" else 1
-        shape = self._state_shape(input.shape[1])
+        shape = self._state_shape(batch)
         if hx is None:
             h0 = zeros(*shape, dtype=input.dtype, device=input.device)
             return (h0,) * n_states
@@ -181,21 +183,28 @@ class RNNBase(Module):
         if input.dtype != self.weight_ih_l0.dtype:
             raise ValueError(f"input must have the type {self.weight_ih_l0.dtype}, got type {input.dtype}")
 
-    def _run_direction(self, gi: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None,
-                       reverse: bool) -> tuple[Tensor, State]:
-        """The recurrence over time for one layer and direction: gi (L, N, G) -> outputs (L, N, H)."""
+    def _run_direction(self, gi_steps: Sequence[Tensor], state: State, w_hh: Tensor, b_hh: Tensor | None,
+                       reverse: bool) -> tuple[list[Tensor], State]:
+        """The recurrence over time for one layer and direction: gi_steps[t] (N_t, G) -> outputs[t] (N_t, H).
+
+        For packed input N_t = batch_sizes[t] shrinks over time: step t updates the first N_t rows of the
+        state and keeps the rest, so each sequence's final state is that of its true last step (and, in
+        reverse, a sequence starts from its initial state at its own last step)."""
         step = _STEPS[self.mode]
-        # unbind makes one graph node per step, and each one's backward allocates a zero gradient of all of
-        # gi (O(L^2 N G) in total); a single-node unbind in functional/ would make this linear in L.
-        gi_steps = gi.unbind(0)
         outputs: list[Any] = [None] * len(gi_steps)
         for t in (reversed(range(len(gi_steps))) if reverse else range(len(gi_steps))):
-            state = step(gi_steps[t], state, w_hh, b_hh)
-            outputs[t] = state[0]
-        return stack(outputs), state
+            rows = gi_steps[t].shape[0]
+            if rows == state[0].shape[0]:
+                state = active = step(gi_steps[t], state, w_hh, b_hh)
+            else:
+                active = step(gi_steps[t], tuple(s[:rows] for s in state), w_hh, b_hh)
+                state = tuple(cat([a, s[rows:]]) for a, s in zip(active, state))
+            outputs[t] = active[0]
+        return outputs, state
 
-    def _run(self, input: Tensor, states: State) -> tuple[Tensor, State]:
-        """All layers over time-major input (L, N, H_in): the last layer's output and final states."""
+    def _run(self, input: Tensor, states: State, batch_sizes: list[int] | None = None) -> tuple[Tensor, State]:
+        """All layers over time-major input (L, N, H_in), or packed data (sum N_t, H_in) with its
+        ``batch_sizes``: the last layer's output (same layout) and final states."""
         finals = []
         layer_input = input
         for layer in range(self.num_layers):
@@ -204,23 +213,46 @@ class RNNBase(Module):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
                 index = layer * self.num_directions + direction
                 gi = F.linear(layer_input, w_ih, b_ih)  # every time step in one matmul
-                out, final = self._run_direction(gi, tuple(s[index] for s in states), w_hh, b_hh, direction == 1)
-                outputs.append(out)
+                # unbind/split make one graph node per step, and each one's backward allocates a zero gradient
+                # of all of gi (O(L^2 N G) in total); a single-node unbind in functional/ would make it linear.
+                gi_steps = gi.unbind(0) if batch_sizes is None else gi.split(batch_sizes)
+                out, final = self._run_direction(gi_steps, tuple(s[index] for s in states), w_hh, b_hh,
+                                                 direction == 1)
+                outputs.append(stack(out) if batch_sizes is None else cat(out))
                 finals.append(final)
-            layer_input = outputs[0] if len(outputs) == 1 else cat(outputs, 2)
+            layer_input = outputs[0] if len(outputs) == 1 else cat(outputs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_input = F.dropout(layer_input, self.dropout, training=True)
         final_states = tuple(stack([f[k] for f in finals]) for k in range(len(states)))
         return layer_input, final_states
 
-    def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, Any]:
+    def _forward_packed(self, input: PackedSequence, hx: Any) -> tuple[PackedSequence, Any]:
+        """PyTorch's packed path: hx in the caller's batch order is sorted like the data, and h_n (c_n)
+        is put back in the caller's order."""
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        if data.dim() != 2:
+            raise RuntimeError(f"input must have 2 dimensions, got {data.dim()}")
+        self._check_input(data)
+        sizes = batch_sizes.tolist()
+        states = self._initial_state(data, sizes[0], hx, True)
+        if hx is not None and sorted_indices is not None:
+            states = tuple(s.index_select(1, sorted_indices) for s in states)
+        output, states = self._run(data, states, sizes)
+        if unsorted_indices is not None:
+            states = tuple(s.index_select(1, unsorted_indices) for s in states)
+        return (PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices),
+                states if self.mode == "LSTM" else states[0])
+
+    def forward(self, input: Tensor | PackedSequence, hx: Any = None) -> tuple[Any, Any]:
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         self._check_input(input)
         batched = input.dim() == 3
         if not batched:
             input = input.unsqueeze(1)
         elif self.batch_first:
             input = input.transpose(0, 1)
-        output, states = self._run(input, self._initial_state(input, hx, batched))
+        output, states = self._run(input, self._initial_state(input, input.shape[1], hx, batched))
         if not batched:
             output, states = output.squeeze(1), tuple(s.squeeze(1) for s in states)
         elif self.batch_first:
