@@ -52,6 +52,11 @@ from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from . import profiler  # noqa: E402  (torch.profiler)
 from . import distributed  # noqa: E402  (torch.distributed; MPI and NCCL are imported only by init_process_group)
 
+from .type_info import finfo, iinfo  # noqa: E402
+from . import special  # noqa: E402  (torch.special)
+from .random import default_generator  # noqa: E402
+from .deterministic import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
+
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", "arange", "argmax", "argmin",
@@ -88,6 +93,8 @@ __all__ += [_op for _op in _functional_all if _op not in __all__]  # every op of
 for _internal in ("creation", "deterministic", "generator", "legacy", "printing", "size", "tensor_math",
                   "tensor_methods", "tensor_shape", "tensor_sparse"):
     globals().pop(_internal, None)
+globals().pop("type_info", None)
+globals().pop("tensor_storage", None)
 
 
 __all__ += ["onnx"]
@@ -98,6 +105,9 @@ __all__ += ["distributed"]
 __all__ += ["Size"]
 __all__ += ["set_printoptions"]
 __all__ += ["compile", "compiler"]
+__all__ += ["finfo", "iinfo"]
+__all__ += ["special"]
+__all__ += ["default_generator", "get_float32_matmul_precision", "set_float32_matmul_precision"]
 
 
 def is_tensor(obj: object) -> "_builtins.bool":

@@ -69,3 +69,28 @@ def alert_not_deterministic(caller: str) -> None:
         warnings.warn(message, UserWarning, stacklevel=3)
     else:
         raise RuntimeError(message)
+
+
+# PyTorch's float32 matmul precision: "highest" (full float32), "high" (TF32 or bfloat16x3 allowed), "medium"
+# (bfloat16 allowed). Stored and reported only: no minitensor matmul reads it (docs/differences.md).
+_PRECISIONS = ("highest", "high", "medium")
+_matmul_precision = ["highest"]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Record the internal precision float32 matmuls may use; another string warns and changes nothing, as
+    PyTorch."""
+    if not isinstance(precision, str):
+        raise RuntimeError(f"set_float32_matmul_precision expects a str, but got {type(precision).__name__}")
+    if precision not in _PRECISIONS:
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+                      "set_float32_matmul_precision call has no effect.", UserWarning, stacklevel=2)
+        return
+    _matmul_precision[0] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _matmul_precision[0]
+
+
+__all__ += ["get_float32_matmul_precision", "set_float32_matmul_precision"]

@@ -46,16 +46,24 @@ class Generator:
     def stream(self, on: device) -> Any:
         """The backend generator to draw from for a tensor on ``on`` (PyTorch's error if that is another
         device type)."""
-        if on.type != self.device.type:
-            raise RuntimeError(f"Expected a '{on.type}' device type for generator but found '{self.device.type}'")
+        self._check_device(on)
         if self._stream is None:
             self._stream = on.backend.xp.random.default_rng(self._seed)
+        return self._stream
+
+    def _check_device(self, on: device) -> None:
+        if on.type != self.device.type:
+            raise RuntimeError(f"Expected a '{on.type}' device type for generator but found '{self.device.type}'")
+
+    def _drawn(self) -> Any:
+        """The stream if one was made (None: nothing drawn since the last seeding)."""
         return self._stream
 
     def get_state(self) -> Any:
         """The state as a uint8 tensor (the seed and the bit generator's state; ``set_state`` takes it back)."""
         from .creation import tensor
-        state = {"seed": self._seed, "stream": None if self._stream is None else _bit_state(self._stream)}
+        drawn = self._drawn()
+        state = {"seed": self.initial_seed(), "stream": None if drawn is None else _bit_state(drawn)}
         return tensor(np.frombuffer(json.dumps(state).encode(), dtype=np.uint8).copy())
 
     def set_state(self, new_state: Any) -> "Generator":

@@ -1,15 +1,46 @@
-"""Seeding: one generator per device, as in PyTorch."""
+"""Seeding: one generator per device, as in PyTorch; ``default_generator`` is the CPU's as a ``Generator``."""
 from __future__ import annotations
 
-from .backends import _SEED, seed_all, thread_seed
+from typing import Any
 
-__all__ = ["initial_seed", "manual_seed", "seed"]
+from .backends import _SEED, get_backend, seed_all, thread_seed
+from .device import device
+from .generator import Generator
+
+__all__ = ["default_generator", "initial_seed", "manual_seed", "seed"]
 
 
-def manual_seed(seed: int) -> None:
+class _DefaultGenerator(Generator):
+    """PyTorch's ``torch.default_generator``: the CPU's global stream (what the random functions draw from
+    without ``generator=``) seen as a ``Generator``; seeding it seeds the CPU alone, as PyTorch's."""
+
+    def __init__(self) -> None:
+        super().__init__("cpu")
+
+    def manual_seed(self, seed: int) -> Generator:
+        super().manual_seed(seed)  # the type check and the modulo 2**64
+        seed_all(self._seed, "cpu")
+        return self
+
+    def initial_seed(self) -> int:
+        return initial_seed()
+
+    def stream(self, on: device) -> Any:
+        self._check_device(on)
+        return get_backend("cpu").get_rng()
+
+    def _drawn(self) -> Any:
+        return get_backend("cpu").get_rng()
+
+
+default_generator = _DefaultGenerator()
+
+
+def manual_seed(seed: int) -> Generator:
     """Seed the CPU generator and that of every device, in use now or later (NumPy and CuPy draw different streams for
-    one seed: tests comparing devices make data on the host and move it)."""
-    seed_all(int(seed))
+    one seed: tests comparing devices make data on the host and move it). Returns ``default_generator``, as PyTorch."""
+    seed_all(int(seed) % 2**64)
+    return default_generator
 
 
 def seed() -> int:

@@ -19,6 +19,7 @@ from .device import as_device, cpu, device
 from .size import Size
 from .tensor_methods import TensorMethods
 from .tensor_sparse import TensorSparseMethods
+from .tensor_storage import TensorStorageMethods
 from .backends.generic.sparse import SparseCOO
 
 _new = object.__new__
@@ -66,7 +67,7 @@ def stale_history_error(t: "Tensor") -> RuntimeError:
         "(docs/differences.md).")
 
 
-class Tensor(TensorMethods, TensorSparseMethods):
+class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods):
     """An n-dimensional array with autograd, on one device.
 
     ``Tensor(data)`` makes a float32 tensor from nested sequences or arrays, ``Tensor(2, 3)`` an uninitialised
@@ -188,9 +189,7 @@ class Tensor(TensorMethods, TensorSparseMethods):
 
     @property
     def mT(self) -> "Tensor":
-        if self.ndim < 2:
-            raise RuntimeError(f"tensor.mT needs at least 2 dimensions, got {self.ndim}")
-        return _F.transpose(self, -2, -1)
+        return self._last_two_swapped("tensor.mT")
 
     # ----------------------------------------------------------------------------------- conversion
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -415,8 +414,10 @@ from . import tensor_methods as _methods  # noqa: E402
 from . import tensor_math as _math_methods, tensor_shape as _shape_methods  # noqa: E402
 from . import legacy as _legacy  # noqa: E402  (Tensor(...))
 from . import tensor_sparse as _sparse_methods  # noqa: E402
+from . import tensor_storage as _storage_methods  # noqa: E402
 
 _methods._F = _shape_methods._F = _math_methods._F = _F
+_storage_methods._F = _F
 _autograd.function._Tensor, _autograd.function._wrap = Tensor, _wrap
 _methods._C, _methods._L = _creation, _legacy
 _sparse_methods._S = _F.sparse

@@ -15,8 +15,9 @@ from .autograd import grad, no_grad
 from .tensor import Tensor, _wrap
 
 
-class GradcheckError(AssertionError):
-    """Raised when analytical and numerical gradients disagree."""
+class GradcheckError(AssertionError, RuntimeError):
+    """Raised when analytical and numerical gradients disagree (a RuntimeError as PyTorch's, and an
+    AssertionError as a failed test's)."""
 
 
 def _projection(fn: Callable[..., Any], inputs: Sequence[Any], v: list[np.ndarray]) -> float:

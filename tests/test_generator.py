@@ -23,7 +23,7 @@ def test_a_generator_repeats_its_stream_and_ignores_the_global_seed():
     for a, b in zip(first, again):
         assert np.array_equal(a.numpy(), b.numpy())
     assert not np.array_equal(mt.rand(4, generator=g).numpy(), first[0].numpy())  # the stream advanced
-    assert mt.manual_seed(0) is None and mt.Generator().manual_seed(-1).initial_seed() == 2**64 - 1
+    assert mt.manual_seed(0) is mt.default_generator and mt.Generator().manual_seed(-1).initial_seed() == 2**64 - 1
 
 
 def test_get_state_and_set_state_resume_the_stream():

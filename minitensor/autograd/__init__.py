@@ -97,3 +97,7 @@ def zero_grads(tensors: Any, set_to_none: bool = True) -> None:
 __all__ = ["Function", "zero_grads", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "inference_mode", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
 __all__ += ["ArrayFunction"]
+
+from . import functional  # noqa: E402  (torch.autograd.functional: jacobian, vjp)
+from .gradcheck import gradcheck  # noqa: E402  (the function, as torch.autograd.gradcheck)
+__all__ += ["functional", "gradcheck"]

@@ -57,15 +57,16 @@ def get_backend(device_type: str, index: int = 0) -> Backend:
     return backend
 
 
-def seed_all(seed: int) -> None:
-    """Seed every backend created so far, and every one created later, with ``seed``; in a DataLoader
-    worker thread, only that thread's own generators (as in a PyTorch worker process)."""
+def seed_all(seed: int, device_type: str | None = None) -> None:
+    """Seed every backend created so far (or those of ``device_type``), and every one created later, with
+    ``seed``; in a DataLoader worker thread, only that thread's own generators (as in a PyTorch worker process)."""
     if thread_seed() is not None:
         seed_thread(seed)
         return
     _SEED[0] = seed
-    for backend in _INSTANCES.values():
-        backend.seed(seed)
+    for (kind, _), backend in _INSTANCES.items():
+        if device_type is None or kind == device_type:
+            backend.seed(seed)
 
 
 def loaded_backends() -> list[Backend]:

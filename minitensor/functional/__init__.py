@@ -42,6 +42,7 @@ from . import random  # noqa: F401  (the in-place samplers' bodies, for Tensor's
 from .random import normal, poisson
 from .distance import cdist
 from .reorder import cartesian_prod
+from .scatter import index_put
 
 __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
            "bitwise_xor", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clip", "clone", "concat",
@@ -81,3 +82,4 @@ __all__ += ["bincount", "bucketize", "count_nonzero", "histc", "isin", "searchso
 __all__ += ["kthvalue", "median", "mode", "nanmedian", "nanquantile", "quantile"]
 __all__ += ["normal", "poisson"]
 __all__ += ["cdist", "cartesian_prod", "trapezoid", "trapz", "cumulative_trapezoid"]
+__all__ += ["index_put", "signbit"]

@@ -18,6 +18,7 @@ __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder
            "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
            "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite"]
 __all__ += ["fmod", "bitwise_left_shift", "bitwise_right_shift", "isclose", "allclose", "equal"]
+__all__ += ["signbit"]
 
 
 class Add(ArrayFunction):
@@ -272,6 +273,7 @@ bitwise_and, bitwise_or, bitwise_xor = (_no_grad(name, integer_only=True)
 logical_not, isnan, isinf, isfinite = (_no_grad(name, unary=True)
                                        for name in ("logical_not", "isnan", "isinf", "isfinite"))
 bitwise_not = _no_grad("bitwise_not", ufunc="invert", unary=True, integer_only=True)
+signbit = _no_grad("signbit", unary=True)  # the sign bit set: True for -0.0 and -nan; False for bool and uint8
 
 
 def _shift(name: str, kernel: str, input: Any, other: Any) -> Tensor:

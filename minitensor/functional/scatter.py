@@ -16,12 +16,14 @@ from ..autograd.function import ArrayFunction
 from ..creation import arange
 from ..backends.base import Backend
 from ..tensor import Tensor
-from ._util import as_operand, nondiff, norm_dim, out_of_range
-from .indexing import gather, getitem
+from ._util import as_operand, nondiff, norm_dim, out_of_range, torch_dtype_name
+from .cast import clone
+from .indexing import gather, getitem, setitem
 from .shape import broadcast_to
 
 __all__ = ["scatter", "scatter_add", "scatter_reduce", "take_along_dim", "nonzero", "argwhere", "masked_select",
            "index_add", "index_copy", "index_fill", "take", "put", "select_scatter", "slice_scatter", "masked_scatter"]
+__all__ += ["index_put"]
 
 REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
@@ -274,6 +276,49 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     idx, src = _flat_index("put", input, index), source.reshape(-1)
     out = scatter_add(flat, 0, idx, src) if accumulate else scatter(flat, 0, idx, src)
     return out.reshape(tuple(input.shape))
+
+
+def _index_put_args(input: Tensor, indices: Any, values: Any) -> tuple[Tensor, ...]:
+    """indices as a tuple of index tensors, checked with PyTorch's errors."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError("index_put(): argument 'indices' (position 1) must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    for k, i in enumerate(indices):
+        if not isinstance(i, Tensor):
+            raise TypeError(f"expected Tensor as element {k} in argument 0, but got {type(i).__name__}")
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
+    if values.dtype is not input.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{torch_dtype_name(input.dtype)} for the destination and "
+                           f"{torch_dtype_name(values.dtype)} for the source.")
+    if not indices:
+        raise RuntimeError("index_put: indices must hold at least one index tensor")
+    if len(indices) > input.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {input.ndim} (got {len(indices)})")
+    return tuple(indices)
+
+
+def index_put(input: Tensor, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:
+    """input with ``input[indices] = values`` (values broadcast to the indexed shape); with ``accumulate``,
+    values add to input, repeated places summing. Gradients: input gets g (zero where written, unless
+    ``accumulate``); values get g[indices] summed to values' shape."""
+    index = _index_put_args(input, indices, values)
+    if not accumulate:
+        out = clone(input)
+        setitem(out, index, values)
+        return out
+    # The flat places input[index] reads (getitem's rules: masks, int32, broadcasting), then put's scatter-add.
+    places = getitem(arange(input.numel(), device=input.device).reshape(tuple(input.shape)), index)
+    shape = tuple(places.shape)
+    try:
+        fits = np.broadcast_shapes(tuple(values.shape), shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(shape)}")
+    return put(input, places, broadcast_to(values, shape), accumulate=True)
 
 
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:

@@ -22,3 +22,6 @@ from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
            "ASGD", "LBFGS", "lr_scheduler"]
+
+from . import swa_utils  # noqa: E402  (torch.optim.swa_utils)
+__all__ += ["swa_utils"]

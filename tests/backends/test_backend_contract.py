@@ -140,6 +140,11 @@ def array_cases() -> dict[str, Callable[[Backend], None]]:
         B.copy_into(dst, dev(B, np.array([1.5, 2.5, 3.5])))
         close(B, dst, np.tile([1.5, 2.5, 3.5], (2, 1)))
 
+    def storage_offset(B):
+        a = dev(B, np.arange(24.0).reshape(4, 6))
+        assert B.storage_offset(a) == 0 and B.storage_offset(a[1:, 2:][1:]) == (2 * 6 + 2) * 8
+        assert B.data_ptr(a[1]) - B.data_ptr(a) == 48 and B.storage_offset(a.T[::-1]) == 5 * 8
+
     def isfinite_all(B):
         assert B.isfinite_all(dev(B, [1.0, 2.0])) is True
         assert B.isfinite_all(dev(B, [1.0, np.inf])) is False
@@ -148,7 +153,8 @@ def array_cases() -> dict[str, Callable[[Backend], None]]:
     return {"asarray": asarray, "to_numpy": to_numpy, "empty": factory("empty", None),
             "zeros": factory("zeros", 0), "ones": factory("ones", 1), "full": full, "arange": arange,
             "linspace": linspace, "eye": eye, "astype": astype, "copy": copy, "ascontiguous": ascontiguous,
-            "copy_into": copy_into, "isfinite_all": isfinite_all}
+            "copy_into": copy_into, "isfinite_all": isfinite_all,
+            "storage_offset": storage_offset, "data_ptr": storage_offset}
 
 
 # ------------------------------------------------------------------------------------------- random
@@ -350,6 +356,7 @@ def comparison_cases() -> dict[str, Callable[[Backend], None]]:
     cases.update(logical_not=unary("logical_not", np.logical_not, t), bitwise_not=unary("bitwise_not", np.invert, i),
                  isnan=unary("isnan", np.isnan, a), isinf=unary("isinf", np.isinf, a),
                  isfinite=unary("isfinite", np.isfinite, a))
+    cases["signbit"] = unary("signbit", np.signbit, np.array([-0.0, 0.0, -1.5, 2.0, -np.nan, np.nan, -np.inf]))
     return cases
 
 

@@ -141,6 +141,9 @@ class CupyBackend(Backend):
     def to_numpy(self, a: Array) -> np.ndarray:
         return cupy.asnumpy(a)  # waits for the work that makes ``a``: a host sync, as any transfer to host
 
+    def data_ptr(self, a: Array) -> int:
+        return int(a.data.ptr)  # CuPy arrays have no __array_interface__
+
     def permutation(self, n: int, rng: Any = None) -> Array:
         return cupy.argsort((rng or self._rng).random(n))
 

@@ -35,6 +35,7 @@ class ComparisonOps:
     isnan = xp_function("isnan")
     isinf = xp_function("isinf")
     isfinite = xp_function("isfinite")
+    signbit = xp_function("signbit")  # x -> bool array: the sign bit is set (-0.0 and -nan too)
     # (a, b) -> integer array, shifted (right: arithmetic, -8 >> 1 = -4)
     left_shift = xp_function("left_shift")
     right_shift = xp_function("right_shift")

@@ -64,6 +64,17 @@ class ArrayOps:
         """True when every element is finite (one host sync on a GPU: used by anomaly mode only)."""
         return bool(self.xp.isfinite(a).all())
 
+    def data_ptr(self, a: Array) -> int:
+        """The address of a's first element."""
+        return int(a.__array_interface__["data"][0])
+
+    def storage_offset(self, a: Array) -> int:
+        """Bytes from the start of the memory a views (its outermost array base) to a's first element."""
+        root = a
+        while isinstance(root.base, type(a)):
+            root = root.base
+        return self.data_ptr(a) - self.data_ptr(root)
+
     def may_share_memory(self, a: Array, b: Array) -> bool:
         """Whether a and b may overlap in memory (a cheap bounds check: True can be a false alarm)."""
         return bool(self.xp.may_share_memory(a, b))

@@ -1,0 +1,29 @@
+"""``minitensor.autograd.gradcheck``: PyTorch's name and keyword arguments for ``minitensor.testing.gradcheck``
+(central finite differences in float64 against one backward pass per projection; see that module)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+__all__ = ["gradcheck"]
+
+
+def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-06, atol: float = 1e-05,
+              rtol: float = 0.001, raise_exception: bool = True, nondet_tol: float = 0.0,
+              check_undefined_grad: bool = True, check_grad_dtypes: bool = False, check_batched_grad: bool = False,
+              check_batched_forward_grad: bool = False, check_forward_ad: bool = False,
+              check_backward_ad: bool = True, fast_mode: bool = False, masked: bool | None = None) -> bool:
+    """True when the gradients of ``func`` w.r.t. the float64 inputs that require grad match finite
+    differences within ``atol + rtol * |numerical|``; else ``GradcheckError`` (a RuntimeError, as PyTorch's) or
+    False. ``nondet_tol`` and ``check_undefined_grad`` are accepted: every backward here is deterministic
+    on the CPU and never sees an undefined gradient; gradients always come back in their input's dtype."""
+    from ..testing import gradcheck as check  # testing builds on autograd: imported at the call
+    unsupported = {"check_batched_grad": check_batched_grad, "check_batched_forward_grad": check_batched_forward_grad,
+                   "check_forward_ad": check_forward_ad, "masked": bool(masked)}
+    for name, on in unsupported.items():
+        if on:
+            raise NotImplementedError(f"gradcheck({name}=True): minitensor has no forward-mode AD, vmap or masked "
+                                      "tensors; only the backward check runs")
+    if not check_backward_ad:
+        return True  # nothing left to check
+    return check(func, inputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
+                 fast_mode=fast_mode)
