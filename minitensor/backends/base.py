@@ -26,11 +26,12 @@ from .generic.shape import ShapeOps
 from .generic.factorization import FactorizationOps
 from .generic.solve import SolveOps
 from .generic.sparse import SparseOps
+from .generic.special import SpecialOps
 
 
 class Backend(ArrayOps, RandomOps, ElementwiseOps, ComparisonOps, ReduceOps, ShapeOps, LinalgOps, ActivationOps,
               ConvOps, PoolOps, NormOps, LossOps, DropoutOps, EmbeddingOps, OptimOps,
-              SolveOps, FactorizationOps, SparseOps, AmpOps):
+              SolveOps, FactorizationOps, SparseOps, AmpOps, SpecialOps):
     """Identity: ``name`` ("cpu", "cuda"), ``xp`` (the array module), availability and synchronisation."""
 
     name: str = "abstract"

@@ -35,6 +35,7 @@ from .solve import cholesky_inverse, cholesky_solve
 from .norms import torch_norm as norm  # torch.norm: reduce.norm's vector norms, and "nuc" through linalg
 from . import sparse  # noqa: F401  (sparse COO tensors: minitensor.sparse_coo_tensor, minitensor.sparse.mm)
 from .sparse import layout, sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: F401
+from .special import *  # noqa: F401,F403  (lgamma, digamma, polygamma, i0, sinc, xlogy, logit)
 
 __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
            "bitwise_xor", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clip", "clone", "concat",
@@ -67,3 +68,7 @@ __all__ += ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broad
             "slice_scatter", "swapdims", "take", "tensor_split", "tile", "vsplit", "vstack"]
 __all__ += ["cholesky_inverse", "cholesky_solve", "qr", "svd"]
 __all__ += ["layout", "sparse_coo", "sparse_coo_tensor", "spmm", "strided"]
+# PyTorch's pointwise ops, NaN-aware reductions and special functions that programs reach for.
+POINTWISE_OPS = ["addcdiv", "addcmul", "clamp_max", "clamp_min", "diff", "digamma", "float_power", "heaviside", "i0",
+                 "lgamma", "logit", "nan_to_num", "nanmean", "nansum", "polygamma", "sinc", "xlogy"]
+__all__ += POINTWISE_OPS
