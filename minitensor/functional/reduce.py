@@ -69,7 +69,8 @@ class NanSum(ArrayFunction):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, = ctx.saved_tensors
-        return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * ~B.isnan(x), None, None
+        with np.errstate(invalid="ignore"):
+            return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * ~B.isnan(x), None, None
 
 
 class Prod(ArrayFunction):

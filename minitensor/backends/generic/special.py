@@ -54,8 +54,9 @@ class SpecialOps:
         return self._special_module().i1(self._wide(x)).astype(x.dtype, copy=False)
 
     def sinc(self, x: Array) -> Array:
-        """sin(pi x) / (pi x), 1 at 0."""
-        return self.xp.sinc(self._wide(x)).astype(x.dtype, copy=False)
+        """sin(pi x) / (pi x), 1 at 0, nan at +-inf."""
+        with np.errstate(invalid="ignore"):
+            return self.xp.sinc(self._wide(x)).astype(x.dtype, copy=False)
 
     def xlogy(self, x: Array, y: Array) -> Array:
         """x log(y), 0 where x = 0 unless y is nan; either operand may be a Python number (then in the
