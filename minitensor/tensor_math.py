@@ -28,9 +28,10 @@ IN_PLACE = ("floor", "ceil", "trunc", "fix", "frac", "round", "exp", "exp2", "ex
             "copysign", "fmod", "remainder", "lerp", "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor",
             "bitwise_left_shift", "bitwise_right_shift", "logical_not", "logical_and", "logical_or", "logical_xor")
 
-# The pointwise ops of functional/special.py and the math and arithmetic families' later additions.
+# The pointwise ops of functional/special.py, the math and arithmetic families' later additions, nansum, nanmean
+# and diff (whose functions take NumPy's axis= / keepdims= too).
 ADDED_FORWARDED = ("addcmul", "addcdiv", "xlogy", "logit", "sinc", "lgamma", "digamma", "i0", "nan_to_num", "heaviside",
-                   "float_power", "clamp_min", "clamp_max")
+                   "float_power", "clamp_min", "clamp_max", "nansum", "nanmean", "diff")
 ADDED_IN_PLACE = ("addcmul", "addcdiv", "xlogy", "logit", "sinc", "lgamma", "digamma", "i0", "nan_to_num", "heaviside",
                   "clamp_min", "clamp_max")
 

@@ -56,14 +56,6 @@ class TensorShapeMethods:
         return _F.mean(self, dim, keepdim, dtype=dtype)
 
     @numpy_aliases
-    def nansum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
-        return _F.nansum(self, dim, keepdim, dtype=dtype)
-
-    @numpy_aliases
-    def nanmean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> "Tensor":
-        return _F.nanmean(self, dim, keepdim, dtype=dtype)
-
-    @numpy_aliases
     def var(self, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
             unbiased: bool | None = None) -> "Tensor":
         return _F.var(self, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
@@ -264,9 +256,6 @@ class TensorShapeMethods:
 
     def cumprod_(self, dim: int, *, dtype: Any = None) -> "Tensor":
         return _F.inplace(self, _F.cumprod, dim, dtype=dtype)
-
-    def diff(self, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None) -> "Tensor":
-        return _F.diff(self, n, dim, prepend, append)
 
     def cummax(self, dim: int) -> Any:
         return _F.cummax(self, dim)

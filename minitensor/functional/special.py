@@ -71,15 +71,10 @@ class Xlogy(ArrayFunction):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         a, b = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        ga = gb = None
-        if need_a:  # a Python y: PyTorch's scalar overload tests "not y > 0", which a nan y also passes
-            low = b <= 0 if hasattr(b, "shape") else not b > 0
-            ga = B.where((a == 0) & low, 0, B.xlogy(gy, b))
-        if need_b:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                gb = gy * a / b
-        return ga, gb
+        low = b <= 0 if hasattr(b, "shape") else not b > 0  # a Python y: PyTorch tests "not y > 0" (nan too)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (B.where((a == 0) & low, 0, B.xlogy(gy, b)) if ctx.needs_input_grad[0] else None,
+                    gy * a / b if ctx.needs_input_grad[1] else None)
 
 
 def xlogy(input: Any, other: Any) -> Tensor:
