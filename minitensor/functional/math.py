@@ -345,7 +345,6 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     return input + weight * (end - input)
 
 
-
 class Heaviside(ArrayFunction):
     """1 where x > 0, ``values`` where x = 0, 0 elsewhere (nan included). It has no derivative in PyTorch:
     backward through it raises."""

@@ -92,17 +92,19 @@ class Logit(ArrayFunction):
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, eps: float | None) -> Any:
-        ctx.eps = eps
         ctx.save_for_backward(x)
+        # the bounds in x's dtype, as PyTorch's (NumPy would widen a 16-bit x by a Python float)
+        ctx.bounds = None if eps is None else (x.dtype.type(eps), x.dtype.type(1) - x.dtype.type(eps))
         if eps is not None:  # PyTorch's x < lo ? lo : x > hi ? hi : x (lo wins where eps > 0.5)
-            x = B.where(x < eps, eps, B.where(x > 1 - eps, 1 - eps, x))
+            lo, hi = ctx.bounds
+            x = B.where(x < lo, lo, B.where(x > hi, hi, x))
         with np.errstate(divide="ignore", invalid="ignore"):
             return B.log(x / (1 - x))
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, = ctx.saved_tensors
-        lo, hi, outside = (0, 1, math.nan) if ctx.eps is None else (ctx.eps, 1 - ctx.eps, 0)
+        (lo, hi), outside = ((0, 1), math.nan) if ctx.bounds is None else (ctx.bounds, 0)
         with np.errstate(divide="ignore", invalid="ignore"):
             g = gy / (x * (1 - x))
         return B.where((x < lo) | (x > hi), outside, g), None

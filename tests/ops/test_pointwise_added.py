@@ -219,7 +219,10 @@ def test_logit_gradcheck(shape, seed, eps):
 def test_logit_dtypes_and_in_place():
     assert mt.logit(mt.tensor([1, 0])).tolist() == [INF, -INF]  # integers give the default float dtype
     assert mt.logit(mt.tensor([0.3]), eps=0.7).tolist() == pytest.approx([math.log(0.7 / 0.3)])  # lo wins
-    assert mt.logit(mt.tensor([0.5], dtype=mt.bfloat16)).dtype is mt.bfloat16
+    for dtype in (mt.float16, mt.bfloat16):
+        assert mt.logit(mt.tensor([0.5], dtype=dtype)).dtype is dtype
+        assert mt.logit(mt.tensor([0.01, 0.3], dtype=dtype), eps=0.05).tolist() == \
+            pytest.approx([-2.944439, -0.847298], abs=0.02)
     x = mt.tensor([0.2])
     assert x.logit_(0.3) is x and x.tolist() == pytest.approx([math.log(0.3 / 0.7)])
     with pytest.raises(RuntimeError, match="can't be cast"):
