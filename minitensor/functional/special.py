@@ -65,8 +65,9 @@ class Xlogy(ArrayFunction):
 
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
-        ctx.save_for_backward(a, b)
-        return B.xlogy(a, b)
+        y = B.xlogy(a, b)
+        ctx.save_for_backward(a, b)  # not y: each gradient reads both inputs
+        return y
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
