@@ -116,3 +116,27 @@ def is_tensor(obj: object) -> "_builtins.bool":
 
 def numel(input: Tensor) -> _builtins.int:
     return input.numel()
+
+
+def _tensor_argument(name: str, input: object) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input
+
+
+def is_floating_point(input: Tensor) -> "_builtins.bool":
+    """True for the float dtypes (float16, bfloat16, float32, float64)."""
+    return _tensor_argument("is_floating_point", input).is_floating_point()
+
+
+def is_complex(input: Tensor) -> "_builtins.bool":
+    """False: minitensor has no complex dtypes."""
+    return _tensor_argument("is_complex", input).is_complex()
+
+
+def detach(input: Tensor) -> Tensor:
+    """``input.detach()``: the same memory, outside the graph."""
+    return _tensor_argument("detach", input).detach()
+
+
+__all__ += ["detach", "is_complex", "is_floating_point"]

@@ -6,9 +6,10 @@ from .functional.activation import log_softmax, softmax
 from .functional.activation import sigmoid as expit
 from .functional.math import erf, erfc, erfinv, exp2, expm1, log1p, round
 from .functional.reduce import logsumexp
-from .functional.special import entr, ndtr, ndtri
+from .functional.special import digamma, entr, i0, logit, ndtr, ndtri, polygamma, sinc, xlogy
+from .functional.special import digamma as psi
+from .functional.special import lgamma as gammaln
 
-# xlogy and logit: imported here from the functional families once they exist (another branch adds them).
-
-__all__ = ["entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "log1p", "log_softmax", "logsumexp", "ndtr",
-           "ndtri", "round", "softmax"]
+__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "log1p",
+           "log_softmax", "logit", "logsumexp", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax",
+           "xlogy"]

@@ -28,6 +28,12 @@ IN_PLACE = ("floor", "ceil", "trunc", "fix", "frac", "round", "exp", "exp2", "ex
             "copysign", "fmod", "remainder", "lerp", "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor",
             "bitwise_left_shift", "bitwise_right_shift", "logical_not", "logical_and", "logical_or", "logical_xor")
 
+# The pointwise ops of functional/special.py, the math and arithmetic families' later additions, nansum, nanmean
+# and diff (whose functions take NumPy's axis= / keepdims= too).
+ADDED_FORWARDED = ("addcmul", "addcdiv", "xlogy", "logit", "sinc", "lgamma", "digamma", "i0", "nan_to_num", "heaviside",
+                   "float_power", "clamp_min", "clamp_max", "nansum", "nanmean", "diff")
+ADDED_IN_PLACE = ("addcmul", "addcdiv", "xlogy", "logit", "sinc", "lgamma", "digamma", "i0", "nan_to_num", "heaviside",
+                  "clamp_min", "clamp_max")
 
 def _forwarded(name: str) -> Callable[..., Any]:
     def method(self: "Tensor", *args: Any, **kwargs: Any) -> Any:
@@ -43,6 +49,11 @@ def _in_place(name: str) -> Callable[..., Any]:
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"In place: ``self`` becomes ``minitensor.{name}(self, ...)``."
     return method
+
+
+def _polygamma(input: "Tensor", n: int) -> "Tensor":
+    """polygamma with the tensor first, for ``inplace``."""
+    return _F.polygamma(n, input)
 
 
 class TensorMathMethods(TensorShapeMethods):
@@ -67,6 +78,13 @@ class TensorMathMethods(TensorShapeMethods):
 
     def __irshift__(self, other: Any) -> "Tensor":
         return _F.inplace(self, _F.bitwise_right_shift, other)
+
+    def polygamma(self, n: int) -> "Tensor":
+        """``minitensor.polygamma(n, self)``."""
+        return _F.polygamma(n, self)
+
+    def polygamma_(self, n: int) -> "Tensor":
+        return _F.inplace(self, _polygamma, n)
 
     # ------------------------------------------------------------------------------ linear algebra
     def det(self) -> "Tensor":
@@ -140,7 +158,7 @@ class TensorMathMethods(TensorShapeMethods):
         return _F.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
 
 
-for _name in FORWARDED:
+for _name in FORWARDED + ADDED_FORWARDED:
     setattr(TensorMathMethods, _name, _forwarded(_name))
-for _name in IN_PLACE:
+for _name in IN_PLACE + ADDED_IN_PLACE:
     setattr(TensorMathMethods, _name + "_", _in_place(_name))

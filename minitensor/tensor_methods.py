@@ -174,6 +174,14 @@ class TensorMethods(TensorMathMethods):
     def pow_(self, other: Any) -> "Tensor":
         return _F.inplace(self, _F.pow, other)
 
+    def float_power_(self, exponent: Any) -> "Tensor":
+        """In place: ``self ** exponent`` in float64, so ``self`` must be float64 (PyTorch's rule)."""
+        if self.dtype is not _dt.float64:
+            from .functional._util import torch_dtype_name
+            raise RuntimeError(f"the base given to float_power_ has dtype {torch_dtype_name(self.dtype)} but the "
+                               "operation's result requires dtype Double")
+        return _F.inplace(self, _F.float_power, exponent)
+
     def clamp_(self, min: Any = None, max: Any = None) -> "Tensor":
         return _F.inplace(self, _F.clamp, min, max)
 
@@ -341,6 +349,10 @@ class TensorMethods(TensorMathMethods):
 
     def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> "Tensor":
         return _C.empty(*size, dtype=dtype or self.dtype, device=self._device, requires_grad=requires_grad)
+
+    def is_complex(self) -> "builtins.bool":
+        """False: minitensor has no complex dtypes."""
+        return False
 
     # ------------------------------------------------ dtype casts (last: their names shadow builtins)
     float = _cast("float", _dt.float32)

@@ -169,6 +169,7 @@ FUNCTIONAL = {
     "pad_cast_clone": lambda x: mt.nn.functional.pad(x, (1, 2), value=0.5).double().float().clone(),
 }
 
+FUNCTIONAL["clamp_tensor_bounds"] = lambda x: x.clamp(min=x * 0.5 - 1, max=mt.ones(6)) + mt.clamp_min(x, 0.2)
 
 @pytest.mark.parametrize("name", FUNCTIONAL)
 def test_functional(ort, name):

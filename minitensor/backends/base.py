@@ -27,12 +27,13 @@ from .generic.factorization import FactorizationOps
 from .generic.solve import SolveOps
 from .generic.sparse import SparseOps
 from .generic.searching import SearchOps
+from .generic.special import SpecialOps
 
 
 class Backend(ArrayOps, RandomOps, ElementwiseOps, ComparisonOps, ReduceOps, ShapeOps, LinalgOps, ActivationOps,
               ConvOps, PoolOps, NormOps, LossOps, DropoutOps, EmbeddingOps, OptimOps,
               SolveOps, FactorizationOps, SparseOps, AmpOps,
-              SearchOps):
+              SearchOps, SpecialOps):
     """Identity: ``name`` ("cpu", "cuda"), ``xp`` (the array module), availability and synchronisation."""
 
     name: str = "abstract"

@@ -43,6 +43,7 @@ from .random import normal, poisson
 from .distance import cdist
 from .reorder import cartesian_prod
 from .scatter import index_put
+from .special import *  # noqa: F401,F403  (lgamma, digamma, polygamma, i0, sinc, xlogy, logit)
 
 __all__ = ["abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
            "bitwise_xor", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clip", "clone", "concat",
@@ -83,3 +84,7 @@ __all__ += ["kthvalue", "median", "mode", "nanmedian", "nanquantile", "quantile"
 __all__ += ["normal", "poisson"]
 __all__ += ["cdist", "cartesian_prod", "trapezoid", "trapz", "cumulative_trapezoid"]
 __all__ += ["index_put", "signbit"]
+# PyTorch's pointwise ops, NaN-aware reductions and special functions that programs reach for.
+POINTWISE_OPS = ["addcdiv", "addcmul", "clamp_max", "clamp_min", "diff", "digamma", "float_power", "heaviside", "i0",
+                 "lgamma", "logit", "nan_to_num", "nanmean", "nansum", "polygamma", "sinc", "xlogy"]
+__all__ += POINTWISE_OPS

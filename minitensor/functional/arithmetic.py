@@ -11,7 +11,8 @@ import numpy as np
 
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
-from ._util import check_integer, nondiff, promote
+from .. import dtypes as _dt
+from ._util import cast, check_integer, nondiff, promote
 from ..backends.base import Backend
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow", "neg",
@@ -19,6 +20,7 @@ __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder
            "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite"]
 __all__ += ["fmod", "bitwise_left_shift", "bitwise_right_shift", "isclose", "allclose", "equal"]
 __all__ += ["signbit"]
+__all__ += ["addcmul", "addcdiv", "float_power"]
 
 
 class Add(ArrayFunction):
@@ -227,6 +229,46 @@ def pow(input: Any, exponent: Any) -> Tensor:
 
 def neg(input: Tensor) -> Tensor:
     return Neg.apply(input)
+
+
+def float_power(input: Any, exponent: Any) -> Tensor:
+    """input ** exponent computed in float64 (the result is float64, as PyTorch)."""
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise TypeError(f"float_power() expects a Tensor argument, got ({type(input).__name__}, "
+                        f"{type(exponent).__name__})")
+    a, b = (x.to(_dt.float64) if isinstance(x, Tensor) else float(x) for x in (input, exponent))
+    return pow(a, b)
+
+
+def _addc(name: str, op: Callable[[Tensor, Tensor], Tensor], input: Tensor, tensor1: Tensor, tensor2: Tensor,
+          value: Any) -> Tensor:
+    """input + value * op(tensor1, tensor2), all three promoted to their common dtype first (PyTorch's rule);
+    an integer result truncates ``value`` to an integer, as PyTorch does."""
+    for position, what, v in ((1, "input", input), (2, "tensor1", tensor1), (3, "tensor2", tensor2)):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"{name}(): argument '{what}' (position {position}) must be Tensor, not "
+                            f"{type(v).__name__}")
+    dt = _dt.result_type(input, tensor1, tensor2)
+    if dt is _dt.bool:
+        raise NotImplementedError(f"\"{name}_cpu_out\" not implemented for 'Bool'")
+    if not dt.is_floating_point:
+        value = int(value)
+    term = op(cast(tensor1, dt), cast(tensor2, dt))
+    return add(cast(input, dt), term if value == 1 else term * value)
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """input + value * tensor1 * tensor2, broadcasting; all three get gradients."""
+    return _addc("addcmul", mul, input, tensor1, tensor2, value)
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """input + value * tensor1 / tensor2, broadcasting; tensor1 and tensor2 may not both be integers."""
+    if all(isinstance(t, Tensor) and not t.is_floating_point() for t in (tensor1, tensor2)):
+        raise RuntimeError("Integer division with addcdiv is no longer supported: for integer tensor1 and "
+                           "tensor2 write (input + value * minitensor.trunc(tensor1 / tensor2)).to(input.dtype) "
+                           "(the historic behavior) or input + value * tensor1 / tensor2 (true division).")
+    return _addc("addcdiv", div, input, tensor1, tensor2, value)
 
 
 def _elementwise(name: str, op: Callable[..., Any], *inputs: Any) -> Tensor:

@@ -17,6 +17,8 @@ from .indexing import Gather
 from ..backends.base import Backend
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "trapezoid", "trapz", "cumulative_trapezoid"]
+__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
+__all__ += ["diff"]
 
 # What cummax and cummin return, like torch.return_types.cummax.
 cummax_result = namedtuple("cummax_result", ["values", "indices"])
@@ -208,3 +210,40 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, 
     intervals."""
     areas, axis = _trapezoids("cumulative_trapezoid", y, x, dx, dim)
     return areas.cumsum(axis)
+def _diff_operand(what: str, t: Any, input: Tensor, axis: int) -> Tensor:
+    """``prepend`` / ``append`` checked against input: a tensor of input's dims, its sizes off ``axis``."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"diff(): argument '{what}' must be Tensor, not {type(t).__name__}")
+    if t.ndim != input.ndim:
+        raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    for k, (a, b) in enumerate(zip(input.shape, t.shape)):
+        if k != axis and a != b:
+            raise RuntimeError("diff expects the shape of tensor to prepend or append to match that of input "
+                               f"except along the differencing dimension; input.size({k}) = {a}, but got "
+                               f"tensor.size({k}) = {b}")
+    return t
+
+
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
+    """The n-th forward difference along ``dim``, out[i] = x[i + 1] - x[i] applied n times (logical xor for
+    bool), of input with ``prepend`` and ``append`` joined to it along ``dim``; the dim shrinks by n (to 0)."""
+    from .arithmetic import logical_xor, sub
+    from .shape import cat, narrow
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"diff(): argument 'n' must be int, not {type(n).__name__}")
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    axis = norm_dim(dim, input.ndim)
+    if n == 0:  # PyTorch returns a copy of input, without prepend and append
+        return input.clone()
+    parts = [_diff_operand("prepend", prepend, input, axis)] if prepend is not None else []
+    parts += [input] + ([_diff_operand("append", append, input, axis)] if append is not None else [])
+    x = cat(parts, axis) if len(parts) > 1 else input
+    step = logical_xor if x.dtype is _dt.bool else sub
+    for _ in range(min(int(n), x.shape[axis])):  # one whole-tensor step per order
+        length = x.shape[axis] - 1
+        x = step(narrow(x, axis, 1, length), narrow(x, axis, 0, length))
+    return x

@@ -6,6 +6,9 @@ from typing import Any, Callable
 
 import math
 
+import ml_dtypes
+import numpy as np
+
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ._util import check_floating, keep_bfloat16, nondiff, promote, to_float
@@ -16,6 +19,7 @@ __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "abs", "sign", "sin"
 __all__ += ["tan", "asin", "arcsin", "acos", "arccos", "atan", "arctan", "sinh", "cosh", "asinh", "arcsinh", "acosh",
             "arccosh", "atanh", "arctanh", "exp2", "erf", "erfc", "erfinv", "trunc", "fix", "frac", "atan2", "arctan2",
             "hypot", "copysign", "logaddexp", "logaddexp2", "lerp"]
+__all__ += ["clamp_min", "clamp_max", "heaviside", "nan_to_num"]
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
@@ -118,6 +122,23 @@ class Minimum(_MaxMin):
     pick = "minimum"
 
 
+class ClampMin(_MaxMin):
+    """clamp_min with a tensor bound, max(x, bound): x's gradient where x >= bound (ties go to x), the
+    bound's where x < bound, neither's at a nan (PyTorch's clamp_min.Tensor)."""
+    pick = "maximum"
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        a, b = ctx.saved_tensors
+        if ctx.pick == "maximum":
+            return gy * (a >= b), gy * (a < b)
+        return gy * (a <= b), gy * (a > b)
+
+
+class ClampMax(ClampMin):
+    pick = "minimum"
+
+
 def _unary(fn: type[ArrayFunction]) -> Callable[[Tensor], Tensor]:
     def op(input: Tensor) -> Tensor:
         return fn.apply(to_float(input))
@@ -200,14 +221,33 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        out = input if min is None else maximum(input, min)
-        return out if max is None else minimum(out, max)
+        out = input if min is None else clamp_min(input, min)
+        return out if max is None else clamp_max(out, max)
     if input.array.dtype.kind not in "fV" and any(isinstance(v, float) for v in (min, max)):
         input = to_float(input)
     return Clamp.apply(input, min, max)
 
 
 clip = clamp
+
+
+def _clamp_bound(fn: type[ArrayFunction], name: str, input: Tensor, bound: Any) -> Tensor:
+    if isinstance(bound, Tensor):
+        return fn.apply(*promote(input, bound))
+    if not isinstance(bound, (int, float, np.generic)):
+        raise TypeError(f"{name}(): argument '{name[6:]}' (position 2) must be Number or Tensor, not "
+                        f"{type(bound).__name__}")
+    return clamp(input, bound, None) if fn is ClampMin else clamp(input, None, bound)
+
+
+def clamp_min(input: Tensor, min: Any) -> Tensor:
+    """max(input, min): ``clamp`` with a lower bound only (a number or a broadcasting tensor)."""
+    return _clamp_bound(ClampMin, "clamp_min", input, min)
+
+
+def clamp_max(input: Tensor, max: Any) -> Tensor:
+    """min(input, max): ``clamp`` with an upper bound only (a number or a broadcasting tensor)."""
+    return _clamp_bound(ClampMax, "clamp_max", input, max)
 
 
 def maximum(input: Any, other: Any) -> Tensor:
@@ -304,3 +344,48 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
             raise RuntimeError(f"expected dtype {input.dtype} for `{what}` but got dtype {v.dtype}")
     return input + weight * (end - input)
 
+
+class Heaviside(ArrayFunction):
+    """1 where x > 0, ``values`` where x = 0, 0 elsewhere (nan included). It has no derivative in PyTorch:
+    backward through it raises."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, x: Any, values: Any) -> Any:
+        return B.where(x == 0, values, x > 0)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        raise RuntimeError("derivative for aten::heaviside is not implemented")
+
+
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """The Heaviside step of input, ``values`` (a tensor of input's dtype, broadcasting) at 0."""
+    if not isinstance(values, Tensor):
+        raise TypeError(f"heaviside(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
+    if values.dtype is not input.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return Heaviside.apply(input, values)
+
+
+class NanToNum(ArrayFunction):
+    """nan, +inf and -inf replaced by numbers; the gradient passes where x is finite (PyTorch's)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, x: Any, nan: float, posinf: float, neginf: float) -> Any:
+        ctx.save_for_backward(x)
+        return B.nan_to_num(x, nan, posinf, neginf)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        x, = ctx.saved_tensors
+        return gy * B.isfinite(x), None, None, None
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    """nan -> ``nan``, inf -> ``posinf``, -inf -> ``neginf`` (default: the dtype's largest finite number and its
+    negative); integer and bool tensors come back as a copy."""
+    if input.array.dtype.kind not in "fV":
+        return input.clone()
+    top = float(ml_dtypes.finfo(input.array.dtype).max)
+    return NanToNum.apply(input, float(nan), top if posinf is None else float(posinf),
+                          -top if neginf is None else float(neginf))

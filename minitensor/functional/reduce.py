@@ -11,12 +11,14 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
-from ._util import nondiff, norm_dim, norm_dims, to_float
+from ._util import nondiff, norm_dim, norm_dims, to_float, torch_dtype_name
+from .arithmetic import isnan
 from ..tensor_shape import numpy_aliases
 from ..backends.base import Backend
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
            "logsumexp", "all", "any", "norm"]
+__all__ += ["nansum", "nanmean"]
 
 # What max(dim=...) and min(dim=...) return, like torch.return_types.max.
 values_indices = namedtuple("values_indices", ["values", "indices"])
@@ -52,6 +54,23 @@ class Sum(ArrayFunction):
 
 class Mean(Sum):
     mean = True
+
+
+class NanSum(ArrayFunction):
+    """The sum over ``axes`` of the non-nan elements; the gradient is gy where x is not nan, 0 (times gy: an
+    infinite gy gives nan there) where it is, as PyTorch's nansum_backward."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, x: Any, axes: Any, keepdims: bool) -> Any:
+        ctx.axes, ctx.keepdims = axes, keepdims
+        ctx.save_for_backward(x)
+        return B.sum(B.where(B.isnan(x), 0, x), axes, keepdims)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        x, = ctx.saved_tensors
+        with np.errstate(invalid="ignore"):
+            return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * ~B.isnan(x), None, None
 
 
 class Prod(ArrayFunction):
@@ -217,6 +236,29 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
 @numpy_aliases
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     return Mean.apply(_float_reduction("mean", input, dtype), norm_dims(dim, input.ndim), keepdim)
+
+
+@numpy_aliases
+def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """``sum`` with the nans taken as zero (integer inputs: ``sum``)."""
+    _tensor_input("nansum", input)
+    if input.array.dtype.kind not in "fV" or (dtype is not None and not _dt.as_dtype(dtype).is_floating_point):
+        return sum(input, dim, keepdim, dtype=dtype)
+    x = input if dtype is None else input.to(_dt.as_dtype(dtype))
+    return NanSum.apply(x, norm_dims(dim, x.ndim), keepdim)
+
+
+@numpy_aliases
+def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """The mean of the non-nan elements over ``dim`` (nan where a slice has none); floating inputs only. As
+    PyTorch: nansum divided by the count of non-nans."""
+    _tensor_input("nanmean", input)
+    if input.array.dtype.kind not in "fV":
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{torch_dtype_name(input.dtype)}")
+    count = sum(~isnan(input), dim, keepdim)
+    with np.errstate(invalid="ignore", divide="ignore"):  # a slice of nans only: 0 / 0 = nan is meant
+        return nansum(input, dim, keepdim, dtype=dtype) / count
 
 
 @numpy_aliases

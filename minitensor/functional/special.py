@@ -1,5 +1,7 @@
-"""The functions of ``torch.special`` that are not elementwise math of their own elsewhere: ``entr``, ``ndtr``
-and ``ndtri``, built on the math family's backend methods (``minitensor/special.py`` is the public namespace).
+"""PyTorch's special functions: ``lgamma``, ``digamma``, ``polygamma``, ``i0``, ``sinc``, ``xlogy`` and
+``logit`` (also ``minitensor.<name>``), with the gradients of PyTorch's derivatives.yaml (corner values
+included; integer inputs give the default float dtype), and those that PyTorch has under ``torch.special``
+only: ``entr``, ``ndtr`` and ``ndtri`` (``minitensor/special.py`` is the public namespace).
 
 entr(x) = -x log x (0 at 0, -inf for x < 0); d/dx = -(1 + log x).
 ndtr(x) = P(N(0, 1) <= x) = erfc(-x / sqrt 2) / 2 (erfc keeps the lower tail's digits that 1 + erf loses).
@@ -12,11 +14,114 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
-from ..backends.base import Backend
+from ._util import promote, to_float
 from .math import _op, _unary, erfc
+from ..backends.base import Backend
 
-__all__: list[str] = []  # torch has these under torch.special only
+__all__ = ["lgamma", "digamma", "polygamma", "i0", "sinc", "xlogy", "logit"]  # entr, ndtr, ndtri: torch.special only
+
+Lgamma = _op("Lgamma", lambda B, x: B.lgamma(x), lambda B, g, x: g * B.digamma(x))
+Digamma = _op("Digamma", lambda B, x: B.digamma(x), lambda B, g, x: g * B.polygamma(1, x))
+I0 = _op("I0", lambda B, x: B.i0(x), lambda B, g, x: g * B.i1(x))
+
+
+def _sinc_grad(B: Backend, g: Any, x: Any) -> Any:
+    """g (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 where pi x^2 is 0 (PyTorch's sinc_backward)."""
+    px, pxx = x * math.pi, x * x * math.pi
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = g * (px * B.cos(px) - B.sin(px)) / pxx
+    return B.where(pxx == 0, 0, out)
+
+
+Sinc = _op("Sinc", lambda B, x: B.sinc(x), _sinc_grad)
+lgamma, digamma, i0, sinc = map(_unary, (Lgamma, Digamma, I0, Sinc))
+
+
+class Polygamma(ArrayFunction):
+    """The n-th derivative of digamma; its gradient is polygamma(n + 1, x)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, x: Any, n: int) -> Any:
+        ctx.n = n
+        ctx.save_for_backward(x)
+        return B.polygamma(n, x)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        x, = ctx.saved_tensors
+        return gy * B.polygamma(ctx.n + 1, x), None
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """psi^(n)(input), the n-th derivative of digamma (n = 0: digamma itself)."""
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    if not isinstance(input, Tensor):
+        raise TypeError(f"polygamma(): argument 'input' (position 2) must be Tensor, not {type(input).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return Polygamma.apply(to_float(input), int(n))
+
+
+class Xlogy(ArrayFunction):
+    """x log(y), 0 at x = 0 (y not nan). dx = xlogy(g, y), taken as 0 where x = 0 and y <= 0 (the derivative
+    along x = 0, PyTorch's choice); dy = g x / y (nan at x = y = 0, as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
+        y = B.xlogy(a, b)
+        ctx.save_for_backward(a, b)  # not y: each gradient reads both inputs
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        a, b = ctx.saved_tensors
+        low = b <= 0 if hasattr(b, "shape") else not b > 0  # a Python y: PyTorch tests "not y > 0" (nan too)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (B.where((a == 0) & low, 0, B.xlogy(gy, b)) if ctx.needs_input_grad[0] else None,
+                    gy * a / b if ctx.needs_input_grad[1] else None)
+
+
+def xlogy(input: Any, other: Any) -> Tensor:
+    """input * log(other), 0 where input is 0 (unless other is nan); either may be a Python number."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(f"xlogy() expects a Tensor argument, got ({type(input).__name__}, "
+                        f"{type(other).__name__})")
+    a, b = promote(input, other, floating=True)
+    return Xlogy.apply(a, b)
+
+
+class Logit(ArrayFunction):
+    """log(z / (1 - z)) with z = x clamped to [eps, 1 - eps] when eps is given. dx = g / (x (1 - x)), 0
+    outside [eps, 1 - eps] with eps, nan outside [0, 1] without (PyTorch's logit_backward)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, x: Any, eps: float | None) -> Any:
+        ctx.save_for_backward(x)
+        # the bounds in x's dtype, as PyTorch's (NumPy would widen a 16-bit x by a Python float)
+        ctx.bounds = None if eps is None else (x.dtype.type(eps), x.dtype.type(1) - x.dtype.type(eps))
+        if eps is not None:  # PyTorch's x < lo ? lo : x > hi ? hi : x (lo wins where eps > 0.5)
+            lo, hi = ctx.bounds
+            x = B.where(x < lo, lo, B.where(x > hi, hi, x))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return B.log(x / (1 - x))
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        x, = ctx.saved_tensors
+        (lo, hi), outside = ((0, 1), math.nan) if ctx.bounds is None else (ctx.bounds, 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = gy / (x * (1 - x))
+        return B.where((x < lo) | (x > hi), outside, g), None
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """log(p / (1 - p)), the inverse of sigmoid; ``eps`` clamps p to [eps, 1 - eps] first (a negative eps
+    is no clamp, as PyTorch)."""
+    return Logit.apply(to_float(input), None if eps is None or eps < 0 else float(eps))
+
 
 _SQRT2 = math.sqrt(2.0)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)

@@ -337,3 +337,5 @@ TABLE: dict[str, Converter] = {
     "IndexSelect": lambda c: c.g.add("Gather", [c.x(0), c.x(1)], axis=c.args[2]),
     "Gather": lambda c: c.g.add("GatherElements", [c.x(0), c.x(1)], axis=c.args[2]),
 }
+# clamp / clamp_min / clamp_max with a tensor bound (their gradients differ from maximum's; the values do not)
+TABLE.update({"ClampMin": _binary("Max"), "ClampMax": _binary("Min")})

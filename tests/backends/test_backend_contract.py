@@ -900,6 +900,92 @@ def amp_unscale_case(B: Backend) -> None:
     assert host(B, B.amp_unscale_and_check_inf([], 0.5)) == 0
 
 
+# ------------------------------------------------------------------------ special functions, nan_to_num
+EULER_GAMMA = 0.5772156649015329
+
+
+def bessel_series(x: np.ndarray, order: int) -> np.ndarray:
+    """I_order(x) for order 0 or 1 from its power series, sum (x/2)^(2k+order) / (k! (k+order)!)."""
+    k = np.arange(60.0)
+    log_fact = np.vectorize(math.lgamma)
+    log_half = np.log(np.abs(x[..., None]) / 2 + 1e-300)
+    terms = np.exp((2 * k + order) * log_half - log_fact(k + 1) - log_fact(k + 1 + order))
+    return np.sign(x) ** order * terms.sum(-1)
+
+
+def special_cases() -> dict[str, Callable[[Backend], None]]:
+    x = np.concatenate([np.linspace(0.05, 12, 23), -np.linspace(0.3, 4.7, 9) + 0.011])  # no poles
+
+    def keeps_16_bit(B, name, *args):
+        for dt in (np.float16, np.float32):
+            assert host(B, getattr(B, name)(*args, dev(B, x[:4].astype(dt)))).dtype == dt
+
+    def lgamma(B):
+        close(B, B.lgamma(dev(B, x)), np.vectorize(math.lgamma)(x), rtol=1e-12)
+        edges = host(B, B.lgamma(dev(B, np.array([0.0, -1.0, -2.0, np.inf, -np.inf]))))
+        assert (edges == np.inf).all()  # poles and both infinities: C's lgamma, as PyTorch
+        keeps_16_bit(B, "lgamma")
+
+    def digamma(B):  # psi(x + 1) = psi(x) + 1 / x, psi(1) = -gamma, psi(1/2) = -gamma - 2 log 2
+        close(B, B.digamma(dev(B, x + 1)) - B.digamma(dev(B, x)), 1 / x, rtol=1e-11, atol=1e-12)
+        close(B, B.digamma(dev(B, np.array([1.0, 0.5]))), [-EULER_GAMMA, -EULER_GAMMA - 2 * math.log(2)])
+        edges = host(B, B.digamma(dev(B, np.array([0.0, -0.0, -1.0]))))
+        assert edges[0] == -np.inf and edges[1] == np.inf and np.isnan(edges[2])
+        keeps_16_bit(B, "digamma")
+
+    def polygamma(B):  # psi_n(x + 1) = psi_n(x) + (-1)^n n! / x^(n+1); psi_1(1) = pi^2/6, psi_2(1) = -2 zeta(3)
+        for n in (1, 2, 3):
+            step = (-1) ** n * math.factorial(n) / x ** (n + 1)
+            close(B, B.polygamma(n, dev(B, x + 1)) - B.polygamma(n, dev(B, x)), step, rtol=1e-9, atol=1e-9)
+        close(B, B.polygamma(0, dev(B, x)), host(B, B.digamma(dev(B, x))))
+        ones = dev(B, np.ones(2))
+        close(B, B.polygamma(1, ones), [math.pi ** 2 / 6] * 2)
+        close(B, B.polygamma(2, ones), [-2.4041138063191885] * 2)
+        close(B, B.polygamma(3, ones), [math.pi ** 4 / 15] * 2)
+        keeps_16_bit(B, "polygamma", 2)
+
+    def bessel(name, order):
+        def case(B):
+            data = np.linspace(-9, 9, 37)
+            close(B, getattr(B, name)(dev(B, data)), bessel_series(data, order), rtol=1e-12)
+            keeps_16_bit(B, name)
+        return case
+
+    def sinc(B):
+        data = np.array([0.0, 1e-20, 0.5, -1.5, 2.0, 7.3, np.inf])
+        with np.errstate(invalid="ignore"):
+            ref = np.where(data == 0, 1.0, np.sin(np.pi * data) / (np.pi * np.where(data == 0, 1, data)))
+        got = host(B, B.sinc(dev(B, data)))
+        np.testing.assert_allclose(got[:-1], ref[:-1], rtol=1e-12, atol=1e-15)
+        assert np.isnan(got[-1])
+        keeps_16_bit(B, "sinc")
+
+    def xlogy(B):
+        a = np.array([0.0, 0.0, 0.0, 2.0, -1.5, 3.0, 0.0, 1.0])
+        b = np.array([0.0, np.nan, -1.0, 3.0, 0.5, np.inf, np.inf, 0.0])
+        got = host(B, B.xlogy(dev(B, a), dev(B, b)))
+        expected = [0.0, np.nan, 0.0, 2 * math.log(3), -1.5 * math.log(0.5), np.inf, 0.0, -np.inf]
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+        close(B, np.nan_to_num(got), np.nan_to_num(expected))
+        close(B, B.xlogy(2.0, dev(B, x[:4] + 1)), 2 * np.log(x[:4] + 1))  # a Python number on either side
+        scalar_y = host(B, B.xlogy(dev(B, x[:4].astype(np.float32)), 2.5))
+        assert scalar_y.dtype == np.float32
+        close(B, scalar_y, x[:4].astype(np.float32) * math.log(2.5), rtol=1e-6)
+
+    def nan_to_num(B):
+        data = np.array([np.nan, np.inf, -np.inf, 1.5, -0.0])
+        close(B, B.nan_to_num(dev(B, data), 0.5, 7.0, -8.0), [0.5, 7.0, -8.0, 1.5, 0.0])
+        for dt in (np.float16, np.dtype("bfloat16")):  # bfloat16 is no NumPy inexact type: its own path
+            got = host(B, B.nan_to_num(dev(B, data.astype(dt)), 0.0, 1e10, -2.0))
+            assert got.dtype == dt
+            with np.errstate(over="ignore"):  # past float16's range: inf
+                expected = np.asarray([0.0, 1e10, -2.0, 1.5, 0.0], np.float32).astype(dt)
+            np.testing.assert_array_equal(got.astype(np.float64), expected.astype(np.float64))
+
+    return {"lgamma": lgamma, "digamma": digamma, "polygamma": polygamma, "i0": bessel("i0", 0),
+            "i1": bessel("i1", 1), "sinc": sinc, "xlogy": xlogy, "nan_to_num": nan_to_num}
+
+
 PARITY: dict[str, Any] = {
     "is_available": identity_cases, "device_count": identity_cases, "synchronize": identity_cases,
     "unavailable_reason": identity_cases,
@@ -910,6 +996,7 @@ PARITY: dict[str, Any] = {
     **searching_cases(),
     "amp_unscale_and_check_inf": amp_unscale_case,
 }
+PARITY.update(special_cases())
 
 
 def test_every_backend_method_has_a_parity_case():

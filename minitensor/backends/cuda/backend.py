@@ -63,6 +63,7 @@ from .loss import CudaLossOps  # noqa: E402
 from .pooling import CudaPoolOps  # noqa: E402
 from .linalg import accumulate_half_gemms_in_float32  # noqa: E402
 from .sparse import CudaSparseOps  # noqa: E402
+from .special import CudaSpecialOps  # noqa: E402
 
 Array = Any
 
@@ -159,7 +160,7 @@ class CupyBackend(Backend):
 
 @_runs_on_own_device
 class CudaBackend(CudaActivationOps, CudaConvOps, CudaPoolOps, CudaLossOps, CudaDropoutOps, CudaEmbeddingOps,
-                  CudaOptimOps, CudaSparseOps, CudaAmpOps, CupyBackend):
+                  CudaOptimOps, CudaSparseOps, CudaAmpOps, CudaSpecialOps, CupyBackend):
     """GPU ``index`` (``device("cuda:index")``): the kernel tiers over the CuPy bodies, each method run with
     that GPU current."""
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+import numpy as np
+
 from .activation import _ERFC_MID_P, _ERFC_MID_Q, _ERFC_TAIL_P, _ERFC_TAIL_Q, _INV_SQRT_PI, _horner, _rational
 
 from . import xp_function
@@ -93,6 +95,14 @@ class ElementwiseOps:
             y = y - (self.erf(y) - xs) / (2 * _INV_SQRT_PI * xp.exp(-y * y))
         edge = xp.where(xp.abs(x64) == 1, xp.copysign(math.inf, x64), math.nan)
         return xp.where(inside, y, edge).astype(x.dtype, copy=False)
+
+    def nan_to_num(self, x: Array, nan: float, posinf: float, neginf: float) -> Array:
+        """x with nan, +inf and -inf replaced by the three numbers (rounded to x's dtype, where a number past
+        its range becomes inf, as PyTorch)."""
+        if x.dtype.kind == "V":  # ml_dtypes' bfloat16 is no NumPy inexact type: nan_to_num would skip it
+            return self.nan_to_num(x.astype(self.xp.float32), nan, posinf, neginf).astype(x.dtype)
+        with np.errstate(over="ignore"):
+            return self.xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 
     def expand_dims(self, x: Array, axes: tuple[int, ...]) -> Array:
         """x with new length-1 axes at ``axes`` (positions in the result): a view."""

@@ -1,0 +1,70 @@
+"""Special functions (PyTorch's ``torch.special`` family): log-gamma and its derivatives, the modified Bessel
+functions I0 and I1, sinc and x log y. The gamma and Bessel functions come from SciPy's ``scipy.special`` on
+the CPU and ``cupyx.scipy.special`` on CUDA (the ``_special_module`` hook); sinc and xlogy are written on
+``xp``. 16-bit floats are computed in float32 and rounded back, as PyTorch's kernels compute them; the other
+dtypes keep their own (SciPy's float32 loops evaluate in float64 and round)."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+Array = Any
+
+
+class SpecialOps:
+    xp: Any
+
+    def _special_module(self) -> Any:
+        """The module with SciPy's special functions for this backend's arrays."""
+        import scipy.special
+        return scipy.special
+
+    def _wide(self, x: Array) -> Array:
+        """x in a dtype the special functions have loops for: 16-bit floats as float32."""
+        return x.astype(self.xp.float32) if x.dtype.itemsize < 4 else x
+
+    def lgamma(self, x: Array) -> Array:
+        """log |Gamma(x)|: inf at the poles (0, -1, -2...) and at +-inf (C's lgamma, as PyTorch; SciPy's
+        gammaln gives -inf at -inf)."""
+        y = self._special_module().gammaln(self._wide(x))
+        return self.xp.where(x == -math.inf, math.inf, y).astype(x.dtype, copy=False)
+
+    def digamma(self, x: Array) -> Array:
+        """d/dx log Gamma(x): -inf at +0, +inf at -0, nan at the negative integers."""
+        return self._special_module().psi(self._wide(x)).astype(x.dtype, copy=False)
+
+    def polygamma(self, n: int, x: Array) -> Array:
+        """The n-th derivative of digamma, (-1)^(n+1) n! zeta(n + 1, x) for n >= 1 (Hurwitz zeta; SciPy's
+        and CuPy's own polygamma are this formula)."""
+        if n == 0:
+            return self.digamma(x)
+        factor = (-1.0) ** (n + 1) * (float(math.factorial(n)) if n <= 170 else math.inf)
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = factor * self._special_module().zeta(n + 1.0, self._wide(x))
+        return y.astype(x.dtype, copy=False)
+
+    def i0(self, x: Array) -> Array:
+        """The modified Bessel function of the first kind, order 0 (nan at +-inf, as PyTorch's and SciPy's)."""
+        return self._special_module().i0(self._wide(x)).astype(x.dtype, copy=False)
+
+    def i1(self, x: Array) -> Array:
+        """The modified Bessel function of the first kind, order 1 (i0's derivative)."""
+        return self._special_module().i1(self._wide(x)).astype(x.dtype, copy=False)
+
+    def sinc(self, x: Array) -> Array:
+        """sin(pi x) / (pi x), 1 at 0, nan at +-inf."""
+        with np.errstate(invalid="ignore"):
+            return self.xp.sinc(self._wide(x)).astype(x.dtype, copy=False)
+
+    def xlogy(self, x: Array, y: Array) -> Array:
+        """x log(y), 0 where x = 0 unless y is nan; either operand may be a Python number (then in the
+        other's dtype)."""
+        xp = self.xp
+        dtype = (x if hasattr(x, "dtype") else y).dtype
+        a, b = xp.asarray(x, dtype), xp.asarray(y, dtype)
+        wa, wb = self._wide(a), self._wide(b)
+        with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf and 0 * -inf are meant
+            out = xp.where((wa == 0) & ~xp.isnan(wb), 0, wa * xp.log(wb))
+        return out.astype(dtype, copy=False)
