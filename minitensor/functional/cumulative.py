@@ -17,7 +17,6 @@ from .indexing import Gather
 from ..backends.base import Backend
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "trapezoid", "trapz", "cumulative_trapezoid"]
-__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
 __all__ += ["diff"]
 
 # What cummax and cummin return, like torch.return_types.cummax.
