@@ -52,6 +52,8 @@ from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from . import profiler  # noqa: E402  (torch.profiler)
 from . import distributed  # noqa: E402  (torch.distributed; MPI and NCCL are imported only by init_process_group)
 
+from . import distributions  # noqa: E402  (torch.distributions)
+
 __version__ = "0.1.0"
 
 __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", "arange", "argmax", "argmin",
@@ -98,6 +100,8 @@ __all__ += ["distributed"]
 __all__ += ["Size"]
 __all__ += ["set_printoptions"]
 __all__ += ["compile", "compiler"]
+
+__all__ += ["distributions"]
 
 
 def is_tensor(obj: object) -> "_builtins.bool":

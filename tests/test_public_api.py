@@ -15,6 +15,7 @@ PUBLIC_MODULES = ["minitensor", "minitensor.linalg", "minitensor.random", "minit
                   "minitensor.utils", "minitensor.utils.data", "minitensor.utils.dlpack"]
 PUBLIC_MODULES += ["minitensor.amp"]
 PUBLIC_MODULES += ["minitensor.distributed"]
+PUBLIC_MODULES += ["minitensor.distributions"]
 # The submodules of ``torch`` that minitensor mirrors under the same name.
 TORCH_MODULES = {"accelerator", "autograd", "backends", "cuda", "functional", "linalg", "multiprocessing", "nn", "onnx",
                  "optim", "random", "serialization", "sparse", "testing", "utils"}
@@ -22,6 +23,7 @@ TORCH_MODULES |= {"amp"}
 TORCH_MODULES |= {"profiler"}
 TORCH_MODULES |= {"distributed"}
 TORCH_MODULES |= {"compiler"}
+TORCH_MODULES |= {"distributions"}
 # minitensor's own public modules, named in its __all__ (torchvision-style datasets; the dtype objects).
 OWN_MODULES = {"datasets", "dtypes"}
 # Functions minitensor exports that torch's top level lacks (the functional front ends' helpers, older than
