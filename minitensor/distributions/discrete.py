@@ -74,7 +74,8 @@ class Bernoulli(Distribution):
             return bernoulli(self.probs.expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value: Tensor) -> Tensor:
-        logits, value = broadcast_all(self.logits, self._checked(value))
+        value = self._checked(value)  # first: reading logits computes them, and the message's repr shows them
+        logits, value = broadcast_all(self.logits, value)
         return -binary_cross_entropy_with_logits(logits, value, reduction="none")
 
     def entropy(self) -> Tensor:

@@ -46,8 +46,8 @@ def batch_mahalanobis(L: Tensor, x: Tensor) -> Tensor:
 def _precision_to_scale_tril(P: Tensor) -> Tensor:
     """The lower Cholesky factor of P^{-1}, without inverting P: with the flip J, chol(J P J) gives
     P = U U^T for an upper U, so P^{-1} = (U^{-T})(U^{-1}) and L = U^{-T} is lower triangular."""
-    Lf = cholesky(P.flip(-2, -1))
-    L_inv = Lf.flip(-2, -1).mT
+    Lf = cholesky(P.flip((-2, -1)))
+    L_inv = Lf.flip((-2, -1)).mT
     return solve_triangular(L_inv, eye(P.shape[-1], dtype=P.dtype, device=P.device), upper=False)
 
 
