@@ -6,6 +6,7 @@ import math
 from typing import Sequence
 
 from ..creation import rand, randn
+from ..functional import erf, erfinv
 from ..size import Size
 from ..tensor import Tensor
 from . import constraints
@@ -61,10 +62,10 @@ class Normal(_LocScale):
 
     def cdf(self, value: Tensor) -> Tensor:
         value = self._checked(value)
-        return 0.5 * (1 + ((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)).erf())
+        return 0.5 * (1 + erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
     def icdf(self, value: Tensor) -> Tensor:
-        return self.loc + self.scale * (2 * value - 1).erfinv() * math.sqrt(2)
+        return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self) -> Tensor:
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
@@ -111,11 +112,11 @@ class Uniform(Distribution):
         super().__init__(self.low.shape, validate_args=validate_args)
 
     @property
-    def arg_constraints(self) -> dict[str, constraints.Constraint]:  # type: ignore[override]
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:
         return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
 
     @property
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         return constraints.interval(self.low, self.high)
 
     @property

@@ -23,7 +23,21 @@ def _one_of(probs: object, logits: object) -> None:
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
 
 
-class Bernoulli(Distribution):
+class _ProbsOrLogits(Distribution):
+    """A distribution made from ``probs`` or ``logits``: the one given is in ``__dict__``, the other is a
+    ``lazy_property`` of the subclass."""
+
+    @property
+    def _param(self) -> Tensor:
+        """The parameter the distribution was made from."""
+        return self.__dict__["probs"] if "probs" in self.__dict__ else self.__dict__["logits"]
+
+    @property
+    def param_shape(self) -> Size:
+        return self._param.size()
+
+
+class Bernoulli(_ProbsOrLogits):
     """1 with probability ``probs`` (= sigmoid(``logits``)), else 0."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
@@ -37,15 +51,6 @@ class Bernoulli(Distribution):
         else:
             (self.logits,) = broadcast_all(logits)
         super().__init__(self._param.shape, validate_args=validate_args)
-
-    @property
-    def _param(self) -> Tensor:
-        """The parameter the distribution was made from."""
-        return self.__dict__["probs"] if "probs" in self.__dict__ else self.__dict__["logits"]
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     @lazy_property
     def logits(self) -> Tensor:
@@ -82,7 +87,7 @@ class Bernoulli(Distribution):
         return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
 
-class Categorical(Distribution):
+class Categorical(_ProbsOrLogits):
     """Category k in [0, K) with probability probs[..., k]: ``probs`` is normalised over its last dim,
     ``logits`` to log-probabilities (logits - logsumexp(logits)). batch_shape is the parameter's shape less
     its last dim."""
@@ -103,15 +108,12 @@ class Categorical(Distribution):
             self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
         super().__init__(self._param.shape[:-1], validate_args=validate_args)
 
-    _param = Bernoulli._param
-    param_shape = Bernoulli.param_shape
-
     @property
     def _num_events(self) -> int:
         return self._param.shape[-1]
 
     @property
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         return constraints.integer_interval(0, self._num_events - 1)
 
     @lazy_property
@@ -166,7 +168,9 @@ class OneHotCategorical(Distribution):
     def expand(self, batch_shape: Sequence[int], _instance: Distribution | None = None) -> OneHotCategorical:
         new = super().expand(batch_shape, _instance)
         assert isinstance(new, OneHotCategorical)
-        new._categorical = self._categorical.expand(batch_shape)
+        categorical = self._categorical.expand(batch_shape)
+        assert isinstance(categorical, Categorical)
+        new._categorical = categorical
         return new
 
     @property

@@ -2,6 +2,7 @@
 sample validation, ``sample`` as ``rsample`` without a graph, ``expand`` over the parameters, the repr."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 from ..autograd import no_grad
@@ -35,7 +36,14 @@ class Distribution:
             self._validate_args = validate_args
         if not self._validate_args:
             return
-        for param, constraint in self.arg_constraints.items():
+        try:
+            arg_constraints = self.arg_constraints
+        except NotImplementedError:
+            arg_constraints = {}
+            warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set `arg_constraints = {{}}` "
+                          "or initialize the distribution with `validate_args=False` to turn off validation.",
+                          stacklevel=2)
+        for param, constraint in arg_constraints.items():
             if param not in self.__dict__ and isinstance(getattr(type(self), param), lazy_property):
                 continue  # a parameter the user did not give (probs of Bernoulli(logits=...))
             value = getattr(self, param)

@@ -44,7 +44,7 @@ class Independent(Distribution):
         return self.reinterpreted_batch_ndims == 0 and self.base_dist.has_enumerate_support
 
     @property
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         base = self.base_dist.support
         n = self.reinterpreted_batch_ndims
         return constraints.independent(base, n) if n else base

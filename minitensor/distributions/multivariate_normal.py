@@ -64,9 +64,9 @@ class MultivariateNormal(Distribution):
                  scale_tril: Tensor | None = None, validate_args: bool | None = None) -> None:
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        given = {"scale_tril": scale_tril, "covariance_matrix": covariance_matrix,
-                 "precision_matrix": precision_matrix}
-        given = {k: v for k, v in given.items() if v is not None}
+        given: dict[str, Tensor] = {name: m for name, m in (("scale_tril", scale_tril),
+                                                          ("covariance_matrix", covariance_matrix),
+                                                          ("precision_matrix", precision_matrix)) if m is not None}
         if len(given) != 1:
             raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
         (name, matrix), = given.items()
@@ -77,9 +77,8 @@ class MultivariateNormal(Distribution):
         setattr(self, name, matrix.expand(*batch_shape, -1, -1))
         self.loc = loc.expand(*batch_shape, -1)
         super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
-        self._unbroadcasted_scale_tril = (scale_tril if scale_tril is not None
-                                          else cholesky(matrix) if covariance_matrix is not None
-                                          else _precision_to_scale_tril(matrix))
+        self._unbroadcasted_scale_tril = (matrix if name == "scale_tril" else cholesky(matrix)
+                                          if name == "covariance_matrix" else _precision_to_scale_tril(matrix))
 
     def expand(self, batch_shape: Sequence[int], _instance: Distribution | None = None) -> MultivariateNormal:
         new = super().expand(batch_shape, _instance)
