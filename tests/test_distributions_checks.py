@@ -134,3 +134,17 @@ def test_constraints_check():
     np.testing.assert_array_equal(constraints.positive_definite.check(pd).numpy(), [1, 0])
     assert repr(constraints.interval(0.0, mt.tensor(2.0))) == "Interval(lower_bound=0.0, upper_bound=2.0)"
     assert repr(constraints.real_vector) == "IndependentConstraint(Real(), 1)"
+
+
+def test_enumerate_support():
+    np.testing.assert_array_equal(D.Bernoulli(mt.tensor([0.2, 0.3])).enumerate_support().numpy(), [[0, 0], [1, 1]])
+    values = D.Categorical(mt.ones(2, 3)).enumerate_support(expand=False)
+    assert values.shape == (3, 1) and values.dtype == mt.int64
+    np.testing.assert_array_equal(values.numpy()[:, 0], [0, 1, 2])
+    one_hot = D.OneHotCategorical(mt.ones(2, 3)).enumerate_support()
+    assert one_hot.shape == (3, 2, 3)
+    np.testing.assert_array_equal(one_hot.numpy()[:, 1], np.eye(3))
+    with pytest.raises(NotImplementedError, match="cartesian product"):
+        D.Independent(D.Bernoulli(mt.ones(2) / 2), 1).enumerate_support()
+    with pytest.raises(NotImplementedError):
+        D.Normal(0.0, 1.0).enumerate_support()

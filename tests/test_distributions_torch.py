@@ -114,6 +114,17 @@ def test_expand_and_shapes(name):
                                rtol=1e-10)
 
 
+@pytest.mark.parametrize("name", [n for n in CASES if n.startswith(("Bernoulli", "Categorical", "OneHot"))])
+@pytest.mark.parametrize("expand", [True, False])
+def test_enumerate_support(name, expand):
+    (d_mt, _), (d_t, _) = _both(name, grad=False)
+    got, want = d_mt.enumerate_support(expand), d_t.enumerate_support(expand)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert got.dtype.name == str(want.dtype).split(".")[1] and d_mt.has_enumerate_support
+    ind_mt, ind_t = mt.distributions.Independent(d_mt, 0), torch.distributions.Independent(d_t, 0)
+    np.testing.assert_array_equal(ind_mt.enumerate_support(expand).numpy(), ind_t.enumerate_support(expand).numpy())
+
+
 KL_PAIRS = [("Normal", [[0.3, -1.0], [0.5, 1.5]], [[0.7, 2.0], [2.0, 0.4]]),
             ("Laplace", [[0.3, -1.0], [0.5, 1.5]], [[0.7, 2.0], [2.0, 0.4]]),
             ("Exponential", [0.5, 1.5], [2.0, 0.4]),

@@ -10,7 +10,7 @@ from ..functional import erf, erfinv
 from ..size import Size
 from ..tensor import Tensor
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _Located
 from .utils import broadcast_all, finfo
 
 __all__ = ["Exponential", "Laplace", "Normal", "Uniform"]
@@ -22,7 +22,7 @@ def _uniform(like: Tensor, shape: Size, low: float = 0.0, high: float = 1.0) -> 
     return u if (low, high) == (0.0, 1.0) else u * (high - low) + low
 
 
-class _LocScale(Distribution):
+class _LocScale(_Located):
     """A location-scale family on the real line: parameters ``loc`` (real) and ``scale`` (> 0), broadcast."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
@@ -31,14 +31,6 @@ class _LocScale(Distribution):
     def __init__(self, loc: Tensor | float, scale: Tensor | float, validate_args: bool | None = None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
         super().__init__(self.loc.shape, validate_args=validate_args)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
 
 class Normal(_LocScale):

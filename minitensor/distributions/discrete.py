@@ -6,7 +6,8 @@ import math
 from typing import Sequence
 
 from ..autograd import no_grad
-from ..creation import bernoulli, full, multinomial
+from ..creation import arange, bernoulli, eye, full, multinomial
+from ..dtypes import int64
 from ..functional import broadcast_tensors
 from ..nn.functional import binary_cross_entropy_with_logits, one_hot
 from ..size import Size
@@ -35,6 +36,13 @@ class _ProbsOrLogits(Distribution):
     @property
     def param_shape(self) -> Size:
         return self._param.size()
+
+    def _enumerate(self, values: Tensor, expand: bool) -> Tensor:
+        """``values`` (n, *event_shape), every value of the support, as (n, *batch_shape, *event_shape) (or
+        ones in place of the batch dims without ``expand``)."""
+        ones = (1,) * len(self._batch_shape)
+        values = values.reshape(values.shape[0], *ones, *self._event_shape)
+        return values.expand(-1, *self._batch_shape, *self._event_shape) if expand else values
 
 
 class Bernoulli(_ProbsOrLogits):
@@ -85,6 +93,9 @@ class Bernoulli(_ProbsOrLogits):
 
     def entropy(self) -> Tensor:
         return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        return self._enumerate(arange(2, dtype=self._param.dtype, device=self._param.device), expand)
 
 
 class Categorical(_ProbsOrLogits):
@@ -152,8 +163,11 @@ class Categorical(_ProbsOrLogits):
         logits = self.logits.clamp(min=float(finfo(self.logits.dtype).min))
         return -(logits * self.probs).sum(-1)
 
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        return self._enumerate(arange(self._num_events, dtype=int64, device=self._param.device), expand)
 
-class OneHotCategorical(Distribution):
+
+class OneHotCategorical(_ProbsOrLogits):
     """``Categorical`` with one-hot samples: events of shape (K,)."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.one_hot
@@ -210,3 +224,7 @@ class OneHotCategorical(Distribution):
 
     def entropy(self) -> Tensor:
         return self._categorical.entropy()
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        n = self._event_shape[0]
+        return self._enumerate(eye(n, dtype=self._param.dtype, device=self._param.device), expand)

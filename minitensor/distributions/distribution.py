@@ -120,6 +120,10 @@ class Distribution:
     def entropy(self) -> Tensor:
         raise NotImplementedError
 
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """Every value of a discrete support along dim 0: (cardinality, *batch_shape, *event_shape)."""
+        raise NotImplementedError
+
     def perplexity(self) -> Tensor:
         return self.entropy().exp()
 
@@ -156,3 +160,16 @@ class Distribution:
         args = ", ".join(f"{name}: {v if v.numel() == 1 else v.size()}"
                          for name, v in ((n, self.__dict__[n]) for n in params))
         return f"{type(self).__name__}({args})"
+
+
+class _Located(Distribution):
+    """A distribution whose mean and mode are its ``loc`` parameter (symmetric and unimodal about it)."""
+    loc: Tensor
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc

@@ -73,5 +73,10 @@ class Independent(Distribution):
     def entropy(self) -> Tensor:
         return sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
 
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        if self.reinterpreted_batch_ndims > 0:
+            raise NotImplementedError("Enumeration over cartesian product is not implemented")
+        return self.base_dist.enumerate_support(expand=expand)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.base_dist}, {self.reinterpreted_batch_ndims})"

@@ -12,7 +12,7 @@ from ..functional.solve import cholesky_inverse, solve_triangular
 from ..size import Size
 from ..tensor import Tensor
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _Located
 from .utils import lazy_property
 
 __all__ = ["MultivariateNormal"]
@@ -51,7 +51,7 @@ def _precision_to_scale_tril(P: Tensor) -> Tensor:
     return solve_triangular(L_inv, eye(P.shape[-1], dtype=P.dtype, device=P.device), upper=False)
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(_Located):
     """N(loc, Sigma) with Sigma given as exactly one of ``covariance_matrix``, ``precision_matrix`` (its
     inverse) or ``scale_tril`` (its lower Cholesky factor L, positive diagonal); loc (*b, n), matrices
     (*b, n, n), broadcast."""
@@ -101,14 +101,6 @@ class MultivariateNormal(Distribution):
     @lazy_property
     def precision_matrix(self) -> Tensor:
         return cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:
