@@ -102,3 +102,13 @@ def test_rsample_is_differentiable_and_sample_is_not():
         assert not d.has_rsample
         with pytest.raises(NotImplementedError):
             d.rsample()
+
+
+def test_samples_and_scores_stay_on_the_parameters_device(device):
+    loc = mt.zeros(3, device=device)
+    cov = mt.eye(3, device=device)
+    for d in (D.Normal(loc, 1.0), D.Laplace(loc, 2.0), D.Uniform(loc, 1.0), D.Exponential(loc + 1),
+              D.Bernoulli(logits=loc), D.Categorical(logits=loc), D.OneHotCategorical(logits=loc),
+              D.MultivariateNormal(loc, cov)):
+        x = d.sample((4,))
+        assert x.device == device and d.log_prob(x).device == device and d.entropy().device == device
