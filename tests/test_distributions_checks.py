@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import minitensor as mt
 import minitensor.distributions as D
 from minitensor.distributions import constraints
+from minitensor.distributions.multivariate_normal import batch_mahalanobis
+
+SHAPES = st.lists(st.integers(1, 3), max_size=3)
 
 
 def test_parameters_broadcast_and_keep_the_tensors_dtype():
@@ -148,3 +152,46 @@ def test_enumerate_support():
         D.Independent(D.Bernoulli(mt.ones(2) / 2), 1).enumerate_support()
     with pytest.raises(NotImplementedError):
         D.Normal(0.0, 1.0).enumerate_support()
+
+
+@st.composite
+def broadcasting_pair(draw):
+    """Two shapes that broadcast: a shape, and copies with dims set to 1 or leading dims dropped."""
+    shape = draw(SHAPES)
+
+    def part():
+        ones = draw(st.lists(st.booleans(), min_size=len(shape), max_size=len(shape)))
+        kept = [1 if one else size for size, one in zip(shape, ones)]
+        return kept[draw(st.integers(0, len(kept))):]
+    return part(), part()
+
+
+@settings(max_examples=40, deadline=None)
+@given(broadcasting_pair(), SHAPES)
+def test_normal_broadcasts_parameters_and_samples(shapes, sample_shape):
+    """batch_shape is the parameters' broadcast shape; samples and scores have sample_shape + batch_shape."""
+    loc_shape, scale_shape = shapes
+    loc = np.linspace(-1, 1, int(np.prod(loc_shape))).reshape(loc_shape)
+    scale = np.linspace(0.5, 2, int(np.prod(scale_shape))).reshape(scale_shape)
+    batch = np.broadcast_shapes(loc.shape, scale.shape)
+    d = D.Normal(mt.tensor(loc), mt.tensor(scale))
+    assert d.batch_shape == batch
+    x = d.sample(sample_shape)
+    assert x.shape == (*sample_shape, *batch)
+    want = -((x.numpy() - loc) ** 2) / (2 * scale ** 2) - np.log(scale) - 0.5 * np.log(2 * np.pi)
+    np.testing.assert_allclose(d.log_prob(x).numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from([1, 2, 3]), max_size=2), st.lists(st.integers(1, 3), max_size=2),
+       st.lists(st.integers(1, 2), max_size=2), st.integers(1, 3))
+def test_batch_mahalanobis_over_batch_shapes(l_batch, outer, repeats, n):
+    """|L^{-1} x|^2 for x whose batch dims are L's (a dim of 1 in L broadcasting to any size) with more
+    leading dims, against NumPy's broadcasting solve."""
+    rng = np.random.default_rng(len(l_batch) * 100 + len(outer) * 10 + n)
+    repeats = (repeats + [1, 1])[:len(l_batch)]
+    x_batch = [r * s if s == 1 else s for s, r in zip(l_batch, repeats)]
+    L = np.tril(rng.standard_normal((*l_batch, n, n))) + 3 * np.eye(n)
+    x = rng.standard_normal((*outer, *x_batch, n))
+    want = (np.linalg.solve(np.broadcast_to(L, (*outer, *x_batch, n, n)), x[..., None])[..., 0] ** 2).sum(-1)
+    np.testing.assert_allclose(batch_mahalanobis(mt.tensor(L), mt.tensor(x)).numpy(), want, rtol=1e-10)

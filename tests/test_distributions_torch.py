@@ -183,3 +183,10 @@ def test_validation_messages(make):
     with pytest.raises(ValueError) as got:
         make(mt.distributions, mt)
     assert str(got.value).replace("minitensor.", "torch.") == str(want.value)
+
+
+def test_every_public_name_is_a_torch_distributions_name():
+    names = set(mt.distributions.__all__) | set(mt.distributions.constraints.__all__)
+    missing = {n for n in mt.distributions.__all__ if not hasattr(torch.distributions, n)}
+    missing |= {n for n in mt.distributions.constraints.__all__ if not hasattr(torch.distributions.constraints, n)}
+    assert names and not missing
