@@ -46,10 +46,6 @@ def _both(name, grad=True):
     return (make(mt.distributions, p_mt), p_mt), (make(torch.distributions, p_t), p_t)
 
 
-def _as_torch_like(x):
-    return x.detach().numpy() if isinstance(x, torch.Tensor) else x.detach().numpy()
-
-
 def _compare(get, name, outputs_have_grad=True):
     """get(distribution, lib) -> tensor, on both sides: the values, then the gradient of a fixed projection."""
     (d_mt, p_mt), (d_t, p_t) = _both(name)
@@ -141,9 +137,8 @@ def _kl_side(lib, name, p, q):
     D = lib.distributions
     make = {"MultivariateNormal": lambda x: D.MultivariateNormal(x[..., 0], covariance_matrix=x[..., 1:]),
             "Independent": lambda x: D.Independent(D.Normal(x[0], x[1]), 1),
-            "Exponential": lambda x: D.Exponential(x)}.get(name, lambda x: getattr(D, name)(*x) if x.dim() > 1 and
-                                                             name in ("Normal", "Laplace", "Uniform")
-                                                             else getattr(D, name)(x))
+            "Normal": lambda x: D.Normal(*x), "Laplace": lambda x: D.Laplace(*x),
+            "Uniform": lambda x: D.Uniform(*x)}.get(name, getattr(D, name))
     return D.kl_divergence(make(p), make(q))
 
 
