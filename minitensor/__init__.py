@@ -56,6 +56,7 @@ from .type_info import finfo, iinfo  # noqa: E402
 from . import special  # noqa: E402  (torch.special)
 from .random import default_generator  # noqa: E402
 from .deterministic import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
+from . import distributions  # noqa: E402  (torch.distributions)
 
 __version__ = "0.1.0"
 
@@ -108,6 +109,8 @@ __all__ += ["compile", "compiler"]
 __all__ += ["finfo", "iinfo"]
 __all__ += ["special"]
 __all__ += ["default_generator", "get_float32_matmul_precision", "set_float32_matmul_precision"]
+
+__all__ += ["distributions"]
 
 
 def is_tensor(obj: object) -> "_builtins.bool":

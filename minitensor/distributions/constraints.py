@@ -1,0 +1,165 @@
+"""The constraints that ``validate_args`` checks (PyTorch's ``torch.distributions.constraints``, as far as the
+distributions here use them): ``check(value)`` is a bool tensor, True where ``value`` satisfies the constraint;
+the reprs are PyTorch's (they appear in the ValueError messages)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..functional import isclose
+from ..functional.factorization import eigvalsh
+from ..tensor import Tensor
+
+__all__ = ["Constraint", "boolean", "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",
+           "less_than", "lower_cholesky", "nonnegative", "one_hot", "positive", "positive_definite", "real",
+           "real_vector", "simplex", "unit_interval"]
+
+
+class Constraint:
+    """A region of values; ``event_dim`` is how many rightmost dims make one event (``check`` reduces them)."""
+    is_discrete = False
+    event_dim = 0
+
+    def check(self, value: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return type(self).__name__[1:] + "()"
+
+
+class _Bounded(Constraint):
+    """A constraint with number or tensor bounds, printed as PyTorch's ``Name(lower_bound=..., ...)``."""
+    bounds: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{name}={getattr(self, name)}" for name in self.bounds)
+        return f"{type(self).__name__[1:]}({args})"
+
+
+class _Real(Constraint):
+    def check(self, value: Tensor) -> Tensor:
+        return value == value  # False for NaN
+
+
+class _Boolean(Constraint):
+    is_discrete = True
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value == 0) | (value == 1)
+
+
+class _GreaterThan(_Bounded):
+    bounds = ("lower_bound",)
+
+    def __init__(self, lower_bound: Any) -> None:
+        self.lower_bound = lower_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return value > self.lower_bound
+
+
+class _GreaterThanEq(_GreaterThan):
+    def check(self, value: Tensor) -> Tensor:
+        return value >= self.lower_bound
+
+
+class _LessThan(_Bounded):
+    bounds = ("upper_bound",)
+
+    def __init__(self, upper_bound: Any) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return value < self.upper_bound
+
+
+class _Interval(_Bounded):
+    bounds = ("lower_bound", "upper_bound")
+
+    def __init__(self, lower_bound: Any, upper_bound: Any) -> None:
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= self.lower_bound) & (value <= self.upper_bound)
+
+
+class _IntegerInterval(_Interval):
+    is_discrete = True
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value % 1 == 0) & super().check(value)
+
+
+class _IndependentConstraint(Constraint):
+    """``base_constraint`` over events of ``reinterpreted_batch_ndims`` more dims: all must hold."""
+
+    def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int) -> None:
+        self.base_constraint, self.reinterpreted_batch_ndims = base_constraint, reinterpreted_batch_ndims
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+
+    def check(self, value: Tensor) -> Tensor:
+        result = self.base_constraint.check(value)
+        n = self.reinterpreted_batch_ndims
+        if result.dim() < n:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        return result.reshape(*result.shape[:result.dim() - n], -1).all(-1)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__[1:]}({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+class _Simplex(Constraint):
+    event_dim = 1
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+
+
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value: Tensor) -> Tensor:
+        return ((value == 0) | (value == 1)).all(-1) & (value.sum(-1) == 1)
+
+
+class _LowerCholesky(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        lower = (value.tril() == value).reshape(*value.shape[:-2], -1).all(-1)
+        return lower & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
+
+
+class _PositiveDefinite(Constraint):
+    """Square, symmetric (to 1e-6) and with positive eigenvalues (PyTorch tries a Cholesky factorization; the
+    two agree but on matrices singular to rounding)."""
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        if value.shape[-1] != value.shape[-2]:
+            return value.new_zeros(value.shape[:-2]).bool()
+        symmetric = isclose(value, value.mT, atol=1e-6).reshape(*value.shape[:-2], -1).all(-1)
+        if not bool(symmetric.all()):
+            return symmetric
+        return (eigvalsh(value) > 0).all(-1)
+
+
+real = _Real()
+real_vector = _IndependentConstraint(real, 1)
+boolean = _Boolean()
+positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
+unit_interval = _Interval(0.0, 1.0)
+simplex = _Simplex()
+one_hot = _OneHot()
+lower_cholesky = _LowerCholesky()
+positive_definite = _PositiveDefinite()
+greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
+less_than = _LessThan
+interval = _Interval
+integer_interval = _IntegerInterval
+independent = _IndependentConstraint

@@ -1,0 +1,79 @@
+"""Helpers shared by the distributions (PyTorch's ``torch.distributions.utils``): parameter broadcasting,
+probabilities <-> logits, lazily computed parameters, sums over the rightmost dims."""
+from __future__ import annotations
+
+from numbers import Number
+from typing import Any, Callable, Generic, TypeVar
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..autograd import enable_grad
+from ..creation import tensor
+from ..functional import broadcast_tensors
+from ..tensor import Tensor
+
+__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
+
+
+def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
+    """Tensors and numbers broadcast to one shape; numbers become tensors of the first tensor's dtype and
+    device (the default dtype when there is none)."""
+    if not all(isinstance(v, (Tensor, Number)) for v in values):
+        raise ValueError("Input arguments must all be instances of Number, minitensor.Tensor or objects "
+                         "implementing __torch_function__.")
+    like = next((v for v in values if isinstance(v, Tensor)), None)
+    options: dict[str, Any] = ({"dtype": like.dtype, "device": like.device} if like is not None
+                               else {"dtype": _dt.get_default_dtype()})
+    tensors = [v if isinstance(v, Tensor) else tensor(v, **options) for v in values]
+    return tuple(broadcast_tensors(*tensors))
+
+
+def finfo(dtype: _dt.dtype) -> Any:
+    """NumPy's float limits (eps, tiny, min) of a floating minitensor dtype."""
+    return np.finfo(dtype.np)
+
+
+def clamp_probs(probs: Tensor) -> Tensor:
+    """Probabilities clamped into [eps, 1 - eps] of their dtype, so that their logs are finite."""
+    eps = float(finfo(probs.dtype).eps)
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
+    """sigmoid(logits) for a binary variable, else softmax over the last dim."""
+    return logits.sigmoid() if is_binary else logits.softmax(-1)
+
+
+def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
+    """log(p) - log(1 - p) for a binary variable, else log(p) (normalised log-probabilities), on clamped p."""
+    p = clamp_probs(probs)
+    return p.log() - (-p).log1p() if is_binary else p.log()
+
+
+def sum_rightmost(value: Tensor, dim: int) -> Tensor:
+    """``value`` summed over its ``dim`` rightmost dims."""
+    return value if dim == 0 else value.reshape(*value.shape[:-dim], -1).sum(-1)
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class lazy_property(Generic[T, R]):
+    """A parameter computed from another on first access (``probs`` from ``logits``...), then stored on the
+    instance, so ``"probs" in d.__dict__`` tells which parameter the user gave. Computed with grad enabled, as
+    PyTorch, so that a value first read under ``no_grad`` still carries the graph."""
+
+    def __init__(self, wrapped: Callable[[T], R]) -> None:
+        self.wrapped = wrapped
+        self.__doc__ = wrapped.__doc__
+        self.__name__ = wrapped.__name__
+
+    def __get__(self, instance: T | None, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        with enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.__name__, value)
+        return value
