@@ -160,8 +160,8 @@ def test_sgd_trajectory(dtype, momentum, dampening, nesterov, weight_decay, maxi
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("amsgrad,weight_decay,maximize", itertools.product([False, True], [0.0, 0.1],
-                                                                             [False, True]))
+@pytest.mark.parametrize("amsgrad,weight_decay,maximize", list(itertools.product([False, True], [0.0, 0.1],
+                                                                                  [False, True])))
 @pytest.mark.parametrize("decoupled", [False, True])
 def test_adam_and_adamw_trajectory(dtype, amsgrad, weight_decay, maximize, decoupled):
     kw = dict(lr=0.05, betas=(0.8, 0.95), eps=1e-6, weight_decay=weight_decay, amsgrad=amsgrad)
@@ -172,7 +172,7 @@ def test_adam_and_adamw_trajectory(dtype, amsgrad, weight_decay, maximize, decou
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("centered,momentum,weight_decay,maximize",
-                         itertools.product([False, True], [0.0, 0.7], [0.0, 0.1], [False, True]))
+                         list(itertools.product([False, True], [0.0, 0.7], [0.0, 0.1], [False, True])))
 def test_rmsprop_trajectory(dtype, centered, momentum, weight_decay, maximize):
     kw = dict(lr=0.01, alpha=0.9, eps=1e-6, weight_decay=weight_decay, momentum=momentum, centered=centered)
     check_trajectory(lambda ps: optim.RMSprop(ps, maximize=maximize, **kw),
@@ -181,7 +181,7 @@ def test_rmsprop_trajectory(dtype, centered, momentum, weight_decay, maximize):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("lr_decay,weight_decay,initial_accumulator_value,maximize",
-                         itertools.product([0.0, 0.5], [0.0, 0.1], [0.0, 0.3], [False, True]))
+                         list(itertools.product([0.0, 0.5], [0.0, 0.1], [0.0, 0.3], [False, True])))
 def test_adagrad_trajectory(dtype, lr_decay, weight_decay, initial_accumulator_value, maximize):
     kw = dict(lr=0.1, lr_decay=lr_decay, weight_decay=weight_decay,
               initial_accumulator_value=initial_accumulator_value, eps=1e-10)
