@@ -375,8 +375,11 @@ class TensorShapeMethods:
     def unbind(self, dim: int = 0) -> tuple["Tensor", ...]:
         return _F.unbind(self, dim)
 
-    def flip(self, dims: Any) -> "Tensor":
-        return _F.flip(self, dims)
+    def flip(self, *dims: Any) -> "Tensor":
+        """``x.flip(0, 1)`` or ``x.flip((0, 1))``, as PyTorch's method (``minitensor.flip`` takes a sequence)."""
+        if not dims:
+            raise TypeError('flip() missing 1 required positional arguments: "dims"')
+        return _F.flip(self, sizes_of(dims))
 
     def tril(self, diagonal: int = 0) -> "Tensor":
         return _F.tril(self, diagonal)

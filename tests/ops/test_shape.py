@@ -231,6 +231,9 @@ def test_unbind_narrow_flip():
     check(lambda t: mt.narrow(t, 2, 1, 2), lambda x: x[:, :, 1:3], a)
     check(lambda t: t.flip(0), lambda x: x[::-1], a)
     check(lambda t: t.flip((0, -1)), lambda x: x[::-1, :, ::-1], a)
+    check(lambda t: t.flip(0, -1), lambda x: x[::-1, :, ::-1], a)  # the method takes dims as varargs too
+    with pytest.raises(TypeError, match="dims"):
+        t64(a, False).flip()
     check(lambda t: mt.flip(t, [1]), lambda x: x[:, ::-1], a)
 
 
