@@ -34,6 +34,16 @@ ADDED_FORWARDED = ("addcmul", "addcdiv", "xlogy", "logit", "sinc", "lgamma", "di
                    "float_power", "clamp_min", "clamp_max", "nansum", "nanmean", "diff")
 ADDED_IN_PLACE = ("addcmul", "addcdiv", "xlogy", "logit", "sinc", "lgamma", "digamma", "i0", "nan_to_num", "heaviside",
                   "clamp_min", "clamp_max")
+# PyTorch's other names (functional/aliases.py) and smaller pointwise ops (functional/pointwise.py, special.py).
+ALIAS_FORWARDED = ("absolute", "divide", "multiply", "subtract", "negative", "positive", "greater", "greater_equal",
+                   "less", "less_equal", "not_equal", "true_divide", "floor_divide", "sgn", "deg2rad", "rad2deg",
+                   "fmax", "fmin", "gcd", "lcm", "ldexp", "frexp", "nextafter", "isposinf", "isneginf", "isreal",
+                   "igamma", "igammac", "mvlgamma", "hardshrink", "prelu", "renorm")
+ALIAS_IN_PLACE = ("absolute", "divide", "multiply", "subtract", "negative", "greater", "greater_equal", "less",
+                  "less_equal", "not_equal", "true_divide", "floor_divide", "clip", "sgn", "eq", "ne", "lt", "le",
+                  "gt", "ge", "deg2rad", "rad2deg", "gcd", "lcm", "ldexp", "nextafter", "igamma", "igammac",
+                  "mvlgamma", "renorm")
+
 
 def _forwarded(name: str) -> Callable[..., Any]:
     def method(self: "Tensor", *args: Any, **kwargs: Any) -> Any:
@@ -158,7 +168,7 @@ class TensorMathMethods(TensorShapeMethods):
         return _F.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
 
 
-for _name in FORWARDED + ADDED_FORWARDED:
+for _name in FORWARDED + ADDED_FORWARDED + ALIAS_FORWARDED:
     setattr(TensorMathMethods, _name, _forwarded(_name))
-for _name in IN_PLACE + ADDED_IN_PLACE:
+for _name in IN_PLACE + ADDED_IN_PLACE + ALIAS_IN_PLACE:
     setattr(TensorMathMethods, _name + "_", _in_place(_name))

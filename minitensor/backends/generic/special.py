@@ -53,6 +53,14 @@ class SpecialOps:
         """The modified Bessel function of the first kind, order 1 (i0's derivative)."""
         return self._special_module().i1(self._wide(x)).astype(x.dtype, copy=False)
 
+    def gammainc(self, a: Array, x: Array) -> Array:
+        """The regularized lower incomplete gamma function P(a, x) (``torch.igamma``), in a's dtype."""
+        return self._special_module().gammainc(self._wide(a), self._wide(x)).astype(a.dtype, copy=False)
+
+    def gammaincc(self, a: Array, x: Array) -> Array:
+        """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x) (``torch.igammac``)."""
+        return self._special_module().gammaincc(self._wide(a), self._wide(x)).astype(a.dtype, copy=False)
+
     def sinc(self, x: Array) -> Array:
         """sin(pi x) / (pi x), 1 at 0, nan at +-inf."""
         with np.errstate(invalid="ignore"):
