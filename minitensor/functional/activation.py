@@ -343,8 +343,8 @@ def rrelu_(input: Tensor, lower: float = 1 / 8, upper: float = 1 / 3, training: 
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """x where |x| > lambd, 0 elsewhere."""
-    return where(input.abs() > lambd, input, 0.0)
+    """0 where -lambd <= x <= lambd, x elsewhere (nan stays nan)."""
+    return where((input >= -lambd) & (input <= lambd), 0.0, input)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:

@@ -66,8 +66,10 @@ def lcm(input: Tensor, other: Tensor) -> Tensor:
 
 
 def ldexp(input: Tensor, other: Tensor) -> Tensor:
-    """input * 2^other, as PyTorch computes it (a float result; differentiable in both)."""
-    return mul(input, pow(2.0, other))
+    """input * 2^other: both promoted to their float dtype first (integers: the default float dtype), as
+    PyTorch's result type; differentiable in both."""
+    a, b = promote(input, other, floating=True)
+    return mul(a, pow(2.0, b))
 
 
 class Frexp(ArrayFunction):

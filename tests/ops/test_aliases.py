@@ -188,3 +188,10 @@ def test_rrelu_evaluation_is_leaky_relu_and_training_draws_slopes():
     z = mt.tensor([-2.0, 1.0])
     assert mt.rrelu_(z) is z and z.tolist() == pytest.approx([-2 * (1 / 8 + 1 / 3) / 2, 1.0])
     assert x.grad is None
+
+
+def test_sgn_and_sign_give_zero_at_nan():
+    x = mt.tensor([NAN, -INF, INF, -0.0, -2.0], dtype=mt.float64)
+    assert mt.sgn(x).tolist() == x.sign().tolist() == [0.0, -1.0, 1.0, 0.0, -1.0]
+    assert mt.tensor([-3, 0, 5]).sgn().tolist() == [-1, 0, 1]
+    assert mt.tensor([NAN, -1.0], dtype=mt.float16).sgn().tolist() == [0.0, -1.0]
