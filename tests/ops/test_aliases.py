@@ -145,7 +145,8 @@ def test_queries():
         mt.is_nonzero(mt.tensor([]))
     with pytest.raises(RuntimeError, match="with more than one value is ambiguous"):
         mt.tensor([1, 0]).is_nonzero()
-    assert mt.is_same_size(mt.ones(2, 3), mt.zeros(2, 3, dtype=mt.int64)) and not mt.ones(2, 3).is_same_size(mt.ones(3, 2))
+    assert mt.is_same_size(mt.ones(2, 3), mt.zeros(2, 3, dtype=mt.int64))
+    assert not mt.ones(2, 3).is_same_size(mt.ones(3, 2))
     assert mt.ones(2).get_device() == -1 and mt.get_device(mt.ones(2)) == -1
     assert mt.ones(2, 3, 1).ndimension() == 3 and mt.tensor(1.0).ndimension() == 0
     assert [mt.tensor([1.7, -1.2, 300.0]).__getattribute__(c)().dtype for c in ("byte", "char", "short")] == \
