@@ -92,6 +92,17 @@ def test_in_place_comparisons_write_one_and_zero_in_self_dtype(name, op, dtype):
     assert getattr(x, name)(other) is x and x.dtype is dtype and x.tolist() == expected
 
 
+def test_in_place_comparison_cuts_the_old_values_gradient():
+    x = mt.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    view, version = y[1:], y._version
+    assert y.eq_(2) is y and y.tolist() == [1.0, 0.0] and view.tolist() == [0.0] and y._version == version + 1
+    (y * 3).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0]  # as PyTorch: a comparison has a zero gradient
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        x.ge_(1)
+
+
 def test_positive_and_rsub():
     x = mt.tensor(X, requires_grad=True)
     assert mt.positive(x) is x and x.positive() is x
