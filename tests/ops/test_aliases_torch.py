@@ -34,6 +34,12 @@ def test_the_name_is_where_pytorch_has_it(name):
     assert (hasattr(mt, name), hasattr(mt.Tensor, name)) == (hasattr(torch, name), hasattr(torch.Tensor, name))
 
 
+@pytest.mark.parametrize("name", ["gammainc", "gammaincc", "multigammaln"])
+def test_special_names_are_pytorchs(name):
+    torch = pytest.importorskip("torch")
+    assert hasattr(torch.special, name) and hasattr(mt.special, name)
+
+
 def grid(*columns):
     return [np.array(c) for c in zip(*itertools.product(*columns))]
 

@@ -184,6 +184,11 @@ def test_igamma_igammac_match_scipy(shapes, seed):
     assert gradcheck(lambda t: mt.igammac(t64(a, False), t), (xs,))
 
 
+def test_special_names():
+    from minitensor import special
+    assert special.gammainc is mt.igamma and special.gammaincc is mt.igammac and special.multigammaln is mt.mvlgamma
+
+
 def test_igamma_gradient_only_along_x_and_dtypes():
     a = mt.tensor([1.0, 2.0], requires_grad=True)
     y = mt.igamma(a, mt.tensor([1.0, 2.0]))
