@@ -13,3 +13,7 @@ from .functional.special import lgamma as gammaln
 __all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "log1p",
            "log_softmax", "logit", "logsumexp", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax",
            "xlogy"]
+
+from .functional.special import igamma as gammainc, igammac as gammaincc, mvlgamma as multigammaln  # noqa: E402
+
+__all__ += ["gammainc", "gammaincc", "multigammaln"]

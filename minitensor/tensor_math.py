@@ -34,6 +34,18 @@ ADDED_FORWARDED = ("addcmul", "addcdiv", "xlogy", "logit", "sinc", "lgamma", "di
                    "float_power", "clamp_min", "clamp_max", "nansum", "nanmean", "diff")
 ADDED_IN_PLACE = ("addcmul", "addcdiv", "xlogy", "logit", "sinc", "lgamma", "digamma", "i0", "nan_to_num", "heaviside",
                   "clamp_min", "clamp_max")
+# PyTorch's other names (functional/aliases.py) and smaller pointwise ops (functional/pointwise.py, special.py).
+ALIAS_FORWARDED = ("absolute", "divide", "multiply", "subtract", "negative", "positive", "greater", "greater_equal",
+                   "less", "less_equal", "not_equal", "true_divide", "floor_divide", "sgn", "deg2rad", "rad2deg",
+                   "fmax", "fmin", "gcd", "lcm", "ldexp", "frexp", "nextafter", "isposinf", "isneginf", "isreal",
+                   "igamma", "igammac", "mvlgamma", "hardshrink", "prelu", "renorm")
+ALIAS_IN_PLACE = ("absolute", "divide", "multiply", "subtract", "negative", "true_divide", "floor_divide", "clip",
+                  "sgn", "deg2rad", "rad2deg", "gcd", "lcm", "ldexp", "nextafter", "igamma", "igammac", "mvlgamma",
+                  "renorm")
+# In-place comparisons x.eq_(y): 1 / 0 in x's dtype, copied in, so nothing flows back to x's old values.
+COMPARISON_IN_PLACE = ("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+                       "not_equal")
+
 
 def _forwarded(name: str) -> Callable[..., Any]:
     def method(self: "Tensor", *args: Any, **kwargs: Any) -> Any:
@@ -48,6 +60,14 @@ def _in_place(name: str) -> Callable[..., Any]:
         return _F.inplace(self, getattr(_F, name), *args, **kwargs)
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"In place: ``self`` becomes ``minitensor.{name}(self, ...)``."
+    return method
+
+
+def _compared_in_place(name: str) -> Callable[..., Any]:
+    def method(self: "Tensor", other: Any) -> Any:
+        return _F.copy_(self, getattr(_F, name)(self, other))
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"In place: ``self`` becomes ``minitensor.{name}(self, other)`` as 1 / 0 in its dtype."
     return method
 
 
@@ -158,7 +178,9 @@ class TensorMathMethods(TensorShapeMethods):
         return _F.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
 
 
-for _name in FORWARDED + ADDED_FORWARDED:
+for _name in FORWARDED + ADDED_FORWARDED + ALIAS_FORWARDED:
     setattr(TensorMathMethods, _name, _forwarded(_name))
-for _name in IN_PLACE + ADDED_IN_PLACE:
+for _name in IN_PLACE + ADDED_IN_PLACE + ALIAS_IN_PLACE:
     setattr(TensorMathMethods, _name + "_", _in_place(_name))
+for _name in COMPARISON_IN_PLACE:
+    setattr(TensorMathMethods, _name + "_", _compared_in_place(_name))

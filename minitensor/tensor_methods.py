@@ -362,6 +362,9 @@ class TensorMethods(TensorMathMethods):
     long = _cast("long", _dt.int64)
     int = _cast("int", _dt.int32)
     bool = _cast("bool", _dt.bool)
+    byte = _cast("byte", _dt.uint8)
+    char = _cast("char", _dt.int8)
+    short = _cast("short", _dt.int16)
 
     def type(self, dtype: Any = None, non_blocking: "builtins.bool" = False) -> Any:
         """Without ``dtype``: PyTorch's type name ('torch.FloatTensor'); with a dtype, a legacy type

@@ -1,6 +1,7 @@
 """``TensorStorageMethods``: how a ``Tensor`` lies in memory (``stride``, ``storage_offset``, ``data_ptr``,
 ``nbytes``, ``itemsize``), the conjugate transposes ``H`` / ``mH`` / ``adjoint`` (real dtypes only: the
-transposes), ``index_put`` / ``index_put_`` and ``signbit``. ``_F`` is bound by ``tensor.py``.
+transposes), ``index_put`` / ``index_put_``, ``signbit`` and the queries ``is_signed``, ``is_nonzero``,
+``is_same_size``, ``get_device``, ``ndimension``, ``retains_grad``. ``_F`` is bound by ``tensor.py``.
 
 Strides and the storage offset count elements, as PyTorch's, from the backend array's byte strides and the
 distance to the start of the array it views (its outermost ``base``).
@@ -91,3 +92,32 @@ class TensorStorageMethods:
 
     def signbit(self) -> "Tensor":
         return _F.signbit(self)
+
+    # ------------------------------------------------------------------ queries (also minitensor.<name>)
+    def is_signed(self) -> bool:
+        """False for uint8 and bool, True for the other dtypes."""
+        return self.array.dtype.kind not in "ub"
+
+    def is_nonzero(self) -> bool:
+        """The one element as a bool; PyTorch's errors for none or several."""
+        n = self.array.size
+        if n != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {'no values' if n == 0 else 'more than one value'} "
+                               "is ambiguous")
+        return bool(self.array.reshape(()).item() != 0)
+
+    def is_same_size(self, other: "Tensor") -> bool:
+        return tuple(self.array.shape) == tuple(other.array.shape)
+
+    def get_device(self) -> int:
+        """The CUDA device's index, -1 on the CPU."""
+        return -1 if self._device.type == "cpu" else self._device.index or 0
+
+    def ndimension(self) -> int:
+        return int(self.array.ndim)
+
+    @property
+    def retains_grad(self) -> bool:
+        """True after ``retain_grad()`` on this non-leaf tensor."""
+        retained = getattr(getattr(self, "grad_fn", None), "_retained", None)
+        return retained is not None and retained() is self

@@ -88,3 +88,13 @@ __all__ += ["index_put", "signbit"]
 POINTWISE_OPS = ["addcdiv", "addcmul", "clamp_max", "clamp_min", "diff", "digamma", "float_power", "heaviside", "i0",
                  "lgamma", "logit", "nan_to_num", "nanmean", "nansum", "polygamma", "sinc", "xlogy"]
 __all__ += POINTWISE_OPS
+# PyTorch's other names and smaller pointwise ops (absolute, divide, fmax, gcd, frexp, igamma...).
+from .aliases import *  # noqa: F401,F403,E402
+from .aliases import __all__ as _aliases_all  # noqa: E402
+from .pointwise import *  # noqa: F401,F403,E402
+from .pointwise import __all__ as _pointwise_all  # noqa: E402
+from .special import igamma, igammac, mvlgamma  # noqa: E402
+from .activation import celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu, selu_, threshold, threshold_  # noqa: E402
+from .norms import renorm  # noqa: E402
+__all__ += [*_aliases_all, *_pointwise_all, "igamma", "igammac", "mvlgamma", "celu", "celu_", "hardshrink", "prelu",
+            "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_", "renorm"]

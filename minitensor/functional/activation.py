@@ -19,6 +19,7 @@ __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_",
 __all__ += ["celu", "celu_", "selu", "selu_", "mish", "hardsigmoid", "hardswish", "logsigmoid", "softsign",
             "softmin"]
 __all__ += ["prelu", "glu", "threshold", "threshold_", "hardshrink", "softshrink", "tanhshrink"]
+__all__ += ["rrelu", "rrelu_"]
 
 
 class _Pointwise(ArrayFunction):
@@ -323,9 +324,27 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     return _maybe_inplace(input, True, _threshold, threshold, value)
 
 
+def _rrelu(input: Tensor, lower: float, upper: float, training: bool) -> Tensor:
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2)
+    slope = input.new_empty(input.shape).uniform_(lower, upper)
+    return where(input > 0, input, input * slope)
+
+
+def rrelu(input: Tensor, lower: float = 1 / 8, upper: float = 1 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """x where x > 0, a * x elsewhere, a ~ U(lower, upper) per element in training, (lower + upper) / 2 in
+    evaluation."""
+    return _maybe_inplace(input, inplace, _rrelu, float(lower), float(upper), training, saves_input=True)
+
+
+def rrelu_(input: Tensor, lower: float = 1 / 8, upper: float = 1 / 3, training: bool = False) -> Tensor:
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """x where |x| > lambd, 0 elsewhere."""
-    return where(input.abs() > lambd, input, 0.0)
+    """0 where -lambd <= x <= lambd, x elsewhere (nan stays nan)."""
+    return where((input >= -lambd) & (input <= lambd), 0.0, input)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:

@@ -190,7 +190,9 @@ def _piecewise_constant(input: Tensor, f: Callable[[Backend, Any], Any]) -> Tens
 
 
 def sign(input: Tensor) -> Tensor:
-    return _piecewise_constant(input, lambda B, x: B.sign(x))
+    """-1, 0 or 1; 0 at nan, as PyTorch (NumPy's sign gives nan)."""
+    return _piecewise_constant(input, lambda B, x: B.nan_to_num(B.sign(x), 0.0, 1.0, -1.0)
+                               if x.dtype.kind in "fV" else B.sign(x))
 
 
 def floor(input: Tensor) -> Tensor:

@@ -8,9 +8,11 @@ from ..tensor import Tensor
 from ._util import norm_dim
 from .factorization import svdvals
 from .solve import check_matrices, inv
+from .indexing import where
 from .reduce import amax, amin, norm as _pnorm, sum
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "cond", "torch_norm"]
+__all__ += ["renorm"]
 
 INF = float("inf")
 
@@ -102,3 +104,17 @@ def torch_norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = F
     if dtype is not None:
         input = input.to(_dt.as_dtype(dtype))
     return _pnorm(input, 2 if p is None else p, dim, keepdim)
+
+
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """Each slice along ``dim`` whose p-norm exceeds ``maxnorm`` scaled to norm maxnorm (by maxnorm /
+    (norm + 1e-7), as PyTorch); the other slices as they are."""
+    if input.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    axis = norm_dim(dim, input.ndim)
+    norms = vector_norm(input, p, [d for d in range(input.ndim) if d != axis], keepdim=True)
+    return input * where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)

@@ -168,3 +168,50 @@ ndtri = _unary(Ndtri)
 def ndtr(input: Tensor) -> Tensor:
     """The standard normal CDF: erfc(-x / sqrt 2) / 2."""
     return erfc(input * (-1 / _SQRT2)) * 0.5
+
+
+class Igamma(ArrayFunction):
+    """P(a, x), the regularized lower incomplete gamma function (``upper``: Q(a, x) = 1 - P(a, x)). The
+    gradient is along x only, +-exp((a - 1) log x - x - lgamma(a)); along a PyTorch has none and raises."""
+    upper = False
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, a: Any, x: Any) -> Any:
+        ctx.save_for_backward(a, x)
+        return B.gammaincc(a, x) if ctx.upper else B.gammainc(a, x)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        if ctx.needs_input_grad[0]:
+            raise RuntimeError(f"the derivative for '{type(ctx).__name__.lower()}: input' is not implemented.")
+        a, x = ctx.saved_tensors
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = gy * B.exp((a - 1) * B.log(x) - x - B.lgamma(a))
+        return None, -d if ctx.upper else d
+
+
+class Igammac(Igamma):
+    upper = True
+
+
+def igamma(input: Tensor, other: Tensor) -> Tensor:
+    """P(input, other) = gamma(a, x) / Gamma(a), the regularized lower incomplete gamma function."""
+    return Igamma.apply(*promote(input, other, floating=True))
+
+
+def igammac(input: Tensor, other: Tensor) -> Tensor:
+    """Q(input, other) = 1 - P(input, other), the regularized upper incomplete gamma function."""
+    return Igammac.apply(*promote(input, other, floating=True))
+
+
+def mvlgamma(input: Tensor, p: int) -> Tensor:
+    """The multivariate log-gamma, sum_{i<p} lgamma(x - i/2) + p (p - 1) / 4 log(pi) (p >= 1)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    from ..creation import arange
+    x = to_float(input)
+    offsets = arange(p, dtype=x.dtype, device=x.device) * -0.5
+    return lgamma(x.unsqueeze(-1) + offsets).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+
+
+__all__ += ["igamma", "igammac", "mvlgamma"]

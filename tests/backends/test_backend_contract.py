@@ -357,6 +357,22 @@ def comparison_cases() -> dict[str, Callable[[Backend], None]]:
                  isnan=unary("isnan", np.isnan, a), isinf=unary("isinf", np.isinf, a),
                  isfinite=unary("isfinite", np.isfinite, a))
     cases["signbit"] = unary("signbit", np.signbit, np.array([-0.0, 0.0, -1.5, 2.0, -np.nan, np.nan, -np.inf]))
+    cases.update({name: binary(name, getattr(np, name), i, j) for name in ("gcd", "lcm")})
+    cases["nextafter"] = binary("nextafter", np.nextafter, np.array([1.0, 0.0, -2.5, np.inf, 3.0]),
+                                np.array([2.0, -1.0, -2.5, 0.0, 1.0]))
+
+    def frexp(B):
+        x = np.array([0.0, -0.0, 1.0, -3.0, 0.1, 1e-310, np.inf, 6e4])
+        for dt in (np.float64, np.float32, np.float16, np.dtype("bfloat16")):
+            xd = x.astype(dt)
+            m, e = (host(B, r) for r in B.frexp(dev(B, xd)))
+            assert m.dtype == dt and e.dtype == np.int32
+            finite = np.isfinite(xd.astype(np.float64))
+            np.testing.assert_array_equal((m.astype(np.float64) * 2.0 ** e)[finite], xd.astype(np.float64)[finite])
+            nonzero = finite & (xd.astype(np.float64) != 0)
+            assert ((np.abs(m.astype(np.float64)) >= 0.5) & (np.abs(m.astype(np.float64)) < 1))[nonzero].all()
+
+    cases["frexp"] = frexp
     return cases
 
 
@@ -982,7 +998,19 @@ def special_cases() -> dict[str, Callable[[Backend], None]]:
                 expected = np.asarray([0.0, 1e10, -2.0, 1.5, 0.0], np.float32).astype(dt)
             np.testing.assert_array_equal(got.astype(np.float64), expected.astype(np.float64))
 
-    return {"lgamma": lgamma, "digamma": digamma, "polygamma": polygamma, "i0": bessel("i0", 0),
+    def incomplete_gamma(B):  # P(1, x) = 1 - exp(-x), P(1/2, x) = erf(sqrt x), P + Q = 1
+        z = np.abs(x) + 0.01
+        ones, halves = dev(B, np.ones_like(z)), dev(B, np.full_like(z, 0.5))
+        close(B, B.gammainc(ones, dev(B, z)), -np.expm1(-z), rtol=1e-12)
+        close(B, B.gammainc(halves, dev(B, z)), [math.erf(math.sqrt(v)) for v in z], rtol=1e-12)
+        close(B, B.gammaincc(ones, dev(B, z)), np.exp(-z), rtol=1e-12)
+        a = dev(B, z[::-1].copy())
+        close(B, B.gammainc(a, dev(B, z)) + B.gammaincc(a, dev(B, z)), np.ones_like(z), rtol=1e-12)
+        for dt in (np.float16, np.float32):
+            assert host(B, B.gammainc(dev(B, z[:4].astype(dt)), dev(B, z[:4].astype(dt)))).dtype == dt
+
+    return {"gammainc": incomplete_gamma, "gammaincc": incomplete_gamma,
+            "lgamma": lgamma, "digamma": digamma, "polygamma": polygamma, "i0": bessel("i0", 0),
             "i1": bessel("i1", 1), "sinc": sinc, "xlogy": xlogy, "nan_to_num": nan_to_num}
 
 

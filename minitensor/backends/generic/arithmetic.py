@@ -39,6 +39,16 @@ class ComparisonOps:
     # (a, b) -> integer array, shifted (right: arithmetic, -8 >> 1 = -4)
     left_shift = xp_function("left_shift")
     right_shift = xp_function("right_shift")
+    # (a, b) -> integer array: greatest common divisor, least common multiple (both non-negative)
+    gcd = xp_function("gcd")
+    lcm = xp_function("lcm")
+    nextafter = xp_function("nextafter")  # (a, b) -> the next float after a towards b, in a's dtype
+
+    def frexp(self, x: Array) -> tuple[Array, Array]:
+        """(mantissa, exponent) with x = mantissa * 2^exponent, 0.5 <= |mantissa| < 1 (0, inf, nan: exponent
+        0); the exponent as int32. bfloat16 goes through float32, where its mantissa is exact."""
+        m, e = self.xp.frexp(x if x.dtype.kind == "f" else x.astype(self.xp.float32))
+        return m.astype(x.dtype, copy=False), e.astype(self.xp.int32, copy=False)
 
     def isclose(self, a: Array, b: Array, rtol: float, atol: float, equal_nan: bool) -> Array:
         """|a - b| <= atol + rtol |b|, or a == b (equal infinities); nan matches nan only with equal_nan."""

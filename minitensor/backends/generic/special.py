@@ -53,6 +53,28 @@ class SpecialOps:
         """The modified Bessel function of the first kind, order 1 (i0's derivative)."""
         return self._special_module().i1(self._wide(x)).astype(x.dtype, copy=False)
 
+    def gammainc(self, a: Array, x: Array) -> Array:
+        """The regularized lower incomplete gamma function P(a, x) (``torch.igamma``), in a's dtype."""
+        return self._incomplete_gamma(a, x, upper=False)
+
+    def gammaincc(self, a: Array, x: Array) -> Array:
+        """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x) (``torch.igammac``)."""
+        return self._incomplete_gamma(a, x, upper=True)
+
+    def _incomplete_gamma(self, a: Array, x: Array, upper: bool) -> Array:
+        """SciPy's P or Q with PyTorch's edge cases (calc_igamma's order): nan for a < 0 or x < 0, a = 0 with
+        x <= 0, and a, x both infinite; then P = 1 at a = 0, 0 at x = 0, 0 at a = inf, 1 at x = inf."""
+        xp = self.xp
+        f = self._special_module().gammaincc if upper else self._special_module().gammainc
+        y = f(self._wide(a), self._wide(x))
+        one, zero = (0.0, 1.0) if upper else (1.0, 0.0)  # the values of P, as Q = 1 - P
+        y = xp.where(xp.isinf(x), one, y)
+        y = xp.where(xp.isinf(a), zero, y)
+        y = xp.where(x == 0, zero, y)
+        y = xp.where(a == 0, one, y)
+        bad = (x < 0) | (a < 0) | ((a == 0) & ~(x > 0)) | (xp.isinf(a) & xp.isinf(x))
+        return xp.where(bad, math.nan, y).astype(a.dtype, copy=False)
+
     def sinc(self, x: Array) -> Array:
         """sin(pi x) / (pi x), 1 at 0, nan at +-inf."""
         with np.errstate(invalid="ignore"):
