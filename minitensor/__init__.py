@@ -143,3 +143,9 @@ def detach(input: Tensor) -> Tensor:
 
 
 __all__ += ["detach", "is_complex", "is_floating_point"]
+
+from .random import get_rng_state, set_rng_state  # noqa: E402  (the CPU generator's state)
+__all__ += ["get_rng_state", "set_rng_state"]
+from ._nn_aliases import *  # noqa: F401,F403,E402  (torch.conv2d, torch.dropout...: ATen's signatures)
+from ._nn_aliases import __all__ as _nn_aliases_all  # noqa: E402
+__all__ += [_n for _n in _nn_aliases_all if _n not in __all__]
