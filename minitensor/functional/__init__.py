@@ -88,3 +88,5 @@ __all__ += ["index_put", "signbit"]
 POINTWISE_OPS = ["addcdiv", "addcmul", "clamp_max", "clamp_min", "diff", "digamma", "float_power", "heaviside", "i0",
                  "lgamma", "logit", "nan_to_num", "nanmean", "nansum", "polygamma", "sinc", "xlogy"]
 __all__ += POINTWISE_OPS
+from .statistics import aminmax, corrcoef, cov, gradient, histogram  # noqa: E402
+__all__ += ["aminmax", "corrcoef", "cov", "gradient", "histogram"]
