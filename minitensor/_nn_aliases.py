@@ -8,11 +8,13 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .nn import functional as F
-from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv3d, conv_transpose1d,  # noqa: F401
-                            conv_transpose2d, conv_transpose3d, pixel_shuffle, pixel_unshuffle)
+from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, bilinear, channel_shuffle, conv1d, conv2d,  # noqa: F401
+                            conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, pixel_shuffle,
+                            pixel_unshuffle, rms_norm)
 from .tensor import Tensor
 
-__all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "avg_pool1d", "batch_norm", "binary_cross_entropy_with_logits",
+__all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "avg_pool1d", "batch_norm", "bilinear", "channel_shuffle",
+           "binary_cross_entropy_with_logits", "rms_norm",
            "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "cosine_embedding_loss", "dropout", "embedding", "group_norm", "hinge_embedding_loss", "instance_norm",
            "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "pixel_shuffle",

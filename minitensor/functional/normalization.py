@@ -10,6 +10,7 @@ from ..backends.base import Backend
 from .math import clamp
 from .reduce import norm
 from ..amp.autocast_mode import cast_early
+from ..type_info import finfo
 
 __all__ = ["batch_norm", "layer_norm"]
 __all__ += ["normalize", "group_norm", "instance_norm"]
@@ -105,6 +106,15 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return out
 
 
+def _normalized_shape(name: str, input: Tensor, normalized_shape: int | Sequence[int]) -> tuple[int, ...]:
+    """``normalized_shape`` as a tuple, checked to be the end of input's shape."""
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not shape or input.ndim < len(shape) or tuple(input.shape[-len(shape):]) != shape:
+        raise ValueError(f"{name}: given normalized_shape={list(shape)}, expected input with shape "
+                         f"[*, {', '.join(map(str, shape))}], but got input of shape {tuple(input.shape)}")
+    return shape
+
+
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last dims of ``input`` (those of ``normalized_shape``):
@@ -112,10 +122,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
     ``normalized_shape``."""
     name = "layer_norm"
     input, weight, bias = cast_early(LayerNorm, input, weight, bias)
-    shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if not shape or input.ndim < len(shape) or tuple(input.shape[-len(shape):]) != shape:
-        raise ValueError(f"{name}: given normalized_shape={list(shape)}, expected input with shape "
-                         f"[*, {', '.join(map(str, shape))}], but got input of shape {tuple(input.shape)}")
+    shape = _normalized_shape(name, input, normalized_shape)
     _check_shape(name, "weight", weight, shape)
     _check_shape(name, "bias", bias, shape)
     return LayerNorm.apply(input, _like(weight, input), _like(bias, input), normalized_ndim=len(shape),
@@ -181,3 +188,19 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         if stat is not None and moved is not None:  # each instance moved its own copy: keep their mean
             stat.copy_(moved.reshape(n, c).mean(0))
     return out
+
+
+__all__ += ["rms_norm"]
+
+
+def rms_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """x / sqrt(mean(x^2 over the last dims of ``normalized_shape``) + eps) * weight; eps None: the
+    machine epsilon of input's dtype, as PyTorch."""
+    shape = _normalized_shape("rms_norm", input, normalized_shape)
+    _check_shape("rms_norm", "weight", weight, shape)
+    if eps is None:
+        eps = finfo(input.dtype).eps
+    dims = tuple(range(-len(shape), 0))
+    out = input * (input * input).mean(dims, keepdim=True).add(eps).rsqrt()
+    return out if weight is None else out * weight

@@ -1,4 +1,4 @@
-"""``LayerNorm`` and ``GroupNorm``."""
+"""``LayerNorm``, ``GroupNorm`` and ``RMSNorm``."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -66,3 +66,23 @@ class GroupNorm(_AffineNorm):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+class RMSNorm(_AffineNorm):
+    """y = x / sqrt(mean(x^2) + eps) * weight over the last len(normalized_shape) dims; weight (ones) has
+    ``normalized_shape`` when ``elementwise_affine``; eps None: the input dtype's machine epsilon."""
+
+    def __init__(self, normalized_shape: int | Sequence[int], eps: float | None = None,
+                 elementwise_affine: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
+        self.normalized_shape = tuple(int(s) for s in shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        self._affine_parameters(elementwise_affine, False, self.normalized_shape, device, dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
