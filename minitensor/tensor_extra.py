@@ -19,8 +19,8 @@ _F: Any = None  # minitensor.functional, bound by tensor.py
 
 # Methods that are functional.<name>(self, *args, **kwargs), and in-place forms self.<name>_(...).
 FORWARDED = ("movedim", "swapaxes", "dot", "mv", "diagflat", "addr", "split_with_sizes", "aminmax", "cov",
-             "corrcoef", "histogram")
-IN_PLACE = ("addr",)
+             "corrcoef", "histogram", "index_reduce")
+IN_PLACE = ("addr", "index_reduce")
 
 
 class TensorExtraMethods:

@@ -90,5 +90,6 @@ POINTWISE_OPS = ["addcdiv", "addcmul", "clamp_max", "clamp_min", "diff", "digamm
 __all__ += POINTWISE_OPS
 from .statistics import aminmax, corrcoef, cov, gradient, histogram  # noqa: E402
 __all__ += ["aminmax", "corrcoef", "cov", "gradient", "histogram"]
-from .arrange import addr, combinations, diagflat, split_with_sizes, t, unravel_index, vander  # noqa: E402
-__all__ += ["addr", "combinations", "diagflat", "split_with_sizes", "t", "unravel_index", "vander"]
+from .arrange import (addr, combinations, diagflat, index_reduce, split_with_sizes, t, unravel_index,  # noqa: E402
+                      vander)
+__all__ += ["addr", "combinations", "diagflat", "index_reduce", "split_with_sizes", "t", "unravel_index", "vander"]

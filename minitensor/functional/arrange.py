@@ -1,6 +1,6 @@
 """Tensors built by arranging others, composed of the shape, products and scan families' ops (so
 differentiable where those are): ``t``, ``split_with_sizes``, ``diagflat``, ``addr``, ``unravel_index``,
-``combinations``, ``vander``."""
+``combinations``, ``vander``, ``index_reduce`` (``scatter_reduce`` with the index spread over source's shape)."""
 from __future__ import annotations
 
 import math
@@ -10,10 +10,11 @@ from typing import Any, Sequence
 from ..tensor import Tensor
 from .products import _fused, outer
 from .reorder import meshgrid
+from .scatter import scatter_reduce
 from .shape import cat, split, stack
 from .triangular import diag
 
-__all__ = ["addr", "combinations", "diagflat", "split_with_sizes", "t", "unravel_index", "vander"]
+__all__ = ["addr", "combinations", "diagflat", "index_reduce", "split_with_sizes", "t", "unravel_index", "vander"]
 
 
 def t(input: Tensor) -> Tensor:
@@ -87,3 +88,23 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
         return x.new_empty(x.shape[0], 0)
     powers = cat([x.new_ones(x.shape[0], 1), x.unsqueeze(1).expand(x.shape[0], N - 1)], 1).cumprod(1)
     return powers if increasing else powers.flip(1)
+
+
+def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                 include_self: bool = True) -> Tensor:
+    """out[..., index[i], ...] = reduce(input[..., index[i], ...] (with ``include_self``), source[..., i, ...]
+    over every i naming it), reduce one of prod, mean, amax, amin; rows no index names keep input's values."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
+                           f"{reduce}.")
+    if index.dim() > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+    if source.dim() != input.dim() or (input.dim() and index.numel() != source.shape[dim]):
+        raise IndexError(f"index_reduce_(): source and self must have the same number of dimensions and "
+                         f"index must have one entry per source slice along dim {dim}, got shapes "
+                         f"{list(source.shape)}, {list(input.shape)} and {index.numel()} indices")
+    d = dim % max(input.dim(), 1)
+    spread = [1] * source.dim()
+    spread[d] = -1 if source.dim() else 1
+    return scatter_reduce(input, d, index.reshape(spread).expand(source.shape), source, reduce,
+                          include_self=include_self)
