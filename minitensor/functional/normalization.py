@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+
+import ml_dtypes
 from typing import Any, Sequence
 
 from ..autograd.function import ArrayFunction
@@ -10,7 +12,6 @@ from ..backends.base import Backend
 from .math import clamp
 from .reduce import norm
 from ..amp.autocast_mode import cast_early
-from ..type_info import finfo
 
 __all__ = ["batch_norm", "layer_norm"]
 __all__ += ["normalize", "group_norm", "instance_norm"]
@@ -200,7 +201,7 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tenso
     shape = _normalized_shape("rms_norm", input, normalized_shape)
     _check_shape("rms_norm", "weight", weight, shape)
     if eps is None:
-        eps = finfo(input.dtype).eps
+        eps = float(ml_dtypes.finfo(input.dtype.np).eps)
     dims = tuple(range(-len(shape), 0))
     out = input * (input * input).mean(dims, keepdim=True).add(eps).rsqrt()
     return out if weight is None else out * weight

@@ -9,6 +9,8 @@ from typing import Any, Sequence
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
+from .cumulative import diff
+from .math import clamp_min
 from .reduce import amax, amin
 from .searching import searchsorted
 from .shape import cat, narrow
@@ -74,7 +76,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
                       "observations.", UserWarning, stacklevel=2)
         fact = 0
     elif isinstance(fact, Tensor):
-        fact = fact.clamp_min(0)
+        fact = clamp_min(fact, 0)
     xc = x - avg
     c = (xc if w is None else xc * w) @ xc.t() / fact
     return c.reshape(()) if input.dim() < 2 else c
@@ -186,6 +188,6 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: in
             if h.dim() != 1 or h.shape[0] != input.shape[d]:
                 raise RuntimeError(f"torch.gradient expected each tensor to be on the same device and to have the "
                                    f"size of dimension {d} of the input ({input.shape[d]}), got {tuple(h.shape)}")
-            h = _float(h).diff().to(f.dtype).reshape([-1] + [1] * (input.dim() - d - 1))
+            h = diff(_float(h)).to(f.dtype).reshape([-1] + [1] * (input.dim() - d - 1))
         out.append(_gradient_1d(f, d, h, edge_order))
     return tuple(out)

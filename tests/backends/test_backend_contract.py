@@ -157,8 +157,8 @@ def array_cases() -> dict[str, Callable[[Backend], None]]:
 
     return {"asarray": asarray, "to_numpy": to_numpy, "empty": factory("empty", None),
             "zeros": factory("zeros", 0), "ones": factory("ones", 1), "full": full, "arange": arange,
-            "linspace": linspace, "eye": eye, "empty_strided": empty_strided, "astype": astype, "copy": copy, "ascontiguous": ascontiguous,
-            "copy_into": copy_into, "isfinite_all": isfinite_all,
+            "linspace": linspace, "eye": eye, "astype": astype, "copy": copy, "ascontiguous": ascontiguous,
+            "copy_into": copy_into, "isfinite_all": isfinite_all, "empty_strided": empty_strided,
             "storage_offset": storage_offset, "data_ptr": storage_offset}
 
 
