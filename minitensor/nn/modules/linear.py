@@ -30,6 +30,16 @@ def reset_bias_from_fan_in(bias: Tensor | None, weight: Tensor) -> None:
     init.uniform_(bias, -bound, bound)
 
 
+def _weight_and_bias(module: Module, shape: tuple[int, ...], bias: bool, device: Any, dtype: Any) -> None:
+    """A weight of ``shape`` and (when ``bias``) a bias of shape[0] on ``module``, then its reset_parameters."""
+    module.weight = Parameter(empty(*shape, device=device, dtype=dtype))
+    if bias:
+        module.bias = Parameter(empty(shape[0], device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+    module.reset_parameters()
+
+
 class Linear(Module):
     """y = x W^T + b for x of shape (*, in_features); W (out_features, in_features), b (out_features,).
 
@@ -42,12 +52,7 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(empty(out_features, in_features, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_features, in_features), bias, device, dtype)
 
     def reset_parameters(self) -> None:
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
@@ -68,12 +73,7 @@ class Bilinear(Module):
                  device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
-        self.weight = Parameter(empty(out_features, in1_features, in2_features, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_features, in1_features, in2_features), bias, device, dtype)
 
     def reset_parameters(self) -> None:
         bound = 1 / math.sqrt(self.weight.shape[1])
