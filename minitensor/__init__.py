@@ -96,6 +96,7 @@ for _internal in ("creation", "deterministic", "generator", "legacy", "printing"
     globals().pop(_internal, None)
 globals().pop("type_info", None)
 globals().pop("tensor_storage", None)
+globals().pop("tensor_extra", None)
 
 
 __all__ += ["onnx"]
@@ -143,3 +144,12 @@ def detach(input: Tensor) -> Tensor:
 
 
 __all__ += ["detach", "is_complex", "is_floating_point"]
+
+from .random import get_rng_state, set_rng_state  # noqa: E402  (the CPU generator's state)
+__all__ += ["get_rng_state", "set_rng_state"]
+from ._nn_aliases import *  # noqa: F401,F403,E402  (torch.conv2d, torch.dropout...: ATen's signatures)
+from ._nn_aliases import __all__ as _nn_aliases_all  # noqa: E402
+__all__ += [_n for _n in _nn_aliases_all if _n not in __all__]
+from ._creation_extra import *  # noqa: F401,F403,E402  (logspace, range, asarray, frombuffer, the windows...)
+from ._creation_extra import __all__ as _creation_extra_all  # noqa: E402
+__all__ += _creation_extra_all

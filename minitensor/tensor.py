@@ -20,6 +20,7 @@ from .size import Size
 from .tensor_methods import TensorMethods
 from .tensor_sparse import TensorSparseMethods
 from .tensor_storage import TensorStorageMethods
+from .tensor_extra import TensorExtraMethods
 from .backends.generic.sparse import SparseCOO
 
 _new = object.__new__
@@ -67,7 +68,7 @@ def stale_history_error(t: "Tensor") -> RuntimeError:
         "(docs/differences.md).")
 
 
-class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods):
+class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorExtraMethods):
     """An n-dimensional array with autograd, on one device.
 
     ``Tensor(data)`` makes a float32 tensor from nested sequences or arrays, ``Tensor(2, 3)`` an uninitialised

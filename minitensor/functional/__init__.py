@@ -98,3 +98,8 @@ from .activation import celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu, sel
 from .norms import renorm  # noqa: E402
 __all__ += [*_aliases_all, *_pointwise_all, "igamma", "igammac", "mvlgamma", "celu", "celu_", "hardshrink", "prelu",
             "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_", "renorm"]
+from .statistics import aminmax, corrcoef, cov, gradient, histogram  # noqa: E402
+__all__ += ["aminmax", "corrcoef", "cov", "gradient", "histogram"]
+from .arrange import (addr, combinations, diagflat, index_reduce, split_with_sizes, t, unravel_index,  # noqa: E402
+                      vander)
+__all__ += ["addr", "combinations", "diagflat", "index_reduce", "split_with_sizes", "t", "unravel_index", "vander"]

@@ -266,3 +266,21 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     for t in tensors[1:]:
         out = matmul(out, t)
     return out
+
+
+__all__ += ["bilinear"]
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]; weight (out, in1, in2)."""
+    if weight.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {weight.ndim} dimension(s)")
+    for k, x in ((1, input1), (2, input2)):
+        if x.shape[-1] != weight.shape[k]:
+            raise RuntimeError(f"bilinear(): input{k} size does not match weight size: got {x.shape[-1]} but "
+                               f"expected {weight.shape[k]}")
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} and "
+                           f"{list(input2.shape[:-1])}")
+    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias

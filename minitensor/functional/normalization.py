@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+
+import ml_dtypes
 from typing import Any, Sequence
 
 from ..autograd.function import ArrayFunction
@@ -105,6 +107,15 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return out
 
 
+def _normalized_shape(name: str, input: Tensor, normalized_shape: int | Sequence[int]) -> tuple[int, ...]:
+    """``normalized_shape`` as a tuple, checked to be the end of input's shape."""
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not shape or input.ndim < len(shape) or tuple(input.shape[-len(shape):]) != shape:
+        raise ValueError(f"{name}: given normalized_shape={list(shape)}, expected input with shape "
+                         f"[*, {', '.join(map(str, shape))}], but got input of shape {tuple(input.shape)}")
+    return shape
+
+
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last dims of ``input`` (those of ``normalized_shape``):
@@ -112,10 +123,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
     ``normalized_shape``."""
     name = "layer_norm"
     input, weight, bias = cast_early(LayerNorm, input, weight, bias)
-    shape = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if not shape or input.ndim < len(shape) or tuple(input.shape[-len(shape):]) != shape:
-        raise ValueError(f"{name}: given normalized_shape={list(shape)}, expected input with shape "
-                         f"[*, {', '.join(map(str, shape))}], but got input of shape {tuple(input.shape)}")
+    shape = _normalized_shape(name, input, normalized_shape)
     _check_shape(name, "weight", weight, shape)
     _check_shape(name, "bias", bias, shape)
     return LayerNorm.apply(input, _like(weight, input), _like(bias, input), normalized_ndim=len(shape),
@@ -181,3 +189,19 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         if stat is not None and moved is not None:  # each instance moved its own copy: keep their mean
             stat.copy_(moved.reshape(n, c).mean(0))
     return out
+
+
+__all__ += ["rms_norm"]
+
+
+def rms_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """x / sqrt(mean(x^2 over the last dims of ``normalized_shape``) + eps) * weight; eps None: the
+    machine epsilon of input's dtype, as PyTorch."""
+    shape = _normalized_shape("rms_norm", input, normalized_shape)
+    _check_shape("rms_norm", "weight", weight, shape)
+    if eps is None:
+        eps = float(ml_dtypes.finfo(input.dtype.np).eps)
+    dims = tuple(range(-len(shape), 0))
+    out = input * (input * input).mean(dims, keepdim=True).add(eps).rsqrt()
+    return out if weight is None else out * weight

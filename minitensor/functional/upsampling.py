@@ -218,3 +218,21 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
     return x.reshape(*batch, c * r * r, h // r, w // r)
 
+
+
+__all__ += ["channel_shuffle"]
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """(N, C, *) with its channels as a (groups, C / groups) grid read column by column:
+    y[:, k (C / groups) ... ] interleaves the groups (ShuffleNet's shuffle)."""
+    g = operator.index(groups)
+    if input.ndim < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    if g <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{g}")
+    n, c, *rest = input.shape
+    if c % g:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {g} groups.")
+    return input.reshape(n, g, c // g, *rest).transpose(1, 2).reshape(input.shape)

@@ -34,3 +34,6 @@ __all__ += [*_distance.__all__, *_margin_loss.__all__, *_likelihood_loss.__all__
 
 from ..functional.fold import fold, unfold  # noqa: E402
 __all__ += ["fold", "unfold"]
+
+from ..functional.linalg import bilinear  # noqa: E402
+__all__ += ["bilinear"]

@@ -118,6 +118,11 @@ def array_cases() -> dict[str, Callable[[Backend], None]]:
     def eye(B):
         close(B, B.eye(2, 3, np.float64), np.eye(2, 3))
 
+    def empty_strided(B):
+        a = B.empty_strided((2, 3), (1, 2), np.float32)
+        assert a.shape == (2, 3) and a.strides == (4, 8) and host(B, a).dtype == np.float32
+        assert B.empty_strided((0, 4), (4, 1), np.float64).shape == (0, 4)
+
     def astype(B):
         a = dev(B, np.array([1.7, -2.2]))
         assert host(B, B.astype(a, np.int64)).tolist() == [1, -2]
@@ -153,7 +158,7 @@ def array_cases() -> dict[str, Callable[[Backend], None]]:
     return {"asarray": asarray, "to_numpy": to_numpy, "empty": factory("empty", None),
             "zeros": factory("zeros", 0), "ones": factory("ones", 1), "full": full, "arange": arange,
             "linspace": linspace, "eye": eye, "astype": astype, "copy": copy, "ascontiguous": ascontiguous,
-            "copy_into": copy_into, "isfinite_all": isfinite_all,
+            "copy_into": copy_into, "isfinite_all": isfinite_all, "empty_strided": empty_strided,
             "storage_offset": storage_offset, "data_ptr": storage_offset}
 
 

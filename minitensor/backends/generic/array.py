@@ -43,6 +43,14 @@ class ArrayOps:
         points = xp.where(i < max(steps // 2, 1), start + step * i, end - step * (steps - 1 - i))
         return points.astype(dtype, copy=False)
 
+    def empty_strided(self, shape: Sequence[int], strides: Sequence[int], dtype: np.dtype) -> Array:
+        """Uninitialised memory viewed with ``strides`` (in elements, non-negative): one buffer just large
+        enough for the furthest element, as PyTorch's ``empty_strided``."""
+        itemsize = np.dtype(dtype).itemsize
+        extent = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
+        buffer = self.xp.empty(max(extent, 1), dtype=dtype)
+        return self.xp.lib.stride_tricks.as_strided(buffer, tuple(shape), tuple(s * itemsize for s in strides))
+
     def eye(self, n: int, m: int, dtype: np.dtype) -> Array:
         return self.xp.eye(n, m, dtype=dtype)
 

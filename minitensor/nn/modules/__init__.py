@@ -66,3 +66,8 @@ __all__ += ["Fold", "Unfold"]
 
 from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d  # noqa: E402
 __all__ += ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+
+from .pixelshuffle import ChannelShuffle  # noqa: E402
+from .linear import Bilinear  # noqa: E402
+from .normalization import RMSNorm  # noqa: E402
+__all__ += ["Bilinear", "ChannelShuffle", "RMSNorm"]

@@ -1,4 +1,4 @@
-"""``Identity`` and ``Linear``."""
+"""``Identity``, ``Linear`` and ``Bilinear``."""
 from __future__ import annotations
 
 import math
@@ -30,6 +30,16 @@ def reset_bias_from_fan_in(bias: Tensor | None, weight: Tensor) -> None:
     init.uniform_(bias, -bound, bound)
 
 
+def _weight_and_bias(module: Module, shape: tuple[int, ...], bias: bool, device: Any, dtype: Any) -> None:
+    """A weight of ``shape`` and (when ``bias``) a bias of shape[0] on ``module``, then its reset_parameters."""
+    module.weight = Parameter(empty(*shape, device=device, dtype=dtype))
+    if bias:
+        module.bias = Parameter(empty(shape[0], device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+    module.reset_parameters()
+
+
 class Linear(Module):
     """y = x W^T + b for x of shape (*, in_features); W (out_features, in_features), b (out_features,).
 
@@ -42,12 +52,7 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(empty(out_features, in_features, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_features, in_features), bias, device, dtype)
 
     def reset_parameters(self) -> None:
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
@@ -58,3 +63,27 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """y = x1^T W x2 + b: x1 (*, in1_features), x2 (*, in2_features), W (out_features, in1_features,
+    in2_features), b (out_features,); W and b ~ U(-1/sqrt(in1), 1/sqrt(in1)) (PyTorch's init)."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        _weight_and_bias(self, (out_features, in1_features, in2_features), bias, device, dtype)
+
+    def reset_parameters(self) -> None:
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

@@ -1,4 +1,4 @@
-"""``LayerNorm`` and ``GroupNorm``."""
+"""``LayerNorm``, ``GroupNorm`` and ``RMSNorm``."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -14,12 +14,22 @@ class _AffineNorm(Module):
 
     weight: Tensor | None
     bias: Tensor | None
+    eps: Any  # a float; RMSNorm's may be None (the input dtype's epsilon)
 
     def _affine_parameters(self, affine: bool, bias: bool, shape: Sequence[int], device: Any, dtype: Any) -> None:
         """weight and bias of ``shape`` when ``affine`` (bias only with ``bias``), None otherwise."""
         optional_parameters(self, affine, ("weight",), *shape, device=device, dtype=dtype)
         optional_parameters(self, affine and bias, ("bias",), *shape, device=device, dtype=dtype)
         self.reset_parameters()
+
+    def _over_last_dims(self, normalized_shape: int | Sequence[int], eps: float | None, elementwise_affine: bool,
+                        bias: bool, device: Any, dtype: Any) -> None:
+        """The attributes and parameters of a norm over the last dims (LayerNorm's and RMSNorm's)."""
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
+        self.normalized_shape = tuple(int(s) for s in shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        self._affine_parameters(elementwise_affine, bias, self.normalized_shape, device, dtype)
 
     def reset_parameters(self) -> None:
         """The identity map: weight ones, bias zeros."""
@@ -36,11 +46,7 @@ class LayerNorm(_AffineNorm):
     def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
-        shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
-        self.normalized_shape = tuple(int(s) for s in shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        self._affine_parameters(elementwise_affine, bias, self.normalized_shape, device, dtype)
+        self._over_last_dims(normalized_shape, eps, elementwise_affine, bias, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -66,3 +72,19 @@ class GroupNorm(_AffineNorm):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+class RMSNorm(_AffineNorm):
+    """y = x / sqrt(mean(x^2) + eps) * weight over the last len(normalized_shape) dims; weight (ones) has
+    ``normalized_shape`` when ``elementwise_affine``; eps None: the input dtype's machine epsilon."""
+
+    def __init__(self, normalized_shape: int | Sequence[int], eps: float | None = None,
+                 elementwise_affine: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self._over_last_dims(normalized_shape, eps, elementwise_affine, False, device, dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"

@@ -1,4 +1,4 @@
-"""``PixelShuffle`` and ``PixelUnshuffle``: channels to space and back."""
+"""``PixelShuffle`` and ``PixelUnshuffle``: channels to space and back; ``ChannelShuffle``."""
 from __future__ import annotations
 
 from typing import Callable
@@ -40,3 +40,13 @@ class PixelUnshuffle(_PixelRearrange):
 
     def __init__(self, downscale_factor: int) -> None:
         super().__init__(downscale_factor)
+
+
+class ChannelShuffle(_PixelRearrange):
+    """(N, C, *) -> (N, C, *) with the channels of ``groups`` groups interleaved."""
+
+    _repr_options = ("groups",)
+    _rearrange = staticmethod(F.channel_shuffle)
+
+    def __init__(self, groups: int) -> None:
+        super().__init__(groups)
