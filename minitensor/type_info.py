@@ -23,6 +23,8 @@ class _TypeInfo:
     __slots__ = ("bits", "min", "max", "dtype")
     _shown: tuple[str, ...] = ()
     bits: int
+    min: float  # an int for iinfo
+    max: float
     dtype: str  # the dtype's name, as PyTorch's
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -55,6 +57,10 @@ class finfo(_TypeInfo):
     smallest positive normal number) and ``resolution``."""
 
     __slots__ = ("eps", "tiny", "smallest_normal", "resolution")
+    eps: float
+    tiny: float
+    smallest_normal: float
+    resolution: float
     _shown = ("resolution", "min", "max", "eps", "smallest_normal", "tiny")
 
     def __init__(self, type: Any = _DEFAULT) -> None:  # PyTorch's argument name

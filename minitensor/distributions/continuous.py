@@ -9,9 +9,10 @@ from ..creation import rand, randn
 from ..functional import erf, erfinv
 from ..size import Size
 from ..tensor import Tensor
+from ..type_info import finfo
 from . import constraints
 from .distribution import Distribution, _Located
-from .utils import broadcast_all, finfo
+from .utils import broadcast_all
 
 __all__ = ["Exponential", "Laplace", "Normal", "Uniform"]
 

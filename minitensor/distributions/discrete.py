@@ -12,9 +12,10 @@ from ..functional import broadcast_tensors
 from ..nn.functional import binary_cross_entropy_with_logits, one_hot
 from ..size import Size
 from ..tensor import Tensor
+from ..type_info import finfo
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, finfo, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli", "Categorical", "OneHotCategorical"]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from numbers import Number
 from typing import Any, Callable, Generic, TypeVar
 
-import numpy as np
 
 from .. import dtypes as _dt
 from ..autograd import enable_grad
 from ..creation import tensor
 from ..functional import broadcast_tensors
 from ..tensor import Tensor
+from ..type_info import finfo
 
 __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
 
@@ -27,11 +27,6 @@ def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
                                else {"dtype": _dt.get_default_dtype()})
     tensors = [v if isinstance(v, Tensor) else tensor(v, **options) for v in values]
     return tuple(broadcast_tensors(*tensors))
-
-
-def finfo(dtype: _dt.dtype) -> Any:
-    """NumPy's float limits (eps, tiny, min) of a floating minitensor dtype."""
-    return np.finfo(dtype.np)
 
 
 def clamp_probs(probs: Tensor) -> Tensor:
