@@ -161,7 +161,9 @@ class ArrayFunction:
         if type(out) is tuple:
             out, *extras = out  # type: ignore[assignment]
         if type(out) is not B.array_type and type(out) is not SparseCOO:  # NumPy reductions return scalars
-            out = B.asarray(out)
+            # by the output's backend: a device copy's result lives on the target (np.asarray of a CuPy
+            # array raises; cupy.asarray of a host result would upload it back)
+            out = (B if ctx.out_device is None else ctx.out_device.backend).asarray(out)
         if state.anomaly:
             _check_finite(B, out, f"Function '{cls.__name__}' returned nan or inf values in its forward output")
             ctx._stack = traceback.format_stack()[:-1]
