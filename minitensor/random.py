@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import contextlib
-import copy
 from typing import Any, Iterable, Iterator
 
 from .backends import _INSTANCES, _SEED, get_backend, seed_all, thread_seed
@@ -84,7 +83,7 @@ def fork_rng(devices: Iterable[Any] | None = None, enabled: bool = True, _caller
     else:
         backends = [device(device_type, int(i)).backend for i in devices]
     cpu_state = get_rng_state()
-    saved = [(B, copy.deepcopy(B.get_rng())) for B in backends]
+    saved = [(B, B.copy_rng()) for B in backends]
     try:
         yield
     finally:

@@ -10,7 +10,6 @@ chain of L layers cut in s segments drops from O(L) to O(s + L/s).
 """
 from __future__ import annotations
 
-import copy
 import warnings
 from contextlib import ExitStack, nullcontext
 from typing import Any, Callable, ContextManager, Sequence
@@ -52,7 +51,7 @@ class _Region:
         self.tensors = [(i, a._device, a.requires_grad) for i, a in enumerate(args) if isinstance(a, Tensor)]
         backends = {id(a._device.backend): a._device.backend for a in args if isinstance(a, Tensor)}
         # Snapshots of the generators of the inputs' devices (PyTorch's: the CPU and the inputs' CUDA devices).
-        self.rng: list[tuple[Backend, Any]] = [(B, copy.deepcopy(B.get_rng())) for B in backends.values()] \
+        self.rng: list[tuple[Backend, Any]] = [(B, B.copy_rng()) for B in backends.values()] \
             if preserve_rng_state else []
         # PyTorch's: the recomputation runs in the forward's autocast state, wherever backward runs.
         self.autocast = [(d, get_autocast_dtype(d), is_autocast_enabled(d), is_autocast_cache_enabled())
@@ -70,7 +69,7 @@ class _Region:
             self.detached[i] = _wrap(saved[i], device).requires_grad_(requires_grad)
         current = [(B, B.get_rng()) for B, _ in self.rng]
         for B, snapshot in self.rng:  # a copy: the snapshot stays valid for a retained graph's next backward
-            B.set_rng(copy.deepcopy(snapshot))
+            B.set_rng(B.copy_rng(snapshot))
         try:
             with ExitStack() as stack:
                 for device, dtype, enabled, cache in self.autocast:

@@ -8,7 +8,6 @@ checks it against its reference. Adding a method to ``Backend`` without an entry
 from __future__ import annotations
 
 import ast
-import copy
 import math
 from pathlib import Path
 from typing import Any, Callable
@@ -76,14 +75,17 @@ def seed_case(B: Backend) -> None:
 
 
 def rng_state_case(B: Backend) -> None:
-    """get_rng/set_rng with a copy replay the draws (checkpointing's preserve_rng_state)."""
-    snapshot = copy.deepcopy(B.get_rng())
+    """get_rng/set_rng with copy_rng replay the draws (checkpointing's preserve_rng_state), twice from one
+    snapshot, and the snapshot does not advance with the generator it was copied from."""
+    snapshot = B.copy_rng()
     a = host(B, B.uniform((6,), 0.0, 1.0, np.float64))
     current = B.get_rng()
-    B.set_rng(copy.deepcopy(snapshot))
-    assert np.array_equal(a, host(B, B.uniform((6,), 0.0, 1.0, np.float64)))
+    for _ in range(2):
+        B.set_rng(B.copy_rng(snapshot))
+        assert np.array_equal(a, host(B, B.uniform((6,), 0.0, 1.0, np.float64)))
     B.set_rng(current)
     assert B.get_rng() is current
+    assert not np.array_equal(a, host(B, B.uniform((6,), 0.0, 1.0, np.float64)))
 
 
 # ------------------------------------------------------------------------------------------- arrays
@@ -231,8 +233,8 @@ def random_cases() -> dict[str, Callable[[Backend], None]]:
 
     return {"uniform": uniform, "normal": normal, "randint": randint_wide, "bernoulli": bernoulli,
             "permutation": permutation, "multinomial": multinomial, "seed": seed_case,
-            "get_rng": rng_state_case, "set_rng": rng_state_case, "exponential": exponential,
-            "geometric": geometric, "cauchy": cauchy, "poisson": poisson}
+            "get_rng": rng_state_case, "set_rng": rng_state_case, "copy_rng": rng_state_case,
+            "exponential": exponential, "geometric": geometric, "cauchy": cauchy, "poisson": poisson}
 
 
 # -------------------------------------------------------------------------------------- elementwise

@@ -20,10 +20,12 @@ any GPU made current with ``cupy.cuda.Device(N).use()`` and used as ``cuda:N``) 
 """
 from __future__ import annotations
 
+import copy
 import functools
 import importlib.util
 import inspect
 import os
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -133,6 +135,7 @@ class CupyBackend(Backend):
 
     - ``to_numpy``: ``np.asarray`` refuses device arrays; ``cupy.asnumpy`` copies to the host;
     - ``permutation``: ``cupy.random.Generator`` has none; an argsort of uniform draws is one;
+    - ``copy_rng``: ``cupy.random.Generator`` cannot be deep-copied; its device state can;
     - ``index_add``: ``cupy.add.at`` (atomicAdd) has no int64; int64 adds through its uint64 view, whose
       two's-complement wrap-around is the same addition."""
 
@@ -147,6 +150,19 @@ class CupyBackend(Backend):
 
     def permutation(self, n: int, rng: Any = None) -> Array:
         return cupy.argsort((rng or self._rng).random(n))
+
+    def copy_rng(self, rng: Any = None) -> Any:
+        """``cupy.random.Generator`` cannot be deep-copied (its BitGenerator holds a ``threading.Lock``): a
+        shallow copy of both objects with the generator's state (a device array) and lock of its own."""
+        rng = self._rng if rng is None else rng
+        bits = copy.copy(rng.bit_generator)
+        bits.lock = threading.Lock()
+        bits._state = rng.bit_generator._state.copy()
+        clone = copy.copy(rng)
+        clone.bit_generator = bits
+        if getattr(rng, "_binomial_state", None) is not None:  # drawn lazily by binomial: a state of its own
+            clone._binomial_state = rng._binomial_state.copy()
+        return clone
 
     def index_add(self, out: Array, index: Any, src: Array) -> Array:
         """out[index] += src, repeated indices accumulating (float16/32/64, int32, int64, uint32, uint64)."""

@@ -1,6 +1,7 @@
 """Random numbers from one generator per device, so one seed reproduces a run on that device."""
 from __future__ import annotations
 
+import copy
 import threading
 from typing import Any, Sequence
 
@@ -46,6 +47,11 @@ class RandomOps:
     def get_rng(self) -> Any:
         """The generator the calling thread draws from (checkpointing copies it to replay the draws)."""
         return self._rng
+
+    def copy_rng(self, rng: Any = None) -> Any:
+        """An independent copy of ``rng`` (default: the calling thread's generator) that replays its draws:
+        what checkpointing and ``fork_rng`` keep, and hand back through ``set_rng``."""
+        return copy.deepcopy(self._rng if rng is None else rng)
 
     def set_rng(self, rng: Any) -> None:
         """Make ``rng`` (from ``get_rng``) the generator the calling thread draws from."""
