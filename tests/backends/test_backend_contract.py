@@ -508,6 +508,13 @@ def shape_cases() -> dict[str, Callable[[Backend], None]]:
         out = B.zeros((3, 2), np.float64)
         B.index_add(out, (dev(B, np.array([0, 2, 0])),), dev(B, np.ones((3, 2))))
         close(B, out, [[2, 2], [0, 0], [1, 1]])
+        index = np.array([1, 0, 1, 1])
+        for dt in ("bool", "int8", "uint8", "int16", "int32", "int64", "float16", "bfloat16", "float32"):
+            base, src = np.array([1, 0, 3]).astype(dt), np.array([1, 1, 0, 1]).astype(dt)
+            expected = base.copy()
+            np.add.at(expected, index, src)  # bool: or; int8 etc.: wrap-around
+            got = host(B, B.index_add(dev(B, base.copy()), (dev(B, index),), dev(B, src)))
+            assert got.dtype == expected.dtype and np.array_equal(got, expected), dt
 
     def sum_to_shape(B):
         g = x64(5, 2, 3, 4)
@@ -599,6 +606,19 @@ def rearrange_cases() -> dict[str, Callable[[Backend], None]]:
             else:
                 close(B, got, expected, rtol=1e-12)
 
+    def combine_at(B):
+        """Every dtype a tensor can have, repeated positions, a 2-d advanced index: NumPy's ufunc.at."""
+        where = (np.array([0, 2, 0, 0, 1]), np.array([1, 3, 1, 1, 0]))
+        for dt in ("float16", "bfloat16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64"):
+            base = np.arange(1, 13).reshape(3, 4).astype(dt)
+            src = np.array([2, -1, 3, 2, 5]).astype(dt)
+            for reduce, ufunc in (("prod", np.multiply), ("amax", np.maximum), ("amin", np.minimum)):
+                expected = base.copy()
+                ufunc.at(expected, where, src)
+                got = B.combine_at(reduce, dev(B, base.copy()), tuple(dev(B, w) for w in where), dev(B, src))
+                assert host(B, got).dtype == expected.dtype, (dt, reduce)
+                np.testing.assert_array_equal(host(B, got).astype(np.float64), expected.astype(np.float64))
+
     def roll(B):
         close(B, B.roll(dev(B, x), (1, -2), (0, 2)), np.roll(x, (1, -2), (0, 2)))
 
@@ -633,7 +653,7 @@ def rearrange_cases() -> dict[str, Callable[[Backend], None]]:
         for w in range(3):
             expected[:, w:w + 2] += np.moveaxis(g[:, w], -1, 1)
         close(B, B.sliding_window_add(dev(B, g), 4, 1, 1), expected, rtol=1e-12)
-    return {"scatter_along_axis": scatter_along_axis, "roll": roll, "diagonal": diagonal,
+    return {"scatter_along_axis": scatter_along_axis, "combine_at": combine_at, "roll": roll, "diagonal": diagonal,
             "diagonal_scatter": diagonal_scatter, "argwhere": argwhere, "repeat": repeat,
             "triangle_indices": triangle_indices, "sliding_window": sliding_window,
             "sliding_window_add": sliding_window_add}

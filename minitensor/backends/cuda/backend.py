@@ -66,8 +66,13 @@ from .pooling import CudaPoolOps  # noqa: E402
 from .linalg import accumulate_half_gemms_in_float32  # noqa: E402
 from .sparse import CudaSparseOps  # noqa: E402
 from .special import CudaSpecialOps  # noqa: E402
+from ..generic.reduce_at import reduce_at  # noqa: E402
 
 Array = Any
+# The dtypes of CuPy 14's unbuffered ufunc.at (its atomics; cupy/_core/_routines_indexing.pyx): add.at and
+# maximum.at / minimum.at raise TypeError for any other, and multiply.at does not exist.
+_ADD_AT_DTYPES = frozenset(map(np.dtype, ("int32", "uint32", "uint64", "float16", "float32", "float64")))
+_MAX_MIN_AT_DTYPES = frozenset(map(np.dtype, ("int32", "uint32", "uint64", "float32", "float64")))
 
 _CUDA_ERROR_INSUFFICIENT_DRIVER = 35  # cudaErrorInsufficientDriver: the driver is older than the runtime
 _CUDA_ERROR_NO_DEVICE = 100  # cudaErrorNoDevice
@@ -136,8 +141,8 @@ class CupyBackend(Backend):
     - ``to_numpy``: ``np.asarray`` refuses device arrays; ``cupy.asnumpy`` copies to the host;
     - ``permutation``: ``cupy.random.Generator`` has none; an argsort of uniform draws is one;
     - ``copy_rng``: ``cupy.random.Generator`` cannot be deep-copied; its device state can;
-    - ``index_add``: ``cupy.add.at`` (atomicAdd) has no int64; int64 adds through its uint64 view, whose
-      two's-complement wrap-around is the same addition."""
+    - ``index_add`` and ``combine_at``: CuPy's ``ufunc.at`` covers few dtypes and no product; the rest go
+      through ``generic/reduce_at.py``."""
 
     xp = cupy
     array_type = cupy.ndarray
@@ -165,13 +170,25 @@ class CupyBackend(Backend):
         return clone
 
     def index_add(self, out: Array, index: Any, src: Array) -> Array:
-        """out[index] += src, repeated indices accumulating (float16/32/64, int32, int64, uint32, uint64)."""
+        """out[index] += src, repeated indices accumulating: ``cupy.add.at`` (atomicAdd) where CuPy has it,
+        int64 through its uint64 view (two's-complement wrap-around is the same addition), the other dtypes
+        (bfloat16, int8, uint8, int16, bool) by ``reduce_at``'s sort and segmented scan."""
         alert_not_deterministic("index_add_cuda")  # atomicAdd: repeated indices add in any order
-        if out.dtype != np.int64:
+        if out.dtype == np.int64:
+            values = cupy.asarray(src, dtype=np.int64).view(np.uint64)
+            cupy.add.at(out.view(np.uint64), index, values)
+            return out
+        if out.dtype in _ADD_AT_DTYPES:
             return super().index_add(out, index, src)
-        values = cupy.asarray(src, dtype=np.int64).view(np.uint64)
-        cupy.add.at(out.view(np.uint64), index, values)
-        return out
+        return reduce_at(cupy, cupy.add, out, index, src)
+
+    def combine_at(self, reduce: str, out: Array, index: Any, src: Array) -> Array:
+        """``maximum.at`` / ``minimum.at`` where CuPy has them; "prod" (CuPy has no ``multiply.at``) and the
+        other dtypes by ``reduce_at``."""
+        if reduce != "prod" and out.dtype in _MAX_MIN_AT_DTYPES:
+            return super().combine_at(reduce, out, index, src)
+        ufunc = {"prod": cupy.multiply, "amax": cupy.maximum, "amin": cupy.minimum}[reduce]
+        return reduce_at(cupy, ufunc, out, index, src)
 
 
 @_runs_on_own_device

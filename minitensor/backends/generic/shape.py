@@ -56,8 +56,16 @@ class ShapeOps:
         if reduce is None:
             out[idx] = src
             return out
-        ufunc = {"sum": self.xp.add, "prod": self.xp.multiply, "amax": self.xp.maximum, "amin": self.xp.minimum}
-        ufunc[reduce].at(out, idx, self.xp.broadcast_to(src, index.shape))
+        src = self.xp.broadcast_to(src, index.shape)
+        if reduce == "sum":
+            return self.index_add(out, idx, src)
+        return self.combine_at(reduce, out, idx, src)
+
+    def combine_at(self, reduce: str, out: Array, index: Any, src: Array) -> Array:
+        """In place: out[index] combined with src by "prod", "amax" or "amin", repeated indices all counting
+        (NumPy's unbuffered ``ufunc.at``)."""
+        ufunc = {"prod": self.xp.multiply, "amax": self.xp.maximum, "amin": self.xp.minimum}[reduce]
+        ufunc.at(out, index, src)
         return out
 
     def roll(self, x: Array, shifts: tuple[int, ...], axes: tuple[int, ...]) -> Array:
