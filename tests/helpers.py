@@ -41,7 +41,8 @@ def t64(a: Any, requires_grad: bool = True) -> mt.Tensor:
 
 
 def as_np(t: mt.Tensor) -> np.ndarray:
-    return np.asarray(t.detach().numpy())
+    """A tensor's values on the host, from any device (``.numpy()`` refuses a CUDA tensor, as PyTorch's)."""
+    return np.asarray(t.detach().cpu().numpy())
 
 
 def assert_close(actual: Any, expected: Any, rtol: float = 1e-6, atol: float = 1e-8) -> None:

@@ -207,11 +207,11 @@ def test_sparse_on_cuda_matches_the_cpu():
     ag = a.detach().cuda().requires_grad_()
     assert ag.is_sparse and ag.device.type == "cuda"
     y, yg = a @ x, ag @ xg
-    np.testing.assert_allclose(yg.cpu().numpy(), y.detach().numpy(), rtol=1e-5)
+    np.testing.assert_allclose(yg.detach().cpu().numpy(), y.detach().numpy(), rtol=1e-5)
     y.sum().backward()
     yg.sum().backward()
     np.testing.assert_allclose(ag.grad.cpu().to_dense().numpy(), a.grad.to_dense().numpy(), rtol=1e-5)
-    np.testing.assert_allclose(ag.coalesce().to_dense().cpu().numpy(), a.detach().to_dense().numpy())
+    np.testing.assert_allclose(ag.detach().coalesce().to_dense().cpu().numpy(), a.detach().to_dense().numpy())
 
 
 @pytest.mark.torch
