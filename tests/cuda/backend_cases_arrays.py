@@ -85,7 +85,7 @@ case("logcumsumexp", "-inf", lambda d: (d.with_edges(d.n(2, 6), [-math.inf, -mat
 for _descending in (False, True):
     _label = "descending" if _descending else "ascending"
     case("argsort", _label + "-ties-nan", lambda d, s=_descending: (
-        d.with_edges(np.round(d.n(3, 9)).astype(d.dt), [NAN, 1.0, NAN, -0.0, 0.0]), 1, s), WITH_HALF)
+        d.with_edges(np.round(d.n(3, 9)).astype(d.dt), [NAN, 1.0, NAN, 0.0, -0.0]), 1, s), WITH_HALF)  # equal zeros
     case("argsort", _label + "-axis0", lambda d, s=_descending: (d.n(7, 3), 0, s))
     case("argsort", _label + "-int64", lambda d, s=_descending: (d.ints(-3, 3, 2, 20), 1, s), ONCE)
 case("unique", "sorted", lambda d: (np.round(d.n(3, 8) * 2).astype(d.dt), None, False), WITH_HALF)

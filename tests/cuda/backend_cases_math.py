@@ -18,7 +18,8 @@ EDGES = [0.0, -0.0, 100.0, -100.0, INF, -INF, NAN]
 for _name in ("arctan", "sinh", "cosh", "arcsinh", "exp2"):
     case(_name, "", lambda d: (d.n(3, 4) * 2,), WITH_HALF)
     case(_name, "edges", lambda d: (d.with_edges(d.n(3, 4), EDGES),), WITH_HALF)
-case("exp2", "underflow", lambda d: (np.array([-30.0, -140.0, -1100.0, 15.9, 16.0, 1023.9], d.dt),), WITH_HALF)
+case("exp2", "underflow", lambda d: (np.array([-14.0, -24.5, -30.0, -126.0, -149.5, -1100.0], d.dt),), WITH_HALF)
+case("exp2", "overflow", lambda d: (np.array([15.9, 16.0, 127.9, 128.0, 1023.9, 1024.0], d.dt),), WITH_HALF)
 case("tan", "", lambda d: (d.uniform(-1.4, 1.4, 3, 4),), WITH_HALF)  # away from the poles at +-pi/2
 case("tan", "edges", lambda d: (d.with_edges(d.uniform(-1.4, 1.4, 3, 4), EDGES[:2] + EDGES[4:]),), WITH_HALF)
 for _name in ("arcsin", "arccos", "arctanh"):  # defined on [-1, 1]: its ends, and nan past them
@@ -92,11 +93,22 @@ case("erfinv", "", lambda d: (d.uniform(-0.999, 0.999, 3, 5),), WITH_HALF)
 case("erfinv", "edges", lambda d: (np.array([1.0, -1.0, 0.0, -0.0, 1.5, -1.5, NAN, 0.9999, -0.99995], d.dt),),
      WITH_HALF)
 GAMMA_EDGES = [0.0, -0.0, -1.0, -2.0, 1.0, 2.0, 0.5, -0.5, -2.5, INF, -INF, NAN]  # poles, zeros, the half-integers
+
+
+def _off_poles(d: Data, *shape: int) -> np.ndarray:
+    """Normal values times 5, kept 0.05 away from the poles at 0, -1, -2... (where the functions of the gamma
+    family are too steep for a float32 input's rounding to give one answer): the poles are edge cases."""
+    x = d.r.standard_normal(shape) * 5
+    near = (x < 0.05) & (np.abs(x - np.round(x)) < 0.05)
+    x[near] = np.round(x[near]) - 0.1
+    return x.astype(d.dt)
+
+
 for _name in ("lgamma", "digamma"):
-    case(_name, "", lambda d: (d.n(3, 5) * 5,), WITH_HALF)
+    case(_name, "", lambda d: (_off_poles(d, 3, 5),), WITH_HALF)
     case(_name, "edges", lambda d: (np.array(GAMMA_EDGES, d.dt),), WITH_HALF)
 for _order in (0, 1, 2, 3):
-    case("polygamma", f"n={_order}", lambda d, k=_order: (k, d.with_edges(d.pos(3, 5) * 3, [0.5, -0.5, 30.0])),
+    case("polygamma", f"n={_order}", lambda d, k=_order: (k, d.with_edges(_off_poles(d, 3, 5), [0.5, -0.5, 30.0])),
          WITH_HALF)
 case("polygamma", "edges", lambda d: (1, np.array([0.0, -1.0, INF, NAN, 1e-3, -2.5], d.dt)), WITH_HALF)
 for _name in ("i0", "i1"):
