@@ -2,14 +2,17 @@
 
 ``CASES`` runs every deterministic method of the Backend interface on both backends from the same host
 data and compares every result and every array argument afterwards (so in-place updates and untouched
-inputs are checked too) with tolerances by dtype. The random methods, the identity methods, training steps
-on both devices, memory over 1,000 steps, transfers and seeding have their own tests below.
-``tests/test_backend_contract.py::test_parity`` also runs its float64 reference cases on ``cuda``.
-"""
+inputs are checked too) with tolerances by dtype. The cases of the nn families are here; those of the math
+(``backend_cases_math``), array (``backend_cases_arrays``) and matrix and sparse (``backend_cases_linalg``)
+methods are in their own modules, all built with ``backend_cases``' kit. The random methods, the identity
+methods, ``data_ptr``, training steps on both devices, memory over 1,000 steps, transfers and seeding have
+their own tests below. ``tests/test_backend_contract.py::test_parity`` also runs its float64 reference cases
+on ``cuda``."""
 from __future__ import annotations
 
+import copy
 import zlib
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,6 +20,11 @@ import pytest
 import minitensor as mt
 from minitensor.backends import get_backend
 from minitensor.backends.base import Backend
+from minitensor.backends.generic.sparse import SparseCOO
+from backend_cases import CASES, CPU, F16, F32, F64, ONCE, WITH_HALF, Data, On, case, host, transposed
+from backend_cases_linalg import SIGN_FREE
+import backend_cases_arrays  # noqa: F401 (its cases join CASES)
+import backend_cases_math  # noqa: F401 (its cases join CASES)
 from test_cuda_availability import run_python
 
 pytestmark = pytest.mark.gpu
@@ -25,11 +33,6 @@ if not mt.cuda.is_available():
 
 import cupy  # noqa: E402 (only where CUDA is available)
 
-CPU = get_backend("cpu")
-F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
-FLOATS = (F32, F64)
-WITH_HALF = (F16, F32, F64)
-ONCE = (F64,)  # cases whose dtypes are fixed by the case itself
 # Relative tolerance by result dtype; the absolute one is the same times the largest expected magnitude.
 TOL = {F16: 1e-2, F32: 2e-5, F64: 1e-10}
 
@@ -37,60 +40,6 @@ TOL = {F16: 1e-2, F32: 2e-5, F64: 1e-10}
 @pytest.fixture(scope="module")
 def cuda() -> Backend:
     return get_backend("cuda", 0)
-
-
-class On:
-    """An argument made per backend by ``make(B)``: a view of a device array, a backend's own forward output
-    for a backward, or a host array that must reach the method as it is."""
-
-    def __init__(self, make: Callable[[Backend], Any]) -> None:
-        self.make = make
-
-
-def host(a: np.ndarray) -> On:
-    return On(lambda B: a)
-
-
-def transposed(a: np.ndarray) -> On:
-    return On(lambda B: B.asarray(a).T)
-
-
-class Data:
-    """Host inputs for one case in one dtype, from a generator seeded by the case's id."""
-
-    def __init__(self, dt: np.dtype, seed: int) -> None:
-        self.dt, self.r = dt, np.random.default_rng(seed)
-
-    def n(self, *shape: int) -> np.ndarray:
-        return self.r.standard_normal(shape).astype(self.dt)
-
-    def pos(self, *shape: int) -> np.ndarray:
-        return (np.abs(self.r.standard_normal(shape)) + 0.1).astype(self.dt)
-
-    def away(self, *shape: int) -> np.ndarray:
-        """Normal values kept 0.05 away from the kinks at 0 and +-1 (relu, hardtanh)."""
-        a = self.r.standard_normal(shape)
-        for kink in (-1.0, 0.0, 1.0):
-            near = np.abs(a - kink) < 0.05
-            a[near] = kink + 0.1
-        return a.astype(self.dt)
-
-    def ints(self, low: int, high: int, *shape: int) -> np.ndarray:
-        return self.r.integers(low, high, shape)
-
-    def bools(self, *shape: int) -> np.ndarray:
-        return self.r.random(shape) < 0.5
-
-    def probs(self, *shape: int) -> np.ndarray:
-        e = np.exp(self.r.standard_normal(shape))
-        return (e / e.sum(axis=1, keepdims=True)).astype(self.dt)
-
-
-CASES: list[tuple[str, str, Callable[[Data], tuple], tuple[np.dtype, ...]]] = []
-
-
-def case(name: str, label: str, build: Callable[[Data], tuple], dtypes: tuple[np.dtype, ...] = FLOATS) -> None:
-    CASES.append((name, label, build, dtypes))
 
 
 # --------------------------------------------------------------------------------------------- arrays
@@ -235,6 +184,21 @@ case("softmax", "last", lambda d: (d.n(2, 3, 7) * 10, -1), WITH_HALF)
 case("log_softmax", "last", lambda d: (d.n(2, 3, 7) * 10, -1), WITH_HALF)
 case("erf", "tails", lambda d: (np.linspace(-6, 6, 97).astype(d.dt),), WITH_HALF)
 case("erf", "", lambda d: (d.n(3, 5),), WITH_HALF)
+# The activations whose backward takes x, on values past hardsigmoid's kinks at +-3 (and exactly there: PyTorch
+# picks a side), past softplus' threshold (mish) and at both zeros.
+SMALL_ACTIVATIONS = {"celu": (1.3,), "selu": (), "mish": (), "hardsigmoid": (), "hardswish": (), "logsigmoid": (),
+                     "softsign": ()}
+
+
+def _past_the_kinks(d: Data) -> np.ndarray:
+    return d.with_edges(d.n(4, 5) * 3, [-3.0, 3.0, 0.0, -0.0, 25.0, -25.0])
+
+
+for _name, _params in SMALL_ACTIVATIONS.items():
+    case(_name, "", lambda d, p=_params: (_past_the_kinks(d), *p), WITH_HALF)
+    case(_name + "_backward", "", lambda d, p=_params: (d.n(4, 5), _past_the_kinks(d), *p), WITH_HALF)
+case("celu", "alpha", lambda d: (_past_the_kinks(d), 0.25), WITH_HALF)
+case("celu_backward", "alpha", lambda d: (d.n(4, 5), _past_the_kinks(d), 0.25), WITH_HALF)
 
 # ----------------------------------------------------------------------------------------------- conv
 # (x shape, C_out, kernel, stride, padding (top, bottom, left, right), dilation, groups, bias)
@@ -323,6 +287,9 @@ for _label, _geometry in AVG_POOL.items():
 for _label, _out in {"shrink": (3, 4), "global": (1, 1), "grow": (9, 11)}.items():
     case("adaptive_avg_pool2d", _label, lambda d, o=_out: (d.n(2, 3, 7, 9), o))
     case("adaptive_avg_pool2d_backward", _label, lambda d, o=_out: (d.n(2, 3, *o), (2, 3, 7, 9)))
+    case("adaptive_max_pool2d", _label, lambda d, o=_out: (d.n(2, 3, 7, 9), o), WITH_HALF)
+case("adaptive_max_pool2d", "ties", lambda d: (np.round(d.n(2, 3, 7, 9)).astype(d.dt), (3, 4)))
+case("adaptive_max_pool2d", "nan-inf", lambda d: (_with_nans(d), (4, 4)), WITH_HALF)
 
 
 # ------------------------------------------------------------------------------------------------ norm
@@ -406,6 +373,11 @@ for _label, _weighted in (("", False), ("pos-weight", True)):
         d.n(4, 3) * 5, d.r.random((4, 3)).astype(d.dt), d.pos(3) if w else None))
     case("bce_with_logits_backward", _label, lambda d, w=_weighted: (
         d.n(4, 3), d.n(4, 3) * 5, d.r.random((4, 3)).astype(d.dt), d.pos(3) if w else None, (True, True)))
+for _name, _params in {"smooth_l1_loss": (1.0, 0.0), "huber_loss": (1.0, 0.5)}.items():
+    for _param in _params:  # smooth_l1 at beta 0 is l1
+        case(_name, f"{_param}", lambda d, p=_param: (d.n(4, 3) * 2, d.n(4, 1), p), WITH_HALF)
+        case(_name + "_backward", f"{_param}", lambda d, p=_param: (d.n(4, 3), d.n(4, 3) * 2, d.n(4, 1), p),
+             WITH_HALF)
 for _name in ("mse_loss", "l1_loss"):
     case(_name, "broadcast", lambda d: (d.n(4, 3), d.n(4, 1)))
     case(_name + "_backward", "broadcast", lambda d: (d.n(4, 3), d.n(4, 3), d.n(4, 1)))
@@ -456,8 +428,24 @@ for _decoupled in (False, True):
         case("radam_update", f"decoupled={_decoupled}-step={_step}", lambda d, w=_decoupled, t=_step: (
             d.n(3, 4), d.n(3, 4), d.n(3, 4) * 0.1, d.pos(3, 4) * 0.01, t, 1e-3, 0.9, 0.999, 1e-8, 0.01, w, w))
 
-RANDOM = {"seed", "uniform", "normal", "randint", "bernoulli", "permutation", "dropout"}
+
+# ------------------------------------------------------------------------------------------------- amp
+def _gradients(d: Data, bad: float | None) -> list[Any]:
+    """Gradients of three dtypes and one transposed view (the generic body; the contiguous ones take the
+    kernel), with ``bad`` (inf, nan) in the last."""
+    last = d.n(5)
+    if bad is not None:
+        last[3] = bad
+    return [d.n(3, 4).astype(np.float16), transposed(d.n(4, 3)), d.n(6).astype(np.float32), last]
+
+
+for _label, _bad in (("finite", None), ("inf", -np.inf), ("nan", np.nan)):
+    case("amp_unscale_and_check_inf", _label, lambda d, b=_bad: (_gradients(d, b), 1 / 1024))
+
+RANDOM = {"seed", "get_rng", "set_rng", "uniform", "normal", "randint", "bernoulli", "permutation", "dropout",
+          "exponential", "geometric", "cauchy", "poisson", "multinomial"}
 IDENTITY = {"is_available", "device_count", "synchronize", "unavailable_reason"}
+ADDRESS = {"data_ptr"}  # a device address, not a value to compare: test_data_ptr_is_the_device_address
 
 
 # -------------------------------------------------------------------------------------------- running
@@ -473,6 +461,9 @@ def on_backend(B: Backend, v: Any) -> Any:
 
 
 def leaves(v: Any) -> list[Any]:
+    """The arrays and numbers in ``v``: nested tuples and lists, and a sparse array's parts."""
+    if isinstance(v, SparseCOO):
+        return leaves((v.indices, v.values, v.shape, v.coalesced))
     return [x for e in v for x in leaves(e)] if isinstance(v, (tuple, list)) else [v]
 
 
@@ -490,7 +481,8 @@ def assert_matches(got: Any, want: Any, where: str, on_host: bool = False, value
         got = cupy.asnumpy(got)
     assert got.shape == want.shape and got.dtype == want.dtype, \
         f"{where}: {got.shape} {got.dtype} != {want.shape} {want.dtype}"
-    if not values:
+    if not values:  # uninitialised memory: its layout is what there is to compare
+        assert got.strides == want.strides, f"{where}: strides {got.strides} != {want.strides}"
         return
     if want.dtype.kind == "f":
         tol = TOL[want.dtype]
@@ -516,7 +508,9 @@ def test_cuda_matches_numpy(cuda, name, build, dt, request):
     want_args = on_backend(CPU, args)
     with np.errstate(all="ignore"):  # cases with inf and nan inputs are meant
         want = getattr(CPU, name)(*want_args)
-    values = name != "empty"
+    if name in SIGN_FREE:  # eigen-, singular and QR vectors: each backend's signs made the same
+        got, want = SIGN_FREE[name](cupy, got), SIGN_FREE[name](np, want)
+    values = name not in ("empty", "empty_strided")
     got_out, want_out = leaves(got), leaves(want)
     assert len(got_out) == len(want_out), f"{name}: {len(got_out)} results, {len(want_out)} expected"
     for i, (g, w) in enumerate(zip(got_out, want_out)):
@@ -530,7 +524,7 @@ def test_cuda_matches_numpy(cuda, name, build, dt, request):
 def test_every_backend_method_is_checked_on_cuda():
     methods = {n for n in dir(Backend) if not n.startswith("_") and callable(getattr(Backend, n))
                and not isinstance(getattr(Backend, n), type)}
-    covered = {name for name, *_ in CASES} | RANDOM | IDENTITY
+    covered = {name for name, *_ in CASES} | RANDOM | IDENTITY | ADDRESS
     assert methods - covered == set(), f"Backend methods never run on CUDA here: {sorted(methods - covered)}"
     assert covered - methods == set(), f"cases for methods Backend no longer has: {sorted(covered - methods)}"
 
@@ -588,13 +582,66 @@ def test_seed_reproduces_every_random_method(cuda):
         return [cupy.asnumpy(a) for a in (
             cuda.uniform((50,), 0.0, 1.0, np.float32), cuda.normal((50,), 0.0, 1.0, np.float64),
             cuda.randint(0, 100, (50,), np.int64), cuda.bernoulli(0.5, (50,)), cuda.permutation(50),
-            cuda.dropout(cuda.ones((50,), np.float32), 0.5)[1])]
+            cuda.dropout(cuda.ones((50,), np.float32), 0.5)[1], cuda.exponential((50,), 1.0, np.float32),
+            cuda.geometric((50,), 0.5, np.float64), cuda.cauchy((50,), 0.0, 1.0, np.float16),
+            cuda.poisson(cuda.full((50,), 3.0, np.float32)), cuda.multinomial(cuda.ones((2, 5), np.float32), 3, False))]
     cuda.seed(123)
     first = draws()
     cuda.seed(123)
     assert all(np.array_equal(a, b) for a, b in zip(first, draws()))
     cuda.seed(124)
     assert not np.array_equal(first[1], draws()[1])
+
+
+def test_the_inversion_draws_have_the_right_statistics(cuda):
+    for dt in WITH_HALF:
+        draws = {"exponential": cuda.exponential((20000,), 2.0, dt), "geometric": cuda.geometric((20000,), 0.25, dt),
+                 "cauchy": cuda.cauchy((20000,), 1.0, 0.5, dt)}
+        for name, a in draws.items():
+            assert isinstance(a, cupy.ndarray) and a.dtype == dt and a.shape == (20000,), name
+        e, g, c = (cupy.asnumpy(a).astype(np.float64) for a in draws.values())
+        assert e.min() > 0 and abs(e.mean() - 0.5) < 0.02 and abs(e.std() - 0.5) < 0.025
+        assert g.min() >= 1 and np.array_equal(g, np.round(g)) and abs(g.mean() - 4.0) < 0.15
+        q1, median, q3 = np.percentile(c, [25, 50, 75])  # Cauchy has no mean: its quartiles are median -+ sigma
+        assert abs(median - 1.0) < 0.03 and abs(q3 - q1 - 1.0) < 0.06
+
+
+def test_poisson_and_multinomial_draw_on_the_gpu_with_the_right_statistics(cuda):
+    rates = np.array([0.5, 4.0, 30.0])
+    k = cuda.poisson(cuda.asarray(np.tile(np.append(rates, 0.0).astype(np.float32), (20000, 1))))
+    assert isinstance(k, cupy.ndarray) and k.dtype == np.float32 and k.shape == (20000, 4)
+    k = cupy.asnumpy(k)
+    assert np.array_equal(k, np.round(k)) and not k[:, 3].any()
+    assert (np.abs(k.mean(0)[:3] - rates) < 5 * np.sqrt(rates / 20000)).all(), k.mean(0)  # 5 standard errors
+    np.testing.assert_allclose(k.var(0)[:3], rates, rtol=0.1)
+    probs = cuda.asarray(np.array([[0.1, 0.0, 0.6, 0.3], [1.0, 1.0, 1.0, 1.0]]))  # weights: rows need no sum of 1
+    drawn = cuda.multinomial(probs, 20000, True)
+    assert isinstance(drawn, cupy.ndarray) and drawn.dtype == np.int64 and drawn.shape == (2, 20000)
+    counts = np.stack([np.bincount(row, minlength=4) for row in cupy.asnumpy(drawn)]) / 20000
+    np.testing.assert_allclose(counts, [[0.1, 0.0, 0.6, 0.3], [0.25] * 4], atol=0.015)
+    without = cupy.asnumpy(cuda.multinomial(cuda.asarray(np.tile([[0.1, 0.0, 0.6, 0.3]], (10000, 1))), 3, False))
+    assert all(len(set(row)) == 3 and 1 not in row for row in without.tolist())  # distinct, weight 0 never
+    assert abs((without[:, 0] == 2).mean() - 0.6) < 0.03  # the first draw follows the weights
+
+
+def test_a_saved_generator_replays_the_draws(cuda):
+    """``get_rng`` / ``set_rng``, as checkpointing and ``fork_rng`` use them: a deep copy of the generator,
+    set back, draws the same numbers again."""
+    cuda.seed(7)
+    assert cuda.get_rng() is cuda.get_rng()
+    saved = copy.deepcopy(cuda.get_rng())
+    first = [cupy.asnumpy(cuda.normal((50,), 0.0, 1.0, np.float32)), cupy.asnumpy(cuda.permutation(50))]
+    cuda.set_rng(saved)
+    assert cuda.get_rng() is saved
+    again = [cupy.asnumpy(cuda.normal((50,), 0.0, 1.0, np.float32)), cupy.asnumpy(cuda.permutation(50))]
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    assert not np.array_equal(first[0], cupy.asnumpy(cuda.normal((50,), 0.0, 1.0, np.float32)))
+
+
+def test_data_ptr_is_the_device_address(cuda):
+    a = cuda.zeros((4, 6), np.float32)
+    assert cuda.data_ptr(a) == a.data.ptr != 0
+    assert cuda.data_ptr(a[1:, 2:]) - cuda.data_ptr(a) == (6 + 2) * 4 == cuda.storage_offset(a[1:, 2:])
 
 
 def test_manual_seed_reproduces_cuda_tensors():
