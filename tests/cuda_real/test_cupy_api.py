@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-pytest.importorskip("cupy", reason="needs the real CuPy (the cuda-check extra)")
-pytest.importorskip("numba.cuda", reason="needs numba-cuda (the cuda-check extra)")
-if pytest.importorskip("numba").config.ENABLE_CUDASIM:
-    pytest.skip("numba.cuda is the simulator here (NUMBA_ENABLE_CUDASIM=1)", allow_module_level=True)
+from . import needs
+
+needs.module("cupy")
+needs.module("numba.cuda")
 
 from . import api_scan  # noqa: E402 (after the skips)
 

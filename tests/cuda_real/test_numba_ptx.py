@@ -17,10 +17,10 @@ import types
 
 import pytest
 
-numba = pytest.importorskip("numba", reason="needs numba-cuda (the cuda-check extra)")
-cuda = pytest.importorskip("numba.cuda", reason="needs numba-cuda (the cuda-check extra)")
-if numba.config.ENABLE_CUDASIM:
-    pytest.skip("numba.cuda is the simulator here (NUMBA_ENABLE_CUDASIM=1)", allow_module_level=True)
+from . import needs
+
+numba = needs.module("numba")
+cuda = needs.module("numba.cuda")
 
 from minitensor.backends import optim_elements  # noqa: E402
 from minitensor.backends.cuda.numba_kernels import dropout, optim  # noqa: E402

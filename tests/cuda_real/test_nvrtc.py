@@ -14,7 +14,9 @@ from typing import Any, Callable
 
 import pytest
 
-cupy = pytest.importorskip("cupy", reason="needs the real CuPy (the cuda-check extra)")
+from . import needs
+
+cupy = needs.module("cupy")
 
 from minitensor.backends.cuda import rawmodule  # noqa: E402
 
