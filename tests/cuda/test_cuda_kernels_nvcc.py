@@ -1,7 +1,7 @@
 """The CUDA kernel sources without a GPU: the table in ``rawmodule`` against the ``.cu`` files, every
 template instance compiled by nvcc (an uninstantiated template passes nvcc even when broken, so each one is
-taken by address), the same instances through NVRTC with CuPy's options and our name expressions, and the
-launch-argument check. nvcc and NVRTC cases skip where the compiler is missing.
+taken by address), and the launch-argument check. nvcc cases skip where nvcc is missing; NVRTC, through CuPy's
+own option assembly, is ``tests/cuda_real/test_nvrtc.py``.
 """
 from __future__ import annotations
 
@@ -100,38 +100,6 @@ def test_nvcc_compiles_every_instance(file, tmp_path):
     assert len(entries) == len(rawmodule.name_expressions(file))
     found = {p for e in entries for p in expected_entries(file) if e.startswith(p)}
     assert found == expected_entries(file)
-
-
-# -------------------------------------------------------------------------------------------- NVRTC
-def _nvrtc_program():
-    """CuPy's NVRTC wrapper (what cupy.RawModule compiles with), or a skip where CuPy or NVRTC is missing."""
-    try:
-        from cupy.cuda import compiler
-        compiler._get_nvrtc_version()
-        return compiler._NVRTCProgram
-    except Exception as error:  # no CuPy, a CuPy that cannot load its CUDA libraries, or no libnvrtc
-        pytest.skip(f"CuPy's NVRTC is not available: {error!r}")
-
-
-def _cuda_include() -> tuple[str, ...]:
-    """The CUDA toolkit's include folder, which CuPy adds for RawModules (common.cu includes cuda_fp16.h)."""
-    from cupy import cuda
-    path = cuda.get_cuda_path()
-    return (f"-I{path}/include",) if path else ()
-
-
-@pytest.mark.parametrize("file", FILES)
-def test_nvrtc_compiles_every_name_expression(file):
-    program = _nvrtc_program()
-    names = rawmodule.name_expressions(file)
-    # the options cupy.RawModule adds to ours (the architecture being the device's there)
-    options = rawmodule.COMPILE_OPTIONS + ("-ftz=true", "--device-as-default-execution-space",
-                                          "-arch=compute_75", *_cuda_include())
-    ptx, lowered = program(rawmodule.kernel_source(file), file, name_expressions=names).compile(options)
-    assert sorted(lowered) == sorted(names)
-    found = {p for m in lowered.values() for p in expected_entries(file) if m.startswith(p)}
-    assert found == expected_entries(file)
-    assert len(ptx) > 0
 
 
 # --------------------------------------------------------------------------------- launch arguments
