@@ -351,7 +351,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd above lambd, x + lambd below -lambd, 0 between (lambd >= 0)."""
     if lambd < 0:
         raise RuntimeError(f"softshrink: lambda must be in range [0, inf), but found {lambd}")
-    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
+    return where(input > lambd, input - lambd, where(input >= -lambd, 0.0, input + lambd))  # NaN stays NaN
 
 
 def tanhshrink(input: Tensor) -> Tensor:

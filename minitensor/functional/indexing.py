@@ -200,7 +200,11 @@ class GetItem(ViewFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, index: Any, basic: bool) -> Any:
         ctx.shape, ctx.index, ctx.basic = x.shape, index, basic
-        return x[index]
+        out = x[index]
+        if basic and type(out) is not type(x):  # ints on every dim: NumPy's scalar is a copy, and writes
+            # into it (x[0].mul_(2)) would be lost; with an Ellipsis after them NumPy gives a 0-d view
+            out = x[(*index, ...) if type(index) is tuple else (index, ...)]
+        return out
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:

@@ -85,6 +85,8 @@ class Prod(ArrayFunction):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, = ctx.saved_tensors
+        if x.size == 0:  # nothing to differentiate (the products below would pad an empty dim to one)
+            return B.zeros(x.shape, gy.dtype), None, None
         flat = x.reshape(-1) if ctx.axis is None else B.moveaxis(x, ctx.axis, -1)
         ones = B.ones(flat.shape[:-1] + (1,), x.dtype)
         before = B.cumprod(B.concatenate([ones, flat[..., :-1]], -1), -1)

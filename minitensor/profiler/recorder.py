@@ -22,6 +22,8 @@ import traceback
 import weakref
 from typing import Any, Callable
 
+import numpy as np
+
 from .events import FunctionEvent
 from ..autograd import function as _function
 
@@ -36,11 +38,13 @@ def _cuda() -> Any:
 
 
 def _arrays(value: Any) -> list[Any]:
-    """The backend arrays in an op's result: tensors' arrays, arrays, in (nested) tuples."""
+    """The backend arrays in an op's result: tensors' arrays, arrays, in (nested) tuples. NumPy scalars (a
+    reduction's result an op saved) are not counted: they hold no allocation a weak reference could follow."""
     if isinstance(value, tuple):
         return [a for v in value for a in _arrays(v)]
     array = getattr(value, "array", value) if isinstance(value, _function._Tensor) else value
-    return [array] if hasattr(array, "nbytes") and hasattr(array, "base") else []
+    return [array] if hasattr(array, "nbytes") and hasattr(array, "base") and not isinstance(array, np.generic) \
+        else []
 
 
 def _describe(args: Any) -> tuple[list[list[int]], list[str]]:

@@ -108,7 +108,7 @@ class TorchPickler(pickle._Pickler):
         offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
         if root.dtype != a.dtype or not root.flags.c_contiguous or offset % item \
                 or any(s < 0 or s % item for s in a.strides):
-            root = np.ascontiguousarray(a)  # a new array: its own storage
+            a = root = np.ascontiguousarray(a)  # a new array: its own storage, its own strides
             offset = 0
         seen = self._by_buffer.get(id(root))
         if seen is None:

@@ -26,7 +26,8 @@ import numpy as np
 from .archive import Malformed, check_member, file_size, read_array, unreadable
 from .devices import MapLocation, MapLocationError
 from .pickler import TorchPickler
-from .unpickler import FullUnpickler, Storage, StorageType, WeightsUnpickler
+from .unpickler import FullUnpickler, Storage, StorageType
+from .weights_unpickler import WeightsUnpickler
 
 _ALIGNMENT = 64
 _FOLDER = "archive"  # torch.save names it after the file; any one name will do

@@ -5,10 +5,8 @@ The pickle names PyTorch's functions (``torch._utils._rebuild_tensor_v2``), stor
 replacement, so a checkpoint written by ``torch.save`` rebuilds minitensor tensors. Tensors are strided
 views of their storage: tensors that shared a storage share memory again.
 
-``WeightsUnpickler`` (``weights_only=True``) resolves only those names, a few builtins (``set``,
-``bytes`` through ``_codecs.encode``, ``OrderedDict``...) and the user's safe globals, so a checkpoint can
-call nothing else: every other global raises ``pickle.UnpicklingError`` worded as PyTorch's before anything
-runs. ``FullUnpickler`` (``weights_only=False``) also imports any other class, as ``pickle`` does.
+``FullUnpickler`` (``weights_only=False``) also imports any other class, as ``pickle`` does;
+weights_unpickler.py holds the restricted one that ``weights_only=True`` uses.
 """
 from __future__ import annotations
 
@@ -29,7 +27,6 @@ from ..nn import Parameter
 from ..size import Size
 from ..tensor import Tensor
 from .devices import MapLocation, place
-from .safe_globals import user_allowed
 
 # PyTorch's storage class names for minitensor's dtypes
 STORAGE_NAMES = {dtypes.float32: "FloatStorage", dtypes.float64: "DoubleStorage", dtypes.float16: "HalfStorage",
@@ -129,18 +126,12 @@ SAFE_NAMES: dict[str, Any] = {
     "builtins.set": set,
     "builtins.complex": complex,
 }
-_BLOCKED_MODULES = ("sys", "os", "posix", "nt")  # never allowed, even when the user allow-lists them
-
-UNSAFE_MESSAGE = ("`weights_only` defaults to True, as in PyTorch 2.6 and later. Re-running `minitensor.load` "
-                  "with `weights_only` set to `False` will likely succeed, but it can result in arbitrary code "
-                  "execution. Do it only if you got the file from a trusted source.")
-
-
-class FullUnpickler(pickle.Unpickler):
-    """Reads ``data.pkl``; ``storage(kind, key, location, numel)`` returns the storage of ``data/<key>``."""
+class Resolver:
+    """What both unpicklers share: storages from ``persistent_load``, PyTorch's names from ``find_class``;
+    ``storage(kind, key, location, numel)`` returns the storage of ``data/<key>``."""
 
     def __init__(self, file: Any, storage: Callable[[StorageType, str, str, int], Storage]) -> None:
-        super().__init__(file)
+        super().__init__(file)  # type: ignore[call-arg]  # the pickle.Unpickler that follows in the MRO
         self._storage = storage
         self._loaded: dict[str, Storage] = {}
 
@@ -171,31 +162,11 @@ class FullUnpickler(pickle.Unpickler):
         return self.other_global(module, name, full)
 
     def other_global(self, module: str, name: str, full: str) -> Any:
-        return super().find_class(module, name)
+        return super().find_class(module, name)  # type: ignore[misc]  # the pickle unpickler's
 
 
-class WeightsUnpickler(FullUnpickler):
-    """``weights_only=True``: nothing outside ``SAFE_NAMES`` and the user's safe globals."""
-
-    def other_global(self, module: str, name: str, full: str) -> Any:
-        if full in SAFE_NAMES:
-            return SAFE_NAMES[full]
-        if module in _BLOCKED_MODULES:
-            raise pickle.UnpicklingError(f"Weights only load failed. {UNSAFE_MESSAGE}\n WeightsUnpickler "
-                                         f"error: Trying to load unsupported GLOBAL {full} whose module "
-                                         f"{module} is blocked.")
-        allowed = user_allowed()
-        if full in allowed:
-            return allowed[full]
-        shown = full.removeprefix("builtins.")
-        raise pickle.UnpicklingError(
-            "Weights only load failed. This file can still be loaded, to do so you have two options, do those "
-            f"steps only if you trust the source of the checkpoint.\n\t(1) {UNSAFE_MESSAGE}\n\t(2) "
-            "Alternatively, to load with `weights_only=True` please check the recommended steps in the "
-            f"following error message.\n\tWeightsUnpickler error: Unsupported global: GLOBAL {shown} was not "
-            f"an allowed global by default. Please use `minitensor.serialization.add_safe_globals([{shown}])` "
-            f"or the `minitensor.serialization.safe_globals([{shown}])` context manager to allowlist this "
-            "global if you trust this class/function.")
+class FullUnpickler(Resolver, pickle.Unpickler):
+    """``weights_only=False``: any other global is imported, as ``pickle`` does (trusted files only)."""
 
 
 def _py3_name(module: str, name: str) -> tuple[str, str]:

@@ -134,7 +134,10 @@ class ActivationOps:
 
     def erf(self, x: Array) -> Array:
         """The error function, vectorised: Cody's approximations in float64 (relative error ~1e-16),
-        a single rational in float32 (3 ulp); other float dtypes go through float32."""
+        a single rational in float32 (3 ulp); other float dtypes go through float32. A 0-d x goes as one
+        element: NumPy's arithmetic on 0-d arrays returns scalars, which the in-place steps cannot write."""
+        if x.ndim == 0:
+            return self.erf(x.reshape(1)).reshape(())
         if x.dtype == self.xp.float64:
             return self._erf_float64(x)
         x32 = x.astype(self.xp.float32, copy=False)

@@ -120,13 +120,15 @@ class RandomOps:
         return (median + sigma * self.xp.tan(u.dtype.type(np.pi) * (u - u.dtype.type(0.5)))).astype(dtype, copy=False)
 
     def poisson(self, rates: Array, rng: Any = None) -> Array:
-        """Poisson counts, one per element of the non-negative ``rates``, in rates' dtype."""
-        return (rng or self._rng).poisson(rates.astype(np.float64)).astype(rates.dtype, copy=False)
+        """Poisson counts, one per element of the non-negative ``rates``, in rates' dtype (an array for 0-d
+        rates too, where NumPy's generator returns a Python int)."""
+        counts = (rng or self._rng).poisson(rates.astype(np.float64))
+        return self.xp.asarray(counts, dtype=rates.dtype)
 
     def bernoulli(self, p: Any, shape: Sequence[int], rng: Any = None) -> Array:
         """A bool array, True with probability p (a number, or an array broadcasting to ``shape``)."""
         draw_dtype = p.dtype if getattr(p, "dtype", None) in (np.float32, np.float64) else np.float32
-        return (rng or self._rng).random(tuple(shape), dtype=draw_dtype) < p
+        return self.xp.asarray((rng or self._rng).random(tuple(shape), dtype=draw_dtype) < p)  # 0-d: a scalar
 
     def multinomial(self, probs: Array, num_samples: int, replacement: bool, rng: Any = None) -> Array:
         """(rows, num_samples) int64 category indices drawn from each row of the non-negative weights ``probs``
