@@ -100,4 +100,5 @@ __all__ += ["ArrayFunction"]
 
 from . import functional  # noqa: E402  (torch.autograd.functional: jacobian, vjp)
 from .gradcheck import gradcheck  # noqa: E402  (the function, as torch.autograd.gradcheck)
-__all__ += ["functional", "gradcheck"]
+from .variable import Variable  # noqa: E402  (PyTorch's deprecated wrapper)
+__all__ += ["functional", "gradcheck", "Variable"]
