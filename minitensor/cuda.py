@@ -11,6 +11,7 @@ from .backends.cuda.runtime import (current_device, device, device_count, empty_
                                     is_available, manual_seed, manual_seed_all, max_memory_allocated,
                                     max_memory_reserved, memory_allocated, memory_reserved,
                                     reset_peak_memory_stats, set_device, synchronize)
+from .backends.cuda.flags import is_bf16_supported
 from .backends.cuda.streams import Event, Stream, current_stream, default_stream, stream
 
 
@@ -25,6 +26,6 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = ["Event", "Stream", "current_device", "current_stream", "default_stream", "device", "device_count",
-           "empty_cache", "get_device_name", "is_available", "manual_seed", "manual_seed_all",
+           "empty_cache", "get_device_name", "is_available", "is_bf16_supported", "manual_seed", "manual_seed_all",
            "max_memory_allocated", "max_memory_reserved", "memory_allocated", "memory_reserved",
            "reset_peak_memory_stats", "set_device", "stream", "synchronize"]
