@@ -17,11 +17,15 @@ from .backends.cuda.streams import Event, Stream, current_stream, default_stream
 
 
 def __getattr__(name: str) -> object:
-    """``minitensor.cuda.amp``, PyTorch's deprecated aliases, imported on first use (it needs the whole
-    package, which imports this module early)."""
+    """``minitensor.cuda.amp``, PyTorch's deprecated aliases, and ``cuda.FloatTensor``..., PyTorch's legacy
+    CUDA types, made on first use (they need the whole package, which imports this module early)."""
     if name == "amp":
         from .amp import cuda_amp
         return cuda_amp
+    if name.endswith("Tensor"):  # the legacy CUDA types (legacy.py imports the tensor modules, loaded later)
+        from .legacy import CUDA_TYPES
+        if name in CUDA_TYPES:
+            return CUDA_TYPES[name]
     raise AttributeError(f"module 'minitensor.cuda' has no attribute {name!r}")
 
 
