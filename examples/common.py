@@ -21,6 +21,7 @@ from minitensor import datasets, nn, optim
 from minitensor.datasets.download import DownloadError
 from minitensor.utils.data import DataLoader, TensorDataset
 from profiling import StepProfiler
+from tensorboard_log import TensorBoardLog
 
 try:
     from tqdm.auto import tqdm
@@ -52,6 +53,9 @@ def example_parser(doc: str, *, epochs: int, batch_size: int, lr: float) -> argp
     p.add_argument("--resume", nargs="?", const="", default=None, metavar="CHECKPOINT",
                    help="continue from a checkpoint (default path: <out>/checkpoint.mt) after its last epoch")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (one line per epoch only)")
+    p.add_argument("--tensorboard", nargs="?", const="", default=None, metavar="DIR",
+                   help="log losses per step and metrics per epoch for TensorBoard (default DIR: <out>/tensorboard; "
+                        "needs the tensorboard extra)")
     p.add_argument("--amp", action="store_true",
                    help="mixed precision: autocast in the device's 16-bit dtype (bfloat16 on the CPU, float16 on "
                         "CUDA) with a GradScaler (docs/amp.md)")
@@ -194,6 +198,8 @@ class Run:
             self._resume(Path(args.resume) if args.resume else self.checkpoint_path)
         # with --distributed only rank 0 profiles (its files would collide with the others')
         self.profiler = StepProfiler(args.profile, self.out, device, example) if args.profile and self.rank0 else None
+        self.tensorboard = (TensorBoardLog(Path(args.tensorboard or self.out / "tensorboard"))
+                            if args.tensorboard is not None and self.rank0 else None)
         params = ", ".join(f"{k} {v:,}" for k, v in self.log["parameters"].items())
         self.print(f"{example}: {data.name} on {device}; parameters: {params}; outputs in {self.out}")
 
@@ -243,6 +249,8 @@ class Run:
             for name, value in losses.items():
                 sums[name] = value if name not in sums else sums[name] + value
             steps, samples = steps + 1, samples + x.shape[0]
+            if self.tensorboard is not None:
+                self.tensorboard.step(self.step + steps, losses)
             if profiler is not None:
                 profiler.step()
             if bar is not None:
@@ -267,6 +275,8 @@ class Run:
             return
         record = {"epoch": epoch, "step": self.step, **metrics}
         self.log["epochs"].append(record)
+        if self.tensorboard is not None:
+            self.tensorboard.epoch(epoch, metrics)
         print(f"epoch {epoch}/{self.args.epochs}: " + "  ".join(_format(k, v) for k, v in metrics.items()
                                                                 if k not in ("steps", "train_seconds")))
         self.write_log()
@@ -281,6 +291,8 @@ class Run:
             return self.out / "metrics.json"
         if final:
             self.log["final"] = final
+            if self.tensorboard is not None:
+                self.tensorboard.final(self.step, final)
             if self.profiler is not None:
                 self.profiler.finish()
                 self.log["profile"] = {k: str(v) for k, v in self.profiler.files.items()}

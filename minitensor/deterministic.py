@@ -72,7 +72,8 @@ def alert_not_deterministic(caller: str) -> None:
 
 
 # PyTorch's float32 matmul precision: "highest" (full float32), "high" (TF32 or bfloat16x3 allowed), "medium"
-# (bfloat16 allowed). Stored and reported only: no minitensor matmul reads it (docs/differences.md).
+# (bfloat16 allowed). On the GPU "high" and "medium" allow TF32 in CuPy's float32 GEMMs
+# (backends/cuda/flags.py); the CPU's matmuls stay float32 (docs/differences.md).
 _PRECISIONS = ("highest", "high", "medium")
 _matmul_precision = ["highest"]
 
@@ -87,6 +88,8 @@ def set_float32_matmul_precision(precision: str) -> None:
                       "set_float32_matmul_precision call has no effect.", UserWarning, stacklevel=2)
         return
     _matmul_precision[0] = precision
+    from .backends.cuda.flags import precision_changed  # here: it imports this module
+    precision_changed()
 
 
 def get_float32_matmul_precision() -> str:

@@ -35,25 +35,30 @@ LEGACY_NAMES = {_dt.float32: "FloatTensor", _dt.float64: "DoubleTensor", _dt.flo
 
 
 class LegacyTensorType:
-    """``FloatTensor``, ``LongTensor``...: calling one makes a CPU tensor of its dtype as ``Tensor(...)``
-    does (sizes or data); ``isinstance(t, FloatTensor)`` holds for a float32 CPU tensor, as in PyTorch."""
+    """``FloatTensor``, ``LongTensor``... and ``cuda.FloatTensor``...: calling one makes a tensor of its dtype on
+    its device type as ``Tensor(...)`` does (sizes or data; a CUDA one without a GPU raises the device's
+    error); ``isinstance(t, FloatTensor)`` holds for a float32 CPU tensor, as in PyTorch."""
 
-    def __init__(self, dtype: _dt.dtype) -> None:
-        self.dtype = dtype
+    def __init__(self, dtype: _dt.dtype, device_type: str = "cpu") -> None:
+        self.dtype, self.device_type = dtype, device_type
         self.__name__ = LEGACY_NAMES[dtype]
 
     def __call__(self, *args: Any, device: Any = None) -> Tensor:
-        return legacy_new(args, self.dtype, device)
+        return legacy_new(args, self.dtype, self.device_type if device is None else device)
 
     def __instancecheck__(self, obj: Any) -> bool:
-        return isinstance(obj, Tensor) and obj.array.dtype == self.dtype.np and obj._device.type == "cpu"
+        return (isinstance(obj, Tensor) and obj.array.dtype == self.dtype.np
+                and obj._device.type == self.device_type)
 
     def __repr__(self) -> str:
-        return f"<class 'minitensor.{self.__name__}'>"
+        where = "" if self.device_type == "cpu" else self.device_type + "."
+        return f"<class 'minitensor.{where}{self.__name__}'>"
 
 
 (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
  BoolTensor) = map(LegacyTensorType, LEGACY_NAMES)
+# torch.cuda.FloatTensor...: the GAN zoo's ``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``
+CUDA_TYPES = {name: LegacyTensorType(dt, "cuda") for dt, name in LEGACY_NAMES.items()}
 
 
 def legacy_type_name(t: Tensor) -> str:
@@ -64,10 +69,11 @@ def legacy_type_name(t: Tensor) -> str:
 
 
 def legacy_target(kind: Any) -> tuple[_dt.dtype, str | None]:
-    """(dtype, device type or None to stay) of ``t.type(kind)``: a dtype keeps the device; a legacy type is a
-    CPU type, and a name says its device ('torch.DoubleTensor', 'torch.cuda.DoubleTensor'), as PyTorch."""
+    """(dtype, device type or None to stay) of ``t.type(kind)``: a dtype keeps the device; a legacy type
+    (``FloatTensor``, ``cuda.FloatTensor``) and a name say their device ('torch.DoubleTensor',
+    'torch.cuda.DoubleTensor'), as PyTorch."""
     if isinstance(kind, LegacyTensorType):
-        return kind.dtype, "cpu"
+        return kind.dtype, kind.device_type
     if isinstance(kind, str) and kind.endswith("Tensor"):
         by_name = {name: dt for dt, name in LEGACY_NAMES.items()}
         where, _, short = kind.rpartition(".")

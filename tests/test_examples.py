@@ -105,6 +105,17 @@ def test_limit_steps_ends_the_run_early(tmp_path):
     assert [e["steps"] for e in log["epochs"]] == [3] and log["final"]["steps"] == 3
 
 
+def test_tensorboard_flag_logs_steps_epochs_and_the_result(tmp_path):
+    pytest.importorskip("tensorboard", reason="the tensorboard extra is not installed")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    log = run(mlp, tmp_path, "--epochs", "2", "--limit-steps", "6", "--batch-size", "500", "--tensorboard")
+    acc = EventAccumulator(str(tmp_path / "out" / "tensorboard")).Reload()
+    assert [e.step for e in acc.Scalars("train/loss")] == [1, 2, 3, 4, 5, 6]
+    assert [e.step for e in acc.Scalars("epoch/loss")] == [1, 2]
+    assert acc.Scalars("epoch/loss")[1].value == pytest.approx(log["epochs"][1]["loss"], rel=1e-6)
+    assert acc.Scalars("final/test_accuracy")[0].value == pytest.approx(log["final"]["test_accuracy"], rel=1e-6)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--epochs", "0"], "--epochs must be at least 1"),
     (["--batch-size", "-4"], "--batch-size must be at least 1"),
@@ -135,7 +146,7 @@ def test_help_explains_every_argument(example, capsys):
         example.main(["--help"])
     text = capsys.readouterr().out
     for flag in ("--device", "--epochs", "--batch-size", "--lr", "--seed", "--dataset", "--data-dir",
-                 "--limit-steps", "--out", "--resume", "--no-progress", "--amp"):
+                 "--limit-steps", "--out", "--resume", "--no-progress", "--amp", "--tensorboard"):
         assert flag in text
     parser = common.example_parser("doc", epochs=1, batch_size=1, lr=1.0)
     assert all(action.help for action in parser._actions), "an argument without help"

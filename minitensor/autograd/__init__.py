@@ -1,6 +1,7 @@
 """Reverse-mode autodiff: ``backward``, ``grad``, ``Function``, grad modes and anomaly detection."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 import minitensor.tensor as _tensor_mod  # first: creation builds on Tensor
@@ -59,9 +60,14 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool | None = None,
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
          materialize_grads: bool = False) -> tuple[Any, ...]:
-    """d(outputs)/d(inputs) as a tuple of tensors; no ``.grad`` is written."""
+    """d(outputs)/d(inputs) as a tuple of tensors; no ``.grad`` is written (``only_inputs``: PyTorch's
+    deprecated keyword, ignored as there)."""
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.",
+                      FutureWarning, stacklevel=2)
     if create_graph:
         raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by minitensor")
     outputs, inputs = _as_list(outputs), _as_list(inputs)
@@ -100,4 +106,5 @@ __all__ += ["ArrayFunction"]
 
 from . import functional  # noqa: E402  (torch.autograd.functional: jacobian, vjp)
 from .gradcheck import gradcheck  # noqa: E402  (the function, as torch.autograd.gradcheck)
-__all__ += ["functional", "gradcheck"]
+from .variable import Variable  # noqa: E402  (PyTorch's deprecated wrapper)
+__all__ += ["functional", "gradcheck", "Variable"]

@@ -7,8 +7,8 @@ algorithm each. The flags are plain attributes that keep what a script assigns a
 - ``benchmark``: there are no alternative algorithms to time and choose among.
 - ``deterministic``: no autotuning, so nothing to pin down; repeatability is as documented in docs/cuda.md.
 - ``enabled``: there is no cuDNN path to switch off.
-- ``allow_tf32``: float32 stays float32 (CuPy's default; its ``CUPY_TF32=1`` environment variable is what
-  would allow TF32 in cuBLAS).
+- ``allow_tf32``: our convolutions' GEMMs are CuPy's float32 GEMMs, whose TF32 switch is
+  ``backends.cuda.matmul.allow_tf32`` (``backends/cuda/flags.py``): one compute type for both.
 """
 from __future__ import annotations
 

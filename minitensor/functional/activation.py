@@ -5,6 +5,7 @@ the output ``y`` (saved when the derivative is a function of it, as for relu or 
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 from ..autograd.function import ArrayFunction
@@ -206,9 +207,10 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 
 def _softmax_input(name: str, input: Tensor, dim: int | None, dtype: Any) -> tuple[Tensor, int]:
-    if dim is None:
-        raise TypeError(f"{name}() needs dim: the implicit choice of dim is deprecated in PyTorch and "
-                        f"not supported here; pass e.g. {name}(x, dim=-1)")
+    if dim is None:  # PyTorch's _get_softmax_dim: deprecated, still honoured
+        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+                      "dim=X as an argument.", UserWarning, stacklevel=3)
+        dim = 0 if input.ndim in (0, 1, 3) else 1
     if dtype is not None:
         input = input.to(dtype)
     return to_float(input), norm_dim(dim, input.ndim)

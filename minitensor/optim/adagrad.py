@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .optimizer import (Optimizer, ParamsT, advance_step, check_hyperparameter, check_implementation_flags,
+from .optimizer import (Optimizer, ParamsT, advance_step, check_hyperparameter,
                         new_step_counter, state_buffer)
 
 
@@ -17,8 +17,8 @@ class Adagrad(Optimizer):
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, *, maximize: bool = False,
-                 **implementation: Any) -> None:
-        check_implementation_flags(type(self).__name__, implementation)
+                 foreach: bool | None = None, differentiable: bool = False,
+                 fused: bool | None = None) -> None:
         check_hyperparameter(0.0 <= lr, f"Invalid learning rate: {lr}")
         check_hyperparameter(0.0 <= lr_decay, f"Invalid lr_decay value: {lr_decay}")
         check_hyperparameter(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")

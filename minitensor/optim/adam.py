@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from .optimizer import (Optimizer, ParamsT, adam_hyperparameters, adam_state, check_hyperparameter,
-                        check_implementation_flags, state_buffer)
+                        state_buffer)
 
 
 class Adam(Optimizer):
@@ -18,8 +18,8 @@ class Adam(Optimizer):
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False,
-                 decoupled_weight_decay: bool = False, **implementation: Any) -> None:
-        check_implementation_flags(type(self).__name__, implementation)
+                 decoupled_weight_decay: bool = False, foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         check_hyperparameter(0.0 <= lr, f"Invalid learning rate: {lr}")
         check_hyperparameter(0.0 <= eps, f"Invalid epsilon value: {eps}")
         check_hyperparameter(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
@@ -45,6 +45,7 @@ class AdamW(Adam):
     def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
                  maximize: bool = False,
-                 **implementation: Any) -> None:
+                 foreach: bool | None = None, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
-                         decoupled_weight_decay=True, **implementation)
+                         decoupled_weight_decay=True)

@@ -94,17 +94,6 @@ def adam_state(state: dict[str, Any], param: Tensor, second: str) -> tuple[float
     return step, state_buffer(state, "exp_avg", param), state_buffer(state, second, param)
 
 
-# PyTorch's keywords that choose an implementation (loop, multi-tensor, fused) without changing results.
-IMPLEMENTATION_FLAGS = frozenset({"foreach", "fused", "capturable", "differentiable"})
-
-
-def check_implementation_flags(name: str, flags: dict[str, Any]) -> None:
-    """Accept and ignore PyTorch's implementation flags, so PyTorch scripts run; refuse anything else."""
-    unknown = sorted(set(flags) - IMPLEMENTATION_FLAGS)
-    if unknown:
-        raise TypeError(f"{name}.__init__() got unexpected keyword argument(s) {', '.join(unknown)}")
-
-
 class Optimizer:
     """Base class of every optimizer: ``param_groups``, ``state``, ``zero_grad``, ``step``, state_dict."""
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .optimizer import (Optimizer, ParamsT, advance_step, check_hyperparameter, check_implementation_flags,
+from .optimizer import (Optimizer, ParamsT, advance_step, check_hyperparameter,
                         state_buffer)
 
 
@@ -18,8 +18,7 @@ class RMSprop(Optimizer):
     def __init__(self, params: ParamsT, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
                  weight_decay: float = 0, momentum: float = 0, centered: bool = False, *,
                  maximize: bool = False,
-                 **implementation: Any) -> None:
-        check_implementation_flags(type(self).__name__, implementation)
+                 foreach: bool | None = None, capturable: bool = False, differentiable: bool = False) -> None:
         check_hyperparameter(0.0 <= lr, f"Invalid learning rate: {lr}")
         check_hyperparameter(0.0 <= eps, f"Invalid epsilon value: {eps}")
         check_hyperparameter(0.0 <= momentum, f"Invalid momentum value: {momentum}")

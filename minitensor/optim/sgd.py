@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .optimizer import (Optimizer, ParamsT, check_hyperparameter, check_implementation_flags,
+from .optimizer import (Optimizer, ParamsT, check_hyperparameter,
                         state_buffer)
 
 
@@ -17,8 +17,8 @@ class SGD(Optimizer):
 
     def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
-                 **implementation: Any) -> None:
-        check_implementation_flags(type(self).__name__, implementation)
+                 foreach: bool | None = None, differentiable: bool = False,
+                 fused: bool | None = None) -> None:
         check_hyperparameter(lr >= 0.0, f"Invalid learning rate: {lr}")
         check_hyperparameter(momentum >= 0.0, f"Invalid momentum value: {momentum}")
         check_hyperparameter(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")

@@ -5,3 +5,8 @@ This package file imports nothing heavy, so that the kernel modules can be teste
 kernels under the CUDA simulator); the registry loads ``minitensor.backends.cuda.backend:CudaBackend`` on the
 first request for a ``cuda`` device.
 """
+from __future__ import annotations
+
+from .flags import matmul  # noqa: E402  (PyTorch's torch.backends.cuda.matmul; imports no CuPy)
+
+__all__ = ["matmul"]

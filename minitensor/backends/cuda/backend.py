@@ -63,6 +63,7 @@ from .conv import CudaConvOps  # noqa: E402
 from .embedding import CudaEmbeddingOps  # noqa: E402
 from .loss import CudaLossOps  # noqa: E402
 from .pooling import CudaPoolOps  # noqa: E402
+from .flags import apply_tf32  # noqa: E402
 from .linalg import accumulate_half_gemms_in_float32  # noqa: E402
 from .sparse import CudaSparseOps  # noqa: E402
 from .special import CudaSpecialOps  # noqa: E402
@@ -206,6 +207,7 @@ class CudaBackend(CudaActivationOps, CudaConvOps, CudaPoolOps, CudaLossOps, Cuda
                                "device(s)")
         super().__init__(index)  # sets self.index, then seeds this GPU's generator
         accumulate_half_gemms_in_float32(cupy)  # float16 GEMMs: float32 accumulation (linalg.py)
+        apply_tf32(creating_backend=True)  # backends.cuda.matmul.allow_tf32 set before the first CUDA tensor
 
     @classmethod
     def is_available(cls) -> bool:

@@ -13,5 +13,5 @@ __all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "random_split"
            "get_worker_info", "WorkerInfo"]
 
 __all__ += ["DistributedSampler", "distributed"]
-from .sampler import WeightedRandomSampler  # noqa: E402
-__all__ += ["WeightedRandomSampler"]
+from .sampler import SubsetRandomSampler, WeightedRandomSampler  # noqa: E402
+__all__ += ["SubsetRandomSampler", "WeightedRandomSampler"]

@@ -9,7 +9,7 @@ rank (padding aside), and every rank reads ``len(sampler)`` of them.
 from __future__ import annotations
 
 import math
-from typing import Sized
+from typing import Iterator, Sized
 
 import numpy as np
 
@@ -40,7 +40,7 @@ class DistributedSampler(_ArraySampler):
             self.num_samples = math.ceil(n / num_replicas)
         self.total_size = self.num_samples * num_replicas
 
-    def index_array(self) -> np.ndarray:
+    def index_chunks(self) -> Iterator[np.ndarray]:
         n = len(self.dataset)
         if self.shuffle:
             order = randperm(n, generator=Generator().manual_seed(self.seed + self.epoch)).numpy()
@@ -48,7 +48,7 @@ class DistributedSampler(_ArraySampler):
             order = np.arange(n, dtype=np.int64)
         # np.resize repeats the order cyclically: PyTorch's padding (indices + indices[:pad], repeated as needed)
         order = order[:self.total_size] if self.drop_last else np.resize(order, self.total_size)
-        return order[self.rank:self.total_size:self.num_replicas]
+        yield order[self.rank:self.total_size:self.num_replicas]
 
     def __len__(self) -> int:
         return self.num_samples

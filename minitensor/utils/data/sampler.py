@@ -1,12 +1,14 @@
 """Samplers: iterables of dataset indices (``SequentialSampler``, ``RandomSampler``,
 ``WeightedRandomSampler``), and ``BatchSampler``, which groups them into lists of batch indices.
 
-Sequential and random samplers also give a whole epoch's order as one int64 array (``index_array``), so
-``BatchSampler`` cuts batches with slices instead of one Python step per sample.
+Sequential and random samplers also give an epoch's order as int64 arrays of bounded size (``index_chunks``:
+at most ``CHUNK`` draws, or one permutation of the data, at a time), so ``BatchSampler`` cuts batches with
+slices instead of one Python step per sample, and ``RandomSampler(replacement=True, num_samples=10**10)``
+costs no memory proportional to ``num_samples`` (PyTorch draws as iteration goes too).
 """
 from __future__ import annotations
 
-from typing import Any, Generic, Iterable, Iterator, Sized, TypeVar
+from typing import Any, Generic, Iterable, Iterator, Sequence, Sized, TypeVar
 
 import numpy as np
 
@@ -15,6 +17,7 @@ from ...dtypes import float64
 from ._rng import GeneratorLike, active_generator, resolve_generator
 
 T_co = TypeVar("T_co", covariant=True)
+CHUNK = 1 << 16  # indices drawn at a time with replacement: 512 KiB; a seeded stream gives the same sequence
 
 
 class Sampler(Generic[T_co]):
@@ -28,13 +31,20 @@ class Sampler(Generic[T_co]):
 
 
 class _ArraySampler(Sampler[int]):
-    """A sampler whose epoch is one index array: iterating yields its elements as Python ints."""
+    """A sampler whose epoch is a run of int64 arrays: iterating yields their elements as Python ints."""
 
-    def index_array(self) -> np.ndarray:
+    def index_chunks(self) -> Iterator[np.ndarray]:
         raise NotImplementedError
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self.index_array().tolist())
+        for chunk in self.index_chunks():
+            yield from chunk.tolist()
+
+
+def _draws(count: int, draw: Any) -> Iterator[np.ndarray]:
+    """``count`` values as arrays of at most ``CHUNK``, each from ``draw(size)``."""
+    for start in range(0, count, CHUNK):
+        yield draw(min(CHUNK, count - start))
 
 
 class SequentialSampler(_ArraySampler):
@@ -43,8 +53,8 @@ class SequentialSampler(_ArraySampler):
     def __init__(self, data_source: Sized) -> None:
         self.data_source = data_source
 
-    def index_array(self) -> np.ndarray:
-        return np.arange(len(self.data_source), dtype=np.int64)
+    def index_chunks(self) -> Iterator[np.ndarray]:
+        yield np.arange(len(self.data_source), dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self.data_source)
@@ -70,13 +80,13 @@ class RandomSampler(_ArraySampler):
     def num_samples(self) -> int:
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
-    def index_array(self) -> np.ndarray:
+    def index_chunks(self) -> Iterator[np.ndarray]:
         n, rng = len(self.data_source), active_generator(self._rng)
         if self.replacement:
-            return rng.integers(0, n, size=self.num_samples, dtype=np.int64)
-        passes = -(-self.num_samples // n)
-        order = np.concatenate([rng.permutation(n) for _ in range(passes)])
-        return order[:self.num_samples].astype(np.int64, copy=False)
+            yield from _draws(self.num_samples, lambda size: rng.integers(0, n, size=size, dtype=np.int64))
+            return
+        for start in range(0, self.num_samples, n):
+            yield rng.permutation(n)[:self.num_samples - start].astype(np.int64, copy=False)
 
     def __len__(self) -> int:
         return self.num_samples
@@ -101,12 +111,31 @@ class WeightedRandomSampler(_ArraySampler):
         self.replacement = replacement
         self.generator = generator
 
-    def index_array(self) -> np.ndarray:
-        drawn = multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
-        return drawn.numpy()
+    def index_chunks(self) -> Iterator[np.ndarray]:
+        if not self.replacement:  # distinct indices: at most len(weights) of them, one draw
+            yield multinomial(self.weights, self.num_samples, False, generator=self.generator).numpy()
+            return
+        yield from _draws(self.num_samples,
+                          lambda size: multinomial(self.weights, size, True, generator=self.generator).numpy())
 
     def __len__(self) -> int:
         return self.num_samples
+
+
+class SubsetRandomSampler(Sampler[int]):
+    """The elements of ``indices`` in a random order, a new one every epoch (``generator`` as ``RandomSampler``'s)."""
+
+    def __init__(self, indices: Sequence[int], generator: GeneratorLike = None) -> None:
+        self.indices = indices
+        self.generator = generator
+        self._rng = resolve_generator(generator)
+
+    def __iter__(self) -> Iterator[int]:
+        for i in active_generator(self._rng).permutation(len(self.indices)).tolist():
+            yield self.indices[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
 
 
 class BatchSampler(Sampler[list[int]]):
@@ -123,13 +152,20 @@ class BatchSampler(Sampler[list[int]]):
 
     def __iter__(self) -> Iterator[list[int]]:
         if isinstance(self.sampler, _ArraySampler):
-            return self._slices(self.sampler.index_array())
+            return self._slices(self.sampler.index_chunks())
         return self._groups(iter(self.sampler))
 
-    def _slices(self, order: np.ndarray) -> Iterator[list[int]]:
-        stop = len(order) - len(order) % self.batch_size if self.drop_last else len(order)
-        for start in range(0, stop, self.batch_size):
-            yield order[start:start + self.batch_size].tolist()
+    def _slices(self, chunks: Iterator[np.ndarray]) -> Iterator[list[int]]:
+        """Whole batches cut from each chunk; a chunk's tail waits for the next one."""
+        rest = np.empty(0, dtype=np.int64)
+        for chunk in chunks:
+            order = np.concatenate([rest, chunk]) if len(rest) else chunk
+            whole = len(order) - len(order) % self.batch_size
+            for start in range(0, whole, self.batch_size):
+                yield order[start:start + self.batch_size].tolist()
+            rest = order[whole:]
+        if len(rest) and not self.drop_last:
+            yield rest.tolist()
 
     def _groups(self, indices: Iterator[Any]) -> Iterator[list[int]]:
         batch: list[int] = []
