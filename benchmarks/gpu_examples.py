@@ -123,9 +123,10 @@ def check(results: list[dict[str, Any]], reference: dict[str, Any]) -> bool:
             r["reference_test_accuracy"] = ref.get("test_accuracy")
         c = r["comparison"]
         ok &= c["verdict"] == "PASS"
-        detail = (f"max rel diff {c['max_rel_diff']:.2e} at step {c['max_at_step']}, first step {c['first_rel_diff']:.2e}"
-                  f" (rtol {STEPS_RTOL:g}, first {FIRST_RTOL:g}); test accuracy {r['test_accuracy']} vs cpu "
-                  f"{r['reference_test_accuracy']}" if "max_rel_diff" in c else c["why"])
+        detail = (f"max rel diff {c['max_rel_diff']:.2e} at step {c['max_at_step']}, "
+                  f"first step {c['first_rel_diff']:.2e} (rtol {STEPS_RTOL:g}, first {FIRST_RTOL:g}); "
+                  f"test accuracy {r['test_accuracy']} vs cpu {r['reference_test_accuracy']}"
+                  if "max_rel_diff" in c else c["why"])
         print(f"{c['verdict']} {r['example']} on {r['device']} ({r.get('dataset')}, {r['steps']} steps, "
               f"{r['seconds']} s): {detail}", flush=True)
     return ok
