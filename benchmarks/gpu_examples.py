@@ -110,26 +110,22 @@ def compare(losses: Sequence[float], reference: Sequence[float]) -> dict[str, An
             "max_at_step": worst + 1, "first_rtol": FIRST_RTOL, "steps_rtol": STEPS_RTOL}
 
 
-def check(results: list[dict[str, Any]], reference: dict[str, Any]) -> bool:
-    """Add each run's comparison with the reference curve of its dataset; print one line each."""
-    ok = True
-    for r in results:
-        ref = reference.get("datasets", {}).get(r.get("dataset", ""), {}).get(r["example"])
-        if "error" in r or ref is None:
-            why = r.get("error") or f"no reference for dataset {r.get('dataset')!r}"
-            r["comparison"] = {"verdict": "FAIL", "why": why}
-        else:
-            r["comparison"] = compare(r["losses"], ref["losses"])
-            r["reference_test_accuracy"] = ref.get("test_accuracy")
-        c = r["comparison"]
-        ok &= c["verdict"] == "PASS"
-        detail = (f"max rel diff {c['max_rel_diff']:.2e} at step {c['max_at_step']}, "
-                  f"first step {c['first_rel_diff']:.2e} (rtol {STEPS_RTOL:g}, first {FIRST_RTOL:g}); "
-                  f"test accuracy {r['test_accuracy']} vs cpu {r['reference_test_accuracy']}"
-                  if "max_rel_diff" in c else c["why"])
-        print(f"{c['verdict']} {r['example']} on {r['device']} ({r.get('dataset')}, {r['steps']} steps, "
-              f"{r['seconds']} s): {detail}", flush=True)
-    return ok
+def check(r: dict[str, Any], reference: dict[str, Any]) -> bool:
+    """Add a run's comparison with the reference curve of its dataset; print its line; whether it agrees."""
+    ref = reference.get("datasets", {}).get(r.get("dataset", ""), {}).get(r["example"])
+    if "error" in r or ref is None:
+        r["comparison"] = {"verdict": "FAIL", "why": r.get("error") or f"no reference for dataset {r.get('dataset')!r}"}
+    else:
+        r["comparison"] = compare(r["losses"], ref["losses"])
+        r["reference_test_accuracy"] = ref.get("test_accuracy")
+    c = r["comparison"]
+    detail = (f"max rel diff {c['max_rel_diff']:.2e} at step {c['max_at_step']}, "
+              f"first step {c['first_rel_diff']:.2e} (rtol {STEPS_RTOL:g}, first {FIRST_RTOL:g}); "
+              f"test accuracy {r['test_accuracy']} vs cpu {r['reference_test_accuracy']}"
+              if "max_rel_diff" in c else c["why"])
+    print(f"{c['verdict']} {r['example']} on {r['device']} ({r.get('dataset', '?')}, {r['steps']} steps, "
+          f"{r['seconds']} s): {detail}", flush=True)
+    return c["verdict"] == "PASS"
 
 
 def write_reference(results: list[dict[str, Any]], path: Path, argv: Sequence[str]) -> bool:
@@ -155,14 +151,17 @@ def write_reference(results: list[dict[str, Any]], path: Path, argv: Sequence[st
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
+    reference = json.loads(args.reference.read_text()) if args.reference.exists() else {}
+    results, ok = [], True
     with tempfile.TemporaryDirectory(prefix="gpu-examples-") as tmp:
-        results = [run_example(name, args, Path(tmp)) for name in args.examples]
+        for name in args.examples:  # each one's verdict and the JSON so far as soon as it ends (a cut loses less)
+            results.append(run_example(name, args, Path(tmp)))
+            if not args.write_reference:
+                ok &= check(results[-1], reference)
+            if args.json:
+                args.json.write_text(json.dumps({"reference": str(args.reference), "runs": results}, indent=1))
     if args.write_reference:
         return 0 if write_reference(results, args.reference, argv) else 1
-    reference = json.loads(args.reference.read_text()) if args.reference.exists() else {}
-    ok = check(results, reference)
-    if args.json:
-        args.json.write_text(json.dumps({"reference": str(args.reference), "runs": results}, indent=1))
     return 0 if ok else 1
 
 

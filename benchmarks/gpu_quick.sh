@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2329  # the step_* functions run indirectly: bash -c "step_$step"
 # gpu_check.sh --quick: what a short GPU lease is for, in 8 minutes, into at most 7 files directly under --out.
 #
 #   env       nvidia-smi, the machine, every installed distribution's version            -> env.txt
@@ -11,12 +12,13 @@
 #   summary   each step's time and exit, the counts, the failures, the comparisons         -> summary.md
 #
 # Usage: bash benchmarks/gpu_check.sh --quick [--out DIR] [--only STEP[,STEP]] [--data-dir DIR]
-#                                             [--python PY] [--dry-run]
+#                                             [--python PY] [--budget STEP=SECONDS] [--dry-run]
 #
 # Steps run in that order (evidence per second). Each runs under its own hard limit (its budget, see
 # --dry-run): SIGINT at the budget less GRACE seconds, so that pytest still writes its report, SIGKILL at
 # the budget. A step that fails or is cut is recorded and the next one runs; the summary is always written.
-# --only reruns a few steps (the summary comes with them). --out defaults to runs/gpu-quick. The examples'
+# --only reruns a few steps (the summary comes with them); --budget changes a step's limit (repeatable: a
+# longer lease can give pytest more). --out defaults to runs/gpu-quick. The examples'
 # MNIST files: --data-dir, else .gpu-data/mnist, $MINITENSOR_MNIST_DIR or ../shared/data/mnist, the
 # first that holds them; without any, the examples train on the bundled digits (referenced too).
 # Exit status: 0 when every step ran to its end with status 0, 1 otherwise, 2 for bad usage.
@@ -34,7 +36,7 @@ DATA_DIR=""
 PY="${PYTHON:-python3}"
 DRY_RUN=0
 
-usage() { sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
+usage() { sed -n '3,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
 die() { echo "gpu_check --quick: $*" >&2; exit 2; }
 
 while [[ $# -gt 0 ]]; do
@@ -43,6 +45,11 @@ while [[ $# -gt 0 ]]; do
         --only) ONLY="${2:?--only needs a list}"; shift 2 ;;
         --data-dir) DATA_DIR="${2:?--data-dir needs a folder}"; shift 2 ;;
         --python) PY="${2:?--python needs an interpreter}"; shift 2 ;;
+        --budget)
+            [[ "${2:-}" =~ ^([a-z]+)=([0-9]+)$ && -n "${BUDGET[${BASH_REMATCH[1]}]:-}" ]] \
+                || die "--budget needs STEP=SECONDS, a step of: ${STEPS[*]}"
+            (( BASH_REMATCH[2] > GRACE )) || die "--budget: a limit must be over the ${GRACE}s grace"
+            BUDGET[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}; shift 2 ;;
         --dry-run) DRY_RUN=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
@@ -129,7 +136,7 @@ step_compare() {
         --markdown "$WORK/compare.md"
     local rc=$?
     [[ -f "$WORK/compare.md" ]] && { echo; cat "$WORK/compare.md"; }
-    return $rc
+    return "$rc"
 }
 step_summary() { "$PY" benchmarks/gpu_summary.py "$OUT_DIR" "$WORK/status.tsv" "$WORK/examples.log"; }
 export -f step_env step_smoke step_examples step_pytest step_compare step_summary
