@@ -5,10 +5,11 @@
     # here, once, whenever the examples, the models or STEPS change (what the reference file records)
     python benchmarks/gpu_examples.py --device cpu --data-dir ../shared/data/mnist --write-reference
 
-Each example runs as its own process (``--seed 0 --limit-steps N --step-losses --no-progress``), so that a
-crash or a hang (``--timeout``) costs that example only. The reference holds the CPU's loss at every step
-for each dataset: ``mnist-test-split`` where the MNIST files are, and ``digits``, the examples' own fall-back
-when they are not, so that a run whose data went missing is still compared with the right curve.
+Each example runs as its own process (``--seed 0 --epochs 100 --limit-steps N --step-losses --no-progress``:
+the step limit ends every run, even on the small digits), so that a crash or a hang (``--timeout``) costs
+that example only. The reference holds the CPU's loss at every step for each dataset: ``mnist-test-split``
+where the MNIST files are, and ``digits``, the examples' own fall-back when they are not, so that a run
+whose data went missing is still compared with the right curve.
 
 Why the tolerances: both devices start from the same weights (made on the CPU) and see the same batches,
 in float32. The first step's loss differs only by the order of the sums (cuBLAS, our kernels): within
@@ -63,7 +64,7 @@ def command(name: str, device: str, dataset: str, data_dir: str | None, out: Pat
     """The example's command line: seed, steps and the per-step losses fixed here, for both devices."""
     data = ["--dataset", dataset] + (["--data-dir", data_dir] if data_dir else [])
     return [sys.executable, f"examples/{name}.py", "--device", device, "--seed", str(SEED), *data,
-            "--limit-steps", str(STEPS[name]), "--step-losses", "--no-progress", "--out", str(out)]
+            "--epochs", "100", "--limit-steps", str(STEPS[name]), "--step-losses", "--no-progress", "--out", str(out)]
 
 
 def run_example(name: str, args: argparse.Namespace, folder: Path) -> dict[str, Any]:
