@@ -92,6 +92,9 @@ if [[ "$DRY_RUN" == 1 ]]; then
     exit 0
 fi
 
+if [[ -n "$DATA_DIR" ]]; then  # absolute, before the cd below
+    DATA_DIR="$(cd "$DATA_DIR" 2>/dev/null && pwd)" || die "--data-dir: no folder $DATA_DIR"
+fi
 mkdir -p "$OUT_DIR" || die "cannot create $OUT_DIR"
 OUT_DIR="$(cd "$OUT_DIR" && pwd)"
 WORK="$(mktemp -d)"  # what the summary reads but does not bring back: step statuses, the examples' log
