@@ -146,8 +146,8 @@ export -f step_env step_smoke step_examples step_pytest step_compare step_summar
 
 log_of() {
     case "$1" in
-        env) echo "$OUT_DIR/env.txt" ;; smoke) echo "$OUT_DIR/smoke.txt" ;; examples) echo "$WORK/examples.log" ;;
-        pytest) echo "$OUT_DIR/pytest.log" ;; compare) echo "$OUT_DIR/compare.txt" ;; summary) echo "$WORK/summary.log" ;;
+        env) echo "$OUT_DIR/env.txt" ;; smoke) echo "$OUT_DIR/smoke.txt" ;; pytest) echo "$OUT_DIR/pytest.log" ;;
+        compare) echo "$OUT_DIR/compare.txt" ;; examples|summary) echo "$WORK/$1.log" ;;
     esac
 }
 
