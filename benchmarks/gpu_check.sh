@@ -18,6 +18,9 @@
 #                  is there; each thing that could not be tested says so ("not tested: ...") in its log
 #   asv            the asv suite (--quick, this Python), its cuda benchmarks among the rest
 #
+# --quick runs benchmarks/gpu_quick.sh instead: an 8-minute check for a short lease, into at most 7 files
+# (bash benchmarks/gpu_check.sh --quick --help). What follows is the full mode, for a longer lease.
+#
 # Usage: bash benchmarks/gpu_check.sh [--steps a,b] [--out DIR] [--data-dir DIR] [--python PY]
 #                                     [--wheels DIR] [--step-timeout S] [--redo] [--dry-run]
 #
@@ -32,6 +35,14 @@
 # --data-dir, else $MINITENSOR_MNIST_DIR, else ../shared/data/mnist; without them the examples fall back
 # to the bundled digits, and say so.
 set -uo pipefail
+
+for arg in "$@"; do
+    if [[ "$arg" == --quick ]]; then
+        rest=()
+        for other in "$@"; do [[ "$other" == --quick ]] || rest+=("$other"); done
+        exec bash "$(dirname "${BASH_SOURCE[0]}")/gpu_quick.sh" "${rest[@]}"
+    fi
+done
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ALL_STEPS=(env pytest-gpu examples-mlp examples-cnn examples-gan speedup compare amp profile distributed asv)

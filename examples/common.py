@@ -56,6 +56,9 @@ def example_parser(doc: str, *, epochs: int, batch_size: int, lr: float) -> argp
     p.add_argument("--tensorboard", nargs="?", const="", default=None, metavar="DIR",
                    help="log losses per step and metrics per epoch for TensorBoard (default DIR: <out>/tensorboard; "
                         "needs the tensorboard extra)")
+    p.add_argument("--step-losses", action="store_true",
+                   help="also log every step's losses (metrics.json's step_losses), read back once per epoch: "
+                        "what benchmarks/gpu_examples.py compares between devices")
     p.add_argument("--amp", action="store_true",
                    help="mixed precision: autocast in the device's 16-bit dtype (bfloat16 on the CPU, float16 on "
                         "CUDA) with a GradScaler (docs/amp.md)")
@@ -237,6 +240,7 @@ class Run:
         total_steps = len(loader) if budget is None else min(len(loader), budget)
         bar = self._bar(epoch, total_steps, len(loader.sampler) if total_steps == len(loader) else None)
         sums: dict[str, mt.Tensor] = {}
+        per_step: list[dict[str, mt.Tensor]] | None = [] if self.args.step_losses else None
         steps = samples = 0
         profiler = self.profiler
         if profiler is not None:
@@ -248,6 +252,8 @@ class Run:
             losses = step(x.to(self.device), y.to(self.device))
             for name, value in losses.items():
                 sums[name] = value if name not in sums else sums[name] + value
+            if per_step is not None:
+                per_step.append(losses)
             steps, samples = steps + 1, samples + x.shape[0]
             if self.tensorboard is not None:
                 self.tensorboard.step(self.step + steps, losses)
@@ -264,6 +270,8 @@ class Run:
         if bar is not None:
             bar.close()
         self.step += steps
+        if per_step:
+            self._log_step_losses(per_step)
         metrics = {name: total.item() / steps for name, total in sums.items()}
         metrics.update(steps=steps, train_seconds=round(seconds, 6), ms_per_step=round(1e3 * seconds / steps, 4),
                        samples_per_s=round(samples / seconds, 1))
@@ -303,6 +311,12 @@ class Run:
         return path
 
     # ------------------------------------------------------------------------------------------ helpers
+    def _log_step_losses(self, per_step: list[dict[str, mt.Tensor]]) -> None:
+        """Append each step's losses to the log's ``step_losses`` (name -> list), one read-back per name."""
+        logged = self.log.setdefault("step_losses", {})
+        for name in per_step[0]:
+            logged.setdefault(name, []).extend(mt.stack([losses[name] for losses in per_step]).tolist())
+
     def _steps_left(self) -> int | None:
         return None if self.args.limit_steps is None else max(self.args.limit_steps - self.step, 0)
 
