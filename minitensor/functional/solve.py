@@ -86,7 +86,7 @@ class Solve(ArrayFunction):
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """X with A X = B (``left``) or X A = B; A (*, n, n), B (*, n, k) or, as PyTorch, a batch of vectors
-    (*, n) when B is 1-D or B.shape == A.shape[:-1]. The batch dims broadcast."""
+    (*, n) when B is 1-D or B.shape == A.shape[:-1] (``left=True`` only). The batch dims broadcast."""
     check_matrices("solve", A)
     if not isinstance(B, Tensor):
         raise TypeError(f"linalg.solve(): argument 'B' must be Tensor, not {type(B).__name__}")
@@ -94,25 +94,44 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
                            f"{A.dtype} and B of type {B.dtype} instead")
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
-    Bm = B.unsqueeze(-1) if vector else B
-    if not left:
-        A, Bm = A.transpose(-2, -1), Bm.transpose(-2, -1)
-    n = A.shape[-1]
-    if Bm.shape[-2] != n:
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
-                           f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{n} and {Bm.shape[-2]}x{Bm.shape[-1]})")
-    batch = _broadcast_batch("solve", A.shape[:-2], Bm.shape[:-2])
-    X = Solve.apply(A.expand(batch + (n, n)), Bm.expand(batch + tuple(Bm.shape[-2:])))
-    if not left:
-        X = X.transpose(-2, -1)
+    if vector and not left:
+        _check_shapes("solve", A, B.unsqueeze(-1), left)  # PyTorch reports a shape mismatch first
+        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. "
+                           "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
+    X = _solve_matrices("solve", A, B.unsqueeze(-1) if vector else B, left)
     return X.squeeze(-1) if vector else X
 
 
-def _broadcast_batch(name: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+def _solve_matrices(name: str, A: Tensor, B: Tensor, left: bool, tri: Tensor | None = None) -> Tensor:
+    """X with A X = B or X A = B for B (*, n, k) always a matrix (A's batch dims and B's broadcast): the one
+    shape rule of ``solve`` and ``solve_triangular``; ``tri`` is the matrix solved with, when not A itself."""
+    _check_shapes(name, A, B, left)
+    M = A if tri is None else tri
+    if not left:
+        M, B = M.transpose(-2, -1), B.transpose(-2, -1)
+    n = M.shape[-1]
+    batch = _broadcast_batch(B.shape[:-2], M.shape[:-2])
+    X = Solve.apply(M.expand(batch + (n, n)), B.expand(batch + tuple(B.shape[-2:])))
+    return X.transpose(-2, -1) if not left else X
+
+
+def _check_shapes(name: str, A: Tensor, B: Tensor, left: bool) -> None:
+    """PyTorch's check that A's and B's matrix shapes fit the equation, in its words (the shapes as given)."""
+    rows_, cols = (A.shape[-1], B.shape[-2]) if left else (A.shape[-2], B.shape[-1])
+    if rows_ != cols:
+        raise RuntimeError(f"linalg.{name}: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
+
+
+def _broadcast_batch(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """The broadcast of two batch shapes, with PyTorch's error (a is B's batch, b is A's, as PyTorch's)."""
     n = max(len(a), len(b))
     a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
-    if any(x != y and 1 not in (x, y) for x, y in zip(a, b)):
-        raise RuntimeError(f"linalg.{name}: the batch dimensions {a} and {b} cannot be broadcast together")
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y and 1 not in (x, y):
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
+                               f"dimension {i}")
     return tuple(max(x, y) if 0 not in (x, y) else 0 for x, y in zip(a, b))
 
 
@@ -196,23 +215,39 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
                      unitriangular: bool = False) -> Tensor:
     """X with A X = B (or X A = B) reading only A's upper or lower triangle (with ones on its diagonal if
-    ``unitriangular``): a solve of that triangle, so the gradient reaches that triangle only."""
+    ``unitriangular``): a solve of that triangle, so the gradient reaches that triangle only. B is always a
+    matrix (*, n, k) (never ``solve``'s batch of vectors)."""
     check_matrices("solve_triangular", A)
     if not isinstance(B, Tensor) or B.ndim < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    if B.dtype != A.dtype:  # PyTorch solves in A's dtype
+        B = B.to(A.dtype)
     tri = triu(A, 1 if unitriangular else 0) if upper else tril(A, -1 if unitriangular else 0)
     if unitriangular:
         tri = tri + eye(A.shape[-1], dtype=A.dtype, device=A.device)
-    return solve(tri, B, left=left)
+    return _solve_matrices("solve_triangular", A, B, left, tri)
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """X with (L L^T) X = B for L the lower Cholesky factor (or U^T U = A with ``upper``): two triangular
-    solves, L Y = B then L^T X = Y."""
+    solves, L Y = B then L^T X = Y. PyTorch's checks first, in its words."""
+    for name, t in (("b", B), ("u", L)):
+        if t.ndim < 2:
+            raise RuntimeError(f"{name} should have at least 2 dimensions, but has {t.ndim} dimensions instead")
+    if B.dtype != L.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {B.dtype} and A of type "
+                           f"{L.dtype} instead.")
+    if L.shape[-1] != L.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {L.shape[-2]} by {L.shape[-1]} "
+                           "matrices")
+    if L.shape[-1] != B.shape[-2]:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {L.shape[-2]} by "
+                           f"{L.shape[-1]} but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
     low = L.transpose(-2, -1) if upper else L
     return solve_triangular(low.transpose(-2, -1), solve_triangular(low, B, upper=False), upper=True)
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """(L L^T)^-1 (or (U^T U)^-1) from a Cholesky factor."""
+    check_matrices("cholesky_inverse", L)
     return cholesky_solve(eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(tuple(L.shape)), L, upper)

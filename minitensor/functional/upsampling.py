@@ -1,10 +1,12 @@
 """Resampling: ``interpolate`` (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area) and
 ``pixel_shuffle`` / ``pixel_unshuffle``. They compose other families and have no backend family of their own.
 
-Every interpolating mode is separable: along each spatial axis the output is a fixed (out, in) matrix of
-weights times the input, so ``interpolate`` is one matmul per axis (the gradient is the transposed matmul,
-which autograd gives). The weights follow PyTorch's CPU kernels (source index, clamping at the borders,
-the cubic convolution with A = -0.75); nearest modes gather rows instead (index_select).
+Every interpolating mode is separable: along each spatial axis output o is a weighted sum of its own few
+taps (2 linear, 4 cubic, the window for area), ``AxisStencil``, a gather per axis (the gradient gathers through
+the transposed taps). A NaN or inf reaches only the outputs whose stencil holds it, zero-weight taps included,
+as PyTorch's kernels (whose taps and weights these are: source index, clamping at the borders, the cubic
+convolution with A = -0.75, an axis of unchanged size read as taps (o, o) with weights (1, 0)); nearest modes
+gather rows instead (index_select).
 """
 from __future__ import annotations
 
@@ -15,10 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.function import ArrayFunction
+from ..backends.base import Backend
+from ..backends.generic.pooling import adaptive_stencil
 from ..creation import as_tensor
 from ..tensor import Tensor
 from .indexing import IndexSelect
-from .shape import movedim
 
 __all__ = ["interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
 
@@ -63,24 +67,38 @@ def _cubic_weights(t: np.ndarray) -> list[np.ndarray]:
     return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
-def _weights(mode: str, in_size: int, out_size: int, align_corners: bool, scale: float | None) -> np.ndarray:
-    """The (out, in) float64 matrix of one axis for the linear, cubic and area modes."""
-    matrix = np.zeros((out_size, in_size))
-    rows = np.arange(out_size)
+def _stencil(mode: str, in_size: int, out_size: int, align_corners: bool, scale: float | None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(index, weight, valid) of one axis, each (out, taps), for the linear, cubic and area modes."""
     if mode == "area":  # adaptive average pooling: rows average [floor(i in / out), ceil((i + 1) in / out))
-        start = rows * in_size // out_size
-        end = -(-(rows + 1) * in_size // out_size)
-        cols = np.arange(in_size)
-        inside = (cols >= start[:, None]) & (cols < end[:, None])
-        return inside / (end - start)[:, None]
+        return adaptive_stencil(in_size, out_size)
+    if mode != "bicubic" and in_size == out_size:  # PyTorch's linear kernels copy: taps (o, o), weights (1, 0)
+        rows = np.arange(out_size)
+        return np.stack([rows, rows], 1), np.tile([1.0, 0.0], (out_size, 1)), None
     index, t = _taps(in_size, out_size, align_corners, scale, cubic=mode == "bicubic")
     if mode == "bicubic":
-        for k, w in enumerate(_cubic_weights(t)):
-            np.add.at(matrix, (rows, np.clip(index - 1 + k, 0, in_size - 1)), w)
-    else:
-        np.add.at(matrix, (rows, index), 1 - t)
-        np.add.at(matrix, (rows, np.minimum(index + 1, in_size - 1)), t)
-    return matrix
+        taps = np.clip(index[:, None] + np.arange(-1, 3), 0, in_size - 1)
+        return taps, np.stack(_cubic_weights(t), 1), None
+    return np.stack([index, np.minimum(index + 1, in_size - 1)], 1), np.stack([1 - t, t], 1), None
+
+
+class AxisStencil(ArrayFunction):
+    """y[..., o, ...] = sum_k weight[o, k] x[..., index[o, k], ...] along ``axis`` (the backend's
+    ``axis_stencil``); the gradient is the same taps read backwards, or gy itself with ``copy_backward``
+    (PyTorch's bicubic backward copies when no size changes, though its forward reads every tap)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, x: Any, *, axis: int, index: np.ndarray, weight: np.ndarray,
+                valid: np.ndarray | None, copy_backward: bool = False) -> Any:
+        ctx.stencil, ctx.in_size, ctx.copy_backward = (axis, index, weight, valid), x.shape[axis], copy_backward
+        return B.axis_stencil(x, axis, index, weight, valid)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        if ctx.copy_backward:
+            return gy
+        axis, index, weight, valid = ctx.stencil
+        return B.axis_stencil_backward(gy, axis, index, weight, valid, ctx.in_size)
 
 
 def _nearest_index(mode: str, in_size: int, out_size: int, scale: float | None) -> np.ndarray:
@@ -166,11 +184,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
             if out_size != in_size or not np.array_equal(index, np.arange(in_size)):
                 out = IndexSelect.apply(out, as_tensor(index, device=input.device), axis)
             continue
-        matrix = _weights(mode, in_size, out_size, bool(align_corners), scale)
-        if out_size == in_size and np.array_equal(matrix, np.eye(in_size)):
-            continue
-        weights = as_tensor(matrix.T.astype(input.dtype.np), device=input.device)  # (in, out)
-        out = movedim(movedim(out, axis, -1) @ weights, -1, axis)
+        index, weight, valid = _stencil(mode, in_size, out_size, bool(align_corners), scale)
+        out = AxisStencil.apply(out, axis=axis, index=index, weight=weight, valid=valid,
+                                copy_backward=mode == "bicubic" and tuple(sizes) == tuple(input.shape[2:]))
     return out
 
 

@@ -816,6 +816,8 @@ POINTERS = {
     "avg_pool2d_backward": "ops/test_pooling.py::test_avg_pool_gradcheck",
     "adaptive_avg_pool2d": "ops/test_pooling.py::test_adaptive_avg_pool_matches_loops",
     "adaptive_avg_pool2d_backward": "ops/test_pooling.py::test_adaptive_avg_pool_gradcheck",
+    "axis_stencil": "ops/test_stencil_nonfinite.py::test_axis_stencil_matches_loops",
+    "axis_stencil_backward": "ops/test_stencil_nonfinite.py::test_axis_stencil_matches_loops",
     "adaptive_max_pool2d": "ops/test_adaptive_max_pool.py::test_backend_adaptive_max_pool_matches_loops",
     "batch_norm_forward": "ops/test_normalization.py::test_batch_norm_training_forward_and_running_stats_over_steps",
     "batch_norm_backward": "ops/test_normalization.py::test_batch_norm_gradients",

@@ -2,7 +2,9 @@
 
 Max and average pooling loop over the kH*kW kernel offsets only: each offset is one strided view of the
 padded input covering every output position at once (``kernel_offsets``), so the work per offset is a
-few whole-array operations. Adaptive average pooling is two small averaging matrices: y = A_h x A_w^T.
+few whole-array operations. Adaptive average pooling (and ``interpolate``'s modes) read each output's own taps
+along one axis at a time (``axis_stencil``): a NaN or inf spoils only the outputs whose window holds it, as
+PyTorch's kernels (a dense averaging matrix would spread 0 * nan over every output).
 """
 from __future__ import annotations
 
@@ -32,6 +34,32 @@ def adaptive_taps(size: int, out: int) -> np.ndarray:
     start, end = (i * size) // out, -((-(i + 1) * size) // out)
     steps = np.arange(int((end - start).max(initial=1)))
     return start[:, None] + np.minimum(steps[None, :], (end - start - 1)[:, None])
+
+
+def adaptive_stencil(size: int, out: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(index, weight, valid), each (out, longest window): adaptive window i's taps (``adaptive_taps``),
+    1 / its length, and which taps are its own (a shorter window's repeats are not)."""
+    index = adaptive_taps(size, out)
+    i = np.arange(out)
+    length = -((-(i + 1) * size) // out) - (i * size) // out
+    valid = np.arange(index.shape[1])[None, :] < length[:, None]
+    return index, np.broadcast_to(1.0 / length[:, None], index.shape), valid
+
+
+def transpose_taps(index: np.ndarray, valid: np.ndarray | None, in_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(flat, valid), each (in_size, most readers): for input j the flat tap numbers o * K + k that read it,
+    so the backward of a stencil is a gather too (no scatter-add over the whole output)."""
+    taps = np.arange(index.size)
+    target = index.reshape(-1)
+    if valid is not None:
+        taps, target = taps[valid.reshape(-1)], target[valid.reshape(-1)]
+    order = np.argsort(target, kind="stable")
+    taps, target = taps[order], target[order]
+    counts = np.bincount(target, minlength=in_size)
+    rank = np.arange(target.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    flat = np.zeros((in_size, max(int(counts.max(initial=0)), 1)), dtype=np.int64)
+    flat[target, rank] = taps
+    return flat, np.arange(flat.shape[1])[None, :] < counts[:, None]
 
 
 def pool_geometry(x_shape: tuple[int, ...], kernel_size: Pair, stride: Pair, padding: Pair,
@@ -155,16 +183,42 @@ class PoolOps:
             gxp[index] += share
         return gxp[:, :, top:top + h, left:left + w]
 
+    def axis_stencil(self, x: Array, axis: int, index: np.ndarray, weight: np.ndarray | None,
+                     valid: np.ndarray | None) -> Array:
+        """y[..., o, ...] = sum_k weight[o, k] x[..., index[o, k], ...] along ``axis`` over the taps where
+        ``valid`` (all if None; a masked tap adds 0, not 0 * x); weight None means 1. One gather, so each output
+        reads only its own taps: a NaN or inf reaches only the outputs whose stencil holds it."""
+        xp = self.xp
+        tail = (1,) * (x.ndim - axis - 1)
+        y = None
+        for k in range(index.shape[1]):  # over the few taps of a stencil, each a gather of every output
+            tap = xp.take(x, xp.asarray(index[:, k]), axis=axis)
+            if weight is not None:
+                tap *= xp.asarray(weight[:, k].reshape((-1,) + tail), dtype=x.dtype)
+            if valid is not None and not valid[:, k].all():
+                tap = xp.where(xp.asarray(valid[:, k].reshape((-1,) + tail)), tap, xp.zeros((), dtype=x.dtype))
+            y = tap if y is None else xp.add(y, tap, out=y)
+        return y
+
+    def axis_stencil_backward(self, gy: Array, axis: int, index: np.ndarray, weight: np.ndarray | None,
+                              valid: np.ndarray | None, in_size: int) -> Array:
+        """gx[..., j, ...] = sum of weight[o, k] gy[..., o, ...] over the taps (o, k) reading j: the stencil of
+        the transposed taps (``transpose_taps``), so a NaN in gy reaches the same inputs as PyTorch's scatter."""
+        flat, readers = transpose_taps(index, valid, in_size)
+        return self.axis_stencil(gy, axis, flat // index.shape[1], None if weight is None else
+                                 np.asarray(weight).reshape(-1)[flat], readers)
+
     def adaptive_avg_pool2d(self, x: Array, output_size: Pair) -> Array:
-        """y = A_h @ x @ A_w^T, where A (out, size) averages PyTorch's windows
-        [floor(i*size/out), ceil((i+1)*size/out))."""
-        a_h, a_w = self._adaptive_matrices(x.shape[2:], output_size, x.dtype)
-        return self._matmul_hw(x, a_h, a_w)
+        """The mean of PyTorch's window [floor(i*size/out), ceil((i+1)*size/out)) along W, then along H."""
+        for axis in (3, 2):
+            x = self.axis_stencil(x, axis, *adaptive_stencil(x.shape[axis], output_size[axis - 2]))
+        return x
 
     def adaptive_avg_pool2d_backward(self, gy: Array, x_shape: tuple[int, ...]) -> Array:
-        """gx = A_h^T @ gy @ A_w."""
-        a_h, a_w = self._adaptive_matrices(x_shape[2:], gy.shape[2:], gy.dtype)
-        return self._matmul_hw(gy, a_h.T, a_w.T)
+        """Each window's gy / length added to the window's positions (the forward's stencils, transposed)."""
+        for axis in (2, 3):
+            gy = self.axis_stencil_backward(gy, axis, *adaptive_stencil(x_shape[axis], gy.shape[axis]), x_shape[axis])
+        return gy
 
     def adaptive_max_pool2d(self, x: Array, output_size: Pair) -> tuple[Array, Array]:
         """(y, indices), both (N, C, oH, oW): the max of x over PyTorch's adaptive window (rows
@@ -242,30 +296,3 @@ class PoolOps:
                 start, end = xp.maximum(start, 0), xp.minimum(end, size)
             counts.append(end - start)
         return (counts[0][:, None] * counts[1][None, :]).astype(dtype)
-
-    def _matmul_hw(self, x: Array, m_h: Array, m_w: Array) -> Array:
-        """m_h @ x @ m_w^T over the last two axes of x (N, C, H, W) as two 2-D GEMMs (a batch of N*C tiny
-        products costs far more); the transposing copy between them falls on the smaller side."""
-        xp = self.xp
-        n, c, h, w = x.shape
-        oh, ow = m_h.shape[0], m_w.shape[0]
-        if oh * ow <= h * w:  # shrinking (forward): along W on x as it is, then along H
-            t = xp.matmul(x.reshape(-1, w), m_w.T).reshape(n, c, h, ow).swapaxes(2, 3)
-            y = xp.matmul(t.reshape(-1, h), m_h.T).reshape(n, c, ow, oh).swapaxes(2, 3)
-            return xp.ascontiguousarray(y)
-        # growing (backward): along H on the small transposed input, then along W into the result
-        t = xp.matmul(x.swapaxes(2, 3).reshape(-1, h), m_h.T).reshape(n, c, w, oh).swapaxes(2, 3)
-        return xp.matmul(t.reshape(-1, w), m_w.T).reshape(n, c, oh, ow)
-
-    def _adaptive_matrices(self, in_hw: tuple[int, ...], out_hw: tuple[int, ...], dtype: Any
-                           ) -> tuple[Array, Array]:
-        """A_h (oH, H) and A_w (oW, W): row i is 1/len on window i = [floor(i*n/o), ceil((i+1)*n/o))."""
-        xp = self.xp
-        mats = []
-        for size, out in zip(in_hw, out_hw):
-            i = xp.arange(out)
-            start, end = (i * size) // out, -((-(i + 1) * size) // out)
-            pos = xp.arange(size)
-            inside = (pos[None, :] >= start[:, None]) & (pos[None, :] < end[:, None])
-            mats.append((inside / (end - start)[:, None]).astype(dtype))
-        return mats[0], mats[1]
