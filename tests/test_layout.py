@@ -21,7 +21,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "minitensor"
 INFRASTRUCTURE = {
     "backends/cpu": {"__init__", "backend"},
     "backends/cuda": {"__init__", "backend", "rawmodule", "runtime", "streams", "prefetch",
-                      "nccl"},  # the NCCL communicator of minitensor.distributed (CuPy lives here)
+                      "nccl",  # the NCCL communicator of minitensor.distributed (CuPy lives here)
+                      "flags"},  # torch.backends' TF32 switches applied to CuPy's cuBLAS compute type
     "backends/cuda/kernels": {"common"},
     "backends/cuda/numba_kernels": {"__init__", "launch"},
     "backends/cpu/numba_kernels": {"__init__"},

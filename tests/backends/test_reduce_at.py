@@ -1,5 +1,5 @@
-"""``generic/reduce_at.py`` (``ufunc.at`` by sort and segmented scan, where CuPy has no ``ufunc.at``) against
-NumPy's own ``ufunc.at``, over shapes, index forms, repeated positions and dtypes."""
+"""``reduce_at`` (``backends/generic/shape.py``: ``ufunc.at`` by sort and segmented scan, where CuPy has no
+``ufunc.at``) against NumPy's own ``ufunc.at``, over shapes, index forms, repeated positions and dtypes."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minitensor.backends.generic.reduce_at import reduce_at
+from minitensor.backends.generic.shape import reduce_at
 
 OPS = (np.add, np.multiply, np.maximum, np.minimum)
 DTYPES = (np.float16, ml_dtypes.bfloat16, np.float32, np.float64, np.int8, np.uint8, np.int16, np.int64, np.bool_)

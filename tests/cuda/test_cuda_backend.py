@@ -149,7 +149,7 @@ case("index_add", "pairs", lambda d: (d.n(3, 4), (d.ints(0, 3, 10), d.ints(0, 4,
 case("index_add", "slice", lambda d: (d.n(3, 4), (slice(None), np.array([1, 1, 3])), d.n(3, 3)))
 case("index_add", "int64", lambda d: (d.ints(-9, 9, 4, 2), (np.array([0, 3, 0, 0]),),
                                       np.array([[2**40, -3]] * 4)), ONCE)
-# the dtypes CuPy's add.at refuses (generic/reduce_at.py there): repeated rows, bool adding as "or"
+# the dtypes CuPy's add.at refuses (reduce_at there): repeated rows, bool adding as "or"
 for _dt in ("bfloat16", "int8", "uint8", "int16", "bool"):
     case("index_add", _dt, lambda d, t=_dt: (np.array([[1, 0], [3, 1], [0, 2]]).astype(t), (np.array([2, 0, 2, 2]),),
                                              np.array([[1, 1], [0, 1], [1, 0], [1, 1]]).astype(t)), ONCE)

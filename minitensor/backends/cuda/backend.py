@@ -67,7 +67,7 @@ from .flags import apply_tf32  # noqa: E402
 from .linalg import accumulate_half_gemms_in_float32  # noqa: E402
 from .sparse import CudaSparseOps  # noqa: E402
 from .special import CudaSpecialOps  # noqa: E402
-from ..generic.reduce_at import reduce_at  # noqa: E402
+from ..generic.shape import reduce_at  # noqa: E402
 
 Array = Any
 # The dtypes of CuPy 14's unbuffered ufunc.at (its atomics; cupy/_core/_routines_indexing.pyx): add.at and
@@ -143,7 +143,7 @@ class CupyBackend(Backend):
     - ``permutation``: ``cupy.random.Generator`` has none; an argsort of uniform draws is one;
     - ``copy_rng``: ``cupy.random.Generator`` cannot be deep-copied; its device state can;
     - ``index_add`` and ``combine_at``: CuPy's ``ufunc.at`` covers few dtypes and no product; the rest go
-      through ``generic/reduce_at.py``."""
+      through ``generic/shape.py``'s ``reduce_at``."""
 
     xp = cupy
     array_type = cupy.ndarray
