@@ -122,6 +122,13 @@ def nondiff(op: Callable[..., Any], *inputs: Any) -> Any:
     return NoGrad.apply(*(x if x is None else as_operand(x, like) for x in inputs), op=op)
 
 
+def tensor_sequence(name: str, tensors: Any) -> list[Any]:
+    """``tensors`` as a list; one Tensor is refused as PyTorch refuses it (iterating it would join its rows)."""
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    return list(tensors)
+
+
 def norm_dim(dim: int, ndim: int) -> int:
     """A dim in [-ndim, ndim) made non-negative, with PyTorch's error otherwise (0-d tensors take 0, -1)."""
     n = max(ndim, 1)

@@ -10,7 +10,7 @@ import numpy as np
 from ..autograd.function import ArrayFunction, ViewFunction
 from ..tensor import Tensor
 from ..creation import as_tensor
-from ._util import gradient_unchanged, norm_dim, promote
+from ._util import gradient_unchanged, norm_dim, promote, tensor_sequence
 from .indexing import IndexSelect
 from ..backends.base import Backend
 
@@ -222,7 +222,7 @@ def repeat(input: Tensor, sizes: Sequence[int]) -> Tensor:
 
 
 def _same_dtype(tensors: Sequence[Tensor], name: str) -> list[Tensor]:
-    tensors = list(tensors)
+    tensors = tensor_sequence(name, tensors)
     if not tensors:
         raise RuntimeError(f"{name}() expects a non-empty list of tensors")
     dt = tensors[0]
