@@ -86,6 +86,8 @@ class Prod(ArrayFunction):
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, = ctx.saved_tensors
         flat = x.reshape(-1) if ctx.axis is None else B.moveaxis(x, ctx.axis, -1)
+        if flat.shape[-1] == 0:  # an empty product: no element to get a gradient
+            return B.zeros(x.shape, x.dtype), None, None
         ones = B.ones(flat.shape[:-1] + (1,), x.dtype)
         before = B.cumprod(B.concatenate([ones, flat[..., :-1]], -1), -1)
         after = B.flip(B.cumprod(B.flip(B.concatenate([flat[..., 1:], ones], -1), -1), -1), -1)

@@ -252,8 +252,12 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """input with the slices index along dim set to ``value`` (a number or a 0-d tensor)."""
     d, shape = _index_args("index_fill", input, dim, index, None)
+    n = input.shape[d] if input.ndim else 1
+    bad = out_of_range(index.array, -n, n)  # unlike index_copy and index_add, PyTorch's index_fill wraps -n..-1
+    if bad is not None:
+        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
     value = value.to(input.dtype).expand(shape) if isinstance(value, Tensor) else value
-    return scatter(input, d, _along_dim(index.long(), d, shape), value)
+    return scatter(input, d, _along_dim(index.long() % max(n, 1), d, shape), value)
 
 
 def _flat_index(name: str, input: Tensor, index: Tensor) -> Tensor:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ._util import broadcast_error, norm_dim, tensor_sequence
-from .shape import cat, expand, flip, narrow, permute, repeat, reshape, transpose
+from .shape import cat, expand, flip, movedim, narrow, repeat, reshape, transpose
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "row_stack", "dstack", "column_stack",
            "tensor_split", "hsplit", "vsplit", "dsplit", "broadcast_tensors", "broadcast_shapes", "tile", "ravel",
@@ -153,15 +153,4 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return transpose(input, dim0, dim1)
 
 
-def moveaxis(input: Tensor, source: Any, destination: Any) -> Tensor:
-    """Dims ``source`` moved to ``destination`` (ints or sequences), the others keeping their order."""
-    src = [norm_dim(d, input.ndim) for d in ((source,) if isinstance(source, int) else source)]
-    dst = [norm_dim(d, input.ndim) for d in ((destination,) if isinstance(destination, int) else destination)]
-    if len(src) != len(dst):
-        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
-                           f"same number of dims as destination ({dst} dims)")
-    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
-        raise RuntimeError("movedim: repeated dim in `source` or `destination`")
-    rest = iter(d for d in range(input.ndim) if d not in src)
-    placed = dict(zip(dst, src))
-    return permute(input, [placed[k] if k in placed else next(rest) for k in range(input.ndim)])
+moveaxis = movedim
