@@ -144,6 +144,10 @@ def norm_dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
     if isinstance(dim, (int, np.integer)):
         dims: Sequence[int] = (int(dim),)
     else:
+        if not isinstance(dim, (tuple, list)) or not all(isinstance(d, (int, np.integer)) for d in dim):
+            shown = type(dim).__name__ if not isinstance(dim, (tuple, list)) else \
+                f"{type(dim).__name__} of {', '.join(sorted({type(d).__name__ for d in dim}))}"
+            raise TypeError(f"argument 'dim' must be an int or a tuple of ints, not {shown}")
         dims = tuple(dim)
         if not dims:
             return None
@@ -164,6 +168,14 @@ def out_of_range(index: Any, low: int, high: int) -> int | None:
         return None
     lo, hi = int(index.min()), int(index.max())
     return lo if lo < low else hi if hi >= high else None
+
+
+def broadcast_shapes_or_none(*shapes: Sequence[int]) -> tuple[int, ...] | None:
+    """The broadcast shape of ``shapes``, None where they do not broadcast (for the caller's own error)."""
+    try:
+        return np.broadcast_shapes(*(tuple(s) for s in shapes))
+    except ValueError:
+        return None
 
 
 def broadcast_error(shapes: Sequence[Sequence[int]]) -> RuntimeError:
