@@ -295,11 +295,17 @@ Hypot = _binary_op("Hypot", lambda B, a, b: B.hypot(a, b), lambda B, g, a, b, y:
 # d/da copysign(a, b) = sign(a) sign(b), 0 at a = 0 (PyTorch: y / a there taken as 0); no gradient to b.
 Copysign = _binary_op("Copysign", lambda B, a, b: B.copysign(a, b),
                       lambda B, g, a, b, y: (g * B.where(a == 0, 0, y / B.where(a == 0, 1, a)), g * 0))
-# PyTorch's g / (1 + exp(b - a)), not g exp(a - y): at a = inf it gives 1, where exp(inf - inf) is NaN.
+def _logaddexp_grads(g: Any, a: Any, b: Any, exp: Callable[[Any], Any]) -> tuple[Any, Any]:
+    """PyTorch's g / (1 + exp(b - a)), not g exp(a - y): at a = inf it gives 1, where exp(inf - inf) is NaN;
+    an exp that overflows gives the right 0."""
+    with np.errstate(over="ignore"):
+        return g / (1 + exp(b - a)), g / (1 + exp(a - b))
+
+
 LogAddExp = _binary_op("LogAddExp", lambda B, a, b: B.logaddexp(a, b),
-                       lambda B, g, a, b, y: (g / (1 + B.exp(b - a)), g / (1 + B.exp(a - b))))
+                       lambda B, g, a, b, y: _logaddexp_grads(g, a, b, B.exp))
 LogAddExp2 = _binary_op("LogAddExp2", lambda B, a, b: B.logaddexp2(a, b),
-                        lambda B, g, a, b, y: (g / (1 + B.exp2(b - a)), g / (1 + B.exp2(a - b))))
+                        lambda B, g, a, b, y: _logaddexp_grads(g, a, b, B.exp2))
 
 
 def _apply_binary(fn: type[ArrayFunction], input: Any, other: Any) -> Tensor:
