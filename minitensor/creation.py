@@ -16,10 +16,20 @@ from .tensor import Tensor, _bump_version, _wrap
 from .tensor_shape import sizes_of as _sizes
 
 
-def _new_shape(args: tuple) -> tuple[int, ...]:
-    """The size arguments of a creation function, none negative (PyTorch's error); a non-integer size is
-    left to the array library's TypeError (one ``min`` keeps this off the creation hot path)."""
+def _new_shape(args: tuple, name: str = "empty") -> tuple[int, ...]:
+    """The size arguments of a creation function: integers (PyTorch's TypeError naming the function), none
+    negative (PyTorch's RuntimeError)."""
     shape = _sizes(args)
+    if not all(type(n) is int for n in shape):
+        for i, n in enumerate(shape):
+            try:
+                operator.index(n)
+            except TypeError:
+                whole = len(args) == 1 and not isinstance(args[0], (tuple, list))
+                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
+                                + (f"not {type(n).__name__}" if whole else
+                                   f"but found element of type {type(n).__name__} at pos {i}")) from None
+        shape = tuple(operator.index(n) for n in shape)
     if shape and min(shape) < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
     return shape
@@ -107,7 +117,7 @@ def _factory(fill: str, size: tuple, dtype: Any, device: Any, requires_grad: boo
              value: Any = None) -> Tensor:
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
-    shape = _new_shape(size)
+    shape = _new_shape(size, fill)
     b = dev.backend
     if fill == "full":
         a = b.full(shape, value, dt.np)
@@ -268,7 +278,8 @@ def _draw(distribution: str, args: tuple, size: Any, generator: Generator | None
     ``generator`` or the device's generator (``manual_seed`` seeds it)."""
     dev = as_device(device)
     dt = _dt.as_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
-    shape = _new_shape(_sizes_or_keyword(args, size, "rand" if distribution == "uniform" else "randn"))
+    name = "rand" if distribution == "uniform" else "randn"
+    shape = _new_shape(_sizes_or_keyword(args, size, name), name)
     draw = getattr(dev.backend, distribution)
     return _leaf(draw(shape, 0.0, 1.0, dt.np, stream_of(generator, dev)), dev, requires_grad)
 
@@ -288,15 +299,20 @@ def randn(*args: Any, size: Any = None, generator: Generator | None = None, dtyp
 
 
 @_with_out
-def randint(low: int, high: int | None = None, size: Sequence[int] = (), *, generator: Generator | None = None,
-            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Integers in [low, high) (``randint(high, size)`` also works, as in PyTorch); an integer dtype cannot
-    require grad (PyTorch's RuntimeError), a float one can."""
-    if high is None or isinstance(high, (tuple, list)):
+def randint(low: int | None = None, high: int | None = None, size: Sequence[int] = (), *,
+            generator: Generator | None = None, dtype: Any = None, device: Any = None,
+            requires_grad: bool = False) -> Tensor:
+    """Integers in [low, high) (``randint(high, size)`` and ``randint(high=h, size=s)`` also work, as in
+    PyTorch: low defaults to 0); an integer dtype cannot require grad (PyTorch's RuntimeError), a float one can."""
+    if low is None:
+        if high is None:
+            raise TypeError("randint() missing required argument 'high'")
+        low = 0
+    elif high is None or isinstance(high, (tuple, list)):
         if high is not None:
             size = high
         low, high = 0, low
-    size = _new_shape((tuple(size),))
+    size = _new_shape((tuple(size),), "randint")
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dev = as_device(device)

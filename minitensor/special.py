@@ -17,3 +17,7 @@ __all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1",
 from .functional.special import igamma as gammainc, igammac as gammaincc, mvlgamma as multigammaln  # noqa: E402
 
 __all__ += ["gammainc", "gammaincc", "multigammaln"]
+
+from .functional.special import erfcx, i0e, i1, i1e, log_ndtr, xlog1py  # noqa: E402
+
+__all__ += ["erfcx", "i0e", "i1", "i1e", "log_ndtr", "xlog1py"]

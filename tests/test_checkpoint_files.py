@@ -199,6 +199,10 @@ CASES = {
         ("a0.npy", npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000, 1000000), }",
                                    bytes(32))),
         ("__minitensor__.npy", header_member({"ndarray": "a0"}))]), "declares shape (1000000, 1000000)"),
+    "a record of 255 dimensions": (lambda p: write_archive(p, [
+        ("a0.npy", npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % ("1, " * 255),
+                                   bytes(4))),
+        ("__minitensor__.npy", header_member({"ndarray": "a0"}))]), "'a0.npy' declares 255 dimensions"),
     "data longer than declared": (lambda p: write_archive(p, [
         ("a0.npy", npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", bytes(12))),
         ("__minitensor__.npy", header_member({"ndarray": "a0"}))]), "declares shape (2,)"),

@@ -9,6 +9,7 @@ from functools import total_ordering
 from typing import Any, Callable
 
 from ..functional import broadcast_shapes, where
+from ..functional.math import erf
 from ..functional.solve import solve_triangular
 from ..nn.functional import softplus
 from ..tensor import Tensor
@@ -131,6 +132,32 @@ def _kl_uniform_uniform(p: Uniform, q: Uniform) -> Tensor:
 def _kl_exponential_exponential(p: Exponential, q: Exponential) -> Tensor:
     rate_ratio = q.rate / p.rate
     return -rate_ratio.log() + rate_ratio - 1
+
+
+@register_kl(Uniform, Normal)
+def _kl_uniform_normal(p: Uniform, q: Normal) -> Tensor:
+    width = p.high - p.low
+    t1 = (math.sqrt(math.pi * 2) * q.scale / width).log()
+    t2 = width.pow(2) / 12
+    t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
+    return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
+
+
+@register_kl(Exponential, Normal)
+def _kl_exponential_normal(p: Exponential, q: Normal) -> Tensor:
+    var_normal = q.scale.pow(2)
+    rate_sqr = p.rate.pow(2)
+    t1 = 0.5 * (rate_sqr * var_normal * 2 * math.pi).log()
+    return t1 - 1 + (rate_sqr.reciprocal() - q.loc / p.rate + q.loc.pow(2) * 0.5) / var_normal
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p: Normal, q: Laplace) -> Tensor:
+    loc_diff = p.loc - q.loc
+    ratio = loc_diff / p.scale
+    t2 = math.sqrt(2 / math.pi) * p.scale * (-0.5 * ratio.pow(2)).exp()
+    t3 = loc_diff * erf(math.sqrt(0.5) * ratio)
+    return -(p.scale / q.scale).log() + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
 
 
 @register_kl(MultivariateNormal, MultivariateNormal)

@@ -122,6 +122,13 @@ def nondiff(op: Callable[..., Any], *inputs: Any) -> Any:
     return NoGrad.apply(*(x if x is None else as_operand(x, like) for x in inputs), op=op)
 
 
+def tensor_sequence(name: str, tensors: Any) -> list[Any]:
+    """``tensors`` as a list; one Tensor is refused as PyTorch refuses it (iterating it would join its rows)."""
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    return list(tensors)
+
+
 def norm_dim(dim: int, ndim: int) -> int:
     """A dim in [-ndim, ndim) made non-negative, with PyTorch's error otherwise (0-d tensors take 0, -1)."""
     n = max(ndim, 1)
@@ -137,6 +144,10 @@ def norm_dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
     if isinstance(dim, (int, np.integer)):
         dims: Sequence[int] = (int(dim),)
     else:
+        if not isinstance(dim, (tuple, list)) or not all(isinstance(d, (int, np.integer)) for d in dim):
+            shown = type(dim).__name__ if not isinstance(dim, (tuple, list)) else \
+                f"{type(dim).__name__} of {', '.join(sorted({type(d).__name__ for d in dim}))}"
+            raise TypeError(f"argument 'dim' must be an int or a tuple of ints, not {shown}")
         dims = tuple(dim)
         if not dims:
             return None
@@ -157,6 +168,14 @@ def out_of_range(index: Any, low: int, high: int) -> int | None:
         return None
     lo, hi = int(index.min()), int(index.max())
     return lo if lo < low else hi if hi >= high else None
+
+
+def broadcast_shapes_or_none(*shapes: Sequence[int]) -> tuple[int, ...] | None:
+    """The broadcast shape of ``shapes``, None where they do not broadcast (for the caller's own error)."""
+    try:
+        return np.broadcast_shapes(*(tuple(s) for s in shapes))
+    except ValueError:
+        return None
 
 
 def broadcast_error(shapes: Sequence[Sequence[int]]) -> RuntimeError:

@@ -314,11 +314,11 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 
 def _threshold(input: Tensor, threshold: float, value: float) -> Tensor:
-    return where(input > threshold, input, value)
+    return where(input <= threshold, value, input)
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
-    """x where x > threshold, ``value`` elsewhere."""
+    """``value`` where x <= threshold, x elsewhere (NaN stays NaN, with gradient 1, as PyTorch)."""
     return _maybe_inplace(input, inplace, _threshold, threshold, value)
 
 
@@ -350,7 +350,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """x - lambd above lambd, x + lambd below -lambd, 0 between (lambd >= 0)."""
+    """x - lambd above lambd, x + lambd below -lambd, 0 between (lambd >= 0); NaN stays NaN."""
     if lambd < 0:
         raise RuntimeError(f"softshrink: lambda must be in range [0, inf), but found {lambd}")
     return where(input > lambd, input - lambd, where(input >= -lambd, 0.0, input + lambd))  # NaN stays NaN

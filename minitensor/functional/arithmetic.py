@@ -182,22 +182,26 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         a, b = _promote_divisor(input, other)
         dt = (a if isinstance(a, Tensor) else b).array.dtype
         return nondiff(lambda B, x, y: B.trunc(x / y).astype(dt, copy=False), a, b)
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                      f"'{rounding_mode}'")
 
 
 true_divide = div
 
 
+class IntegerDivisionByZero(RuntimeError, ZeroDivisionError):
+    """PyTorch's RuntimeError("ZeroDivisionError"), still caught as Python's ZeroDivisionError."""
+
+
 def _promote_divisor(input: Any, other: Any) -> tuple[Any, Any]:
-    """``promote`` for the integer-capable divisions. Integer division by zero raises ZeroDivisionError on
-    the CPU, as PyTorch (NumPy returns 0). Not checked on CUDA, where PyTorch does not check either and the
+    """``promote`` for the integer-capable divisions. Integer division by zero raises PyTorch's RuntimeError
+    "ZeroDivisionError" on the CPU (NumPy returns 0). Not checked on CUDA, where PyTorch does not check either and the
     check would cost a host sync."""
     a, b = promote(input, other)
     t = b if isinstance(b, Tensor) else a
     if t.array.dtype.kind in "iu" and t._device.type == "cpu" and \
             (bool((b.array == 0).any()) if isinstance(b, Tensor) else b == 0):
-        raise ZeroDivisionError("ZeroDivisionError")
+        raise IntegerDivisionByZero("ZeroDivisionError")
     return a, b
 
 

@@ -11,6 +11,7 @@ from ..tensor import Tensor
 from ..creation import as_tensor
 from ..amp.autocast_mode import cast_early
 from ..backends.base import Backend
+from ._util import torch_dtype_name
 from .loss import _reduce, _reduction, _unreduce, _float_input
 
 __all__ = ["cross_entropy", "nll_loss"]
@@ -95,14 +96,22 @@ def _batched(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor, bool]:
 
 
 def _check_class_targets(name: str, input: Tensor, target: Tensor, ignore_index: int) -> None:
-    """Integer targets of shape (N, *) for input (N, C, *), each in [0, C) or equal to ignore_index."""
-    if target.array.dtype.kind not in "iu":
-        raise TypeError(f"{name}: class-index targets must be integers (int64), got {target.dtype}; "
-                        f"probability targets must have the input's shape {tuple(input.shape)}")
+    """Integer targets of shape (N, *) for input (N, C, *), each in [0, C) or equal to ignore_index; checked
+    in PyTorch's order (the shape, then the dtype) with its error types."""
     expected = (input.shape[0],) + tuple(input.shape[2:])
-    if tuple(target.shape) != expected:
+    if input.ndim == 2 and target.ndim > 1:
+        raise RuntimeError(f"{name}: 0D or 1D target tensor expected, multi-target not supported (target shape "
+                           f"{tuple(target.shape)}; probability targets must have the input's shape "
+                           f"{tuple(input.shape)})")
+    if target.ndim == 0 or target.shape[0] != input.shape[0]:
         raise ValueError(f"{name}: expected target of shape {expected} for input of shape "
                          f"{tuple(input.shape)}, got target of shape {tuple(target.shape)}")
+    if tuple(target.shape) != expected:
+        raise RuntimeError(f"{name}: Expected target size {list(expected)}, got {list(target.shape)}")
+    if target.array.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}: expected target dtype to be Long or Byte, but got "
+                           f"{torch_dtype_name(target.dtype)} (class-index targets; probability targets must "
+                           f"have the input's shape {tuple(input.shape)})")
     t, n_classes = target.array, input.shape[1]
     bad = (t < 0) | (t >= n_classes)
     bad &= t != ignore_index

@@ -82,7 +82,13 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     """The transposed convolution (the gradient of conv2d w.r.t. its input) of (N, C_in, H, W) with weight
     (C_in, C_out/groups, kH, kW) -> (N, C_out, oH, oW), oH = (H-1)*stride - 2*padding
     + dilation*(kH-1) + output_padding + 1."""
-    name = "conv_transpose2d"
+    return _conv_transpose2d("conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
+                             dilation)
+
+
+def _conv_transpose2d(name: str, input: Tensor, weight: Tensor, bias: Tensor | None, stride: IntPair,
+                      padding: IntPair, output_padding: IntPair, groups: int, dilation: IntPair) -> Tensor:
+    """conv_transpose2d, its errors naming ``name`` (conv_transpose1d runs it on a unit height)."""
     input, weight, bias = cast_early(ConvTranspose2d, input, weight, bias)
     _check_conv_args(name, input, weight, bias, groups, transposed=True)
     if isinstance(padding, str):
@@ -123,10 +129,10 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     on a unit height."""
     name = "conv_transpose1d"
     _check_conv_args(name, input, weight, bias, groups, transposed=True, dims=1)
-    return conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, single(stride, "stride", name)),
-                            (0, single(padding, "padding", name, 0)),
-                            (0, single(output_padding, "output_padding", name, 0)), groups,
-                            (1, single(dilation, "dilation", name))).squeeze(-2)
+    return _conv_transpose2d(name, input.unsqueeze(-2), weight.unsqueeze(-2), bias,
+                             (1, single(stride, "stride", name)), (0, single(padding, "padding", name, 0)),
+                             (0, single(output_padding, "output_padding", name, 0)), groups,
+                             (1, single(dilation, "dilation", name))).squeeze(-2)
 
 
 class ScatterAxis(ArrayFunction):

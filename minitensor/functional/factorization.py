@@ -28,7 +28,7 @@ __all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "pinv", "pinv
 def _pack(B: Backend, ctx: Any, *outs: Any) -> Any:
     """The factors (each with the input's batch dims ``ctx.nb``) flattened and joined on one last axis."""
     ctx.out_shapes = [o.shape for o in outs]
-    return B.concatenate([B.reshape(o, o.shape[:ctx.nb] + (-1,)) for o in outs], ctx.nb)
+    return B.concatenate([B.reshape(o, o.shape[:ctx.nb] + (math.prod(o.shape[ctx.nb:]),)) for o in outs], ctx.nb)
 
 
 def _unpack_grads(B: Backend, ctx: Any, g: Any) -> list[Any]:

@@ -13,7 +13,7 @@ from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..creation import as_tensor, full_like
 from ..tensor import Tensor
-from ._util import ClampMinValue, promote, torch_dtype_name
+from ._util import ClampMinValue, broadcast_error, broadcast_shapes_or_none, promote, torch_dtype_name
 from .indexing import where
 from .loss import _reduce_tensor, _reduction
 from .reduce import any as _any
@@ -67,6 +67,8 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
         warnings.warn(_MEAN_WARNING, stacklevel=2)
     elif reduction != "batchmean":
         reduction = _reduction(None, None, reduction)
+    if broadcast_shapes_or_none(input.shape, target.shape) is None:
+        raise broadcast_error([tuple(target.shape), tuple(input.shape)])  # PyTorch names target as a
     losses = KLDiv.apply(*promote(input, target), log_target=bool(log_target))
     if reduction == "batchmean":
         return losses.sum() / input.shape[0] if input.ndim else losses.sum()

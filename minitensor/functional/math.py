@@ -12,6 +12,7 @@ import numpy as np
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ._util import check_floating, keep_bfloat16, nondiff, promote, to_float
+from .indexing import where
 from ..backends.base import Backend
 
 __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "abs", "sign", "sin", "cos", "reciprocal",
@@ -54,7 +55,7 @@ Log1p = _op("Log1p", lambda B, x: B.log1p(x), lambda B, g, x: g / (1 + x))
 Expm1 = _op("Expm1", lambda B, x: B.expm1(x), lambda B, g, y: g * (y + 1), save_output=True)
 Sqrt = _op("Sqrt", lambda B, x: B.sqrt(x), lambda B, g, y: g / (2 * y), save_output=True)
 Rsqrt = _op("Rsqrt", lambda B, x: 1 / B.sqrt(x), lambda B, g, y: g * -0.5 * y * y * y, save_output=True)
-Abs = _op("Abs", lambda B, x: B.abs(x), lambda B, g, x: g * B.sign(x))
+Abs = _op("Abs", lambda B, x: B.abs(x), lambda B, g, x: g * B.nan_to_num(B.sign(x), 0.0, 1.0, -1.0))  # sgn(nan) = 0
 Sin = _op("Sin", lambda B, x: B.sin(x), lambda B, g, x: g * B.cos(x))
 Cos = _op("Cos", lambda B, x: B.cos(x), lambda B, g, x: -g * B.sin(x))
 Reciprocal = _op("Reciprocal", lambda B, x: 1 / x, lambda B, g, y: -g * y * y, save_output=True)
@@ -294,10 +295,17 @@ Hypot = _binary_op("Hypot", lambda B, a, b: B.hypot(a, b), lambda B, g, a, b, y:
 # d/da copysign(a, b) = sign(a) sign(b), 0 at a = 0 (PyTorch: y / a there taken as 0); no gradient to b.
 Copysign = _binary_op("Copysign", lambda B, a, b: B.copysign(a, b),
                       lambda B, g, a, b, y: (g * B.where(a == 0, 0, y / B.where(a == 0, 1, a)), g * 0))
+def _logaddexp_grads(g: Any, a: Any, b: Any, exp: Callable[[Any], Any]) -> tuple[Any, Any]:
+    """PyTorch's g / (1 + exp(b - a)), not g exp(a - y): at a = inf it gives 1, where exp(inf - inf) is NaN;
+    an exp that overflows gives the right 0."""
+    with np.errstate(over="ignore"):
+        return g / (1 + exp(b - a)), g / (1 + exp(a - b))
+
+
 LogAddExp = _binary_op("LogAddExp", lambda B, a, b: B.logaddexp(a, b),
-                       lambda B, g, a, b, y: (g * B.exp(a - y), g * B.exp(b - y)))
+                       lambda B, g, a, b, y: _logaddexp_grads(g, a, b, B.exp))
 LogAddExp2 = _binary_op("LogAddExp2", lambda B, a, b: B.logaddexp2(a, b),
-                        lambda B, g, a, b, y: (g * B.exp2(a - y), g * B.exp2(b - y)))
+                        lambda B, g, a, b, y: _logaddexp_grads(g, a, b, B.exp2))
 
 
 def _apply_binary(fn: type[ArrayFunction], input: Any, other: Any) -> Tensor:
@@ -338,13 +346,16 @@ def logaddexp2(input: Tensor, other: Any) -> Tensor:
 
 
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
-    """input + weight (end - input); ``end`` (and a tensor ``weight``) must have input's dtype, as PyTorch.
-    Written with the arithmetic ops, so all three get gradients."""
+    """input + weight (end - input) for weight < 0.5, end - (end - input) (1 - weight) otherwise (PyTorch's
+    two forms: exact at weight 1, and lerp(-inf, x, w >= 0.5) is -inf, not NaN); ``end`` (and a tensor
+    ``weight``) must have input's dtype, as PyTorch. Written with the arithmetic ops: all three get gradients."""
     check_floating("lerp_kernel_scalar" if not isinstance(weight, Tensor) else "lerp_kernel_tensor", input)
     for what, v in (("end", end), ("weight", weight)):
         if isinstance(v, Tensor) and v.dtype is not input.dtype:
             raise RuntimeError(f"expected dtype {input.dtype} for `{what}` but got dtype {v.dtype}")
-    return input + weight * (end - input)
+    if not isinstance(weight, Tensor):
+        return input + weight * (end - input) if -0.5 < weight < 0.5 else end - (end - input) * (1 - weight)
+    return where(weight.abs() < 0.5, input + weight * (end - input), end - (end - input) * (1 - weight))
 
 
 class Heaviside(ArrayFunction):

@@ -156,7 +156,10 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
         if t is not None and (t.ndim != 1 or t.shape[0] != c):
             raise RuntimeError(f"Expected {what} to be a vector of size equal to the number of channels in input, "
                                f"but got {what} of shape {list(t.shape)} and input of shape {list(input.shape)}")
-    grouped = input.reshape(n, num_groups, -1)
+    size = [n * c // num_groups, num_groups, *input.shape[2:]]
+    if size[0] * math.prod(size[2:]) == 1:  # PyTorch checks this in eval mode too: a group of one value is 0
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+    grouped = input.reshape(n, num_groups, c // num_groups * math.prod(input.shape[2:]))  # no -1: n may be 0
     out = LayerNorm.apply(grouped, None, None, normalized_ndim=1, eps=float(eps)).reshape(input.shape)
     if weight is not None:
         out = out * _per_channel(weight.to(input.dtype), input.ndim)

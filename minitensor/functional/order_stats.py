@@ -20,6 +20,7 @@ from ..backends.base import Backend
 from ..tensor import Tensor
 from ._util import nondiff, norm_dim
 from .cumulative import take_along
+from .math import lerp
 from .reduce import _check_reducible, _tensor_input, tie_shares, values_indices
 
 __all__ = ["median", "nanmedian", "kthvalue", "mode", "quantile", "nanquantile"]
@@ -189,7 +190,7 @@ def _quantile(name: str, input: Tensor, q: Any, dim: int | None, keepdim: bool, 
     out = take_along(s, below, -1)
     if interpolation in ("linear", "midpoint"):
         weight = r - below if interpolation == "linear" else 0.5
-        out = out + weight * (take_along(s, r.ceil().long(), -1) - out)
+        out = lerp(out, take_along(s, r.ceil().long(), -1), weight)
     out = out.moveaxis(-1, 0)  # (Q, ...)
     if keepdim:
         kept = [1] * input.ndim if axis is None else list(input.shape)

@@ -67,7 +67,11 @@ def lcm(input: Tensor, other: Tensor) -> Tensor:
 
 def ldexp(input: Tensor, other: Tensor) -> Tensor:
     """input * 2^other: both promoted to their float dtype first (integers: the default float dtype), as
-    PyTorch's result type; differentiable in both."""
+    PyTorch's result type; differentiable in both. Both must be tensors, as PyTorch's."""
+    for position, (what, v) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(v, Tensor):
+            kind = type(v).__name__ if type(v).__module__ == "builtins" else f"{type(v).__module__}.{type(v).__name__}"
+            raise TypeError(f"ldexp(): argument '{what}' (position {position}) must be Tensor, not {kind}")
     a, b = promote(input, other, floating=True)
     return mul(a, pow(2.0, b))
 

@@ -90,7 +90,8 @@ class AdaptiveMaxPool2d(ArrayFunction):
         indices, = ctx.saved_tensors
         n, c, h, w = ctx.x_shape
         gx = B.zeros((n, c, h * w), gy.dtype)
-        return B.scatter_add_along_axis(gx, indices.reshape(n, c, -1), gy.reshape(n, c, -1), 2).reshape(ctx.x_shape)
+        flat = (n, c, gy.shape[2] * gy.shape[3])  # no -1: n or c may be 0
+        return B.scatter_add_along_axis(gx, indices.reshape(flat), gy.reshape(flat), 2).reshape(ctx.x_shape)
 
 
 def max_pool2d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = None, padding: IntPair = 0,
@@ -248,7 +249,8 @@ def max_pool3d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
             return second.reshape(*prefix, *second.shape[2:])
         (_, i1), (y2, i2) = first, second
         out_hw = y2.shape[2:]
-        return y2.reshape(*prefix, *out_hw), gather(i1, 3, i2.reshape(*prefix, -1)).reshape(*prefix, *out_hw)
+        flat = gather(i1, 3, i2.reshape(*prefix, math.prod(out_hw)))  # no -1: the batch may be empty
+        return y2.reshape(*prefix, *out_hw), flat.reshape(*prefix, *out_hw)
 
     return batched(input, pool, dims=3)
 

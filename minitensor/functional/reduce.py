@@ -88,6 +88,8 @@ class Prod(ArrayFunction):
         if x.size == 0:  # nothing to differentiate (the products below would pad an empty dim to one)
             return B.zeros(x.shape, gy.dtype), None, None
         flat = x.reshape(-1) if ctx.axis is None else B.moveaxis(x, ctx.axis, -1)
+        if flat.shape[-1] == 0:  # an empty product: no element to get a gradient
+            return B.zeros(x.shape, x.dtype), None, None
         ones = B.ones(flat.shape[:-1] + (1,), x.dtype)
         before = B.cumprod(B.concatenate([ones, flat[..., :-1]], -1), -1)
         after = B.flip(B.cumprod(B.flip(B.concatenate([flat[..., 1:], ones], -1), -1), -1), -1)

@@ -16,7 +16,8 @@ from ..autograd.function import ArrayFunction
 from ..creation import arange
 from ..backends.base import Backend
 from ..tensor import Tensor
-from ._util import as_operand, nondiff, norm_dim, out_of_range, torch_dtype_name
+from ._util import as_operand, broadcast_error, broadcast_shapes_or_none, nondiff, norm_dim, out_of_range, \
+    torch_dtype_name
 from .cast import clone
 from .indexing import gather, getitem, setitem
 from .shape import broadcast_to
@@ -215,7 +216,9 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The 1-D tensor of input's elements where ``mask`` (bool) is True; input and mask broadcast."""
     if not isinstance(mask, Tensor) or mask.array.dtype != np.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {getattr(mask, 'dtype', mask)}")
-    shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    shape = broadcast_shapes_or_none(input.shape, mask.shape)
+    if shape is None:
+        raise broadcast_error([tuple(mask.shape), tuple(input.shape)])
     return getitem(broadcast_to(input, shape), broadcast_to(mask, shape)).reshape(-1)
 
 
@@ -252,8 +255,12 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """input with the slices index along dim set to ``value`` (a number or a 0-d tensor)."""
     d, shape = _index_args("index_fill", input, dim, index, None)
+    n = input.shape[d] if input.ndim else 1
+    bad = out_of_range(index.array, -n, n)  # unlike index_copy and index_add, PyTorch's index_fill wraps -n..-1
+    if bad is not None:
+        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
     value = value.to(input.dtype).expand(shape) if isinstance(value, Tensor) else value
-    return scatter(input, d, _along_dim(index.long(), d, shape), value)
+    return scatter(input, d, _along_dim(index.long() % max(n, 1), d, shape), value)
 
 
 def _flat_index(name: str, input: Tensor, index: Tensor) -> Tensor:
@@ -296,6 +303,14 @@ def _index_put_args(input: Tensor, indices: Any, values: Any) -> tuple[Tensor, .
         raise RuntimeError("index_put: indices must hold at least one index tensor")
     if len(indices) > input.ndim:
         raise IndexError(f"too many indices for tensor of dimension {input.ndim} (got {len(indices)})")
+    dim = 0
+    for index in indices:  # PyTorch's message for an integer index out of its dim (a mask covers mask.ndim dims)
+        if isinstance(index, Tensor) and index.array.dtype.kind in "iu" and dim < input.ndim:
+            n = input.shape[dim]
+            bad = out_of_range(index.array, -n, n)
+            if bad is not None:
+                raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
+        dim += index.ndim if isinstance(index, Tensor) and index.array.dtype == np.bool_ else 1
     return tuple(indices)
 
 
@@ -342,7 +357,9 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     if not isinstance(mask, Tensor) or mask.array.dtype != np.bool_:
         raise RuntimeError("masked_scatter_only supports boolean masks, but got mask with dtype "
                            f"{getattr(mask, 'dtype', type(mask).__name__)}")
-    shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    shape = broadcast_shapes_or_none(input.shape, mask.shape)
+    if shape is None:
+        raise broadcast_error([tuple(mask.shape), tuple(input.shape)])
     flat_mask = broadcast_to(mask, shape).reshape(-1)
     places = nonzero(flat_mask).reshape(-1)
     if places.shape[0] > source.numel():

@@ -10,7 +10,7 @@ import numpy as np
 from ..autograd.function import ArrayFunction, ViewFunction
 from ..tensor import Tensor
 from ..creation import as_tensor
-from ._util import gradient_unchanged, norm_dim, promote
+from ._util import gradient_unchanged, norm_dim, promote, tensor_sequence
 from .indexing import IndexSelect
 from ..backends.base import Backend
 
@@ -177,10 +177,20 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
 swapaxes = transpose
 
 
-def movedim(input: Tensor, source: int, destination: int) -> Tensor:
-    axes = list(range(input.ndim))
-    axes.insert(norm_dim(destination, input.ndim), axes.pop(norm_dim(source, input.ndim)))
-    return permute(input, axes)
+def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
+    """Dims ``source`` moved to ``destination`` (ints or sequences), the others keeping their order."""
+    given = [[source] if isinstance(source, int) else list(source), [destination]
+             if isinstance(destination, int) else list(destination)]
+    src, dst = ([norm_dim(d, input.ndim) for d in dims] for dims in given)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({given[0]} dims) should contain "
+                           f"the same number of dims as destination ({given[1]} dims)")
+    for what, dims, shown in (("source", src, given[0]), ("destination", dst, given[1])):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{what}` ({shown})")
+    rest = iter(d for d in range(input.ndim) if d not in src)
+    placed = dict(zip(dst, src))
+    return permute(input, [placed[k] if k in placed else next(rest) for k in range(input.ndim)])
 
 
 def expand(input: Tensor, sizes: Sequence[int]) -> Tensor:
@@ -222,7 +232,7 @@ def repeat(input: Tensor, sizes: Sequence[int]) -> Tensor:
 
 
 def _same_dtype(tensors: Sequence[Tensor], name: str) -> list[Tensor]:
-    tensors = list(tensors)
+    tensors = tensor_sequence(name, tensors)
     if not tensors:
         raise RuntimeError(f"{name}() expects a non-empty list of tensors")
     dt = tensors[0]

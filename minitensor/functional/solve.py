@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from .. import dtypes as _dt
 from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
@@ -147,12 +149,13 @@ class Det(ArrayFunction):
     @staticmethod
     def backward(ctx: Any, B: Backend, gd: Any) -> Any:
         a, = ctx.saved_tensors
-        u, s, vh = B.svd(a, False)
+        bad = B.expand_dims(~B.isfinite(B.sum(a, (-2, -1), False)), (-2, -1))  # no SVD of it: NaN, as PyTorch
+        u, s, vh = B.svd(B.where(bad, 0, a), False)
         ones = B.ones(s.shape[:-1] + (1,), s.dtype)
         before = B.cumprod(B.concatenate([ones, s[..., :-1]], -1), -1)  # prod_{j < i} s_j
         after = B.flip(B.cumprod(B.flip(B.concatenate([s[..., 1:], ones], -1), -1), -1), -1)  # prod_{j > i}
         cofactor = B.matmul(u * rows(B, before * after), vh) * B.expand_dims(B.det(u) * B.det(vh), (-2, -1))
-        return B.expand_dims(gd, (-2, -1)) * cofactor
+        return B.expand_dims(gd, (-2, -1)) * B.where(bad, np.nan, cofactor)
 
 
 def det(A: Tensor) -> Tensor:
@@ -171,7 +174,7 @@ class SlogDet(ArrayFunction):
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
         a, = ctx.saved_tensors
-        return B.expand_dims(g, (-2, -1)) * mT(B, B.inv(a))
+        return B.expand_dims(g, (-2, -1)) * B.inv_unchecked(mT(B, a))  # PyTorch's A^-H: +-inf where A is singular
 
 
 class SignLogAbsDet(NamedTuple):

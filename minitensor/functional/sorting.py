@@ -52,7 +52,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     x, order, axis = _order("topk", input, dim, largest)
     if not 0 <= k <= x.shape[axis]:
         raise RuntimeError("selected index k out of range")
-    order = order.narrow(axis, 0, k)
+    order = order.narrow(axis, 0, 1 if input.ndim == 0 else k)  # a 0-d input is its own top-0 in PyTorch too
     values = take_along(x, order, axis)
     if input.ndim == 0:
         values, order = values.reshape(()), order.reshape(())

@@ -10,7 +10,7 @@ ndtri(p) = ndtr^-1(p); d/dp = sqrt(2 pi) exp(y^2 / 2).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -25,6 +25,22 @@ __all__ = ["lgamma", "digamma", "polygamma", "i0", "sinc", "xlogy", "logit"]  # 
 Lgamma = _op("Lgamma", lambda B, x: B.lgamma(x), lambda B, g, x: g * B.digamma(x))
 Digamma = _op("Digamma", lambda B, x: B.digamma(x), lambda B, g, x: g * B.polygamma(1, x))
 I0 = _op("I0", lambda B, x: B.i0(x), lambda B, g, x: g * B.i1(x))
+_SQRT_PI_2 = 2 / math.sqrt(math.pi)
+
+
+def _at_zero(B: Backend, x: Any, value: float, elsewhere: Callable[[Any], Any]) -> Any:
+    """``elsewhere(x)`` (which divides by x), ``value`` at x = 0: PyTorch's limit there."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return B.where(x == 0, value, elsewhere(B.where(x == 0, 1, x)))
+
+
+# PyTorch's derivatives: i1' = i0 - i1 / x (1/2 at 0), i0e' = i1e - sgn(x) i0e, i1e' = i0e - i1e (sgn x + 1 / x)
+# (1/2 at 0), erfcx' = 2 x erfcx - 2 / sqrt(pi), log_ndtr' = exp(-(y + x^2 / 2)) / sqrt(2 pi).
+I1 = _op("I1", lambda B, x: B.i1(x), lambda B, g, x: g * _at_zero(B, x, 0.5, lambda v: B.i0(v) - B.i1(v) / v))
+I0e = _op("I0e", lambda B, x: B.i0e(x), lambda B, g, x: g * (B.i1e(x) - B.sign(x) * B.i0e(x)))
+I1e = _op("I1e", lambda B, x: B.i1e(x),
+          lambda B, g, x: g * _at_zero(B, x, 0.5, lambda v: B.i0e(v) - B.i1e(v) * (B.sign(v) + 1 / v)))
+Erfcx = _op("Erfcx", lambda B, x: B.erfcx(x), lambda B, g, x: g * (2 * x * B.erfcx(x) - _SQRT_PI_2))
 
 
 def _sinc_grad(B: Backend, g: Any, x: Any) -> Any:
@@ -36,7 +52,7 @@ def _sinc_grad(B: Backend, g: Any, x: Any) -> Any:
 
 
 Sinc = _op("Sinc", lambda B, x: B.sinc(x), _sinc_grad)
-lgamma, digamma, i0, sinc = map(_unary, (Lgamma, Digamma, I0, Sinc))
+lgamma, digamma, i0, sinc, i1, i0e, i1e, erfcx = map(_unary, (Lgamma, Digamma, I0, Sinc, I1, I0e, I1e, Erfcx))
 
 
 class Polygamma(ArrayFunction):
@@ -82,6 +98,32 @@ class Xlogy(ArrayFunction):
         with np.errstate(divide="ignore", invalid="ignore"):
             return (B.where((a == 0) & low, 0, B.xlogy(gy, b)) if ctx.needs_input_grad[0] else None,
                     gy * a / b if ctx.needs_input_grad[1] else None)
+
+
+class Xlog1py(ArrayFunction):
+    """x log(1 + y), 0 at x = 0 (y not nan). PyTorch's gradients: dx = g xlog1py(x != 0, y), dy = g x / (1 + y)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
+        ctx.save_for_backward(a, b)
+        return B.xlog1py(a, b)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        a, b = ctx.saved_tensors
+        nonzero = (a != 0).astype(gy.dtype) if hasattr(a, "shape") else float(a != 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (gy * B.xlog1py(nonzero, b) if ctx.needs_input_grad[0] else None,
+                    gy * a / (b + 1) if ctx.needs_input_grad[1] else None)
+
+
+def xlog1py(input: Any, other: Any) -> Tensor:
+    """input * log1p(other), 0 where input is 0 (unless other is nan); either may be a Python number."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(f"xlog1py() expects a Tensor argument, got ({type(input).__name__}, "
+                        f"{type(other).__name__})")
+    a, b = promote(input, other, floating=True)
+    return Xlog1py.apply(a, b)
 
 
 def xlogy(input: Any, other: Any) -> Tensor:
@@ -161,8 +203,12 @@ def _ndtri(B: Backend, p: Any) -> Any:
 Entr = _op("Entr", _entr, _entr_grad)
 Ndtri = _op("Ndtri", _ndtri, lambda B, g, y: g * _SQRT_2PI * B.exp(y * y / 2), save_output=True)
 
+LogNdtr = _op("LogNdtr", lambda B, x: B.log_ndtr(x),
+              lambda B, g, x: g * B.exp(-(B.log_ndtr(x) + x * x / 2)) / _SQRT_2PI)
+
 entr = _unary(Entr)
 ndtri = _unary(Ndtri)
+log_ndtr = _unary(LogNdtr)
 
 
 def ndtr(input: Tensor) -> Tensor:

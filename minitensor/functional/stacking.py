@@ -8,8 +8,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..tensor import Tensor
-from ._util import broadcast_error, norm_dim
-from .shape import cat, expand, flip, narrow, permute, repeat, reshape, transpose
+from ._util import broadcast_error, norm_dim, tensor_sequence
+from .shape import cat, expand, flip, movedim, narrow, repeat, reshape, transpose
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "row_stack", "dstack", "column_stack",
            "tensor_split", "hsplit", "vsplit", "dsplit", "broadcast_tensors", "broadcast_shapes", "tile", "ravel",
@@ -39,27 +39,28 @@ def atleast_3d(*tensors: Any) -> Any:
 
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
     """cat along dim 1 (dim 0 when all are 1-D), 0-d ones as 1-D."""
-    ts = atleast_1d(list(tensors))
+    ts = atleast_1d(tensor_sequence("hstack", tensors))
     return cat(ts, 0 if all(t.ndim == 1 for t in ts) else 1)
 
 
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
     """cat along dim 0 of the tensors made at least 2-D (a 1-D one is a row)."""
-    return cat(atleast_2d(list(tensors)), 0)
+    return cat(atleast_2d(tensor_sequence("vstack", tensors)), 0)
 
 
 def row_stack(tensors: Sequence[Tensor]) -> Tensor:
-    return vstack(tensors)
+    return vstack(tensor_sequence("row_stack", tensors))
 
 
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
     """cat along dim 2 of the tensors made at least 3-D."""
-    return cat(atleast_3d(list(tensors)), 2)
+    return cat(atleast_3d(tensor_sequence("dstack", tensors)), 2)
 
 
 def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     """cat along dim 1, 0-d and 1-D tensors as columns (n, 1)."""
-    return cat([reshape(t, (t.numel(), 1)) if t.ndim < 2 else t for t in tensors], 1)
+    columns = tensor_sequence("column_stack", tensors)
+    return cat([reshape(t, (t.numel(), 1)) if t.ndim < 2 else t for t in columns], 1)
 
 
 def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
@@ -152,15 +153,4 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return transpose(input, dim0, dim1)
 
 
-def moveaxis(input: Tensor, source: Any, destination: Any) -> Tensor:
-    """Dims ``source`` moved to ``destination`` (ints or sequences), the others keeping their order."""
-    src = [norm_dim(d, input.ndim) for d in ((source,) if isinstance(source, int) else source)]
-    dst = [norm_dim(d, input.ndim) for d in ((destination,) if isinstance(destination, int) else destination)]
-    if len(src) != len(dst):
-        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
-                           f"same number of dims as destination ({dst} dims)")
-    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
-        raise RuntimeError("movedim: repeated dim in `source` or `destination`")
-    rest = iter(d for d in range(input.ndim) if d not in src)
-    placed = dict(zip(dst, src))
-    return permute(input, [placed[k] if k in placed else next(rest) for k in range(input.ndim)])
+moveaxis = movedim

@@ -5,12 +5,15 @@ as the block's name, not its bytes (``reductions.py``)."""
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import weakref
 from multiprocessing import resource_tracker, shared_memory
 from typing import Any
 
 import numpy as np
+
+from ..utils._signals import on_termination
 
 # id(array) -> (the block holding it, the array itself as a weak reference); an entry lives as long as the array.
 _BLOCKS: dict[int, tuple[shared_memory.SharedMemory, "weakref.ref[np.ndarray]"]] = {}
@@ -40,8 +43,9 @@ def block_of(array: Any) -> shared_memory.SharedMemory | None:
 def to_shared(array: np.ndarray) -> np.ndarray:
     """A copy of ``array`` in a new shared memory block (C order, same dtype and shape)."""
     block = _untracked(shared_memory.SharedMemory(create=True, size=max(array.nbytes, 1)))
-    if not _CREATED:
+    if not _CREATED:  # at exit, and on SIGTERM / SIGHUP, which skip atexit
         atexit.register(_unlink_created, os.getpid())
+        on_termination(functools.partial(_unlink_created, os.getpid()))
     _CREATED.append(block.name)
     shared = np.ndarray(array.shape, dtype=array.dtype, buffer=block.buf)
     shared[...] = array

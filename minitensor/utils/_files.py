@@ -3,7 +3,8 @@
 The temporary file is named ``.<target hash>.<host hash>.<pid>.<random>.mt-tmp`` beside the target: short
 whatever the target's name (a 250-character name still leaves room within the usual 255-byte limit), and
 naming its writer, so that a later save or load of the same target can remove the temporary files of
-writers that were killed mid-write (``remove_stale_temporaries``).
+writers that were killed mid-write (``remove_stale_temporaries``). A writer ended by SIGTERM or SIGHUP
+removes its own (``_signals``); only SIGKILL (or a power cut) leaves one for the next save or load.
 """
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
+
+from ._signals import forget, on_termination
 
 # A temporary file whose writer we cannot see (another host or PID namespace) counts as abandoned only
 # after a day untouched: a live writer touches its file far more often than that.
@@ -37,6 +40,7 @@ def atomic_write(path: str | os.PathLike) -> Iterator[IO[bytes]]:
     path = Path(path)
     remove_stale_temporaries(path)
     tmp = path.with_name(f".{_target_hash(path)}.{_HOST}.{os.getpid()}.{secrets.token_hex(4)}.mt-tmp")
+    token = on_termination(lambda: tmp.unlink(missing_ok=True))  # SIGTERM / SIGHUP skip the except below
     try:
         with open(tmp, "xb") as out:
             yield out
@@ -48,6 +52,8 @@ def atomic_write(path: str | os.PathLike) -> Iterator[IO[bytes]]:
         if isinstance(e, OSError) and e.filename is not None:
             e.filename, e.filename2 = os.fspath(path), None  # the user's path, not our temporary name
         raise
+    finally:
+        forget(token)
     _fsync_folder(path.parent)
 
 

@@ -1,5 +1,7 @@
 """batch_norm and layer_norm against float64 references, running statistics over several steps, and
 gradients by finite differences."""
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -226,6 +228,8 @@ def test_group_norm_forward_and_gradients(n, groups, per_group, spatial, affine,
     rng = np.random.default_rng(seed)
     c = groups * per_group
     x = rng.normal(size=(n, c, *spatial))
+    if n * per_group * math.prod(spatial) == 1:  # one value per group: refused, as PyTorch (test_nonfinite_edges)
+        return
     w, b = (rng.normal(size=c), rng.normal(size=c)) if affine else (None, None)
     got = F.group_norm(f64(x), groups, None if w is None else f64(w), None if b is None else f64(b), eps=1e-3)
     np.testing.assert_allclose(got.numpy(), group_norm_ref(x, groups, w, b, 1e-3), rtol=1e-10, atol=1e-12)

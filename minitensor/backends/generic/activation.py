@@ -66,9 +66,9 @@ class ActivationOps:
         return self.xp.maximum(x, 0)
 
     def relu_backward(self, gy: Array, y: Array) -> Array:
-        """dx = gy where y > 0, else 0; saving y, not x. A where, not gy * (y > 0): PyTorch's threshold_backward
-        gives 0 for a NaN or infinite gy where y <= 0."""
-        return self.xp.where(y > 0, gy, 0)
+        """dx = 0 where y <= 0, else gy; saving y, not x. A where, not gy * (y > 0): PyTorch's threshold_backward
+        gives 0 for a NaN or infinite gy where y <= 0, and gy where y is NaN (the test is y <= 0, not y > 0)."""
+        return self.xp.where(y <= 0, 0, gy)
 
     def sigmoid(self, x: Array) -> Array:
         """1 / (1 + exp(-x)), written through tanh so it cannot overflow: (1 + tanh(x/2)) / 2."""
@@ -123,14 +123,14 @@ class ActivationOps:
         xp = self.xp
         below = y_or_x + alpha if is_result else xp.exp(xp.minimum(y_or_x, 0)) * alpha
         below *= gy
-        return xp.where(y_or_x > 0, gy, below)
+        return xp.where(y_or_x <= 0, below, gy)  # gy at NaN, as PyTorch
 
     def hardtanh(self, x: Array, min_val: float, max_val: float) -> Array:
         return self.xp.clip(x, min_val, max_val)
 
     def hardtanh_backward(self, gy: Array, y: Array, min_val: float, max_val: float) -> Array:
-        """gy strictly inside (min_val, max_val), 0 at and beyond the ends (PyTorch's convention)."""
-        return self.xp.where((y > min_val) & (y < max_val), gy, 0)  # a NaN gy outside gives 0, as PyTorch
+        """gy strictly inside (min_val, max_val), 0 at and beyond the ends (PyTorch's convention); gy at NaN."""
+        return self.xp.where((y <= min_val) | (y >= max_val), 0, gy)  # a NaN gy outside gives 0, as PyTorch
 
     def erf(self, x: Array) -> Array:
         """The error function, vectorised: Cody's approximations in float64 (relative error ~1e-16),
@@ -258,9 +258,9 @@ class ActivationOps:
         return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0) / alpha) * alpha)
 
     def celu_backward(self, gy: Array, x: Array, alpha: float) -> Array:
-        """gy where x > 0, gy exp(x / alpha) elsewhere."""
+        """gy where x > 0 or NaN (PyTorch), gy exp(x / alpha) elsewhere."""
         xp = self.xp
-        return xp.where(x > 0, gy, gy * xp.exp(xp.minimum(x, 0) / alpha))
+        return xp.where(x <= 0, gy * xp.exp(xp.minimum(x, 0) / alpha), gy)
 
     def selu(self, x: Array) -> Array:
         """scale * elu(x, alpha) with SELU's constants (Klambauer et al., 2017)."""

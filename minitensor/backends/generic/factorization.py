@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .solve import LinAlgError, lapack
 
 Array = Any
@@ -12,9 +14,13 @@ class FactorizationOps:
     xp: Any
 
     def cholesky(self, a: Array) -> Array:
-        """L lower-triangular with a = L L^T, for a (..., n, n) symmetric positive-definite."""
-        return lapack(self.xp, "cholesky", "the factorization could not be completed because the input is "
-                      "not positive-definite", self.xp.linalg.cholesky, a)
+        """L lower-triangular with a = L L^T, for a (..., n, n) symmetric positive-definite. NumPy's LAPACK
+        lets a NaN through as a NaN factor where PyTorch's reports the input not positive-definite."""
+        problem = "the factorization could not be completed because the input is not positive-definite"
+        L = lapack(self.xp, "cholesky", problem, self.xp.linalg.cholesky, a)
+        if self.xp is np and np.isnan(L).any():
+            raise LinAlgError(f"linalg.cholesky: {problem}")
+        return L
 
     def eigh(self, a: Array, lower: bool) -> tuple[Array, Array]:
         """(w ascending (..., n), V (..., n, n)) with a = V diag(w) V^T, reading one triangle of a."""

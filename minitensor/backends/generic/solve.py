@@ -1,7 +1,10 @@
 """Inverses and determinants of (batches of) square matrices: LAPACK through NumPy, cuSOLVER through CuPy."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
+
+import numpy as np
 
 Array = Any
 
@@ -33,10 +36,35 @@ class SolveOps:
         return lapack(self.xp, "solve", "the solver failed because the input matrix is singular",
                       self.xp.linalg.solve, a, b)
 
+    def inv_unchecked(self, a: Array) -> Array:
+        """a^-1 as PyTorch's backward formulas get it, from an LU factorization without a singularity check:
+        a singular a gives the infinities and NaNs of its zero pivot, not an error (CuPy never checks)."""
+        try:
+            return self.xp.linalg.inv(a)
+        except self.xp.linalg.LinAlgError:
+            import scipy.linalg
+            eye = np.eye(a.shape[-1], dtype=a.dtype)
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+                out = [scipy.linalg.lu_solve(scipy.linalg.lu_factor(m, check_finite=False), eye, check_finite=False)
+                       for m in a.reshape((-1,) + a.shape[-2:])]
+            return np.stack(out).reshape(a.shape)
+
+    def _nan_matrices(self, a: Array) -> Array:
+        """Where a matrix of the batch holds a NaN, which LAPACK's LU may pivot past (NumPy's det gives 0)."""
+        return self.xp.isnan(a).any((-2, -1))
+
     def slogdet(self, a: Array) -> tuple[Array, Array]:
-        """(sign, log|det a|) over the batch dims: no overflow where det itself would."""
-        sign, logabsdet = self.xp.linalg.slogdet(a)
-        return sign, logabsdet
+        """(sign, log|det a|) over the batch dims: no overflow where det itself would; (0, nan) for a matrix
+        with a NaN, as PyTorch."""
+        xp = self.xp
+        with np.errstate(invalid="ignore"):  # a NaN matrix: fixed below
+            sign, logabsdet = xp.linalg.slogdet(a)
+        bad = self._nan_matrices(a)
+        return xp.where(bad, 0, sign).astype(sign.dtype), xp.where(bad, np.nan, logabsdet).astype(logabsdet.dtype)
 
     def det(self, a: Array) -> Array:
-        return self.xp.linalg.det(a)
+        """det a over the batch dims; NaN for a matrix with a NaN, as PyTorch."""
+        with np.errstate(invalid="ignore"):  # a NaN matrix: fixed below
+            d = self.xp.linalg.det(a)
+        return self.xp.where(self._nan_matrices(a), np.nan, d).astype(d.dtype)

@@ -1,8 +1,9 @@
 """Special functions (PyTorch's ``torch.special`` family): log-gamma and its derivatives, the modified Bessel
-functions I0 and I1, sinc and x log y. The gamma and Bessel functions come from SciPy's ``scipy.special`` on
-the CPU and ``cupyx.scipy.special`` on CUDA (the ``_special_module`` hook); sinc and xlogy are written on
-``xp``. 16-bit floats are computed in float32 and rounded back, as PyTorch's kernels compute them; the other
-dtypes keep their own (SciPy's float32 loops evaluate in float64 and round)."""
+functions I0 and I1 (and their scaled forms), erfcx, log_ndtr, sinc, x log y and x log1p y. The gamma and
+Bessel functions, erfcx and log_ndtr come from SciPy's ``scipy.special`` on the CPU and ``cupyx.scipy.special``
+on CUDA (the ``_special_module`` hook); sinc, xlogy and xlog1py are written on ``xp``. 16-bit floats are
+computed in float32 and rounded back, as PyTorch's kernels compute them; the other dtypes keep their own
+(SciPy's float32 loops evaluate in float64 and round)."""
 from __future__ import annotations
 
 import math
@@ -45,13 +46,33 @@ class SpecialOps:
             y = factor * self._special_module().zeta(n + 1.0, self._wide(x))
         return y.astype(x.dtype, copy=False)
 
+    def _scipy(self, name: str, x: Array) -> Array:
+        """SciPy's (CuPy's) ``special.<name>`` of x, in x's dtype."""
+        return getattr(self._special_module(), name)(self._wide(x)).astype(x.dtype, copy=False)
+
     def i0(self, x: Array) -> Array:
         """The modified Bessel function of the first kind, order 0 (nan at +-inf, as PyTorch's and SciPy's)."""
-        return self._special_module().i0(self._wide(x)).astype(x.dtype, copy=False)
+        return self._scipy("i0", x)
 
     def i1(self, x: Array) -> Array:
         """The modified Bessel function of the first kind, order 1 (i0's derivative)."""
-        return self._special_module().i1(self._wide(x)).astype(x.dtype, copy=False)
+        return self._scipy("i1", x)
+
+    def i0e(self, x: Array) -> Array:
+        """exp(-|x|) i0(x), which does not overflow."""
+        return self._scipy("i0e", x)
+
+    def i1e(self, x: Array) -> Array:
+        """exp(-|x|) i1(x)."""
+        return self._scipy("i1e", x)
+
+    def erfcx(self, x: Array) -> Array:
+        """exp(x^2) erfc(x), the scaled complementary error function."""
+        return self._scipy("erfcx", x)
+
+    def log_ndtr(self, x: Array) -> Array:
+        """log of the standard normal CDF, accurate far into the left tail."""
+        return self._scipy("log_ndtr", x)
 
     def gammainc(self, a: Array, x: Array) -> Array:
         """The regularized lower incomplete gamma function P(a, x) (``torch.igamma``), in a's dtype."""
@@ -83,10 +104,17 @@ class SpecialOps:
     def xlogy(self, x: Array, y: Array) -> Array:
         """x log(y), 0 where x = 0 unless y is nan; either operand may be a Python number (then in the
         other's dtype)."""
+        return self._x_log(x, y, self.xp.log)
+
+    def xlog1py(self, x: Array, y: Array) -> Array:
+        """x log(1 + y), 0 where x = 0 unless y is nan; as xlogy."""
+        return self._x_log(x, y, self.xp.log1p)
+
+    def _x_log(self, x: Array, y: Array, log: Any) -> Array:
         xp = self.xp
         dtype = (x if hasattr(x, "dtype") else y).dtype
         a, b = xp.asarray(x, dtype), xp.asarray(y, dtype)
         wa, wb = self._wide(a), self._wide(b)
         with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf and 0 * -inf are meant
-            out = xp.where((wa == 0) & ~xp.isnan(wb), 0, wa * xp.log(wb))
+            out = xp.where((wa == 0) & ~xp.isnan(wb), 0, wa * log(wb))
         return out.astype(dtype, copy=False)

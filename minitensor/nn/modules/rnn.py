@@ -99,8 +99,11 @@ class RNNBase(Module):
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
                           f"expects num_layers greater than 1, but got dropout={dropout} and "
                           f"num_layers={num_layers}")
-        if not isinstance(hidden_size, int) or hidden_size <= 0:
-            raise ValueError(f"hidden_size must be a positive integer, got {hidden_size!r}")
+        for what, n in (("input_size", input_size), ("hidden_size", hidden_size)):  # PyTorch's checks and words
+            if not isinstance(n, int):
+                raise TypeError(f"{what} should be of type int, got: {type(n).__name__}")
+            if n <= 0:
+                raise ValueError(f"{what} must be greater than zero")
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
         if proj_size != 0:

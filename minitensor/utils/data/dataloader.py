@@ -21,6 +21,7 @@ from __future__ import annotations
 import collections
 import itertools
 import warnings
+import concurrent.futures
 from concurrent.futures import Future
 from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
 
@@ -63,9 +64,11 @@ class DataLoader(Generic[T_co]):
                  num_workers: int = 0, collate_fn: Callable[[list], Any] | None = None,
                  pin_memory: bool = False, drop_last: bool = False, generator: GeneratorLike = None,
                  worker_init_fn: Callable[[int], Any] | None = None, prefetch_factor: int = 2,
-                 device: str | Device | None = None) -> None:
+                 device: str | Device | None = None, timeout: float = 0) -> None:
         if not isinstance(num_workers, int) or num_workers < 0:
             raise ValueError(f"num_workers option should be a non-negative integer, got {num_workers!r}")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
         if not isinstance(prefetch_factor, int) or prefetch_factor < 1:
             raise ValueError(f"prefetch_factor option should be a positive integer, got {prefetch_factor!r}")
         if sampler is not None and shuffle:
@@ -91,6 +94,7 @@ class DataLoader(Generic[T_co]):
         self.sampler = sampler
         self.batch_sampler = batch_sampler
         self.num_workers = num_workers
+        self.timeout = timeout  # seconds to wait for a worker's batch; 0: no limit
         self.prefetch_factor = prefetch_factor
         self.collate_fn = default_collate if collate_fn is None else collate_fn
         self.pin_memory = pin_memory
@@ -107,6 +111,8 @@ class DataLoader(Generic[T_co]):
         if self.pin_memory and not pin:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device "
                           "pinned memory won't be used.", stacklevel=2)
+        if self.timeout > 0 and self.num_workers == 0:  # as PyTorch: nothing to time out without workers
+            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
         to_gpu = self.device is not None and self.device.type == "cuda"
         if to_gpu:
             self.device.backend  # type: ignore[union-attr] # raises the device's own "why unavailable" error before any loading
@@ -117,7 +123,7 @@ class DataLoader(Generic[T_co]):
         workers = Workers(load, self.num_workers, base_seed, self.worker_init_fn, self.dataset) \
             if self.num_workers > 0 else None
         batches = _DataLoaderIter(iter(self.batch_sampler), load, workers,
-                                  self.num_workers * self.prefetch_factor, len(self))
+                                  self.num_workers * self.prefetch_factor, len(self), self.timeout)
         if not to_gpu:
             return batches
         from ...backends.cuda.prefetch import CudaPrefetcher  # CuPy's streams: only for a CUDA device
@@ -144,11 +150,12 @@ class _DataLoaderIter:
     """One pass over a DataLoader: loads in the caller's thread, or ahead in worker threads."""
 
     def __init__(self, batches: Iterator[Sequence[int]], load: Callable[[Sequence[int]], Any],
-                 workers: Workers | None, depth: int, length: int) -> None:
+                 workers: Workers | None, depth: int, length: int, timeout: float = 0) -> None:
         self._batches: Iterator[Sequence[int]] | None = batches
         self._load = load
         self._length = length
         self._depth = depth
+        self._timeout = timeout or None
         self._pending: collections.deque[tuple[Sequence[int], Future]] = collections.deque()
         self._pool = workers
         self._turn = itertools.cycle(range(workers.num_workers)) if workers is not None else None
@@ -174,7 +181,7 @@ class _DataLoaderIter:
                 raise StopIteration
             indices, future = self._pending.popleft()
             self._submit_ahead()  # keep `depth` batches loading while this one is awaited
-            return _result_of(future, indices)
+            return _result_of(future, indices, self._timeout)
         except BaseException:
             self.close()
             raise
@@ -203,9 +210,13 @@ class _DataLoaderIter:
         self.close()
 
 
-def _result_of(future: Future, indices: Sequence[int]) -> Any:
-    """The batch, or the loader thread's exception (original traceback, plus a note saying where)."""
-    error = future.exception()
+def _result_of(future: Future, indices: Sequence[int], timeout: float | None = None) -> Any:
+    """The batch, or the loader thread's exception (original traceback, plus a note saying where); PyTorch's
+    RuntimeError when it takes longer than ``timeout`` seconds."""
+    try:
+        error = future.exception(timeout)
+    except concurrent.futures.TimeoutError:
+        raise RuntimeError(f"DataLoader timed out after {timeout} seconds") from None
     if error is None:
         return future.result()
     if hasattr(error, "add_note"):

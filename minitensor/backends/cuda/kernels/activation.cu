@@ -7,7 +7,7 @@ template <typename T>
 __global__ void relu_backward(const T* __restrict__ gy, const T* __restrict__ y, T* __restrict__ gx,
                               long long n) {
     for (long long e = first_item(); e < n; e += item_stride())
-        gx[e] = from_acc<T>(to_acc(y[e]) > 0 ? to_acc(gy[e]) : acc_t<T>(0));
+        gx[e] = from_acc<T>(to_acc(y[e]) <= 0 ? acc_t<T>(0) : to_acc(gy[e]));  // gy at NaN, as PyTorch
 }
 
 // y = x where x > 0, else x * negative_slope.
