@@ -169,11 +169,8 @@ def test_softmax_dtype_argument_casts_first():
     assert F.softmax(x, 1, dtype=mt.float64).dtype == mt.float64
 
 
-def test_softmax_requires_dim():
-    with pytest.raises(TypeError, match="dim"):
-        F.softmax(mt.randn(2, 3))
-    with pytest.raises(TypeError, match="dim"):
-        F.log_softmax(mt.randn(2, 3))
+def test_softmax_refuses_a_dim_out_of_range():
+    """(Without ``dim``: PyTorch's deprecation warning and implicit dim, tests/test_implicit_dims.py.)"""
     with pytest.raises(IndexError):
         F.softmax(mt.randn(2, 3), dim=2)
 

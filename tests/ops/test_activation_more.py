@@ -67,8 +67,8 @@ def test_softmin_is_softmax_of_the_negation():
     np.testing.assert_allclose(nn.Softmin(dim=0)(mt.tensor(x)).numpy(), e / e.sum(0), rtol=1e-12)
     assert F.softmin(mt.tensor(x, dtype=mt.float32), 1, dtype=mt.float64).dtype == mt.float64
     gradcheck(lambda t: F.softmin(t, -1), (mt.tensor(x, requires_grad=True),))
-    with pytest.raises(TypeError, match="dim"):
-        F.softmin(mt.tensor(x))
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmin"):  # PyTorch's rule: dim 1
+        np.testing.assert_allclose(F.softmin(mt.tensor(x)).numpy(), F.softmin(mt.tensor(x), 1).numpy())
 
 
 def test_celu_rejects_alpha_zero():
