@@ -59,7 +59,8 @@ class Ufunc:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self._check(args, kwargs)
-        return wrap(self._impl(*unwrap(args), **unwrap(kwargs)))
+        with np.errstate(all="ignore"):  # CuPy's kernels never warn about inf or NaN
+            return wrap(self._impl(*unwrap(args), **unwrap(kwargs)))
 
     def at(self, a: Any, indices: Any, b: Any = None) -> None:
         op = getattr(self._real, "_scatter_op", None)
@@ -104,7 +105,8 @@ def routine(name: str, real_fn: Callable[..., Any], impl: Callable[..., Any]) ->
         if name not in HOST_OK:
             refuse_host(args, name)
             refuse_host(tuple(kwargs.values()), name)
-        return wrap(impl(*unwrap(args), **unwrap(kwargs)))
+        with np.errstate(all="ignore"):
+            return wrap(impl(*unwrap(args), **unwrap(kwargs)))
     return call
 
 
