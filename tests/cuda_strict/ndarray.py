@@ -132,7 +132,8 @@ class ndarray:
             for v in (*args, *kwargs.values()):
                 if isinstance(v, np.ndarray) and name not in ("take", "put", "repeat", "compress", "choose"):
                     raise TypeError(f"Unsupported type {type(v)}")
-            return wrap(value(*unwrap(args), **unwrap(kwargs)))
+            result = value(*unwrap(args), **unwrap(kwargs))
+            return self if result is self._a else wrap(result)  # astype(copy=False) etc. return ``self``
         return method
 
     @property
