@@ -14,7 +14,8 @@ from . import real
 from .convert import IMPLICIT, unwrap, wrap
 
 
-_owners: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictionary()  # the host buffers of live device arrays
+# the host buffers of live device arrays
+_owners: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictionary()
 
 
 def live_bytes() -> int:
