@@ -12,6 +12,13 @@ import pytest
 if os.environ.get("MINITENSOR_TEST_WITHOUT_NUMBA") == "1":
     sys.modules["numba"] = None  # type: ignore[assignment]  # import numba now raises ImportError
 
+# MINITENSOR_STRICT_CUPY=1 (with NUMBA_ENABLE_CUDASIM=1): the strict CuPy double of tests/cuda_strict stands in
+# for CuPy, so the -m gpu suite runs the real CudaBackend without a GPU. Installed before minitensor loads.
+if os.environ.get("MINITENSOR_STRICT_CUPY") == "1":
+    from tests.cuda_strict import install
+
+    install()
+
 import minitensor as mt
 from minitensor.autograd.grad_mode import state
 
