@@ -51,6 +51,14 @@ class MatMul(ArrayFunction):
         return ga, gb
 
 
+class Mv(MatMul):
+    """``mv``: MatMul under its own name, for autocast (PyTorch lowers mv on CUDA only)."""
+
+
+class Dot(MatMul):
+    """``dot``: MatMul under its own name, for autocast (PyTorch runs dot in its inputs' dtype)."""
+
+
 def _check_matmul_shapes(a: Tensor, b: Tensor) -> None:
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and "
@@ -64,18 +72,23 @@ def _check_matmul_shapes(a: Tensor, b: Tensor) -> None:
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """The matrix product with NumPy/PyTorch broadcasting of batch dims."""
+    return _product(input, other, MatMul)
+
+
+def _product(input: Tensor, other: Tensor, op: type[MatMul]) -> Tensor:
+    """matmul as the node ``op`` (its name is what autocast's policy reads)."""
     if type(getattr(input, "array", None)) is SparseCOO:  # PyTorch's mm / @ of a sparse COO matrix and a dense one
         if isinstance(other, Tensor) and other.ndim == 1:  # and a vector
             return sparse_mm(input, other.unsqueeze(1)).squeeze(1)
         return sparse_mm(input, other)
-    a, b = cast_early(MatMul, input, other)
+    a, b = cast_early(op, input, other)
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         check_matmul(a, b)
     else:
         a, b = promote(a, b)
     _check_matmul_shapes(a, b)
     try:
-        return MatMul.apply(a, b)
+        return op.apply(a, b)
     except ValueError:
         raise RuntimeError(f"matmul: batch dimensions of {tuple(a.shape)} and {tuple(b.shape)} cannot be "
                            "broadcast together") from None
@@ -102,12 +115,12 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     _require_dims("mv", input, 2, vec, "vec", 1)
-    return matmul(input, vec)
+    return _product(input, vec, Mv)
 
 
 def dot(input: Tensor, other: Tensor) -> Tensor:
     _require_dims("dot", input, 1, other, "other", 1)
-    return matmul(input, other)
+    return _product(input, other, Dot)
 
 
 class Linear(ArrayFunction):
