@@ -84,6 +84,9 @@ def run_case(case: Case, cwd: Path, with_torch: bool) -> list[float]:
     return losses
 
 
+_LOSSES: dict[str, list[float]] = {}  # minitensor's losses per case, so that the twin does not rerun them
+
+
 def _params():
     return [pytest.param(name, marks=pytest.mark.xfail(reason=case.blocked, strict=True) if case.blocked else ())
             for name, case in CASES.items()]
@@ -91,13 +94,13 @@ def _params():
 
 @pytest.mark.parametrize("name", _params())
 def test_corpus_program_runs_unchanged(name, tmp_path):
-    run_case(CASES[name], tmp_path / "w", with_torch=False)
+    _LOSSES[name] = run_case(CASES[name], tmp_path / "w", with_torch=False)
 
 
 @pytest.mark.torch
 @pytest.mark.parametrize("name", _params())
 def test_corpus_program_matches_pytorch(name, tmp_path):
     pytest.importorskip("torch")
-    ours = run_case(CASES[name], tmp_path / "mt", with_torch=False)[-1]
+    ours = (_LOSSES.get(name) or run_case(CASES[name], tmp_path / "mt", with_torch=False))[-1]
     theirs = run_case(CASES[name], tmp_path / "pt", with_torch=True)[-1]
     assert abs(ours - theirs) <= 0.5 * max(abs(theirs), 0.2), (ours, theirs)
