@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import minitensor as mt
 import minitensor.nn.functional as F
+from minitensor.amp import autocast_mode
 from minitensor.amp.policy import FP32, LOWER, POLICY, PROMOTE
 from minitensor.autograd import function as function_module
 from minitensor.autograd.function import ArrayFunction
@@ -121,8 +122,10 @@ def test_parameters_stay_float32_and_gradients_flow_in_each_ops_dtype():
         h = lin(x)
         assert h.dtype == mt.bfloat16
         y = h.softmax(-1)
-        assert y.dtype == mt.float32
-    y[:, 0].sum().backward()
+        assert y.dtype == mt.bfloat16  # softmax is not on the CPU's float32 list
+        loss = F.mse_loss(y, mt.zeros(5, 3))
+        assert loss.dtype == mt.float32  # the losses are
+    loss.backward()
     assert lin.weight.dtype == lin.weight.grad.dtype == x.grad.dtype == mt.float32
 
 
@@ -183,11 +186,16 @@ CASES = {
     "Cat": ("NN", lambda a, b: mt.cat([a, b])), "Stack": ("NN", lambda a, b: mt.stack([a, b])),
     "Where": ("NN", lambda a, b: mt.where(a > 0, a, b)),
 }
+CASES.update({"Mv": (lambda g, n, k: [_normal(g, n, k), _normal(g, k)], mt.mv), "Cdist": ("NN", mt.cdist),
+              "Inv": (lambda g, n, k: [_normal(g, k, k) + 3 * np.eye(k)], mt.inverse)})
 CASES.update({"KLDiv": ("NB", lambda x, t: F.kl_div(x, t, reduction="batchmean")),
               "PDist": (lambda g, n, k: [_normal(g, n + 1, k)], mt.pdist)})
 # The relative error (in the 2-norm) a 16-bit op may have against float32 (a few ulps, over sums).
 TOLERANCE = {mt.bfloat16: 4e-2, mt.float16: 5e-3}
 ROUNDINGS = {"ScaledDotProductAttention": 2}  # two GEMMs and a softmax, each rounded to 16 bits: twice the room
+
+
+RULES = {**POLICY["cpu"], **POLICY["cuda"]}  # every entry of either device's table
 
 
 def test_the_table_names_functions_and_every_entry_has_a_parity_case():
@@ -197,9 +205,10 @@ def test_the_table_names_functions_and_every_entry_has_a_parity_case():
         cls = stack.pop()
         names.add(cls.__name__)
         stack.extend(cls.__subclasses__())
-    assert set(POLICY) <= names, sorted(set(POLICY) - names)
-    assert set(CASES) == set(POLICY)
-    assert set(POLICY.values()) == {LOWER, FP32, PROMOTE}
+    assert set(RULES) <= names, sorted(set(RULES) - names)
+    assert set(CASES) == set(RULES) and set(POLICY) == {"cpu", "cuda"}
+    assert set(RULES.values()) == {LOWER, FP32, PROMOTE}
+    assert all(POLICY[d].get(name, rule) == rule for d in POLICY for name, rule in RULES.items())  # no conflicts
 
 
 def _rel_err(got, ref):
@@ -235,13 +244,23 @@ def _run(op, make, rule, low, seed, n, k, autocast):
 
 
 @pytest.mark.parametrize("low", [mt.bfloat16, mt.float16], ids=["bf16", "fp16"])
-@pytest.mark.parametrize("name", sorted(POLICY))
+@pytest.mark.parametrize("name", sorted(RULES))
 @settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 2 ** 31), n=st.integers(1, 4), k=st.integers(1, 6))
 def test_every_table_op_matches_float32_forward_and_backward(name, low, seed, n, k):
+    """Each entry of either table, run under CPU autocast with the CPU's table swapped for the one that
+    has it (the CUDA-only entries are checked on the CPU)."""
     make, op = CASES[name]
-    rule = POLICY[name]
-    out, grads, dtypes = _run(op, make, rule, low, seed, n, k, autocast=True)
+    rule = RULES[name]
+    saved = POLICY["cpu"], dict(autocast_mode._RULES)
+    POLICY["cpu"] = POLICY["cuda"] if name in POLICY["cuda"] else saved[0]
+    autocast_mode._RULES.clear()
+    try:
+        out, grads, dtypes = _run(op, make, rule, low, seed, n, k, autocast=True)
+    finally:
+        POLICY["cpu"] = saved[0]
+        autocast_mode._RULES.clear()
+        autocast_mode._RULES.update(saved[1])
     ref, ref_grads, _ = _run(op, make, rule, low, seed, n, k, autocast=False)
     assert out.dtype == (low if rule == LOWER else mt.float32)
     low_tol = TOLERANCE[low] * ROUNDINGS.get(name, 1)

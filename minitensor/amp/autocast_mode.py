@@ -141,17 +141,12 @@ class autocast:
         return run  # type: ignore[return-value]
 
 
-_RULES: dict[type, str | None] = {}  # POLICY by class, filled as ops are first seen under autocast
+_RULES: dict[tuple[type, str], str | None] = {}  # POLICY by class and device type, filled as ops are met
 
 
 def cast_inputs(cls: type, args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """``args`` of one ``cls.apply`` call, its floating tensors cast as the policy says for ``cls`` when
-    autocast is on for their device in this thread (else ``args`` as they are)."""
-    rule = _RULES.get(cls, "?")
-    if rule == "?":
-        rule = _RULES[cls] = POLICY.get(cls.__name__)
-    if rule is None:
-        return args
+    """``args`` of one ``cls.apply`` call, its floating tensors cast as the policy of their device type says
+    for ``cls`` when autocast is on for that device in this thread (else ``args`` as they are)."""
     from ..tensor import Tensor
     tensors = [a for a in args if isinstance(a, Tensor) and a.array.dtype.kind in "fV"]
     if not tensors:
@@ -159,6 +154,11 @@ def cast_inputs(cls: type, args: tuple[Any, ...]) -> tuple[Any, ...]:
     device_type = tensors[0]._device.type
     s = _state
     if not s.enabled.get(device_type, False):
+        return args
+    rule = _RULES.get((cls, device_type), "?")
+    if rule == "?":
+        rule = _RULES[cls, device_type] = POLICY[device_type].get(cls.__name__)
+    if rule is None:
         return args
     if rule == LOWER:
         target = s.dtype[device_type]

@@ -1,36 +1,50 @@
-"""Autocast's op policy, as PyTorch's: ONE table from a ``Function`` (by class name) to what autocast does
-with its floating inputs. ``Function.apply`` consults it (``autocast_mode.cast_inputs``) while autocast is on.
+"""Autocast's op policy, as PyTorch's: one table per device type from a ``Function`` (by class name) to what
+autocast does with its floating inputs. ``Function.apply`` consults it (``autocast_mode.cast_inputs``) while
+autocast is on for the inputs' device.
 
 - ``LOWER``: GEMM-based ops run in the autocast dtype (float16 / bfloat16): inputs of float32 are cast down.
-- ``FP32``: ops that need float32's range or precision (exp/log/pow, softmax, losses, norms, sums and
-  scans) run in float32: float16 / bfloat16 inputs are cast up.
+- ``FP32``: ops that need float32's range or precision run in float32: float16 / bfloat16 inputs are cast up.
 - ``PROMOTE``: ops of several tensors run in the widest floating dtype among them.
 Ops not in the table (relu, pooling, views, most elementwise ops...) run in whatever dtype they receive.
 float64 inputs are never cast, as in PyTorch. RNN cells are made of ``Linear``/``MatMul`` and follow them.
+
+CUDA's FP32 list is long (pointwise exp/log/pow, softmax, the norms, sums and scans); the CPU's is short
+(the losses, cdist, inverse, prod): under ``autocast("cpu")`` softmax, layer_norm, group_norm, exp or sum
+of a bfloat16 tensor stay bfloat16, as PyTorch 2.13 gives them. ``mv`` is lowered on CUDA only and ``dot``
+on neither (PyTorch's lists), though ``matmul`` of the same shapes is lowered on both.
 """
 from __future__ import annotations
 
 LOWER, FP32, PROMOTE = "lower", "fp32", "promote"
 
-POLICY: dict[str, str] = {
-    # matmul, mm, bmm, mv, dot, addmm/baddbmm/addbmm (their input too: products.py), linear, RNN cells,
+_COMMON: dict[str, str] = {
+    # matmul, mm, bmm, addmm/baddbmm/addbmm (their input too: products.py), linear, RNN cells,
     # conv (conv1d is conv2d), attention, einsum
     "MatMul": LOWER, "Linear": LOWER, "Conv2d": LOWER, "ConvTranspose2d": LOWER,
     "ScaledDotProductAttention": LOWER, "Einsum": LOWER,
-    # pointwise maths that over- or underflows in 16 bits
-    "Exp": FP32, "Expm1": FP32, "Log": FP32, "Log2": FP32, "Log10": FP32, "Log1p": FP32, "Pow": FP32,
-    "Reciprocal": FP32, "Rsqrt": FP32, "Sinh": FP32, "Cosh": FP32, "Tan": FP32, "Asin": FP32,
-    "Acos": FP32, "Erfinv": FP32, "Softplus": FP32,
-    # softmax and the losses
-    "Softmax": FP32, "LogSoftmax": FP32, "CrossEntropy": FP32, "NLLLoss": FP32, "CrossEntropyProbs": FP32,
+    # the losses
+    "CrossEntropy": FP32, "NLLLoss": FP32, "CrossEntropyProbs": FP32,
     "MSELoss": FP32, "L1Loss": FP32, "BinaryCrossEntropy": FP32, "BinaryCrossEntropyWithLogits": FP32,
     "SmoothL1Loss": FP32, "HuberLoss": FP32,
     "KLDiv": FP32, "PDist": FP32,  # kl_div's pointwise terms; pdist's norms (the other added losses compose ops)
-    # norms
-    "LayerNorm": FP32, "BatchNorm": FP32, "PNorm": FP32,  # group_norm is made of these ops
-    # reductions and scans that need range
-    "Sum": FP32, "Prod": FP32, "CumSum": FP32, "CumProd": FP32, "LogSumExp": FP32, "LogCumSumExp": FP32,
+    "Prod": FP32,
     # several tensors: the widest dtype
     "Add": PROMOTE, "Sub": PROMOTE, "Mul": PROMOTE, "Div": PROMOTE, "Atan2": PROMOTE, "Cat": PROMOTE,
     "Stack": PROMOTE, "Where": PROMOTE, "Maximum": PROMOTE, "Minimum": PROMOTE,
+}
+
+POLICY: dict[str, dict[str, str]] = {
+    "cuda": {
+        **_COMMON, "Mv": LOWER,
+        # pointwise maths that over- or underflows in 16 bits
+        "Exp": FP32, "Expm1": FP32, "Log": FP32, "Log2": FP32, "Log10": FP32, "Log1p": FP32, "Pow": FP32,
+        "Reciprocal": FP32, "Rsqrt": FP32, "Sinh": FP32, "Cosh": FP32, "Tan": FP32, "Asin": FP32,
+        "Acos": FP32, "Erfinv": FP32, "Softplus": FP32,
+        "Softmax": FP32, "LogSoftmax": FP32,
+        # norms (group_norm is made of these ops)
+        "LayerNorm": FP32, "BatchNorm": FP32, "PNorm": FP32,
+        # reductions and scans that need range
+        "Sum": FP32, "CumSum": FP32, "CumProd": FP32, "LogSumExp": FP32, "LogCumSumExp": FP32,
+    },
+    "cpu": {**_COMMON, "Cdist": FP32, "Inv": FP32},
 }

@@ -14,6 +14,7 @@ from ..autograd.function import ArrayFunction
 from ..creation import as_tensor
 from ..tensor import Tensor
 from .shape import pad
+from .dtype_match import check_conv
 from ..backends.base import Backend
 from ..amp.autocast_mode import cast_early
 
@@ -327,9 +328,7 @@ def _check_conv_args(name: str, input: Tensor, weight: Tensor, bias: Tensor | No
     if weight.ndim != dims + 2:
         layout = "(in, out/groups, *kernel)" if transposed else "(out, in/groups, *kernel)"
         raise RuntimeError(f"{name}: weight must be {dims + 2}D {layout}, got shape {tuple(weight.shape)}")
-    if input.dtype != weight.dtype:
-        raise RuntimeError(f"{name}: input dtype {input.dtype} and weight dtype {weight.dtype} differ; cast "
-                           f"one (e.g. input.to(weight.dtype))")
+    check_conv(input, weight, bias if isinstance(bias, Tensor) else None)
     if not isinstance(groups, int) or groups < 1:
         raise RuntimeError(f"{name}: groups must be a positive int, got {groups!r}")
     split, c_in, c_out = (("in_channels", weight.shape[0], weight.shape[1] * groups) if transposed else
@@ -350,5 +349,3 @@ def _check_conv_args(name: str, input: Tensor, weight: Tensor, bias: Tensor | No
         if tuple(bias.shape) != (c_out,):
             raise RuntimeError(f"{name}: bias must have shape ({c_out},) for {c_out} output channels, got "
                                f"{tuple(bias.shape)}")
-        if bias.dtype != input.dtype:
-            raise RuntimeError(f"{name}: bias dtype {bias.dtype} differs from the input's {input.dtype}")

@@ -171,6 +171,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
         if not x.is_floating_point():
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {torch_dtype_name(x.dtype)}")
+    x1, x2 = cast_early(Cdist, x1, x2)  # under CPU autocast a 16-bit pair comes up to float32, as PyTorch's
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     if x1.dtype is not x2.dtype:

@@ -34,7 +34,7 @@ __all__ = ["getitem", "setitem", "where", "masked_fill", "gather", "index_select
 
 _FULL = slice(None)
 _BASIC = (int, slice, type(None), type(Ellipsis))  # bool is an int: told apart by ``type(item) is bool``
-_SEQUENCES = (list, tuple, np.ndarray)
+_SEQUENCES = (list, tuple, range, np.ndarray)  # PyTorch reads any of these as an index tensor
 _PLAIN = {np.dtype(np.int64), np.dtype(np.bool_)}  # sets of dtypes: comparing a dtype with a type is slow
 _INDEX = _PLAIN | {np.dtype(np.int32), np.dtype(np.uint8)}
 

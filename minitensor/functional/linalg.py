@@ -8,6 +8,7 @@ from ..tensor import Tensor
 from ._util import promote
 from ..amp.autocast_mode import cast_early
 from .shape import stack
+from .dtype_match import check_addmm, check_matmul, check_same
 from ..backends.base import Backend
 from ..backends.generic.sparse import SparseCOO
 from .sparse import sparse_mm
@@ -50,6 +51,14 @@ class MatMul(ArrayFunction):
         return ga, gb
 
 
+class Mv(MatMul):
+    """``mv``: MatMul under its own name, for autocast (PyTorch lowers mv on CUDA only)."""
+
+
+class Dot(MatMul):
+    """``dot``: MatMul under its own name, for autocast (PyTorch runs dot in its inputs' dtype)."""
+
+
 def _check_matmul_shapes(a: Tensor, b: Tensor) -> None:
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and "
@@ -63,14 +72,23 @@ def _check_matmul_shapes(a: Tensor, b: Tensor) -> None:
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """The matrix product with NumPy/PyTorch broadcasting of batch dims."""
+    return _product(input, other, MatMul)
+
+
+def _product(input: Tensor, other: Tensor, op: type[MatMul]) -> Tensor:
+    """matmul as the node ``op`` (its name is what autocast's policy reads)."""
     if type(getattr(input, "array", None)) is SparseCOO:  # PyTorch's mm / @ of a sparse COO matrix and a dense one
         if isinstance(other, Tensor) and other.ndim == 1:  # and a vector
             return sparse_mm(input, other.unsqueeze(1)).squeeze(1)
         return sparse_mm(input, other)
-    a, b = promote(*cast_early(MatMul, input, other))
+    a, b = cast_early(op, input, other)
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        check_matmul(a, b)
+    else:
+        a, b = promote(a, b)
     _check_matmul_shapes(a, b)
     try:
-        return MatMul.apply(a, b)
+        return op.apply(a, b)
     except ValueError:
         raise RuntimeError(f"matmul: batch dimensions of {tuple(a.shape)} and {tuple(b.shape)} cannot be "
                            "broadcast together") from None
@@ -97,12 +115,12 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     _require_dims("mv", input, 2, vec, "vec", 1)
-    return matmul(input, vec)
+    return _product(input, vec, Mv)
 
 
 def dot(input: Tensor, other: Tensor) -> Tensor:
     _require_dims("dot", input, 1, other, "other", 1)
-    return matmul(input, other)
+    return _product(input, other, Dot)
 
 
 class Linear(ArrayFunction):
@@ -145,9 +163,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is not None and tuple(bias.shape) != (weight.shape[0],):
         raise RuntimeError(f"linear: bias shape {tuple(bias.shape)} does not match out_features "
                            f"{weight.shape[0]}")
-    if input.array.dtype != weight.array.dtype:
-        raise RuntimeError(f"linear: input dtype {input.dtype} and weight dtype {weight.dtype} differ; "
-                           "cast one with .to()")
+    if bias is None:
+        check_matmul(input, weight)
+    else:
+        check_addmm(bias, input, weight)
     return Linear.apply(input, weight, bias)
 
 
@@ -222,9 +241,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         if not isinstance(x, Tensor):
             raise TypeError(f"einsum(): operands must be Tensors, got {type(x).__name__}")
     _einsum_terms(equation, len(operands))
-    other = next((x.dtype for x in operands if x.dtype != operands[0].dtype), None)
-    if other is not None:
-        raise RuntimeError(f"einsum(): expected scalar type {operands[0].dtype} but found {other}")
+    for x in operands[1:]:
+        check_same(operands[0], x)
     lhs, arrow, out = equation.replace(" ", "").partition("->")
     summed = arrow and "..." in lhs and "..." not in out  # PyTorch sums the broadcast dims NumPy would keep
     try:
@@ -244,8 +262,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     must agree."""
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    if input.dtype != other.dtype:
-        raise RuntimeError(f"expected scalar type {input.dtype} but found {other.dtype}")
+    check_same(input, other)
     d = dim % max(input.ndim, 1)
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "

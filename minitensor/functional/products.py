@@ -8,11 +8,12 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._util import norm_dim, promote
+from ._util import norm_dim
 from .linalg import MatMul, cross as _linalg_cross, einsum, matmul, multi_dot
 from ..amp.autocast_mode import cast_early
 from .shape import cat, pad, reshape
 from .triangular import diagonal
+from .dtype_match import check_addmm
 
 __all__ = ["outer", "ger", "inner", "vdot", "tensordot", "kron", "trace", "addmm", "addmv", "addbmm", "baddbmm",
            "chain_matmul", "cross", "block_diag"]
@@ -54,7 +55,8 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     for x, y in zip(da, db):
         sb[y] = sa[x]
     out = [c for k, c in enumerate(sa) if k not in da] + [c for k, c in enumerate(sb) if k not in db]
-    a, b = promote(a, b)
+    if a.dtype != b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
     return einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", a, b)
 
 
@@ -77,7 +79,7 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
                            f"[{other.shape[0]}] to have the same number of elements, but got {input.shape[0]} "
                            f"and {other.shape[0]} elements respectively")
-    return matmul(*promote(input, other))
+    return matmul(input, other)
 
 
 def kron(input: Tensor, other: Tensor) -> Tensor:
@@ -120,6 +122,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
     for what, t in (("mat1", mat1), ("mat2", mat2)):
         if t.ndim != 2:
             raise RuntimeError(f"{what} must be a matrix, got {t.ndim}-D tensor")
+    if isinstance(input, Tensor):
+        check_addmm(*cast_early(MatMul, input, mat1, mat2))
     return _fused("addmm", input, matmul(mat1, mat2), beta, alpha)
 
 
@@ -139,7 +143,9 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alp
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """beta * input + alpha * sum_b (batch1[b] @ batch2[b]): (n, p)."""
     _batches("addbmm", batch1, batch2)
-    return _fused("addbmm", input, einsum("bnm,bmp->np", *promote(batch1, batch2)), beta, alpha)
+    if isinstance(input, Tensor):
+        check_addmm(*cast_early(MatMul, input, batch1, batch2))
+    return _fused("addbmm", input, einsum("bnm,bmp->np", *cast_early(MatMul, batch1, batch2)), beta, alpha)
 
 
 def _batches(name: str, b1: Tensor, b2: Tensor) -> None:

@@ -16,6 +16,7 @@ from ..tensor import Tensor
 from ..creation import eye
 from .indexing import where
 from .linalg import matmul
+from ..amp.autocast_mode import cast_early
 from .triangular import tril, triu
 
 __all__ = ["inv", "inverse", "solve", "det", "slogdet", "logdet", "matrix_power", "solve_triangular", "cholesky_solve",
@@ -63,6 +64,7 @@ class Inv(ArrayFunction):
 
 def inv(A: Tensor) -> Tensor:
     """A^-1 for A (*, n, n); a singular A raises ``linalg.LinAlgError``."""
+    A, = cast_early(Inv, A)  # under CPU autocast a 16-bit matrix comes up to float32, as PyTorch's
     check_matrices("inv", A)
     return Inv.apply(A)
 

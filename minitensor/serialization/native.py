@@ -33,8 +33,9 @@ _MAX_DEPTH = 100  # containers within containers: deeper trees are refused (JSON
 
 
 class NeedsPickle(TypeError):
-    """The tree holds a whole ``nn.Module``: only pickle can store it (``save`` then writes the pickled
-    format, as ``torch.save`` does)."""
+    """The tree holds what only pickle can store (a whole ``nn.Module``, a config dataclass, a set...):
+    ``save`` then writes the pickled format, as ``torch.save`` does, and ``load`` needs ``weights_only=False``
+    or the class in ``add_safe_globals``. ``format="minitensor"`` refuses it."""
 
 
 def save_native(obj: Any, out: IO[bytes]) -> None:
@@ -158,7 +159,7 @@ def _encode(obj: Any, arrays: dict[str, np.ndarray], where: str, depth: int = 0)
     if isinstance(obj, (list, tuple)):
         kind = "tuple" if isinstance(obj, tuple) else "list"
         return {kind: [_encode(v, arrays, f"{where}[{i}]", depth + 1) for i, v in enumerate(obj)]}
-    raise TypeError(f"save: cannot store {where} of type {type(obj).__name__}; checkpoints hold Tensors, "
+    raise NeedsPickle(f"save: cannot store {where} of type {type(obj).__name__}; checkpoints hold Tensors, "
                     f"NumPy arrays, numbers, strings, bools, None and dicts/lists/tuples of them (format=\"torch\" "
                     f"pickles other objects)")
 
@@ -168,7 +169,7 @@ def _encode_key(key: Any, where: str) -> Any:
         return key
     if isinstance(key, tuple):
         return {"tuple": [_encode_key(k, where) for k in key]}
-    raise TypeError(f"save: dict key {key!r} in {where} has type {type(key).__name__}; keys must be "
+    raise NeedsPickle(f"save: dict key {key!r} in {where} has type {type(key).__name__}; keys must be "
                     f"str, int, float, bool, None or tuples of them")
 
 

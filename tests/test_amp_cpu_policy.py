@@ -1,0 +1,60 @@
+"""The dtypes ops give under ``autocast("cpu", dtype=bfloat16)``, as PyTorch 2.13's CPU policy gives them:
+GEMMs in bfloat16, the losses, cdist, inverse and prod in float32, and everything else (softmax,
+log_softmax, the norms, exp/log, sums and scans) in the dtype it is fed, unlike CUDA's longer float32 list."""
+from __future__ import annotations
+
+import pytest
+
+import minitensor as mt
+
+
+def autocast_dtypes(lib):
+    """Each op's output dtype under CPU autocast, fed float32 and fed bfloat16 tensors."""
+    F = lib.nn.functional
+    out = {}
+    for src in ("float32", "bfloat16"):
+        dt = getattr(lib, src)
+        x, t = lib.rand(2, 4, 6).to(dt) + 0.5, lib.rand(2, 4, 6).to(dt)
+        w, m, img = lib.ones(6).to(dt), lib.rand(6, 6).to(dt), lib.rand(1, 2, 5, 5).to(dt)
+        labels = lib.tensor([0, 1, 2, 3])
+        ops = {
+            "softmax": lambda: F.softmax(x, -1), "log_softmax": lambda: F.log_softmax(x, -1),
+            "layer_norm": lambda: F.layer_norm(x, (6,), w, w), "group_norm": lambda: F.group_norm(x, 2),
+            "batch_norm": lambda: F.batch_norm(x, None, None, training=True),
+            "instance_norm": lambda: F.instance_norm(x),
+            "exp": lambda: x.exp(), "log": lambda: x.log(), "pow": lambda: x.pow(2), "sum": lambda: x.sum(),
+            "cumsum": lambda: x.cumsum(0), "logsumexp": lambda: x.logsumexp(0), "rsqrt": lambda: x.rsqrt(),
+            "softplus": lambda: F.softplus(x), "norm": lambda: x.norm(), "normalize": lambda: F.normalize(x),
+            "cosine_similarity": lambda: F.cosine_similarity(x, t), "prod": lambda: x.prod(),
+            "matmul": lambda: x @ m, "linear": lambda: F.linear(x, m), "addmm": lambda: lib.addmm(m, m, m),
+            "bmm": lambda: lib.bmm(x, x.transpose(1, 2)), "mv": lambda: lib.mv(m, w), "dot": lambda: lib.dot(w, w),
+            "conv2d": lambda: F.conv2d(img, lib.ones(3, 2, 3, 3).to(dt)),
+            "einsum": lambda: lib.einsum("bij,jk->bik", x, m), "sdpa": lambda: F.scaled_dot_product_attention(x, x, x),
+            "mse": lambda: F.mse_loss(x, t), "bce_logits": lambda: F.binary_cross_entropy_with_logits(x, t),
+            "cross_entropy": lambda: F.cross_entropy(x[0], labels), "nll": lambda: F.nll_loss(x[0], labels),
+            "kl_div": lambda: F.kl_div(x, t, reduction="batchmean"), "cdist": lambda: lib.cdist(x, x),
+            "inverse": lambda: lib.inverse(m + 3 * lib.eye(6).to(dt)),
+            "gelu": lambda: F.gelu(x), "add_f32": lambda: x + lib.ones(6), "cat_f32": lambda: lib.cat([x, x.float()]),
+        }
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            for name, op in ops.items():
+                out[f"{src}:{name}"] = str(op().dtype).split(".")[-1]
+    return out
+
+
+def test_cpu_autocast_output_dtypes():
+    got = autocast_dtypes(mt)
+    for name in ("softmax", "log_softmax", "layer_norm", "group_norm", "batch_norm", "exp", "sum", "norm", "gelu"):
+        assert got[f"bfloat16:{name}"] == "bfloat16" and got[f"float32:{name}"] == "float32", name
+    for name in ("matmul", "linear", "addmm", "bmm", "conv2d", "einsum", "sdpa"):
+        assert got[f"float32:{name}"] == got[f"bfloat16:{name}"] == "bfloat16", name
+    for name in ("mse", "bce_logits", "cross_entropy", "nll", "kl_div", "cdist", "inverse", "prod"):
+        assert got[f"float32:{name}"] == got[f"bfloat16:{name}"] == "float32", name
+    assert got["float32:mv"] == got["float32:dot"] == "float32"  # not on the CPU's lower-precision list
+    assert got["bfloat16:add_f32"] == got["bfloat16:cat_f32"] == "float32"
+
+
+@pytest.mark.torch
+def test_cpu_autocast_output_dtypes_match_torch():
+    torch = pytest.importorskip("torch")
+    assert autocast_dtypes(mt) == autocast_dtypes(torch)
