@@ -27,7 +27,7 @@ from ..autograd.grad_mode import state
 from ..tensor import Tensor, _bump_version
 from ..creation import as_tensor
 from ._util import SCALARS, broadcast_error, out_of_range, promote, write_error
-from .inplace import detach_saved_from
+from .inplace import check_writable, detach_saved_from
 from ..backends.base import Backend
 
 __all__ = ["getitem", "setitem", "where", "masked_fill"]
@@ -291,8 +291,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             if _function.tracer is not None:  # an ONNX export is tracing: x's values changed outside a Function
                 _function.tracer.put(x, value)
             return
-        if x.grad_fn is None and x._requires_grad:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        check_writable(x)
         if value.ndim and value.shape[0] == 1:  # PyTorch drops them; the gradient then sums to the right shape
             lead = next((i for i, s in enumerate(value.shape) if s != 1), value.ndim)
             value = value.reshape(value.shape[lead:])
