@@ -200,8 +200,10 @@ def _fill(spec: Any, arrays: tuple) -> Any:
     """The index ``spec`` with the index tensors' arrays in its None places (spec None: the one array)."""
     if spec is None:
         return arrays[0]
+    if len(spec) == len(arrays):  # index tensors only
+        return arrays
     it = iter(arrays)
-    return tuple(next(it) if s is None else s for s in spec)
+    return tuple([next(it) if s is None else s for s in spec])
 
 
 def _spec(index: Any, adv: Any) -> tuple[Any, tuple[Tensor, ...]]:
@@ -209,9 +211,14 @@ def _spec(index: Any, adv: Any) -> tuple[Any, tuple[Tensor, ...]]:
     arguments and saved, so that a write into one before backward raises (as PyTorch's SavedVariable)."""
     if type(adv) is not tuple:
         return (None, (index,)) if isinstance(index, Tensor) and index.array is adv else (adv, ())
-    owners = {id(i.array): i for i in _items(index) if isinstance(i, Tensor)}
-    return (tuple(None if id(a) in owners else a for a in adv),
-            tuple(owners[id(a)] for a in adv if id(a) in owners))
+    owners = {id(i.array): i for i in (index if type(index) is tuple else _items(index)) if isinstance(i, Tensor)}
+    spec, tensors = [], []
+    for a in adv:
+        t = owners.get(id(a))
+        spec.append(a if t is None else None)
+        if t is not None:
+            tensors.append(t)
+    return tuple(spec), tuple(tensors)
 
 
 class GetItem(ViewFunction):
