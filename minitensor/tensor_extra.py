@@ -6,9 +6,8 @@ out-of-place op makes, graph node included, so a tensor in a graph stays differe
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
-from .autograd.grad_mode import state
 from .tensor_math import _forwarded, _in_place
 from .tensor_shape import sizes_of
 
@@ -23,11 +22,12 @@ FORWARDED = ("movedim", "swapaxes", "dot", "mv", "diagflat", "addr", "split_with
 IN_PLACE = ("addr", "index_reduce")
 
 
-def _become(self: "Tensor", view: "Tensor") -> "Tensor":
-    """Make self the view ``view`` of itself (its array, node and view history): PyTorch's in-place
-    metadata change; refused on a leaf that requires grad, as PyTorch."""
-    if self.requires_grad and self.grad_fn is None and state.grad_enabled:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+def _become(self: "Tensor", make: Callable[..., "Tensor"], *args: Any) -> "Tensor":
+    """Make self the view ``make(*args)`` of itself (its array, node and view history): PyTorch's in-place
+    metadata change; refused first on a leaf that requires grad or a view of one, as PyTorch."""
+    from .functional.inplace import check_writable
+    check_writable(self)
+    view = make(*args)
     target: Any = self  # _gv is a slot that Tensor's annotations leave out
     target.array, target._hv, target._gv = view.array, view._hv, getattr(view, "_gv", None)
     if view.grad_fn is not None:
@@ -38,27 +38,27 @@ def _become(self: "Tensor", view: "Tensor") -> "Tensor":
 
 
 def t_(self: "Tensor") -> "Tensor":
-    return _become(self, self.t())
+    return _become(self, self.t)
 
 
 def transpose_(self: "Tensor", dim0: int, dim1: int) -> "Tensor":
-    return _become(self, self.transpose(dim0, dim1))
+    return _become(self, self.transpose, dim0, dim1)
 
 
 def swapaxes_(self: "Tensor", axis0: int, axis1: int) -> "Tensor":
-    return _become(self, self.transpose(axis0, axis1))
+    return _become(self, self.transpose, axis0, axis1)
 
 
 def swapdims_(self: "Tensor", dim0: int, dim1: int) -> "Tensor":
-    return _become(self, self.transpose(dim0, dim1))
+    return _become(self, self.transpose, dim0, dim1)
 
 
 def squeeze_(self: "Tensor", dim: Any = None) -> "Tensor":
-    return _become(self, self.squeeze(dim))
+    return _become(self, self.squeeze, dim)
 
 
 def unsqueeze_(self: "Tensor", dim: int) -> "Tensor":
-    return _become(self, self.unsqueeze(dim))
+    return _become(self, self.unsqueeze, dim)
 
 
 def sum_to_size(self: "Tensor", *size: Any) -> "Tensor":

@@ -171,6 +171,26 @@ class TensorMethods(TensorMathMethods):
 
     __imul__, __itruediv__ = mul_, div_
 
+    # Python's other augmented assignments write in place too, as PyTorch's (without them ``x **= 2`` would
+    # rebind x to a new tensor, and x's views and a leaf's check would never see the write).
+    def __ipow__(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.pow, other)
+
+    def __imod__(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.remainder, other)
+
+    def __ifloordiv__(self, other: Any) -> "Tensor":
+        return _F.inplace(self, _F.floor_divide, other)
+
+    def __iand__(self, other: Any) -> "Tensor":
+        return _F.inplace(self, type(self).__and__, other)
+
+    def __ior__(self, other: Any) -> "Tensor":
+        return _F.inplace(self, type(self).__or__, other)
+
+    def __ixor__(self, other: Any) -> "Tensor":
+        return _F.inplace(self, type(self).__xor__, other)
+
     def pow_(self, other: Any) -> "Tensor":
         return _F.inplace(self, _F.pow, other)
 

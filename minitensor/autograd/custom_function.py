@@ -234,8 +234,8 @@ def _apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
         if not any(t is o for o in outs):
             raise RuntimeError("Some elements marked as dirty during the forward method were not returned as "
                                "output. The inputs that are modified inplace must all be outputs of the Function.")
-        if track and t.grad_fn is None and t._requires_grad:
-            raise RuntimeError(_LEAF_DIRTY)
+        if track and t._requires_grad and (t.grad_fn is None or t.grad_fn.view_of_leaf):
+            raise RuntimeError(_LEAF_DIRTY if t.grad_fn is None else "a view of " + _LEAF_DIRTY)
     wrap = _function._wrap
     for k, o in enumerate(outs):  # an input (or any tensor with a history) comes back as a new tensor on its memory
         if isinstance(o, Tensor) and not any(o is t for t in dirty) and (

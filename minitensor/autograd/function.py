@@ -79,6 +79,9 @@ class ArrayFunction:
     # when backward reads saved_tensors (PyTorch's SavedVariable).
     _versions: list[tuple[list[int], int, int, Any]] | tuple = ()
     differentiable = True  # False: an op without a gradient (comparisons, rounding...), never recorded
+    # True on the node of a view (through chains of views) of a leaf that requires grad, made in grad mode:
+    # an in-place write into it is refused, as PyTorch's (the leaf's gradient would miss the write).
+    view_of_leaf = False
     accepts_sparse = False  # True: forward takes sparse COO arrays (functional/sparse.py); others refuse them
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -232,6 +235,9 @@ class ViewFunction(ArrayFunction):
                 hv = x._hv = [0]
                 x._gv = 0
             out._hv, out._gv = hv, hv[0]
+            node = x.grad_fn
+            if out.grad_fn is not None and x._requires_grad and (node is None or node.view_of_leaf):
+                out.grad_fn.view_of_leaf = True
         return out
 
 

@@ -8,6 +8,7 @@ from .sorting import *  # noqa: F401,F403
 from .moments import std, std_mean, var, var_mean  # noqa: F401  (var_mean, std_mean in ADDED_OPS)
 from .cast import clone, to_device, to_dtype, view_dtype
 from .indexing import *  # noqa: F401,F403
+from .along_axis import *  # noqa: F401,F403
 from .inplace import copy_, inplace
 from .linalg import bmm, dot, linear, matmul, mm, mv
 from .math import *  # noqa: F401,F403

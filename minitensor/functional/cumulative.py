@@ -13,7 +13,7 @@ from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ..tensor_shape import numpy_aliases
 from ._util import check_floating, nondiff, norm_dim
-from .indexing import Gather
+from .along_axis import Gather
 from ..backends.base import Backend
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "trapezoid", "trapz", "cumulative_trapezoid"]

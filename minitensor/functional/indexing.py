@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import operator
 import warnings
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -26,11 +26,11 @@ from ..autograd.function import ArrayFunction, IndexedGrad, ViewFunction
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, _bump_version
 from ..creation import as_tensor
-from ._util import SCALARS, broadcast_error, norm_dim, out_of_range, promote, write_error
-from .inplace import detach_saved_from
+from ._util import SCALARS, broadcast_error, out_of_range, promote, write_error
+from .inplace import check_writable, detach_saved_from
 from ..backends.base import Backend
 
-__all__ = ["getitem", "setitem", "where", "masked_fill", "gather", "index_select"]
+__all__ = ["getitem", "setitem", "where", "masked_fill"]
 
 _FULL = slice(None)
 _BASIC = (int, slice, type(None), type(Ellipsis))  # bool is an int: told apart by ``type(item) is bool``
@@ -196,10 +196,38 @@ def _target(a: Any, pre: Any, adv: Any) -> Any:
     return a if adv is None else a[adv]
 
 
+def _fill(spec: Any, arrays: tuple) -> Any:
+    """The index ``spec`` with the index tensors' arrays in its None places (spec None: the one array)."""
+    if spec is None:
+        return arrays[0]
+    if len(spec) == len(arrays):  # index tensors only
+        return arrays
+    it = iter(arrays)
+    return tuple([next(it) if s is None else s for s in spec])
+
+
+def _spec(index: Any, adv: Any) -> tuple[Any, tuple[Tensor, ...]]:
+    """adv with None where it holds an index tensor's own array, and those tensors: passed to a Function as
+    arguments and saved, so that a write into one before backward raises (as PyTorch's SavedVariable)."""
+    if type(adv) is not tuple:
+        return (None, (index,)) if isinstance(index, Tensor) and index.array is adv else (adv, ())
+    owners = {id(i.array): i for i in (index if type(index) is tuple else _items(index)) if isinstance(i, Tensor)}
+    spec, tensors = [], []
+    for a in adv:
+        t = owners.get(id(a))
+        spec.append(a if t is None else None)
+        if t is not None:
+            tensors.append(t)
+    return tuple(spec), tuple(tensors)
+
+
 class GetItem(ViewFunction):
     @staticmethod
-    def forward(ctx: Any, B: Backend, x: Any, index: Any, basic: bool) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, index: Any, basic: bool, *arrays: Any) -> Any:
         ctx.shape, ctx.index, ctx.basic = x.shape, index, basic
+        if arrays:  # index tensors, where index has None
+            ctx.save_for_backward(*arrays)
+            return x[_fill(index, arrays)]
         out = x[index]
         if basic and type(out) is not type(x):  # ints on every dim: NumPy's scalar is a copy, and writes
             # into it (x[0].mul_(2)) would be lost; with an Ellipsis after them NumPy gives a 0-d view
@@ -208,7 +236,9 @@ class GetItem(ViewFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        return IndexedGrad(ctx.shape, ctx.index, gy, ctx.basic), None, None
+        n = len(ctx.needs_input_grad) - 3  # index tensors
+        index = _fill(ctx.index, ctx.saved_tensors) if n else ctx.index
+        return (IndexedGrad(ctx.shape, index, gy, ctx.basic), None, None) + (None,) * n
 
 
 class IndexPut(ArrayFunction):
@@ -216,19 +246,23 @@ class IndexPut(ArrayFunction):
     dx = gy with the written places zeroed; dv = gy[pre][adv] (summed back to v's shape by the engine)."""
 
     @staticmethod
-    def forward(ctx: Any, B: Backend, x: Any, v: Any, pre: Any, adv: Any) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, v: Any, pre: Any, adv: Any, *arrays: Any) -> Any:
         ctx.pre, ctx.adv = pre, adv
+        if arrays:  # index tensors, where adv has None (as GetItem's)
+            ctx.save_for_backward(*arrays)
+            adv = _fill(adv, arrays)
         _put(x, pre, adv, v)
         return x
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        gx = None
+        gx, pre, n = None, ctx.pre, len(ctx.needs_input_grad) - 4  # n: index tensors
+        adv = _fill(ctx.adv, ctx.saved_tensors) if n else ctx.adv
         if ctx.needs_input_grad[0]:
             gx = B.copy(gy)  # an array even for 0-d (NumPy gives scalars there)
-            _put(gx, ctx.pre, ctx.adv, 0)
-        gv = _take(gy, ctx.pre, ctx.adv) if ctx.needs_input_grad[1] else None
-        return gx, gv, None, None
+            _put(gx, pre, adv, 0)
+        gv = _take(gy, pre, adv) if ctx.needs_input_grad[1] else None
+        return (gx, gv, None, None) + (None,) * n
 
 
 def getitem(x: Tensor, index: Any) -> Tensor:
@@ -238,7 +272,8 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             return GetItem.apply(x, pre, True)
         if pre is not None:  # two steps: the view's gradient is written into x's by the basic step
             x = GetItem.apply(x, pre, True)
-        return GetItem.apply(x, adv, False)
+        spec, tensors = _spec(index, adv)
+        return GetItem.apply(x, spec, False, *tensors)
     except IndexError as e:
         raise IndexError(f"index {index!r} is invalid for a tensor of shape {tuple(x.shape)}: {e}") from None
 
@@ -263,48 +298,18 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             if _function.tracer is not None:  # an ONNX export is tracing: x's values changed outside a Function
                 _function.tracer.put(x, value)
             return
-        if x.grad_fn is None and x._requires_grad:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        check_writable(x)
         if value.ndim and value.shape[0] == 1:  # PyTorch drops them; the gradient then sums to the right shape
             lead = next((i for i, s in enumerate(value.shape) if s != 1), value.ndim)
             value = value.reshape(value.shape[lead:])
         if x.grad_fn is not None and x.grad_fn.copies_output_on_write:
             detach_saved_from(x.grad_fn, x)  # softmax and others save their output: keep its old values
-        out = IndexPut.apply(x, value, pre, adv)
+        spec, tensors = _spec(index, adv) if adv is not None else (None, ())
+        out = IndexPut.apply(x, value, pre, spec, *tensors)
         _bump_version(x)
     except ValueError as e:
         raise write_error(_target(x.array, pre, adv), value.shape, e, x.array) from None
     x.grad_fn, x._requires_grad = out.grad_fn, True
-
-
-class _Take(ArrayFunction):
-    """Picks elements of x along ``axis`` by ``index`` (``take``); the gradient scatter-adds gy back into
-    zeros of x's shape (``add_back``), so repeated indices accumulate."""
-    take: Callable[[Backend, Any, Any, int], Any]
-    add_back: Callable[[Backend, Any, Any, Any, int], Any]  # (B, zeros, index, gy, axis)
-
-    @staticmethod
-    def forward(ctx: Any, B: Backend, x: Any, index: Any, axis: int) -> Any:
-        ctx.shape, ctx.axis = x.shape, axis
-        ctx.save_for_backward(index)
-        return ctx.take(B, x, index, axis)
-
-    @staticmethod
-    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        index, = ctx.saved_tensors
-        return ctx.add_back(B, B.zeros(ctx.shape, gy.dtype), index, gy, ctx.axis), None, None
-
-
-class IndexSelect(_Take):
-    """x.take(index, axis): whole slices along axis."""
-    take = staticmethod(lambda B, x, index, axis: B.take(x, index, axis))
-    add_back = staticmethod(lambda B, out, index, gy, axis: B.index_add(out, (slice(None),) * axis + (index,), gy))
-
-
-class Gather(_Take):
-    """take_along_axis(x, index, axis): one element per position of index."""
-    take = staticmethod(lambda B, x, index, axis: B.take_along_axis(x, index, axis))
-    add_back = staticmethod(lambda B, out, index, gy, axis: B.scatter_add_along_axis(out, index, gy, axis))
 
 
 class Where(ArrayFunction):
@@ -366,35 +371,3 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     elif input.array.dtype.kind not in "fV" and isinstance(value, float):
         raise RuntimeError(f"masked_fill: value {value} cannot be converted to {input.dtype} without overflow")
     return where(mask, value, input)  # broadcasts input and mask together, as PyTorch's out-of-place form
-
-
-def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """out[i][j] = input[index[i][j]][j] for dim 0 (and so on): ``take_along_axis``. ``index`` may be smaller
-    than ``input`` in the other dims, as PyTorch allows."""
-    d = norm_dim(dim, input.ndim)
-    if index.ndim != input.ndim:
-        raise RuntimeError(f"gather: index tensor must have the same number of dimensions as input tensor "
-                           f"({index.ndim} vs {input.ndim})")
-    if index.array.dtype.kind not in "iu":
-        raise RuntimeError(f"gather(): expected an integer index tensor, got {index.dtype}")
-    for k, (i, n) in enumerate(zip(index.shape, input.shape)):
-        if k != d and i > n:
-            raise RuntimeError(f"gather: size of index {tuple(index.shape)} exceeds input {tuple(input.shape)} at "
-                               f"dim {k}")
-    n = input.shape[d] if input.ndim else 1
-    bad = out_of_range(index.array, 0, n)
-    if bad is not None:  # take_along_axis would wrap a negative index
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
-    if any(i != n for k, (i, n) in enumerate(zip(index.shape, input.shape)) if k != d):
-        input = input[tuple(slice(0, i) if k != d else slice(None) for k, i in enumerate(index.shape))]
-    return Gather.apply(input, index, d)
-
-
-def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    if index.ndim > 1 or index.array.dtype.kind not in "iu":
-        raise RuntimeError(f"index_select(): index must be a 1-D integer tensor, got shape "
-                           f"{tuple(index.shape)} and {index.dtype}")
-    d = norm_dim(dim, input.ndim)
-    if out_of_range(index.array, 0, input.shape[d] if input.ndim else 1) is not None:  # take wraps negatives
-        raise IndexError("index out of range in self")
-    return IndexSelect.apply(input, index, d)

@@ -21,6 +21,18 @@ from ._util import write_error
 __all__ = ["inplace", "copy_"]
 
 _LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+_VIEW_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+
+
+def check_writable(t: Tensor) -> None:
+    """PyTorch's refusal, in grad mode, to write in place into a leaf that requires grad or into a view of one
+    (made in grad mode): the leaf's gradient would silently miss the write."""
+    if state.grad_enabled and t._requires_grad:
+        node = t.grad_fn
+        if node is None:
+            raise RuntimeError(_LEAF_ERROR)
+        if node.view_of_leaf:
+            raise RuntimeError(_VIEW_ERROR)
 
 
 def _check_castable(t: Tensor, result: Any, name: str) -> None:
@@ -32,8 +44,7 @@ def _check_castable(t: Tensor, result: Any, name: str) -> None:
 
 def inplace(t: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
     """Run ``op(t, *args)`` and make ``t`` hold the result."""
-    if state.grad_enabled and t.grad_fn is None and t._requires_grad:
-        raise RuntimeError(_LEAF_ERROR)
+    check_writable(t)
     out = op(t, *args, **kwargs)
     _check_castable(t, out.array, getattr(op, "__name__", "in-place op") + "_")
     if out.shape != t.shape:

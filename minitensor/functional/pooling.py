@@ -12,7 +12,7 @@ from ..autograd.function import ArrayFunction
 from ..backends.generic.pooling import pool_out_len
 from ..tensor import Tensor
 from .conv import IntPair, batched, check_input, ntuple, pair, single, triple
-from .indexing import gather
+from .along_axis import gather
 from ..backends.base import Backend
 from ..dtypes import int64
 

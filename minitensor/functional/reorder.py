@@ -11,7 +11,7 @@ from ..backends.base import Backend
 from ..creation import arange
 from ..tensor import Tensor
 from ._util import nondiff, norm_dim
-from .indexing import index_select
+from .along_axis import index_select
 from .shape import expand, flip, reshape, stack, transpose
 
 __all__ = ["roll", "rot90", "repeat_interleave", "meshgrid", "cartesian_prod"]

@@ -15,11 +15,12 @@ import numpy as np
 from ..autograd.function import ArrayFunction
 from ..creation import arange
 from ..backends.base import Backend
-from ..tensor import Tensor
+from ..tensor import Tensor, _counter
 from ._util import as_operand, broadcast_error, broadcast_shapes_or_none, nondiff, norm_dim, out_of_range, \
     torch_dtype_name
 from .cast import clone
-from .indexing import gather, getitem, setitem
+from .along_axis import gather
+from .indexing import getitem, setitem
 from .shape import broadcast_to
 
 __all__ = ["scatter", "scatter_add", "scatter_reduce", "take_along_dim", "nonzero", "argwhere", "masked_select",
@@ -181,7 +182,8 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """input's entries at ``indices`` along ``dim`` (the flattened input when None); input and indices
-    broadcast in the other dims (``gather`` with broadcasting, e.g. for argsort's result)."""
+    broadcast in the other dims (``gather`` with broadcasting, e.g. for argsort's result). With a dim, gathers
+    by a copy of indices, as PyTorch: a later write into indices neither raises nor moves the gradient."""
     if not isinstance(indices, Tensor) or indices.array.dtype.kind not in "iu":
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     if dim is None:
@@ -196,7 +198,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
             raise RuntimeError(f"take_along_dim: shapes {tuple(input.shape)} and {tuple(indices.shape)} do not "
                                f"broadcast at dim {k}")
     return gather(broadcast_to(input, [n if k != d else input.shape[d] for k, n in enumerate(shape)]), d,
-                  broadcast_to(indices, [n if k != d else indices.shape[d] for k, n in enumerate(shape)]))
+                  clone(broadcast_to(indices, [n if k != d else indices.shape[d] for k, n in enumerate(shape)])))
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
@@ -263,13 +265,33 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     return scatter(input, d, _along_dim(index.long() % max(n, 1), d, shape), value)
 
 
+class _SumCounter(list):
+    """A version counter that reads as the sum of several (versions only grow: it changes when any does)."""
+
+    def __init__(self, counters: list[list[int]]) -> None:
+        super().__init__((0,))
+        self.counters = counters
+
+    def __getitem__(self, k: Any) -> Any:
+        return sum(c[0] for c in self.counters)
+
+
+def _standing_for(derived: Tensor, *indices: Tensor) -> Tensor:
+    """``derived``, an index computed from ``indices``, with their version counter: an op that saves it raises
+    at backward once one of them was written, as PyTorch's, which saves them (derived is private: no one
+    writes into it)."""
+    counters = [_counter(i) for i in indices]
+    derived._vc = counters[0] if len(counters) == 1 else _SumCounter(counters)
+    return derived
+
+
 def _flat_index(name: str, input: Tensor, index: Tensor) -> Tensor:
     """index into the flattened input, negative counting from the end, checked as PyTorch's take."""
     n = input.numel()
     bad = out_of_range(index.array, -n, n)
     if bad is not None:
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
-    return (index % max(n, 1)).long().reshape(-1)
+    return _standing_for((index % max(n, 1)).long().reshape(-1), index)
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:
@@ -324,7 +346,8 @@ def index_put(input: Tensor, indices: Any, values: Tensor, accumulate: bool = Fa
         setitem(out, index, values)
         return out
     # The flat places input[index] reads (getitem's rules: masks, int32, broadcasting), then put's scatter-add.
-    places = getitem(arange(input.numel(), device=input.device).reshape(tuple(input.shape)), index)
+    places = _standing_for(getitem(arange(input.numel(), device=input.device).reshape(tuple(input.shape)), index),
+                           *index)
     shape = tuple(places.shape)
     try:
         fits = np.broadcast_shapes(tuple(values.shape), shape) == shape
@@ -361,7 +384,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     if shape is None:
         raise broadcast_error([tuple(mask.shape), tuple(input.shape)])
     flat_mask = broadcast_to(mask, shape).reshape(-1)
-    places = nonzero(flat_mask).reshape(-1)
+    places = _standing_for(nonzero(flat_mask).reshape(-1), mask)
     if places.shape[0] > source.numel():
         raise RuntimeError("masked_scatter: expected source to have at least as many elements as ones in mask")
     return scatter(broadcast_to(input, shape).reshape(-1), 0, places,

@@ -11,7 +11,7 @@ from ..autograd.function import ArrayFunction, ViewFunction
 from ..tensor import Tensor
 from ..creation import as_tensor
 from ._util import gradient_unchanged, norm_dim, promote, tensor_sequence
-from .indexing import IndexSelect
+from .along_axis import IndexSelect
 from ..backends.base import Backend
 
 __all__ = ["reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose", "swapaxes", "permute",

@@ -22,7 +22,7 @@ from ..backends.base import Backend
 from ..backends.generic.pooling import adaptive_stencil
 from ..creation import as_tensor
 from ..tensor import Tensor
-from .indexing import IndexSelect
+from .along_axis import IndexSelect
 
 __all__ = ["interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
 
