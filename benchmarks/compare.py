@@ -93,7 +93,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="CPU threads for both: torch.set_num_threads(N), and threadpoolctl's limit on NumPy's "
                         "BLAS and PyTorch's OpenMP runtime (default: each library's own choice)")
     p.add_argument("--workloads", default=None, metavar="LIST",
-                   help=f"comma-separated, from {','.join(workloads.WORKLOADS)} (default: all; with --amp {','.join(AMP_DEFAULT)})")
+                   help=f"comma-separated, from {','.join(workloads.WORKLOADS)} (default: all; with --amp "
+                        f"{','.join(AMP_DEFAULT)})")
     p.add_argument("--batch-size", type=int, default=None, metavar="N",
                    help="samples per step of every workload (default: each one's own, see workloads.py)")
     p.add_argument("--amp", action="store_true",
@@ -404,17 +405,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     precision = "AMP beside float32" if args.amp else "float32"
     print(f"device {args.device}; threads {args.threads or 'default'}; {precision}; "
           f"load average {info['loadavg_start']}", flush=True)
-    if args.bound:
-        info["rates"] = bounds.measure_rates(args.threads or 2, isa.environment(args.isa))
-        print(f"sgemm {info['rates']['sgemm_gflops']:.1f} GFLOP/s, memcpy {info['rates']['memcpy_gbps']:.1f} GB/s "
-              f"(OpenBLAS {info['rates']['openblas']})", flush=True)
+    rates = [bounds.measure_rates(args.threads or 2, isa.environment(args.isa))] if args.bound else []
     rows = []
     for name in args.workloads:
         rows.append(compare_workload(name, args, with_torch))
-        if args.bound:
-            rows[-1]["bound"] = bounds.bound(name, rows[-1]["batch"], info["rates"], rows[-1])
         info["kernels"] = info.get("kernels") or rows[-1].get("kernels")
         print_row(rows[-1])
+    if args.bound:  # the rates before and after the workloads: they see the run's load, as its timings do
+        info["rates"] = bounds.combine(*rates, bounds.measure_rates(args.threads or 2, isa.environment(args.isa)))
+        print(f"sgemm {info['rates']['sgemm_gflops']:.1f} GFLOP/s, memcpy {info['rates']['memcpy_gbps']:.1f} GB/s "
+              f"(OpenBLAS {info['rates']['openblas']} kernels)", flush=True)
+        for row in rows:
+            row["bound"] = bounds.bound(row["workload"], row["batch"], info["rates"], row)
+            print(f"{TITLES[row['workload']]:12} bound {row['bound']['bound_ms']:8.2f} ms", flush=True)
     info["loadavg_end"] = _loadavg()
     print(f"load average at the end: {info['loadavg_end']}")
     if args.json:
