@@ -24,6 +24,7 @@ before anything in them imports a library.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import re
 import sys
@@ -120,13 +121,13 @@ def _numba_probe() -> dict[str, Any]:
 
 def _torch_probe() -> dict[str, Any]:
     import torch
-    conv, image = torch.nn.Conv2d(16, 16, 3), torch.ones(1, 16, 8, 8)
+    conv, image = torch.nn.Conv2d(32, 64, 3), torch.ones(8, 32, 28, 28)  # big enough for oneDNN (not ATen's own)
     with _captured_stdout() as out:
         with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON):
             conv(image)
         with torch.backends.mkl.verbose(torch.backends.mkl.VERBOSE_ON):
             torch.ones(8, 8) @ torch.ones(8, 8)
-    text = out.read()
+    text = "".join(out)
     onednn = re.search(r"onednn_verbose,(?:v\d+,)?info,cpu,isa:([^\n]*)", text)
     mkl = re.search(r"MKL_VERBOSE (oneMKL[^\n]*)", text)
     return {"aten": torch.backends.cpu.get_cpu_capability(), "onednn": onednn and onednn.group(1).strip(),
@@ -134,18 +135,21 @@ def _torch_probe() -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _captured_stdout() -> Iterator[Any]:
-    """The C libraries' prints to file descriptor 1, in a file read after the block."""
+def _captured_stdout() -> Iterator[list[str]]:
+    """What the C libraries print to file descriptor 1 inside the block, in the list yielded (filled on exit)."""
+    text: list[str] = []
     sys.stdout.flush()
     with tempfile.TemporaryFile("w+") as sink:
         saved = os.dup(1)
         try:
             os.dup2(sink.fileno(), 1)
-            yield sink
+            yield text
         finally:
+            ctypes.CDLL(None).fflush(None)  # C's stdout buffers a file: empty it into the sink first
             os.dup2(saved, 1)
             os.close(saved)
             sink.seek(0)
+            text.append(sink.read())
 
 
 # ------------------------------------------------------------------------------------------- checks

@@ -115,6 +115,20 @@ def test_avx2_worker_runs_haswell_kernels_without_avx512_registers():
     assert isa.mismatch("avx2", found, isa.host_has_avx512()) is None
 
 
+@pytest.mark.torch
+def test_avx2_pytorch_worker_runs_avx2_aten_and_onednn():
+    pytest.importorskip("torch")
+    snapshot = workloads.build("mlp-s", "cpu", batch_size=4).snapshot()
+    worker = compare_worker.Worker(compare_worker.PYTORCH, "mlp-s", "cpu", 0, 1, snapshot, False, 4,
+                                   env=isa.environment("avx2"))
+    try:
+        found = worker.call("kernels")
+    finally:
+        worker.close()
+    assert found["aten"] == "AVX2" and "AVX2" in found["onednn"] and found["mkl"].startswith("oneMKL")
+    assert isa.mismatch("avx2", found, isa.host_has_avx512()) is None
+
+
 def test_compare_refuses_to_time_a_workload_whose_kernels_differ(tmp_path, monkeypatch, capsys):
     """--isa native on an (assumed) AVX-512 CPU whose workers were given avx2's environment: not timed."""
     monkeypatch.setattr(compare.torch_workloads, "available", lambda device: False)
