@@ -226,3 +226,22 @@ def test_bound_markdown_has_a_row_per_workload():
     assert len(gpt) == len(lines[0].strip("|").split("|")) == 11
     assert lines[3].count("| -") == 10
     assert "100.0 GFLOP/s" in bounds.markdown(rows, info)
+
+
+def test_plot_bounds_draws_one_panel_per_report(tmp_path):
+    pytest.importorskip("matplotlib")
+    from benchmarks import plot_bounds
+    rates = {"sgemm_gflops": 100.0, "memcpy_gbps": 10.0, "openblas": "Haswell"}
+    machine = {"isa": "avx2", "threads": 2, "loadavg_start": "0.5 0.4 0.3", "rates": rates}
+    rows = [{"workload": "gpt", "batch": 12, "minitensor_ms": 30.0, "pytorch_ms": 40.0, "ratio": 0.75},
+            {"workload": "cnn", "batch": 64, "error": "not timed"}]
+    rows[0]["bound"] = bounds.bound("gpt", 12, rates, rows[0])
+    paths = []
+    for i in range(2):
+        paths.append(tmp_path / f"r{i}.json")
+        paths[-1].write_text(json.dumps({"machine": machine, "results": rows}))
+    out = plot_bounds.main([*map(str, paths), "--out", str(tmp_path / "b.png")])
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")) == (1200, 450)
+    assert plot_bounds.panel_title(machine).startswith("--isa avx2, 2 threads; sgemm 100 GFLOP/s (Haswell)")
