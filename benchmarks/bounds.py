@@ -116,9 +116,8 @@ def count(name: str, batch: int) -> Step:
             s.elementwise(batch * (hidden + 1))  # LeakyReLU, Sigmoid
         s.optimizer(latent * hidden + hidden + hidden * pixels + pixels + pixels * hidden + hidden + hidden + 1)
     elif name == "transformer":
-        t = TRANSFORMER
-        _transformer(s, batch * SEQ_LEN, batch, SEQ_LEN, t["d_model"], t["nhead"], t["d_hid"], t["nlayers"], VOCAB,
-                     post_norm=True)
+        d, heads, d_ff, layers = (int(TRANSFORMER[k]) for k in ("d_model", "nhead", "d_hid", "nlayers"))
+        _transformer(s, batch * SEQ_LEN, batch, SEQ_LEN, d, heads, d_ff, layers, VOCAB, post_norm=True)
     elif name == "gpt":
         g = lm.GPT
         _transformer(s, batch * g["block_size"], batch, g["block_size"], g["n_embd"], g["n_head"],
@@ -174,7 +173,7 @@ def _lstm(s: Step, batch: int) -> None:
 def _rates_here(threads: int) -> dict[str, Any]:
     """sgemm GFLOP/s and memcpy GB/s in this process (see the module's docstring)."""
     import numpy as np
-    from threadpoolctl import threadpool_info, threadpool_limits
+    from threadpoolctl import threadpool_info, threadpool_limits  # type: ignore[import-untyped]
 
     with threadpool_limits(limits=threads, user_api="blas"):
         rng = np.random.default_rng(0)
@@ -184,7 +183,7 @@ def _rates_here(threads: int) -> dict[str, Any]:
     src = np.ones(COPY_MIB * 2 ** 20 // 4, np.float32)
     dst = np.empty_like(src)
     copy = _seconds(lambda: np.copyto(dst, src))
-    blas = next((lib for lib in threadpool_info() if lib.get("user_api") == "blas"), {})
+    blas: dict[str, Any] = next((lib for lib in threadpool_info() if lib.get("user_api") == "blas"), {})
     return {"sgemm_gflops_samples": [2.0 * SGEMM_SIZE ** 3 / t / 1e9 for t in gemm],
             "memcpy_gbps_samples": [2.0 * src.nbytes / t / 1e9 for t in copy],
             "threads": threads, "openblas": blas.get("architecture"), "blas": blas.get("internal_api")}

@@ -89,7 +89,7 @@ def probe(with_torch: bool) -> dict[str, Any]:
     float32 loops use AVX-512 registers, and (``with_torch``) PyTorch's ATen capability, oneDNN's ISA and
     MKL's banner. Call it before the workload runs: oneDNN prints its ISA once, at its first verbose call."""
     import numpy  # noqa: F401  (loads OpenBLAS)
-    from threadpoolctl import threadpool_info
+    from threadpoolctl import threadpool_info  # type: ignore[import-untyped]
 
     found: dict[str, Any] = {"openblas": next((lib.get("architecture") for lib in threadpool_info()
                                                if lib.get("internal_api") == "openblas"), None)}

@@ -20,7 +20,7 @@ from minitensor import nn, optim
 
 VOCAB = 65  # shakespeare-char's characters
 GPT = {"n_layer": 4, "n_head": 4, "n_embd": 128, "block_size": 64}
-GPT_ADAMW = {"lr": 1e-3, "betas": (0.9, 0.99), "weight_decay": 0.1}
+GPT_LR, GPT_BETAS, GPT_WEIGHT_DECAY = 1e-3, (0.9, 0.99), 0.1  # nanoGPT's shakespeare-char AdamW
 LSTM = {"embed": 128, "hidden": 256, "layers": 2, "seq_len": 64}
 BATCH_SIZES = {"gpt": 12, "lstm": 16}
 
@@ -117,9 +117,8 @@ def build(name: str, batch: int, device: mt.device) -> tuple[nn.Module, optim.Op
     the tokens."""
     if name == "gpt":
         model: nn.Module = GPTLM(VOCAB, **GPT).to(device)
-        decay = GPT_ADAMW["weight_decay"]
-        optimizer: optim.Optimizer = optim.AdamW(gpt_param_groups(model, decay), lr=GPT_ADAMW["lr"],
-                                                 betas=GPT_ADAMW["betas"])
+        optimizer: optim.Optimizer = optim.AdamW(gpt_param_groups(model, GPT_WEIGHT_DECAY), lr=GPT_LR,
+                                                 betas=GPT_BETAS)
         tokens = mt.randint(0, VOCAB, (batch, GPT["block_size"] + 1))
         return model, optimizer, tokens[:, :-1].contiguous(), tokens[:, 1:].reshape(-1)
     if name == "lstm":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .lm_workloads import GPT, GPT_ADAMW, LSTM, VOCAB
+from .lm_workloads import GPT, GPT_BETAS, GPT_LR, GPT_WEIGHT_DECAY, LSTM, VOCAB
 
 
 def model(name: str) -> Any:
@@ -19,9 +19,9 @@ def optimizer(name: str, module: Any) -> Any:
     if name == "lstm":
         return torch.optim.Adam(module.parameters())
     params = list(module.parameters())
-    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": GPT_ADAMW["weight_decay"]},
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": GPT_WEIGHT_DECAY},
               {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=GPT_ADAMW["lr"], betas=GPT_ADAMW["betas"])
+    return torch.optim.AdamW(groups, lr=GPT_LR, betas=GPT_BETAS)
 
 
 def _gpt() -> Any:
