@@ -1,7 +1,8 @@
-"""minitensor beside PyTorch on the workloads of ``workloads.py`` (MLP-S, MLP-L, CNN, GAN, Transformer): one
-training step each, timed in the same run, from the same weights and the same batches.
+"""minitensor beside PyTorch on the workloads of ``workloads.py`` (MLP-S, MLP-L, CNN, GAN, Transformer, GPT,
+LSTM): one training step each, timed in the same run, from the same weights and the same batches.
 
     python benchmarks/compare.py --threads 2                       # cpu, every workload
+    python benchmarks/compare.py --threads 2 --isa avx2 --bound    # an AVX2 machine on an AVX-512 one (issue #28)
     python benchmarks/compare.py --workloads mlp-s,gan --repeats 11 --json runs/compare.json
     python benchmarks/compare.py --device cuda --markdown docs/perf/cuda-h100.md
     python benchmarks/compare.py --device cuda --amp --workloads mlp-l,cnn --batch-size 256   # issue #15
@@ -40,6 +41,12 @@ agree within AMP_RTOL; the report adds each framework's AMP speedup (its float32
 ms/step) and minitensor AMP / PyTorch AMP. The GAN is left out: PyTorch's autocast refuses its
 binary_cross_entropy.
 
+--isa avx2|native sets the variables that hold OpenBLAS, Numba and PyTorch to AVX2, or removes them all, in
+every worker's environment, then checks in each worker which kernels its libraries run (``isa.py``); a
+workload whose kernels are not the ones asked for is not timed. --bound adds this machine's sgemm and memcpy
+rates, measured in a worker under the same --isa, and each workload's bound from its FLOPs and bytes
+(``bounds.py``), with both frameworks' distance from it.
+
 PyTorch is optional: without it, minitensor is timed alone. --threads N sets both frameworks' CPU threads
 in their workers (``torch.set_num_threads(N)``, which covers the MKL linked into PyTorch; threadpoolctl
 for NumPy's BLAS and the OpenMP runtime PyTorch loads); without it each keeps its default. The load
@@ -67,9 +74,11 @@ if __package__ in (None, ""):  # run as a script: make the ``benchmarks`` packag
 
 import minitensor as mt  # noqa: E402  (before NumPy: it chooses OpenBLAS's kernels, see backends/blas.py)
 import numpy as np  # noqa: E402
-from benchmarks import torch_workloads, workloads  # noqa: E402
+from benchmarks import bounds, isa, torch_workloads, workloads  # noqa: E402
 from benchmarks.compare_worker import MINITENSOR, PYTORCH, Worker  # noqa: E402
-TITLES = {"mlp-s": "MLP-S", "mlp-l": "MLP-L", "cnn": "CNN", "gan": "GAN", "transformer": "Transformer"}
+TITLES = {"mlp-s": "MLP-S", "mlp-l": "MLP-L", "cnn": "CNN", "gan": "GAN", "transformer": "Transformer",
+          "gpt": "GPT", "lstm": "LSTM"}
+AMP_DEFAULT = ("mlp-s", "mlp-l", "cnn", "transformer")  # --amp's workloads unless --workloads names others
 CHUNK_SECONDS = 0.25  # --steps by default: steps per chunk for the slower framework's chunk to last this
 AMP_SUFFIX = " AMP"  # the label of a framework's AMP worker: "minitensor AMP"
 AMP_RTOL = 3e-2      # the AMP first losses' agreement: 16-bit matmuls round each product to ~3 digits
@@ -84,7 +93,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="CPU threads for both: torch.set_num_threads(N), and threadpoolctl's limit on NumPy's "
                         "BLAS and PyTorch's OpenMP runtime (default: each library's own choice)")
     p.add_argument("--workloads", default=None, metavar="LIST",
-                   help=f"comma-separated, from {','.join(workloads.WORKLOADS)} (default: all; with --amp all but gan)")
+                   help=f"comma-separated, from {','.join(workloads.WORKLOADS)} (default: all; with --amp "
+                        f"{','.join(AMP_DEFAULT)})")
     p.add_argument("--batch-size", type=int, default=None, metavar="N",
                    help="samples per step of every workload (default: each one's own, see workloads.py)")
     p.add_argument("--amp", action="store_true",
@@ -98,12 +108,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--rtol", type=float, default=1e-4,
                    help="relative tolerance of the first losses' agreement (default: 1e-4)")
     p.add_argument("--seed", type=int, default=0, help="seeds the weights, the batch and the noise (default: 0)")
+    p.add_argument("--isa", default=None, choices=isa.ISAS,
+                   help="the vector instructions both frameworks' kernels may use: avx2 holds OpenBLAS, Numba and "
+                        "PyTorch to AVX2 on an AVX-512 CPU, native lets each pick the CPU's best; the kernels that "
+                        "ran are checked, and a workload whose kernels differ is not timed (default: the "
+                        "environment's, unchecked; see benchmarks/isa.py)")
+    p.add_argument("--bound", action="store_true",
+                   help="also measure this machine's sgemm and memcpy rates (under --isa) and report each workload's "
+                        "bound: GEMM FLOPs / sgemm rate + bytes / memcpy rate (see benchmarks/bounds.py)")
     p.add_argument("--no-memory", action="store_true", help="skip the peak-memory measurement")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the results and the machine as JSON")
     p.add_argument("--markdown", default=None, metavar="PATH",
                    help="also write a Markdown table, with the machine and the conditions, e.g. for docs/perf/")
     args = p.parse_args(argv)
-    default = [n for n in workloads.WORKLOADS if not (args.amp and n == "gan")]
+    default = AMP_DEFAULT if args.amp else workloads.WORKLOADS
     names = [n.strip().lower() for n in args.workloads.split(",") if n.strip()] if args.workloads else default
     unknown = [n for n in names if n not in workloads.WORKLOADS]
     if unknown or not names:
@@ -195,7 +213,14 @@ def compare_workload(name: str, args: argparse.Namespace, with_torch: bool) -> d
     try:
         for label, (fw, amp) in variants(with_torch, args.amp).items():
             workers[label] = Worker(fw, name, args.device, args.seed, args.threads,
-                                    snapshot if fw == PYTORCH else None, amp, args.batch_size)
+                                    snapshot if fw == PYTORCH else None, amp, args.batch_size,
+                                    env=isa.environment(args.isa))
+        row["kernels"] = {label: w.call("kernels") for label, w in workers.items()}
+        wrong = args.isa and [f"{label}: {bad}" for label, found in row["kernels"].items()
+                              if (bad := isa.mismatch(args.isa, found, isa.host_has_avx512()))]
+        if wrong:
+            row["error"] = f"the kernels that ran are not the ones asked for ({'; '.join(wrong)}), so it was not timed"
+            return row
         row["first_losses"] = {label: w.call("first_losses") for label, w in workers.items()}
         mismatch = first_losses_mismatch(row["first_losses"], args.rtol)
         if mismatch:
@@ -229,7 +254,8 @@ def machine(args: argparse.Namespace, with_torch: bool) -> dict[str, Any]:
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "device": args.device,
         "cpu": _cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
         "platform": platform.platform(), "minitensor": mt.__version__,
-        "numpy": np.__version__, "threads": args.threads, "amp": args.amp,
+        "numpy": np.__version__, "threads": args.threads, "amp": args.amp, "isa": args.isa,
+        "isa_environment": isa.environment(args.isa),
         "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
         "loadavg_start": _loadavg(), "cpu_info": mt.backends.cpu_info().as_dict(),
     }
@@ -306,6 +332,8 @@ def markdown(rows: list[dict[str, Any]], info: dict[str, Any]) -> str:
     cpu = info["cpu_info"]
     blas = f"{cpu['blas']}, {cpu['coretype']} kernels chosen by {cpu['chosen_by']}, Numba {cpu['numba'] or 'off'}"
     threads = info["threads"] if info["threads"] is not None else "each library's default"
+    if info.get("isa"):
+        blas = f"in the workers, --isa {info['isa']}: " + kernels_text(info.get("kernels") or {})
     lines = [
         f"{info['date']}, device {info['device']}" + (f" ({info['gpu']})" if "gpu" in info else "")
         + f"; {info['cpu']}, {info['cores']} cores; threads: {threads}; load average (1, 5, 15 min) "
@@ -313,8 +341,10 @@ def markdown(rows: list[dict[str, Any]], info: dict[str, Any]) -> str:
         "",
         f"minitensor {info['minitensor']}, Python {info['python']}, NumPy {info['numpy']}"
         + (f" ({blas})" if blas else "") + (f", PyTorch {info['torch']}" if "torch" in info else "")
-        + (f", OPENBLAS_CORETYPE={info['OPENBLAS_CORETYPE']}" if info["OPENBLAS_CORETYPE"] else "")
-        + (f". Slower BLAS kernels than this CPU allows: {cpu['missed']}" if cpu["missed"] else "")
+        + (f", OPENBLAS_CORETYPE={info['OPENBLAS_CORETYPE']}" if info["OPENBLAS_CORETYPE"] and not info.get("isa")
+           else "")
+        + (f". Slower BLAS kernels than this CPU allows: {cpu['missed']}" if cpu["missed"] and not info.get("isa")
+           else "")
         + ". ms/step: median of the rounds, frameworks alternated; peak memory: see benchmarks/compare.py.",
         "",
         TABLE_HEADER,
@@ -333,6 +363,16 @@ def markdown(rows: list[dict[str, Any]], info: dict[str, Any]) -> str:
                      f"| {_number(row['ratio'])} | {_number(mem_mt, 1)} | {_number(mem_pt, 1)} "
                      f"| {_number(mem_ratio)} |")
     return "\n".join(lines + amp_markdown(rows, info["device"]) + ([""] + notes if notes else [])) + "\n"
+
+
+def kernels_text(kernels: dict[str, dict[str, Any]]) -> str:
+    """The kernels each worker ran (``isa.probe``'s findings, by worker label), for the Markdown header."""
+    parts = []
+    for label, found in kernels.items():
+        numba = found.get("numba_cpu") and f"Numba {found['numba_cpu']} ({'zmm' if found['numba_zmm'] else 'no zmm'})"
+        torch = "aten" in found and f"ATen {found['aten']}, oneDNN {found['onednn']}, MKL: {found['mkl']}"
+        parts.append(f"{label}: " + ", ".join(filter(None, [f"OpenBLAS {found.get('openblas')}", numba, torch])))
+    return "; ".join(parts) or "not probed"
 
 
 def print_row(row: dict[str, Any]) -> None:
@@ -365,10 +405,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     precision = "AMP beside float32" if args.amp else "float32"
     print(f"device {args.device}; threads {args.threads or 'default'}; {precision}; "
           f"load average {info['loadavg_start']}", flush=True)
+    rates = [bounds.measure_rates(args.threads or 2, isa.environment(args.isa))] if args.bound else []
     rows = []
     for name in args.workloads:
         rows.append(compare_workload(name, args, with_torch))
+        info["kernels"] = info.get("kernels") or rows[-1].get("kernels")
         print_row(rows[-1])
+    if args.bound:  # the rates before and after the workloads: they see the run's load, as its timings do
+        info["rates"] = bounds.combine(*rates, bounds.measure_rates(args.threads or 2, isa.environment(args.isa)))
+        print(f"sgemm {info['rates']['sgemm_gflops']:.1f} GFLOP/s, memcpy {info['rates']['memcpy_gbps']:.1f} GB/s "
+              f"(OpenBLAS {info['rates']['openblas']} kernels)", flush=True)
+        for row in rows:
+            row["bound"] = bounds.bound(row["workload"], row["batch"], info["rates"], row)
+            print(f"{TITLES[row['workload']]:12} bound {row['bound']['bound_ms']:8.2f} ms", flush=True)
     info["loadavg_end"] = _loadavg()
     print(f"load average at the end: {info['loadavg_end']}")
     if args.json:
@@ -376,7 +425,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path(args.json).write_text(json.dumps({"machine": info, "results": rows}, indent=2))
     if args.markdown:
         Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.markdown).write_text(markdown(rows, info))
+        Path(args.markdown).write_text(markdown(rows, info) + (bounds.markdown(rows, info) if args.bound else ""))
     return 1 if any("error" in row for row in rows) else 0
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import minitensor as mt  # before NumPy (the worker's first import of it: see backends/blas.py)
-from benchmarks import torch_workloads, workloads
+from benchmarks import isa, torch_workloads, workloads
 
 MINITENSOR, PYTORCH = "minitensor", "PyTorch"
 PEAK_STEPS = 3        # steps run after the high-water mark is reset (cpu peak memory)
@@ -82,6 +82,7 @@ class Session:
                  snapshot: workloads.Snapshot | None, amp: bool = False, batch_size: int | None = None) -> None:
         if framework == PYTORCH:
             import torch  # noqa: F401  (before the thread limits, so that they reach its libraries)
+        self._kernels = isa.probe(framework == PYTORCH)  # before any workload: oneDNN names its ISA once
         self.limiter = set_threads(threads)
         self.framework, self.device = framework, device
         build = ((lambda: torch_workloads.build(snapshot, device, amp)) if framework == PYTORCH
@@ -133,6 +134,10 @@ class Session:
                 "method": f"VmHWM - RssFile - RssShmem over {PEAK_STEPS} steps, less RssAnon before the build"
                           + ("" if reset else " (VmHWM could not be reset: the peak since the process started)")}
 
+    def kernels(self) -> dict[str, Any]:
+        """The kernels this process's libraries run (``isa.probe``, taken before the workload was built)."""
+        return self._kernels
+
     def threads(self) -> dict[str, Any]:
         """The thread counts in effect here."""
         found: dict[str, Any] = {}
@@ -164,13 +169,15 @@ def _serve(conn: Any, *session_args: Any) -> None:
 
 
 class Worker:
-    """A Session in a spawned process (nothing inherited), called as ``worker.call("method", *args)``."""
+    """A Session in a spawned process (nothing inherited but the environment, with ``env``'s changes: see
+    ``isa.environment``), called as ``worker.call("method", *args)``."""
 
-    def __init__(self, *session_args: Any) -> None:
+    def __init__(self, *session_args: Any, env: dict[str, str | None] | None = None) -> None:
         context = multiprocessing.get_context("spawn")
         self.conn, child = context.Pipe()
         self.process = context.Process(target=_serve, args=(child, *session_args), daemon=True)
-        self.process.start()
+        with isa.scoped_environ(env or {}):
+            self.process.start()
         child.close()  # the worker's end: once the worker is gone, recv() raises EOFError instead of waiting
         self._reply()
 

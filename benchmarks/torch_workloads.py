@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import torch_lm_workloads
 from .workloads import IMAGE_SIZE, LATENT_DIM, NUM_CLASSES, TRANSFORMER, Snapshot
 
 GAN_LR, GAN_BETAS = 2e-4, (0.5, 0.999)  # examples/gan.py's
@@ -56,7 +57,10 @@ def build(snapshot: Snapshot, device: str = "cpu", amp: bool = False) -> TorchWo
     if snapshot.name == "gan":
         step = _gan_step(modules["generator"], modules["discriminator"], x, snapshot.first_noise)
     else:
-        step = _classifier_step(modules["model"], x, y, _Precision(device, amp))
+        model = modules["model"]
+        optimizer = (torch_lm_workloads.optimizer(snapshot.name, model) if snapshot.name in ("gpt", "lstm")
+                     else torch.optim.Adam(model.parameters()))
+        step = _classifier_step(model, optimizer, x, y, _Precision(device, amp))
     return TorchWorkload(snapshot.name, device, modules, step)
 
 
@@ -67,6 +71,8 @@ def _classifier(name: str) -> Any:
     from torch import nn
     if name == "transformer":
         return _transformer_lm(**TRANSFORMER)
+    if name in ("gpt", "lstm"):
+        return torch_lm_workloads.model(name)
     if name == "cnn":
         side = IMAGE_SIZE // 4
         return nn.Sequential(
@@ -146,11 +152,10 @@ class _Precision:
         return torch.autocast(self.device_type, dtype=self.dtype, enabled=self.enabled)
 
 
-def _classifier_step(model: Any, x: Any, y: Any, amp: _Precision) -> Callable[[], dict[str, Any]]:
-    """common.classifier_step: cross-entropy (under ``amp``'s autocast), zero_grad, backward and Adam
-    (PyTorch's defaults) through ``amp``'s scaler."""
+def _classifier_step(model: Any, optimizer: Any, x: Any, y: Any, amp: _Precision) -> Callable[[], dict[str, Any]]:
+    """common.classifier_step: cross-entropy (under ``amp``'s autocast), zero_grad, backward and the
+    ``optimizer`` step through ``amp``'s scaler."""
     import torch
-    optimizer = torch.optim.Adam(model.parameters())
 
     def step() -> dict[str, Any]:
         with amp.autocast():

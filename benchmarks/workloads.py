@@ -12,13 +12,17 @@ name             model                                                       bat
 ``transformer``  ``models.TransformerLM``: PyTorch's default encoder layers  32     Adam (lr 1e-3)
                  (d_model 512, 8 heads, feed-forward 2048), 2 of them,
                  causal, on 128 tokens of a 1000-word vocabulary; dropout 0
+``gpt``          ``lm_workloads.GPTLM``: nanoGPT, 4 layers, 4 heads, 128     12     AdamW (lr 1e-3, betas
+                 wide, block 64, vocabulary 65, tied output layer                   0.9, 0.99, decay 0.1)
+``lstm``         ``lm_workloads.LSTMLM``: Embedding(65, 128), 2-layer        16     Adam (lr 1e-3)
+                 LSTM(128, 256), Linear(256, 65); 64 tokens
 ===============  ==========================================================  =====  ========================
 
 float32 throughout, or with ``amp=True`` the examples' --amp (``common.Precision``: autocast in the device's
 16-bit dtype and a GradScaler); ``batch_size`` overrides the table's batch. The weights come from
 ``mt.manual_seed(seed)`` on the host and are then moved, so every device starts from the same ones; each
 workload trains on one fixed batch (random MNIST-shaped images; labels for the classifiers, images in [-1, 1]
-for the GAN; random tokens for the Transformer), which stays on the device.
+for the GAN; random tokens for the language models), which stays on the device.
 """
 from __future__ import annotations
 
@@ -32,13 +36,15 @@ import numpy as np
 import minitensor as mt
 from minitensor import nn, optim
 
+from . import lm_workloads
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))  # the examples are scripts
 from common import Precision, StepFn, classifier_step, synchronize  # noqa: E402
 from gan import build_gan, gan_step  # noqa: E402
 from models import LATENT_DIM, NUM_CLASSES, TransformerLM, cnn, mlp  # noqa: E402
 
 IMAGE_SIZE = 28
-BATCH_SIZES = {"mlp-s": 100, "mlp-l": 512, "cnn": 64, "gan": 64, "transformer": 32}
+BATCH_SIZES = {"mlp-s": 100, "mlp-l": 512, "cnn": 64, "gan": 64, "transformer": 32, **lm_workloads.BATCH_SIZES}
 IMAGE_WORKLOADS = ("mlp-s", "mlp-l", "cnn", "gan")
 # The Transformer: PyTorch's default sizes, a sequence of 128 tokens. Dropout is 0 so that both frameworks
 # compute the same first loss (their dropout masks differ); PyTorch skips dropout at p = 0, as we do.
@@ -112,6 +118,11 @@ def build(name: str, device: str | mt.device = "cpu", seed: int = 0, batch_size:
         modules = {"generator": generator, "discriminator": discriminator}
         step = gan_step(generator, discriminator, opt_g, opt_d, precision=precision)
         x = mt.rand(batch, 1, IMAGE_SIZE, IMAGE_SIZE) * 2 - 1  # "real" images in the generator's range
+    elif name in lm_workloads.BATCH_SIZES:
+        model, optimizer, tokens, targets = lm_workloads.build(name, batch, device)
+        mt.manual_seed(seed + NOISE_SEED_OFFSET)
+        return Workload(name, device, seed, {"model": model}, (tokens.to(device), targets.to(device)),
+                        classifier_step(model, optimizer, precision))
     elif name == "transformer":
         model = TransformerLM(**TRANSFORMER).to(device)
         modules = {"model": model}
