@@ -670,6 +670,11 @@ def solve_cases() -> dict[str, Callable[[Backend], None]]:
     def inv(B):
         close(B, B.inv(dev(B, a)), np.linalg.inv(a), rtol=1e-9, atol=1e-10)
 
+    def inv_unchecked(B):
+        close(B, B.inv_unchecked(dev(B, a)), np.linalg.inv(a), rtol=1e-9, atol=1e-10)
+        singular = host(B, B.inv_unchecked(dev(B, np.array([[1.0, 2.0], [2.0, 4.0]]))))  # no error: inf / nan
+        assert singular.shape == (2, 2) and not np.isfinite(singular).all()
+
     def solve(B):
         close(B, B.solve(dev(B, a), dev(B, b)), np.linalg.solve(a, b), rtol=1e-9, atol=1e-10)
 
@@ -680,7 +685,7 @@ def solve_cases() -> dict[str, Callable[[Backend], None]]:
 
     def det(B):
         close(B, B.det(dev(B, a)), np.linalg.det(a), rtol=1e-10)
-    return {"inv": inv, "solve": solve, "slogdet": slogdet, "det": det}
+    return {"inv": inv, "inv_unchecked": inv_unchecked, "solve": solve, "slogdet": slogdet, "det": det}
 
 
 def factorization_cases() -> dict[str, Callable[[Backend], None]]:
@@ -1017,6 +1022,28 @@ def special_cases() -> dict[str, Callable[[Backend], None]]:
         assert scalar_y.dtype == np.float32
         close(B, scalar_y, x[:4].astype(np.float32) * math.log(2.5), rtol=1e-6)
 
+    def scaled(name):
+        """exp(-|x|) I_n(x) from the series, and the erfc / normal-CDF functions from math's erfc, in float64."""
+        def case(B):
+            data = np.linspace(-9, 9, 37) if name in ("i0e", "i1e") else np.linspace(-6, 6, 25)
+            if name in ("i0e", "i1e"):
+                ref = np.exp(-np.abs(data)) * bessel_series(data, int(name[1]))
+            elif name == "erfcx":
+                ref = np.array([math.exp(v * v) * math.erfc(v) for v in data])
+            else:  # log_ndtr: log Phi(x) = log(erfc(-x / sqrt 2) / 2)
+                ref = np.array([math.log(math.erfc(-v / math.sqrt(2)) / 2) for v in data])
+            close(B, getattr(B, name)(dev(B, data)), ref, rtol=1e-12)
+            keeps_16_bit(B, name)
+        return case
+
+    def xlog1py(B):
+        a = np.array([0.0, 0.0, 2.0, -1.5, 3.0])
+        b = np.array([0.0, np.nan, 3.0, -0.5, -1.0])
+        got = host(B, B.xlog1py(dev(B, a), dev(B, b)))
+        expected = [0.0, np.nan, 2 * math.log(4), -1.5 * math.log(0.5), -np.inf]
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+        close(B, np.nan_to_num(got), np.nan_to_num(expected))
+
     def nan_to_num(B):
         data = np.array([np.nan, np.inf, -np.inf, 1.5, -0.0])
         close(B, B.nan_to_num(dev(B, data), 0.5, 7.0, -8.0), [0.5, 7.0, -8.0, 1.5, 0.0])
@@ -1040,7 +1067,9 @@ def special_cases() -> dict[str, Callable[[Backend], None]]:
 
     return {"gammainc": incomplete_gamma, "gammaincc": incomplete_gamma,
             "lgamma": lgamma, "digamma": digamma, "polygamma": polygamma, "i0": bessel("i0", 0),
-            "i1": bessel("i1", 1), "sinc": sinc, "xlogy": xlogy, "nan_to_num": nan_to_num}
+            "i1": bessel("i1", 1), "sinc": sinc, "xlogy": xlogy, "nan_to_num": nan_to_num,
+            "i0e": scaled("i0e"), "i1e": scaled("i1e"), "erfcx": scaled("erfcx"), "log_ndtr": scaled("log_ndtr"),
+            "xlog1py": xlog1py}
 
 
 PARITY: dict[str, Any] = {

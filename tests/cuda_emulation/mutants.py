@@ -95,8 +95,8 @@ class Mutant(NamedTuple):
 
 MUTANTS = {
     "off_by_one_grid_stride_bound": Mutant(
-        "activation.cu", "e < n; e += item_stride())\n        gx[e] = from_acc<T>(to_acc(y[e]) > 0",
-        "e <= n; e += item_stride())\n        gx[e] = from_acc<T>(to_acc(y[e]) > 0",
+        "activation.cu", "e < n; e += item_stride())\n        gx[e] = from_acc<T>(to_acc(y[e]) <= 0",
+        "e <= n; e += item_stride())\n        gx[e] = from_acc<T>(to_acc(y[e]) <= 0",
         check_relu_backward),
     "off_by_one_pool_window_bound": Mutant(
         "pooling.cu", "if (yy < 0 || yy >= height) continue;", "if (yy < 0 || yy > height) continue;",
