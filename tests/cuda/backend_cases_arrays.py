@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from backend_cases import CPU, ONCE, WITH_HALF, Data, On, case
+from backend_cases import CPU, ONCE, WITH_HALF, Data, On, case, host
 
 NAN = math.nan
 
@@ -128,3 +128,20 @@ case("isin", "", lambda d: (d.ints(0, 10, 3, 4), d.ints(0, 10, 5), False), ONCE)
 case("isin", "invert", lambda d: (d.ints(0, 10, 3, 4), d.ints(0, 10, 2, 3), True), ONCE)
 case("isin", "floats-nan", lambda d: (np.array([1.0, NAN, 2.5, -0.0, 3.0], d.dt), np.array([NAN, 0.0, 2.5], d.dt),
                                       False), WITH_HALF)
+
+
+def _stencil(d: Data, backward: bool) -> tuple:
+    """Two taps per output along axis 2 (linear interpolation 5 -> 8), one tap masked, a NaN in the input; the
+    tables are host arrays, as the front ends pass them."""
+    index = np.stack([np.arange(8) * 4 // 7, np.minimum(np.arange(8) * 4 // 7 + 1, 4)], 1)
+    weight = np.stack([np.linspace(1, 0.2, 8), np.linspace(0, 0.8, 8)], 1)
+    valid = np.ones_like(index, dtype=bool)
+    valid[3, 1] = False
+    if backward:
+        return d.with_edges(d.n(2, 3, 8, 4), [NAN]), 2, host(index), host(weight), host(valid), 5
+    return d.with_edges(d.n(2, 3, 5, 4), [NAN]), 2, host(index), host(weight), host(valid)
+
+
+case("axis_stencil", "", lambda d: _stencil(d, False), WITH_HALF)
+case("axis_stencil", "sum", lambda d: (d.n(3, 6), 1, host(np.array([[0, 1, 2], [3, 4, 5]])), None, None))
+case("axis_stencil_backward", "", lambda d: _stencil(d, True), WITH_HALF)

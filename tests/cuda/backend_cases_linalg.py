@@ -44,6 +44,7 @@ def well_conditioned(d: Data, *shape: int) -> np.ndarray:
 
 case("inv", "", lambda d: (well_conditioned(d, 2, 4, 4),))
 case("inv", "view", lambda d: (On(lambda B, a=well_conditioned(d, 3, 3): B.asarray(a).T),))
+case("inv_unchecked", "", lambda d: (well_conditioned(d, 2, 4, 4),))
 case("solve", "", lambda d: (well_conditioned(d, 2, 4, 4), d.n(2, 4, 3)))
 case("det", "", lambda d: (well_conditioned(d, 3, 4, 4) * np.array([1, -1, 1], d.dt)[:, None, None],))
 case("det", "singular", lambda d: (np.array([[1.0, 2.0], [2.0, 4.0]], d.dt),))

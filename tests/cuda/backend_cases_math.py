@@ -111,9 +111,12 @@ for _order in (0, 1, 2, 3):
     case("polygamma", f"n={_order}", lambda d, k=_order: (k, d.with_edges(_off_poles(d, 3, 5), [0.5, -0.5, 30.0])),
          WITH_HALF)
 case("polygamma", "edges", lambda d: (1, np.array([0.0, -1.0, INF, NAN, 1e-3, -2.5], d.dt)), WITH_HALF)
-for _name in ("i0", "i1"):
+for _name in ("i0", "i1", "i0e", "i1e"):
     case(_name, "", lambda d: (d.n(3, 5) * 5,), WITH_HALF)
     case(_name, "edges", lambda d: (np.array([0.0, -0.0, 20.0, -20.0, 100.0, INF, -INF, NAN], d.dt),), WITH_HALF)
+for _name in ("erfcx", "log_ndtr"):
+    case(_name, "", lambda d: (d.n(3, 5) * 3,), WITH_HALF)
+    case(_name, "edges", lambda d: (np.array([0.0, -0.0, 8.0, -8.0, 30.0, -30.0, INF, -INF, NAN], d.dt),), WITH_HALF)
 
 
 def _incomplete_gamma_edges(d: Data) -> tuple:
@@ -131,3 +134,6 @@ case("xlogy", "edges", lambda d: (np.array([0.0, 0.0, 0.0, 2.0, 2.0, -1.0, NAN, 
                                   np.array([0.0, NAN, INF, 0.0, -1.0, INF, 1.0, 1.0], d.dt)), WITH_HALF)
 case("xlogy", "scalar-x", lambda d: (2.0, d.pos(3, 4)), WITH_HALF)
 case("xlogy", "scalar-y", lambda d: (d.with_edges(d.n(3, 4), [0.0]), 0.0), WITH_HALF)
+case("xlog1py", "broadcast", lambda d: (d.n(3, 4), d.pos(4)), WITH_HALF)
+case("xlog1py", "edges", lambda d: (np.array([0.0, 0.0, 0.0, 2.0, 2.0, -1.0, NAN, 1.0], d.dt),
+                                    np.array([-1.0, NAN, INF, 0.0, -1.0, INF, 1.0, -0.5], d.dt)), WITH_HALF)
