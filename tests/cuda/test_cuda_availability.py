@@ -60,8 +60,11 @@ for part in {expected!r}:
 
 
 def run_python(code: str, **env: str) -> None:
-    """Run ``code`` in a fresh interpreter that imports this checkout of minitensor."""
+    """Run ``code`` in a fresh interpreter that imports this checkout of minitensor (over the strict CuPy double
+when the tests run on it, MINITENSOR_STRICT_CUPY=1, as tests/conftest.py installs it here)."""
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    if {**os.environ, **env}.get("MINITENSOR_STRICT_CUPY") == "1":
+        code = "from tests.cuda_strict import install\ninstall()\n" + code
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": path, **env})
     assert done.returncode == 0, done.stderr[-3000:]

@@ -484,14 +484,14 @@ def assert_matches(got: Any, want: Any, where: str, on_host: bool = False, value
         assert type(got) is type(want) and got == want, f"{where}: {got!r} != {want!r}"
         return
     assert isinstance(got, np.ndarray if on_host else cupy.ndarray), f"{where}: got a {type(got).__name__}"
+    assert got.shape == want.shape and got.dtype == want.dtype, \
+        f"{where}: {got.shape} {got.dtype} != {want.shape} {want.dtype}"
+    if not values:  # uninitialised memory: its layout is what there is to compare (before a copy to the host)
+        assert got.strides == want.strides, f"{where}: strides {got.strides} != {want.strides}"
+        return
     if not on_host:
         assert got.device.id == 0, f"{where}: on GPU {got.device.id}"
         got = cupy.asnumpy(got)
-    assert got.shape == want.shape and got.dtype == want.dtype, \
-        f"{where}: {got.shape} {got.dtype} != {want.shape} {want.dtype}"
-    if not values:  # uninitialised memory: its layout is what there is to compare
-        assert got.strides == want.strides, f"{where}: strides {got.strides} != {want.strides}"
-        return
     if want.dtype.kind == "f":
         tol = TOL[want.dtype]
         scale = float(np.nanmax(np.abs(np.where(np.isinf(want), 0, want)), initial=0.0)) or 1.0

@@ -1,42 +1,68 @@
-"""``cupy.random`` of the strict double: ``Generator`` / ``default_rng`` over NumPy's PCG64 (CuPy's is XORWOW
-through cuRAND: the streams differ, the API does not), with CuPy's methods only and its refusal to be deepcopied
-or pickled (its cuRAND state holds a lock: ``cannot pickle '_thread.lock' object``)."""
+"""``cupy.random`` of the strict double: ``Generator`` / ``default_rng`` built as CuPy 14 builds them - a
+``Generator`` holding a ``bit_generator`` whose state lives in a device array next to a ``threading.Lock`` - so
+``copy.deepcopy`` and pickling fail as CuPy's do ("cannot pickle '_thread.lock' object") while a copy of the
+state array replays the draws. The draws are NumPy's PCG64 on that state (CuPy's are XORWOW through cuRAND:
+the streams differ, the API does not), with CuPy's Generator methods only."""
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
 
 from . import real
-from .convert import wrap
+from .convert import unwrap, wrap
 from .functions import resolve
+
+_MASK = (1 << 64) - 1
+
+
+def _encode(state: dict) -> np.ndarray:
+    s, inc = state["state"]["state"], state["state"]["inc"]
+    return np.array([s >> 64, s & _MASK, inc >> 64, inc & _MASK, state["has_uint32"], state["uinteger"]],
+                    dtype=np.uint64)
+
+
+def _decode(words: np.ndarray) -> dict:
+    w = [int(v) for v in words]
+    return {"bit_generator": "PCG64", "state": {"state": w[0] << 64 | w[1], "inc": w[2] << 64 | w[3]},
+            "has_uint32": w[4], "uinteger": w[5]}
+
+
+class XORWOW:
+    """CuPy's default BitGenerator: a lock, a seed and the generator's state in device memory (``_state``)."""
+
+    def __init__(self, seed: Any = None) -> None:
+        self.lock = threading.Lock()
+        self._seed = seed
+        self._state = wrap(_encode(np.random.PCG64(seed).state))
 
 
 class Generator:
-    """CuPy's ``cupy.random.Generator``: the names of the real class, NumPy's draws, device arrays out."""
+    """CuPy's ``cupy.random.Generator``: the names of the real class, NumPy's draws from the bit generator's
+    device state (read before and written back after each draw), device arrays out."""
 
     def __init__(self, bit_generator: Any) -> None:
-        self._rng = np.random.Generator(bit_generator)
+        self.bit_generator = bit_generator
+        self._binomial_state = None
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
         getattr(real.cupy.random.Generator, name)  # AttributeError where CuPy's Generator has no such method
-        method = getattr(self._rng, name)
 
         def draw(*args: Any, **kwargs: Any) -> Any:
-            if kwargs.get("out") is not None:
-                kwargs["out"] = kwargs["out"]._a
-            return wrap(method(*args, **kwargs))
+            words = self.bit_generator._state._a
+            bits = np.random.PCG64()
+            bits.state = _decode(words)
+            result = getattr(np.random.Generator(bits), name)(*unwrap(args), **unwrap(kwargs))
+            words[:] = _encode(bits.state)
+            return wrap(result)
         return draw
-
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        raise TypeError("cannot pickle '_thread.lock' object")
-
-    def __deepcopy__(self, memo: Any) -> Any:
-        raise TypeError("cannot pickle '_thread.lock' object")
 
 
 def default_rng(seed: Any = None) -> Generator:
-    return Generator(np.random.PCG64(seed))
+    return Generator(XORWOW(seed))
 
 
 def __getattr__(name: str) -> Any:

@@ -80,3 +80,13 @@ def test_the_generator_cannot_be_copied_or_pickled():
     with pytest.raises(AttributeError):
         rng.permutation(3)  # real CuPy's Generator has none
     assert not hasattr(real.cupy.random.Generator, "permutation")
+
+
+def test_a_copy_of_the_device_state_replays_the_draws():
+    """What CupyBackend.copy_rng relies on: the state is a device array of the bit generator."""
+    rng = cp.random.default_rng(5)
+    saved = rng.bit_generator._state.copy()
+    first = rng.random(4).get()
+    assert not np.array_equal(first, rng.random(4).get())
+    rng.bit_generator._state[...] = saved
+    np.testing.assert_array_equal(rng.random(4).get(), first)
