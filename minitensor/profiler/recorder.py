@@ -47,14 +47,23 @@ def _arrays(value: Any) -> list[Any]:
         else []
 
 
-def _nbytes(value: Any) -> int:
-    """The bytes of the arrays (and tensors' arrays) in ``value`` (nested tuples and lists), each counted once
-    per appearance: what an op reads and writes, for the table's GB/s."""
-    if isinstance(value, (tuple, list)):
-        return sum(_nbytes(v) for v in value)
-    array = value.array if isinstance(value, _function._Tensor) else value
-    nbytes = getattr(array, "nbytes", 0)
-    return nbytes if isinstance(nbytes, int) else 0
+def _nbytes(values: Any) -> int:
+    """The bytes of the arrays (and tensors' arrays) in ``values``, a tuple or list of them, nested or not:
+    what an event reads and writes, for the table's GB/s. One pass, no recursion for flat tuples (it runs
+    several times per op while a profile records)."""
+    if not isinstance(values, (tuple, list)):
+        values = (values,)
+    total = 0
+    for v in values:
+        if isinstance(v, (tuple, list)):
+            total += _nbytes(v)
+            continue
+        if isinstance(v, _function._Tensor):
+            v = v.array
+        n = getattr(v, "nbytes", 0)
+        if type(n) is int:
+            total += n
+    return total
 
 
 def _describe(args: Any) -> tuple[list[list[int]], list[str]]:
