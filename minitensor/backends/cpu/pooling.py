@@ -47,7 +47,8 @@ class CpuPoolOps(PoolOps):
         gy_cl, offsets_cl = gy.transpose(0, 2, 3, 1), offsets.transpose(0, 2, 3, 1)
         spans = [dilation[a] * (kernel_size[a] - 1) + 1 for a in range(2)]
         if stride[0] >= spans[0] and stride[1] >= spans[1]:  # no cell in two windows: one select per cell
-            gx = np.empty((n, h, w, c), dtype=gy.dtype)
+            gy_cl = np.ascontiguousarray(gy_cl)  # read once per cell of its window: an NCHW gy (after a
+            gx = np.empty((n, h, w, c), dtype=gy.dtype)  # flatten) is copied once, not read with strides
             covered = (not any(padding) and dilation == (1, 1) and stride == tuple(kernel_size)
                        and gy.shape[2] * stride[0] == h and gy.shape[3] * stride[1] == w)
             run_kernel("max_pool2d_backward", False, kernels.max_pool2d_backward_disjoint, gy_cl, offsets_cl, gx,
