@@ -84,6 +84,7 @@ class StepProfiler:
         self.steps, self.out, self.example = steps, out, example
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
         self.sort_by = "self_cuda_time_total" if device.type == "cuda" else "self_cpu_time_total"
+        self.bandwidth = device.type == "cpu"  # GB/s per op: on CUDA the CPU times are launch times
         self.prof = profile(activities=activities, schedule=schedule(wait=WAIT, warmup=WARMUP, active=steps,
                                                                      repeat=1), on_trace_ready=self._report)
         self.running = self.reported = False
@@ -122,7 +123,7 @@ class StepProfiler:
         recorded = self.recorded
         if not recorded:  # the epoch ended in the first recorded step: only its data fetch was seen
             return
-        table = prof.key_averages().table(sort_by=self.sort_by, row_limit=TOP)
+        table = prof.key_averages().table(sort_by=self.sort_by, row_limit=TOP, bandwidth=self.bandwidth)
         print(f"profile of {recorded} training steps (after {WAIT + WARMUP}), top {TOP} by self time:\n{table}")
         self.files["table"] = self.out / "profile.txt"
         self.files["table"].write_text(table)

@@ -32,8 +32,10 @@ def test_profile_prints_the_table_and_writes_the_trace_and_chart(example, tmp_pa
     assert "profile of 2 training steps (after 3), top 15 by self time:" in printed
     table = (out / "profile.txt").read_text()
     assert table in printed
-    rows = table.strip().splitlines()[3:-2]
-    assert 1 <= len(rows) <= 15 and table.strip().splitlines()[-1].startswith("Self CPU time total: ")
+    lines = table.strip().splitlines()
+    rows = lines[3:-3]  # between the header's separator and the last one; then the two footer lines
+    assert 1 <= len(rows) <= 15 and lines[-2].startswith("Self CPU time total: ")
+    assert "GB/s" in lines[1] and lines[-1].startswith("memcpy: ")  # the CPU's bandwidth columns
     trace = json.loads((out / "trace.json").read_text())
     names = {e["name"] for e in trace["traceEvents"] if e["ph"] == "X"}
     assert {"ProfilerStep#3", "ProfilerStep#4", "Linear", "LinearBackward"} <= names

@@ -362,3 +362,28 @@ def test_an_output_saved_for_backward_is_charged_once_and_a_private_saved_array_
     exp, dropout = prof.events()
     assert exp.allocated == 400
     assert dropout.allocated == 400 + 100  # the output and the boolean mask it made and saved
+
+
+def test_bandwidth_columns_count_the_bytes_each_event_moves(monkeypatch):
+    """bytes_moved: an op's inputs and outputs, a node's gradient in, saved arrays and gradients out; the
+    table's GB/s is bytes over CPU total, SLOW under half the memcpy rate from a MiB a call on."""
+    x = mt.randn(1000, requires_grad=True)  # float32: 4000 bytes
+    with profile(activities=CPU) as prof:
+        (x * x).sum().backward()
+    events = {e.name: e for e in prof.events()}
+    assert events["Mul"].bytes_moved == 3 * 4000  # two inputs, one output
+    assert events["MulBackward"].bytes_moved == 4000 + 2 * 4000 + 2 * 4000  # gy, x saved twice, gx twice
+    assert events["Sum"].bytes_moved == 4000 + 4
+    assert 1 < profiler.table.memcpy_gbps.__wrapped__(2 ** 20) < 1e4  # the real measurement, in GB/s
+    monkeypatch.setattr(profiler.table, "memcpy_gbps", lambda: 1e9)  # everything is slow against this
+    lines = prof.key_averages().table(sort_by="cpu_time_total", bandwidth=True).splitlines()
+    assert lines[1].split()[-6:] == ["GB/s", "<", "memcpy/2", "#", "of", "Calls"]
+    assert lines[-1] == "memcpy: 1000000000.00 GB/s (SLOW: a memory-bound op under half of it)"
+    rows = {r.split()[0]: r for r in lines[3:-3]}
+    assert "SLOW" not in rows["Mul"]  # under a MiB a call: the rate is the op's fixed cost
+    big = mt.randn(2 ** 19)  # 2 MiB
+    with profile(activities=CPU) as prof:
+        big * 2.0
+    row = prof.key_averages().table(bandwidth=True).splitlines()[3]
+    mul = prof.events()[0]
+    assert f"{mul.bytes_moved / mul.cpu_time_total / 1e3:.2f}" in row and "SLOW" in row

@@ -42,3 +42,14 @@ def kernel_fits(first: Array, *others: Array) -> bool:
 def flat(a: Array) -> Array:
     """The 1-D view of a C-contiguous array (no copy, so a kernel's writes land in ``a``)."""
     return a.reshape(-1)
+
+
+def dense_flat(a: Array) -> Array | None:
+    """The 1-D view of ``a``'s memory in memory order when ``a`` fills its memory without gaps in some
+    order of its axes (C, Fortran, channels-last...), else None (a broadcast or sliced view). Two arrays of
+    one shape and the same strides give views whose index i is the same element of each."""
+    if a.flags.c_contiguous:
+        return a.reshape(-1)
+    order = sorted(range(a.ndim), key=lambda axis: -a.strides[axis])
+    t = a.transpose(order)
+    return t.reshape(-1) if t.flags.c_contiguous else None

@@ -14,7 +14,8 @@ from typing import Any, Iterable
 
 # The numeric fields key_averages adds up, each also readable per event.
 SUMMED = ("count", "cpu_time_total", "self_cpu_time_total", "device_time_total", "self_device_time_total",
-          "cpu_memory_usage", "self_cpu_memory_usage", "device_memory_usage", "self_device_memory_usage")
+          "cpu_memory_usage", "self_cpu_memory_usage", "device_memory_usage", "self_device_memory_usage",
+          "bytes_moved")
 KINDS = ("cpu_op", "backward", "user_annotation", "kernel")
 
 
@@ -30,6 +31,7 @@ class _Times:
     self_cpu_memory_usage: int
     device_memory_usage: int
     self_device_memory_usage: int
+    bytes_moved: int  # ours, not PyTorch's: bytes of the arrays read and written (table(bandwidth=True))
     kind: str
 
     @property
@@ -76,6 +78,7 @@ class FunctionEvent(_Times):
         self.device_start_us: float | None = None  # when a kernel began on the device (trace time base)
         self.device_type = "CPU"
         self.count = 1
+        self.bytes_moved = 0  # an op's inputs and outputs, a node's gradients and saved arrays, a kernel's arrays
 
     @property
     def key(self) -> str:
@@ -158,11 +161,12 @@ class EventList(list):
 
     def table(self, sort_by: str | None = None, row_limit: int = 100, max_name_column_width: int = 55,
               max_shapes_column_width: int = 80, header: str | None = None,
-              top_level_events_only: bool = False) -> str:
-        """PyTorch's text table (see ``table.py``); ``sort_by`` names an attribute, sorted high to low."""
+              top_level_events_only: bool = False, bandwidth: bool = False) -> str:
+        """PyTorch's text table (see ``table.py``); ``sort_by`` names an attribute, sorted high to low.
+        ``bandwidth`` (ours) adds the columns "GB/s" (bytes moved over CPU total time) and "< memcpy/2"."""
         from .table import build_table
         return build_table(self, sort_by, row_limit, max_name_column_width, max_shapes_column_width, header,
-                           top_level_events_only, self._use_device, self._profile_memory)
+                           top_level_events_only, self._use_device, self._profile_memory, bandwidth)
 
     def export_chrome_trace(self, path: str) -> None:
         from .trace import export_chrome_trace

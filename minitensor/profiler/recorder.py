@@ -47,6 +47,25 @@ def _arrays(value: Any) -> list[Any]:
         else []
 
 
+def _nbytes(values: Any) -> int:
+    """The bytes of the arrays (and tensors' arrays) in ``values``, a tuple or list of them, nested or not:
+    what an event reads and writes, for the table's GB/s. One pass, no recursion for flat tuples (it runs
+    several times per op while a profile records)."""
+    if not isinstance(values, (tuple, list)):
+        values = (values,)
+    total = 0
+    for v in values:
+        if isinstance(v, (tuple, list)):
+            total += _nbytes(v)
+            continue
+        if isinstance(v, _function._Tensor):
+            v = v.array
+        n = getattr(v, "nbytes", 0)
+        if type(n) is int:
+            total += n
+    return total
+
+
 def _describe(args: Any) -> tuple[list[list[int]], list[str]]:
     """(shapes, dtype names) of an op's arguments, [] and "Scalar" for what is not an array or tensor,
     as PyTorch's ``input_shapes``."""
@@ -124,6 +143,7 @@ class Recorder:
             if self.with_stack else []
         event = self.open(cls.__name__, "cpu_op", args)
         event.stack = stack
+        event.bytes_moved = _nbytes(args)
         self._start_device(event, on_cuda)
         self.bypass = True
         try:
@@ -133,6 +153,7 @@ class Recorder:
             self.close(event)
             raise
         self._end_device(event)
+        event.bytes_moved += _nbytes(out)
         if self.profile_memory and not on_cuda:
             grad_fn = getattr(out[0] if isinstance(out, tuple) else out, "grad_fn", None)
             saved = grad_fn._saved if grad_fn is not None and grad_fn._saved else ()
@@ -149,6 +170,7 @@ class Recorder:
         if not self.on_thread():
             return None
         event = self.open(node.name(), "backward", (grad,))
+        event.bytes_moved = _nbytes((grad, node._saved or ()))
         self._start_device(event, node._device.type == "cuda")
         self._incoming[event.id] = id(grad)  # its id only: a reference would stop the engine stealing it
         return event
@@ -156,6 +178,7 @@ class Recorder:
     def end_backward(self, event: FunctionEvent, result: Any) -> None:
         self._end_device(event)
         incoming = self._incoming.pop(event.id)
+        event.bytes_moved += _nbytes(result)
         if self.profile_memory and not event.on_cuda:  # a gradient passed through is not new memory
             self._allocated(event, [a for a in _arrays(result) if id(a) != incoming])
         self.close(event)
@@ -166,6 +189,7 @@ class Recorder:
             kernel(*args)
             return
         event = self.open(name, "kernel")
+        event.bytes_moved = _nbytes(args)
         timed = on_device and self.use_device
         start = _cuda().timing_event() if timed else None
         kernel(*args)

@@ -37,13 +37,24 @@ class CpuPoolOps(PoolOps):
     def max_pool2d_backward(self, gy: Array, offsets: Array, x_shape: tuple[int, ...], kernel_size: Pair,
                             stride: Pair, padding: Pair, dilation: Pair) -> Array:
         """As ``PoolOps.max_pool2d_backward``; channels-last offsets (from the kernel above) take the Numba
-        scatter, and gx is channels-last too. A 16-bit gy adds up in float32, rounded once."""
+        scatter (a select per cell where windows share no cell), and gx is channels-last too. A 16-bit gy
+        adds up in float32, rounded once."""
         kernels = (numba_kernels.load("pooling") if gy.dtype in KERNEL_DTYPES and is_channels_last(offsets)
                    else None)
         if kernels is None:
             return super().max_pool2d_backward(gy, offsets, x_shape, kernel_size, stride, padding, dilation)
         n, c, h, w = x_shape
+        gy_cl, offsets_cl = gy.transpose(0, 2, 3, 1), offsets.transpose(0, 2, 3, 1)
+        spans = [dilation[a] * (kernel_size[a] - 1) + 1 for a in range(2)]
+        if stride[0] >= spans[0] and stride[1] >= spans[1]:  # no cell in two windows: one select per cell
+            gy_cl = np.ascontiguousarray(gy_cl)  # read once per cell of its window: an NCHW gy (after a
+            gx = np.empty((n, h, w, c), dtype=gy.dtype)  # flatten) is copied once, not read with strides
+            covered = (not any(padding) and dilation == (1, 1) and stride == tuple(kernel_size)
+                       and gy.shape[2] * stride[0] == h and gy.shape[3] * stride[1] == w)
+            run_kernel("max_pool2d_backward", False, kernels.max_pool2d_backward_disjoint, gy_cl, offsets_cl, gx,
+                       *kernel_size, *stride, *padding, *dilation, not covered)
+            return gx.transpose(0, 3, 1, 2)
         gx = np.empty((n, h * w, c), dtype=gy.dtype)
-        run_kernel("max_pool2d_backward", False, kernels.max_pool2d_backward, gy.transpose(0, 2, 3, 1),
-                   offsets.transpose(0, 2, 3, 1), gx, w, *kernel_size, *stride, *padding, *dilation)
+        run_kernel("max_pool2d_backward", False, kernels.max_pool2d_backward, gy_cl, offsets_cl, gx, w,
+                   *kernel_size, *stride, *padding, *dilation)
         return gx.reshape(n, h, w, c).transpose(0, 3, 1, 2)

@@ -10,21 +10,21 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def max_pool2d(x, y, offsets, kh, kw, sh, sw, ph, pw, dh, dw):  # pragma: no cover - compiled
     """y = each window's max, offsets = its scan-order offset i*kW + j inside the window (any integer
     dtype wide enough; uint8 for up to 256 cells), PyTorch's rule: scan the window's cells inside the input
     row by row, take a cell greater than the running max or NaN (so ties keep the first, a NaN wins, the
     last NaN if several); a window with no cell inside the input gets -inf and offset 0 (whose position is
-    outside the input). x (N, H, W, C); y, offsets (N, oH, oW, C), overwritten."""
+    outside the input). x (N, H, W, C); y, offsets (N, oH, oW, C), overwritten.
+
+    The first cell inside the window is copied, each later one merged with selects, not branches: the
+    loop over C vectorises, and random signs cost no mispredicted branch."""
     n_img, out_h, out_w, channels = y.shape
     height, width = x.shape[1], x.shape[2]
     for n in range(n_img):
         for oh in range(out_h):
             for ow in range(out_w):
-                for c in range(channels):
-                    y[n, oh, ow, c] = -np.inf
-                    offsets[n, oh, ow, c] = 0
                 first = True
                 for i in range(kh):
                     h = oh * sh - ph + i * dh
@@ -35,12 +35,48 @@ def max_pool2d(x, y, offsets, kh, kw, sh, sw, ph, pw, dh, dw):  # pragma: no cov
                         if w < 0 or w >= width:
                             continue
                         k = i * kw + j
-                        for c in range(channels):
-                            v = x[n, h, w, c]
-                            if first or v > y[n, oh, ow, c] or np.isnan(v):
-                                y[n, oh, ow, c] = v
+                        if first:
+                            for c in range(channels):
+                                y[n, oh, ow, c] = x[n, h, w, c]
                                 offsets[n, oh, ow, c] = k
-                        first = False
+                            first = False
+                            continue
+                        for c in range(channels):
+                            v, best = x[n, h, w, c], y[n, oh, ow, c]
+                            take = (v > best) | (v != v)
+                            y[n, oh, ow, c] = v if take else best
+                            offsets[n, oh, ow, c] = k if take else offsets[n, oh, ow, c]
+                if first:
+                    for c in range(channels):
+                        y[n, oh, ow, c] = -np.inf
+                        offsets[n, oh, ow, c] = 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def max_pool2d_backward_disjoint(gy, offsets, gx, kh, kw, sh, sw, ph, pw, dh, dw, clear
+                                 ):  # pragma: no cover - compiled
+    """max_pool2d_backward for windows that share no cell (stride at least the window's span on both axes):
+    every cell inside a window is written once, gy where it is the window's argmax and 0 elsewhere, a
+    vectorised select instead of a scatter. ``clear``: zero gx first, for cells outside every window.
+    gy, offsets (N, oH, oW, C); gx (N, H, W, C), overwritten."""
+    n_img, out_h, out_w, channels = gy.shape
+    height, width = gx.shape[1], gx.shape[2]
+    for n in range(n_img):
+        if clear:
+            gx[n] = 0
+        for oh in range(out_h):
+            for i in range(kh):
+                h = oh * sh - ph + i * dh
+                if h < 0 or h >= height:
+                    continue
+                for ow in range(out_w):
+                    for j in range(kw):
+                        w = ow * sw - pw + j * dw
+                        if w < 0 or w >= width:
+                            continue
+                        k = i * kw + j
+                        for c in range(channels):
+                            gx[n, h, w, c] = gy[n, oh, ow, c] if offsets[n, oh, ow, c] == k else 0
 
 
 @njit(cache=True, nogil=True)
