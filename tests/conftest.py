@@ -28,6 +28,9 @@ collect_ignore = [] if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else ["cuda
 # The emulated kernels under ThreadSanitizer (about a minute): their own step in .ci/run.
 if os.environ.get("MINITENSOR_RACE_CHECK") != "1":
     collect_ignore.append("cuda_emulation/test_races.py")
+# The tests of the real CuPy / NVRTC / numba-cuda (tests/cuda_real) cannot see them where the double stands in.
+if os.environ.get("MINITENSOR_STRICT_CUPY") == "1":
+    collect_ignore.append("cuda_real")
 
 
 @pytest.fixture(autouse=True)

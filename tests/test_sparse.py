@@ -118,7 +118,7 @@ def test_layout_queries_and_conversions_of_dense_tensors():
 
 
 @pytest.mark.parametrize("op", [lambda s: s.exp(), lambda s: s + 1, lambda s: s * s, lambda s: s.sum(),
-                                lambda s: s.reshape(-1), lambda s: mt.ones(3, 3) @ s, lambda s: s[0],
+                                lambda s: s.reshape(-1), lambda s: mt.ones(3, 3, dtype=mt.float64) @ s, lambda s: s[0],
                                 lambda s: s.zero_(),
                                 lambda s: s.__setitem__(0, 1.0), lambda s: s > 0, lambda s: mt.cat([s, s])])
 def test_dense_ops_refuse_sparse_tensors_naming_the_layout(op):

@@ -56,8 +56,8 @@ class CpuActivationOps(ActivationOps):
         return (bits * (bits > _bits(-np.inf, x.dtype))).view(x.dtype)
 
     def relu_backward(self, gy: Array, y: Array) -> Array:
-        """As ``ActivationOps.relu_backward``: gy where y > 0 (exactly the float comparison), +0 elsewhere, as
-        PyTorch's threshold_backward (an infinite or NaN gy there gives 0)."""
+        """As ``ActivationOps.relu_backward``: +0 where y <= 0 (exactly the float comparison), gy elsewhere (y > 0
+        or NaN), as PyTorch's threshold_backward (an infinite or NaN gy where y <= 0 gives 0)."""
         if gy.dtype != y.dtype or not _is_float(gy.dtype):
             return super().relu_backward(gy, y)
         kernels = _kernels(gy)
@@ -68,5 +68,5 @@ class CpuActivationOps(ActivationOps):
                 run_kernel("relu_backward", False, kernels.relu_backward, source, mask, dense_flat(gx))
                 return gx
         bits = y.view(_int_type(y.dtype))
-        keep = (bits > 0) & (bits <= _bits(np.inf, y.dtype))
+        keep = (bits > _bits(-np.inf, y.dtype)) & (bits != 0)  # not y <= 0: positives and every NaN
         return (gy.view(_int_type(gy.dtype)) * keep).view(gy.dtype)

@@ -26,6 +26,7 @@ def relu(x, y):  # pragma: no cover - compiled
 
 @jit
 def relu_backward(gy, y, gx):  # pragma: no cover - compiled
-    """gx = gy where y > 0, else +0 (a NaN or infinite gy there too, as PyTorch's threshold_backward)."""
+    """gx = +0 where y <= 0, else gy (y > 0 or NaN), as PyTorch's threshold_backward (a NaN or infinite gy
+    where y <= 0 gives 0 too)."""
     for i in range(gy.size):
-        gx[i] = gy[i] if y[i] > 0 else 0
+        gx[i] = 0 if y[i] <= 0 else gy[i]
