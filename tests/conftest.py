@@ -33,6 +33,18 @@ if os.environ.get("MINITENSOR_STRICT_CUPY") == "1":
     collect_ignore.append("cuda_real")
 
 
+def pytest_collection_modifyitems(config, items):
+    """On the strict CuPy double, skip (with the reason) what only a GPU can show (tests/cuda_strict GPU_ONLY)."""
+    if os.environ.get("MINITENSOR_STRICT_CUPY") != "1":
+        return
+    from tests.cuda_strict import GPU_ONLY
+
+    for item in items:
+        for where, why in GPU_ONLY.items():
+            if item.nodeid.startswith(where) or getattr(item, "originalname", item.name) == where:
+                item.add_marker(pytest.mark.skip(reason=f"strict CuPy double: {why}"))
+
+
 @pytest.fixture(autouse=True)
 def _clean_global_state():
     """Every test starts seeded, with grad mode on, anomaly mode off and float32 as the default dtype."""

@@ -41,6 +41,8 @@ runtime = SimpleNamespace(
 
 
 class Device:
+    compute_capability = "90"  # the GPUs the project is lent (H100, H200): sm_90, as CuPy's string
+
     def __init__(self, device: Any = None) -> None:
         self.id = _check_device(0 if device is None else int(device))
 

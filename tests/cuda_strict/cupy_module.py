@@ -3,6 +3,7 @@ with NumPy underneath, plus the explicit doubles below (arrays, transfers, submo
 from __future__ import annotations
 
 import sys
+import warnings
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
@@ -71,6 +72,44 @@ def _matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
     return out
 
 
+def _inv(a: Any) -> Any:
+    """cuSOLVER's getrf + getrs: a singular matrix gives its zero pivot's infinities and NaNs, not an error (CuPy
+    checks only under ``cupyx.errstate(linalg="raise")``)."""
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        import scipy.linalg
+
+        n = a.shape[-1]
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rows = [scipy.linalg.lu_solve(scipy.linalg.lu_factor(m, check_finite=False), np.eye(n, dtype=a.dtype),
+                                          check_finite=False) for m in a.reshape(-1, n, n)]
+        return np.stack(rows).reshape(a.shape).astype(a.dtype, copy=False)
+
+
+def _compute_types() -> ModuleType:
+    """``cupy._core._routines_linalg``'s switch of the GEMMs' compute type (the real constants; a dict of the
+    settings, where the real module asks the device)."""
+    source = real.cupy._core._routines_linalg
+    module = ModuleType("cupy._core._routines_linalg")
+    module.__dict__.update({k: getattr(source, k) for k in dir(source) if k.startswith("COMPUTE_TYPE_")})
+    settings: dict[str, int] = {}
+
+    def get_compute_type(dtype: Any) -> int:
+        return settings.get(np.dtype(dtype).char, source.COMPUTE_TYPE_DEFAULT)
+
+    def set_compute_type(dtype: Any, compute_type: int) -> None:
+        settings[np.dtype(dtype).char] = compute_type
+    module.__dict__.update(get_compute_type=get_compute_type, set_compute_type=set_compute_type)
+    return module
+
+
+_routines_linalg = _compute_types()
+_core = ModuleType("cupy._core")
+_core._routines_linalg = _routines_linalg  # type: ignore[attr-defined]
+
+
 def get_array_module(*args: Any) -> Any:
     return sys.modules["cupy"] if any(isinstance(a, ndarray) for a in args) else np
 
@@ -84,11 +123,11 @@ OVERRIDES: dict[str, Any] = {
     "matmul": routine("matmul", real.cupy.matmul, _matmul),
     "get_default_memory_pool": lambda: _pool, "get_default_pinned_memory_pool": lambda: _pinned_pool,
     "cuda": cuda, "random": random,
-    "linalg": Double("cupy.linalg", real.cupy.linalg, np.linalg),
+    "linalg": Double("cupy.linalg", real.cupy.linalg, np.linalg, {"inv": routine("inv", real.cupy.linalg.inv, _inv)}),
     "fft": Double("cupy.fft", real.cupy.fft, np.fft),
     "lib": SimpleNamespace(stride_tricks=Double("cupy.lib.stride_tricks", real.cupy.lib.stride_tricks,
                                                  np.lib.stride_tricks)),
-    "_core": SimpleNamespace(_routines_linalg=real.cupy._core._routines_linalg),
+    "_core": _core,
 }
 
 
