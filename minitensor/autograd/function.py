@@ -79,6 +79,11 @@ class ArrayFunction:
     # when backward reads saved_tensors (PyTorch's SavedVariable).
     _versions: list[tuple[list[int], int, int, Any]] | tuple = ()
     differentiable = True  # False: an op without a gradient (comparisons, rounding...), never recorded
+    # Per saved array the forward computed (not an input's or the output's memory), what it is to a double
+    # backward (create_graph=True, autograd/higher_order.py): None, a constant of the inputs' gradient (a
+    # divisor of the targets); or (input position, Function, ctx attributes): that Function's output of that
+    # input, its backward reading only that output. Other computed float arrays make the double backward raise.
+    derived_saves: dict[int, Any] = {}
     accepts_sparse = False  # True: forward takes sparse COO arrays (functional/sparse.py); others refuse them
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -1,0 +1,164 @@
+"""The recording backend's rules: the backend methods that under ``create_graph=True`` do not simply run their
+generic body on facades (recording_backend.py).
+
+- Creation (``ALWAYS``): a facade even without facade arguments, so what a body writes into it is recorded.
+- Forward ops with a Function of their own: that Function (one node, the device's kernel), not their generic
+  body's several recorded steps.
+- ``conv2d_backward`` and ``conv_transpose2d_backward``, whose bodies gather through strided views: the two
+  gradients of a bilinear op are ``BilinearGrad`` nodes whose backward is the op itself and the other
+  gradient (so any order works).
+- ``batch_norm_backward`` and ``layer_norm_backward``: their saved mean and invstd are arrays the forward
+  computed from x; relinked to x here (``_statistics``), then the generic body records itself.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+import minitensor as mt
+from .. import dtypes as _dt
+from ..backends.base import Backend
+from .function import ArrayFunction
+from .recording import Rec, tensor_of, unwrap
+from .recording_xp import IndexAdd
+
+__all__ = ["ALWAYS", "RULES", "BilinearGrad"]
+
+ALWAYS = {"zeros", "ones", "full", "empty"}
+
+
+def _create(fill: Callable[..., Any]) -> Callable[..., Rec]:
+    def rule(B: Any, shape: Any, *args: Any) -> Rec:
+        dtype = args[-1]
+        return Rec(fill(tuple(shape) if not isinstance(shape, int) else (shape,), *args[:-1],
+                        dtype=_dt.from_numpy_dtype(np.dtype(dtype)), device=B.device))
+    return rule
+
+
+def _index_add(B: Any, out: Any, index: Any, src: Any) -> Any:
+    if type(out) is not Rec:
+        raise RuntimeError("create_graph=True: a backward body added a recorded array into a raw one "
+                           "(B.index_add); make the target with B.zeros")
+    index = tuple(unwrap(i) for i in index) if type(index) is tuple else unwrap(index)
+    return out.assign(IndexAdd.apply(out.t, tensor_of(src, out.t), index))
+
+
+def _tensors(B: Any, *args: Any) -> list[Any]:
+    """Facades as their tensors, raw arrays as constant tensors on the backend's device, None as None."""
+    like = mt.zeros((), device=B.device)
+    return [None if a is None else tensor_of(a, like) for a in args]
+
+
+def _function(cls: Callable[[], type[ArrayFunction]], arrays: int, keywords: tuple[str, ...] = ()
+              ) -> Callable[..., Rec]:
+    """A forward method as its Function: the first ``arrays`` arguments are arrays, the rest are the
+    Function's keywords ``keywords`` in order."""
+    def rule(B: Any, *args: Any) -> Rec:
+        fn = cls()
+        return Rec(fn.apply(*_tensors(B, *args[:arrays]), **dict(zip(keywords, args[arrays:]))))
+    return rule
+
+
+def _activation(name: str, *params: str) -> Callable[..., Rec]:
+    def cls() -> Any:
+        from ..functional import activation
+        return getattr(activation, name)
+    return _function(cls, 1, params)
+
+
+def _conv(name: str, params: tuple[str, ...]) -> Callable[..., Rec]:
+    def cls() -> Any:
+        from ..functional import conv
+        return getattr(conv, name)
+    return _function(cls, 3, params)
+
+
+class BilinearGrad(ArrayFunction):
+    """One gradient of a bilinear op y = f(x, w) (a convolution or its transpose), from the backend's backward
+    method ``bwd``: part 0 is gx = Bx(gy, w), part 1 is gw = Bw(gy, x). Since <c, Bx(gy, w)> = <gy, f(c, w)>
+    and <c, Bw(gy, x)> = <gy, f(x, c)>, their gradients are f itself (``fwd``) and the other part.
+    ``shape_of`` is the raw array of the argument the part does not read (the backend takes its shape)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, gy: Any, other: Any, *, part: int, shape_of: Any, fwd: str, bwd: str,
+                params: tuple[Any, ...]) -> Any:
+        ctx.part, ctx.shape_of, ctx.fwd, ctx.bwd, ctx.params = part, shape_of, fwd, bwd, params
+        ctx.save_for_backward(gy, other)
+        return _part(B, bwd, gy, other, shape_of, part, params)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, c: Any) -> Any:
+        gy, other = ctx.saved_tensors
+        need_gy, need_other = ctx.needs_input_grad[:2]
+        fwd = getattr(B, ctx.fwd)
+        pair = (c, other) if ctx.part == 0 else (other, c)
+        g_gy = fwd(*pair, None, *ctx.params) if need_gy else None
+        g_other = _part(B, ctx.bwd, gy, c, ctx.shape_of, 1 - ctx.part, ctx.params) if need_other else None
+        return g_gy, g_other
+
+
+def _part(B: Backend, bwd: str, gy: Any, other: Any, shape_of: Any, part: int, params: tuple[Any, ...]) -> Any:
+    """Part ``part`` of ``B.<bwd>``: gx from (gy, w) or gw from (gy, x)."""
+    x, w = (shape_of, other) if part == 0 else (other, shape_of)
+    needs = (part == 0, part == 1, False)
+    return getattr(B, bwd)(gy, x, w, *params, needs=needs)[part]
+
+
+def _bilinear(fwd: str, bwd: str) -> Callable[..., tuple[Any, Any, Any]]:
+    def rule(B: Any, gy: Any, x: Any, w: Any, *params: Any, needs: tuple[bool, bool, bool]) -> tuple[Any, Any, Any]:
+        g, xt, wt = _tensors(B, gy, x, w)
+        parts = [Rec(BilinearGrad.apply(g, other, part=k, shape_of=unwrap(shaped), fwd=fwd, bwd=bwd,
+                                        params=params)) if needs[k] else None
+                 for k, (other, shaped) in enumerate(((wt, x), (xt, w)))]
+        gb = Rec(g).sum(axis=(0,) + tuple(range(2, g.ndim))) if needs[2] else None
+        return parts[0], parts[1], gb
+    return rule
+
+
+def _statistics(x: Any, mean: Any, invstd: Any, axes: tuple[int, ...], keepdims: bool) -> tuple[Any, Any]:
+    """The saved mean and invstd as functions of x (their values kept): mean(x) and (var(x) + eps)^-1/2, with
+    eps read off the saved invstd, so no eps is needed."""
+    mean_raw, inv_raw = unwrap(mean), unwrap(invstd)
+    if type(x) is not Rec:
+        return mean_raw, inv_raw
+    m = x.mean(axis=axes, keepdims=keepdims)
+    shaped = m if keepdims else m.reshape((1, -1) + (1,) * (x.ndim - 2))
+    centred = x - shaped
+    var = (centred * centred).mean(axis=axes, keepdims=keepdims)
+    return (m - m.t.array) + mean_raw, ((var - var.t.array) + 1 / (inv_raw * inv_raw)) ** -0.5
+
+
+def _batch_norm_backward(B: Any, gy: Any, x: Any, weight: Any, mean: Any, invstd: Any, training: bool,
+                         needs: Any) -> Any:
+    if training:
+        mean, invstd = _statistics(x, mean, invstd, (0,) + tuple(range(2, x.ndim)), False)
+    else:  # the running statistics: constants
+        mean, invstd = unwrap(mean), unwrap(invstd)
+    return Backend.batch_norm_backward(B, gy, x, weight, mean, invstd, training, needs)
+
+
+def _layer_norm_backward(B: Any, gy: Any, x: Any, weight: Any, mean: Any, invstd: Any, normalized_ndim: int,
+                         needs: Any) -> Any:
+    mean, invstd = _statistics(x, mean, invstd, tuple(range(x.ndim - normalized_ndim, x.ndim)), True)
+    return Backend.layer_norm_backward(B, gy, x, weight, mean, invstd, normalized_ndim, needs)
+
+
+def _astype(B: Any, a: Any, dtype: Any) -> Any:
+    return a.astype(dtype, copy=False) if type(a) is Rec else B.real.astype(a, dtype)
+
+
+RULES: dict[str, Callable[..., Any]] = {
+    "zeros": _create(mt.zeros), "ones": _create(mt.ones), "empty": _create(mt.zeros), "full": _create(mt.full),
+    "copy": lambda B, a: a.copy(), "astype": _astype, "index_add": _index_add,
+    "isfinite_all": lambda B, a: B.real.isfinite_all(unwrap(a)),
+    "relu": _activation("Relu"), "sigmoid": _activation("Sigmoid"), "tanh": _activation("Tanh"),
+    "softmax": _activation("Softmax", "axis"), "log_softmax": _activation("LogSoftmax", "axis"),
+    "gelu": _activation("Gelu", "approximate"), "softplus": _activation("Softplus", "beta", "threshold"),
+    "erf": lambda B, x: Rec(mt.erf(tensor_of(x, x.t))),
+    "conv2d": _conv("Conv2d", ("stride", "padding", "dilation", "groups")),
+    "conv_transpose2d": _conv("ConvTranspose2d", ("stride", "padding", "output_padding", "dilation", "groups")),
+    "conv2d_backward": _bilinear("conv2d", "conv2d_backward"),
+    "conv_transpose2d_backward": _bilinear("conv_transpose2d", "conv_transpose2d_backward"),
+    "batch_norm_backward": _batch_norm_backward, "layer_norm_backward": _layer_norm_backward,
+}
