@@ -80,9 +80,9 @@ class ArrayFunction:
     _versions: list[tuple[list[int], int, int, Any]] | tuple = ()
     differentiable = True  # False: an op without a gradient (comparisons, rounding...), never recorded
     # Per saved array the forward computed (not an input's or the output's memory), what it is to a double
-    # backward (create_graph=True, autograd/higher_order.py): None, a constant of the inputs' gradient (a
-    # divisor of the targets); or (input position, Function, ctx attributes): that Function's output of that
-    # input, its backward reading only that output. Other computed float arrays make the double backward raise.
+    # backward (create_graph=True, autograd/higher_order.py): None, a constant (a divisor of the targets), or
+    # a function (node, presented saved arrays, the array, output shape) -> the array as a facade with a graph
+    # to the inputs (or None). Other computed float arrays make the double backward raise.
     derived_saves: dict[int, Any] = {}
     accepts_sparse = False  # True: forward takes sparse COO arrays (functional/sparse.py); others refuse them
 

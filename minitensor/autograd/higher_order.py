@@ -7,9 +7,10 @@ gradient as a ``Rec`` facade, after presenting its saved arrays as facades too (
 - an array that is an input's memory is that input: a tensor on the array with the input's grad_fn (or the
   leaf itself), so second derivatives flow into the inputs;
 - the output's memory is the output: a tensor with this node as grad_fn;
-- an array the forward computed (neither) is what the op's ``derived_saves`` says: a constant (None), or the
-  output of a Function of an input whose backward needs only that output (``log_softmax`` inside
-  cross_entropy), recorded as that Function's node; any other computed float array is ``Underivable``;
+- an array the forward computed (neither) is what the op's ``derived_saves`` says: a constant (None), or
+  what its function rebuilds with a graph (``kept_output``: the output with its reduced dims kept;
+  ``function_output``: a Function's output, ``log_softmax`` inside cross_entropy; ``pinned``: a
+  recomputation from the other saved arrays); any other computed float array is ``Underivable``;
 - integer and boolean arrays, and plain ctx attributes, are constants.
 
 Nothing here runs, or is imported, while no backward asks for ``create_graph``.
@@ -25,7 +26,7 @@ from .recording import Rec
 from .recording_backend import RecordingBackend, Underivable, set_current_node
 from ..tensor import Tensor, _wrap
 
-__all__ = ["backend_for", "run_node", "seed", "accumulate_leaf"]
+__all__ = ["backend_for", "run_node", "seed", "accumulate_leaf", "kept_output", "function_output", "pinned"]
 
 _backends: dict[Any, RecordingBackend] = {}
 
@@ -41,7 +42,7 @@ def run_node(node: ArrayFunction, B: RecordingBackend, gy: Any) -> Any:
     """``node``'s backward, recorded: its saved arrays presented as facades for the call."""
     saved = node._saved
     if saved:
-        node._saved = present(node, saved)
+        node._saved = present(node, saved, getattr(gy, "shape", ()))
     previous = set_current_node(node)
     try:
         return node.backward(node, B, gy)
@@ -64,8 +65,9 @@ def underivable_node(node: ArrayFunction, message: str) -> ArrayFunction:
     return u
 
 
-def present(node: ArrayFunction, saved: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The saved arrays of ``node`` as its backward sees them under create_graph (see the module)."""
+def present(node: ArrayFunction, saved: tuple[Any, ...], out_shape: tuple[int, ...]) -> tuple[Any, ...]:
+    """The saved arrays of ``node`` (whose output has ``out_shape``) as its backward sees them under
+    create_graph (see the module)."""
     if isinstance(node, FunctionCtx):
         return _present_custom(node, saved)
     device = node._device
@@ -83,32 +85,42 @@ def present(node: ArrayFunction, saved: tuple[Any, ...]) -> tuple[Any, ...]:
             if leaf is not None:
                 linked[j] = Rec(leaf)
     derived = type(node).derived_saves
-    out = []
+    out: list[Any] = []
+    later = []
     for j, s in enumerate(saved):
         if j in linked:
             out.append(linked[j])
         elif j in inputs or s is None or getattr(getattr(s, "dtype", None), "kind", "i") not in "fcV":
             out.append(s)  # an input without grad, a number, an integer or boolean array: a constant
-        elif j in derived:
-            out.append(_derived(node, s, derived[j]))
         else:
-            out.append(Rec(_tensor(s, device, underivable_node(node, _computed_message(node)))))
+            out.append(s)
+            later.append(j)
+    for j in later:  # after the inputs: a derivation may build on them
+        how = derived.get(j, _UNDERIVABLE)
+        r = None if how is _UNDERIVABLE else saved[j] if how is None else how(node, out, saved[j], out_shape)
+        out[j] = Rec(_tensor(saved[j], device, underivable_node(node, _computed_message(node)))) if r is None else r
     return tuple(out)
 
 
-def _computed_message(node: ArrayFunction) -> str:
-    return (f"double backward of {type(node).__name__} is not implemented: its backward reads an array its "
-            "forward computed, with no recorded link to the inputs")
+_UNDERIVABLE = object()
 
 
-def _derived(node: ArrayFunction, s: Any, how: Any) -> Any:
-    """A computed saved array: a constant (``how`` None), or the output of the Function ``how = (input
-    position, Function class, ctx attributes)`` of that input, as a node of that Function."""
-    if how is None:
-        return s
-    position, cls, attributes = how
+def pinned(r: Rec, value: Any) -> Rec:
+    """``r``'s derivatives with the value ``value`` (the saved array it recomputes, bit for bit)."""
+    return (r - r.t.array) + value
+
+
+def kept_output(node: ArrayFunction, saved: list[Any], s: Any, out_shape: tuple[int, ...]) -> Rec:
+    """A saved array holding the output's values with its reduced dims kept (logsumexp, norms): the output."""
+    return Rec(_tensor(s.reshape(out_shape), node._device, node)).reshape(s.shape)
+
+
+def function_output(node: ArrayFunction, s: Any, position: int, cls: type[ArrayFunction],
+                    attributes: dict[str, Any]) -> Any:
+    """A saved array that is the output of the Function ``cls`` (ctx ``attributes``) of input ``position``,
+    whose backward reads only that output (log_softmax inside cross_entropy): that Function's node."""
     edge = next(((0, *rest) for i, *rest in node._next if i == position), None)
-    if edge is None:  # that input has no gradient: a constant too
+    if edge is None:  # that input has no gradient: a constant
         return s
     ctx: Any = _new(cls)
     for name, value in attributes.items():
@@ -117,6 +129,11 @@ def _derived(node: ArrayFunction, s: Any, how: Any) -> Any:
     ctx._saved = (s,)
     ctx._versions = [([0], 0, 0, "output")]  # its saved array is its output: linked again at third order
     return Rec(_tensor(s, node._device, ctx))
+
+
+def _computed_message(node: ArrayFunction) -> str:
+    return (f"double backward of {type(node).__name__} is not implemented: its backward reads an array its "
+            "forward computed, with no recorded link to the inputs")
 
 
 def _present_custom(node: Any, saved: tuple[Any, ...]) -> tuple[Any, ...]:

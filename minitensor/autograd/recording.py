@@ -6,7 +6,7 @@ runs the same bodies on ``Rec`` objects: a NumPy-API facade over a Tensor whose 
 minitensor's differentiable ops, so the backward pass is itself recorded. What NumPy would do in place
 (``a += b``, ``a[i] = v``, ``out=``) is done out of place and rebinds the facade; a facade made by a view
 (basic indexing, reshape, a transpose) writes its new value back into the facade it views, so the NumPy
-idiom ``base[i] += v`` keeps its meaning. Comparisons give raw boolean arrays (they have no gradient).
+idiom ``base[i] += v`` keeps its meaning. Comparisons give facades over constants (they have no gradient).
 ``__array__`` is refused and ``__array_ufunc__`` is None: NumPy can neither turn a facade into a constant
 nor compute on it behind the graph's back (its operators defer to ours).
 """
@@ -200,9 +200,11 @@ class Rec:
     def __abs__(self) -> "Rec":
         return Rec(F.abs(self.t))
 
-    # ------------------------------------------------------------------ no gradient: raw arrays
-    def _raw(self, op: Callable[[Any, Any], Any], other: Any) -> Any:
-        return op(self.t.array, unwrap(other))
+    # ------------------------------------------------------------------ no gradient: constant facades
+    def _raw(self, op: Callable[[Any, Any], Any], other: Any) -> "Rec":
+        """A comparison or logical op, computed on the raw arrays: a facade over a constant (still a facade,
+        so NumPy's in-place idioms on it, ``mask *= g``, keep recording)."""
+        return Rec(_wrap(op(self.t.array, unwrap(other)), self.t._device))
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
         return self._raw(lambda a, b: a == b, other)
@@ -222,8 +224,8 @@ class Rec:
     def __ge__(self, other: Any) -> Any:
         return self._raw(lambda a, b: a >= b, other)
 
-    def __invert__(self) -> Any:
-        return ~self.t.array
+    def __invert__(self) -> "Rec":
+        return Rec(_wrap(~self.t.array, self.t._device))
 
     def __and__(self, other: Any) -> Any:
         return self._raw(lambda a, b: a & b, other)
@@ -234,6 +236,11 @@ class Rec:
         return self._raw(lambda a, b: a | b, other)
 
     __ror__ = __or__
+
+    def __xor__(self, other: Any) -> Any:
+        return self._raw(lambda a, b: a ^ b, other)
+
+    __rxor__ = __xor__
 
     def __floordiv__(self, other: Any) -> Any:
         return self._raw(lambda a, b: a // b, other)

@@ -85,24 +85,22 @@ class BilinearGrad(ArrayFunction):
                 params: tuple[Any, ...]) -> Any:
         ctx.part, ctx.shape_of, ctx.fwd, ctx.bwd, ctx.params = part, shape_of, fwd, bwd, params
         ctx.save_for_backward(gy, other)
-        return _part(B, bwd, gy, other, shape_of, part, params)
+        return _part(B, bwd, gy, *((shape_of, other) if part == 0 else (other, shape_of)), part, params)
 
     @staticmethod
     def backward(ctx: Any, B: Backend, c: Any) -> Any:
         gy, other = ctx.saved_tensors
         need_gy, need_other = ctx.needs_input_grad[:2]
-        fwd = getattr(B, ctx.fwd)
-        pair = (c, other) if ctx.part == 0 else (other, c)
-        g_gy = fwd(*pair, None, *ctx.params) if need_gy else None
-        g_other = _part(B, ctx.bwd, gy, c, ctx.shape_of, 1 - ctx.part, ctx.params) if need_other else None
+        pair = (c, other) if ctx.part == 0 else (other, c)  # (x, w) of <gy, f(x, w)>
+        g_gy = getattr(B, ctx.fwd)(*pair, None, *ctx.params) if need_gy else None
+        # d/dw <gy, f(c, w)> = Bw(gy, c) (w's shape from other); d/dx <gy, f(x, c)> = Bx(gy, c)
+        g_other = _part(B, ctx.bwd, gy, *pair, 1 - ctx.part, ctx.params) if need_other else None
         return g_gy, g_other
 
 
-def _part(B: Backend, bwd: str, gy: Any, other: Any, shape_of: Any, part: int, params: tuple[Any, ...]) -> Any:
-    """Part ``part`` of ``B.<bwd>``: gx from (gy, w) or gw from (gy, x)."""
-    x, w = (shape_of, other) if part == 0 else (other, shape_of)
-    needs = (part == 0, part == 1, False)
-    return getattr(B, bwd)(gy, x, w, *params, needs=needs)[part]
+def _part(B: Backend, bwd: str, gy: Any, x: Any, w: Any, part: int, params: tuple[Any, ...]) -> Any:
+    """Part ``part`` of ``B.<bwd>(gy, x, w)``: gx (part 0, reading w and x's shape) or gw (part 1)."""
+    return getattr(B, bwd)(gy, x, w, *params, needs=(part == 0, part == 1, False))[part]
 
 
 def _bilinear(fwd: str, bwd: str) -> Callable[..., tuple[Any, Any, Any]]:

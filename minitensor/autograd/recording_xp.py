@@ -20,7 +20,7 @@ from .. import dtypes as _dt
 from .function import ArrayFunction
 from .recording import Rec, Unrecordable, has_rec, tensor_of, unwrap, unwrap_scalar
 from ..backends.base import Backend
-from ..tensor import Tensor
+from ..tensor import Tensor, _wrap
 
 __all__ = ["RecordingXP", "IndexAdd"]
 
@@ -46,8 +46,13 @@ def _dtype(d: Any) -> Any:
 
 
 def _moveaxis(x: Tensor, source: Any, destination: Any) -> Tensor:
-    perm = np.moveaxis(np.arange(x.ndim), source, destination)
-    return mt.permute(x, tuple(int(i) for i in perm))
+    n = x.ndim
+    src = [int(a) % n for a in ((source,) if isinstance(source, (int, np.integer)) else source)]
+    dst = [int(a) % n for a in ((destination,) if isinstance(destination, (int, np.integer)) else destination)]
+    order = [a for a in range(n) if a not in src]  # NumPy's moveaxis
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return mt.permute(x, tuple(order))
 
 
 def _axes(axis: Any) -> Any:
@@ -143,7 +148,8 @@ _OPS: dict[str, Callable[..., Any]] = {
     "sum": _reduce(mt.sum), "mean": _reduce(mt.mean), "amax": _extreme(mt.amax), "max": _extreme(mt.amax),
     "amin": _extreme(mt.amin), "min": _extreme(mt.amin),
     "prod": lambda x, axis=None, keepdims=False: mt.prod(x, axis, keepdims),
-    "cumsum": lambda x, axis: mt.cumsum(x, axis), "cumprod": lambda x, axis: mt.cumprod(x, axis),
+    "cumsum": lambda x, axis=None, dtype=None: mt.cumsum(x, axis), "cumprod": lambda x, axis=None, dtype=None:
+    mt.cumprod(x, axis),
     "moveaxis": _moveaxis, "swapaxes": lambda x, a, b: mt.swapaxes(x, a, b),
     "transpose": lambda x, axes=None: mt.permute(x, tuple(range(x.ndim))[::-1] if axes is None else tuple(axes)),
     "reshape": lambda x, shape, order="C": mt.reshape(x, (shape,) if isinstance(shape, int) else tuple(shape)),
@@ -178,7 +184,7 @@ class RecordingXP:
         if name in _CREATION:
             fn: Any = self._creation(name)
         elif name in _CONSTANT:
-            fn = self._constant(real)
+            fn = self._constant(real, self._device)
         else:
             fn = _Function(name, real, _OPS.get(name), self._device)
         setattr(self, name, fn)  # looked up once per backend
@@ -194,9 +200,14 @@ class RecordingXP:
         return create
 
     @staticmethod
-    def _constant(real: Callable[..., Any]) -> Callable[..., Any]:
+    def _constant(real: Callable[..., Any], device: Any) -> Callable[..., Any]:
+        """A function without gradient: on facades, a facade over the constant result (so that NumPy's
+        in-place idioms on it, ``d = xp.sign(x); d *= g``, keep recording)."""
         def constant(*args: Any, **kwargs: Any) -> Any:
-            return real(*(_raw(a) for a in args), **{k: _raw(v) for k, v in kwargs.items()})
+            result = real(*(_raw(a) for a in args), **{k: _raw(v) for k, v in kwargs.items()})
+            if type(result) is device.backend.array_type and (has_rec(args) or has_rec(kwargs.values())):
+                return Rec(_wrap(result, device))
+            return result
         return constant
 
 
