@@ -60,6 +60,15 @@ def _function(cls: Callable[[], type[ArrayFunction]], arrays: int, keywords: tup
     return rule
 
 
+def _op(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A forward method as a public op on tensors (array arguments converted, a tuple result as facades)."""
+    def rule(B: Any, *args: Any) -> Any:
+        like = mt.zeros((), device=B.device)
+        out = fn(*(tensor_of(a, like) if type(a) is Rec or type(a) is B.real.array_type else a for a in args))
+        return tuple(Rec(t) for t in out) if isinstance(out, tuple) else Rec(out)
+    return rule
+
+
 def _activation(name: str, *params: str) -> Callable[..., Rec]:
     def cls() -> Any:
         from ..functional import activation
@@ -159,4 +168,10 @@ RULES: dict[str, Callable[..., Any]] = {
     "conv2d_backward": _bilinear("conv2d", "conv2d_backward"),
     "conv_transpose2d_backward": _bilinear("conv_transpose2d", "conv_transpose2d_backward"),
     "batch_norm_backward": _batch_norm_backward, "layer_norm_backward": _layer_norm_backward,
+    "inv": _op(lambda a: mt.linalg.inv(a)), "det": _op(lambda a: mt.linalg.det(a)),
+    "solve": _op(lambda a, b: mt.linalg.solve(a, b)), "cholesky": _op(lambda a: mt.linalg.cholesky(a)),
+    "svd": _op(lambda a, full: tuple(mt.linalg.svd(a, full_matrices=full))),
+    "slogdet": _op(lambda a: tuple(mt.linalg.slogdet(a))),
+    "eigh": _op(lambda a, lower: tuple(mt.linalg.eigh(a, "L" if lower else "U"))),
+    "qr": _op(lambda a, mode: tuple(mt.linalg.qr(a, mode))),
 }
