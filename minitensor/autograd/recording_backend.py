@@ -86,6 +86,10 @@ def _raw(a: Any) -> Any:
     return type(a)(unwrap(b) for b in a) if type(a) in (list, tuple) else unwrap(a)
 
 
+class _NoArray:
+    """The recording backend's ``array_type``: the type of no value."""
+
+
 class RecordingBackend(Backend):
     """The recording view of one device's backend (``real``); made once per device."""
 
@@ -96,7 +100,9 @@ class RecordingBackend(Backend):
         self.device = device
         self.name, self.index = self.real.name, self.real.index
         self.xp = RecordingXP(self.real.xp, device)
-        self.array_type = Rec
+        # no array is of this type: the engine's in-place shortcuts for its own arrays (adding into a leaf's
+        # .grad, taking over a private gradient) never apply to facades, which may be shared
+        self.array_type = _NoArray
 
     def __repr__(self) -> str:
         return f"RecordingBackend({self.real!r})"
@@ -115,6 +121,10 @@ def _method(name: str, generic: Callable[..., Any], static: bool) -> Callable[..
         try:
             return generic(*args, **kwargs) if static else generic(self, *args, **kwargs)
         except Unrecordable:
+            return _underivable(name, self, args, kwargs)
+        except TypeError as e:  # a NumPy ufunc (SciPy's) met a facade: NumPy's refusal of __array_ufunc__ = None
+            if "does not support ufuncs" not in str(e):
+                raise
             return _underivable(name, self, args, kwargs)
     method.__name__ = method.__qualname__ = name
     return method

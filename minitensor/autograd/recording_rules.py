@@ -168,6 +168,8 @@ RULES: dict[str, Callable[..., Any]] = {
     "conv2d_backward": _bilinear("conv2d", "conv2d_backward"),
     "conv_transpose2d_backward": _bilinear("conv_transpose2d", "conv_transpose2d_backward"),
     "batch_norm_backward": _batch_norm_backward, "layer_norm_backward": _layer_norm_backward,
+    "logcumsumexp": _op(lambda x, axis: mt.logcumsumexp(x, axis)),  # its body's scan would give nan at -inf
+    "logsumexp": _op(lambda x, axes, keepdims: mt.logsumexp(x, axes, keepdims)),
     "inv": _op(lambda a: mt.linalg.inv(a)), "det": _op(lambda a: mt.linalg.det(a)),
     "solve": _op(lambda a, b: mt.linalg.solve(a, b)), "cholesky": _op(lambda a: mt.linalg.cholesky(a)),
     "svd": _op(lambda a, full: tuple(mt.linalg.svd(a, full_matrices=full))),
