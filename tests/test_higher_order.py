@@ -16,6 +16,7 @@ from minitensor.backends import get_backend
 from minitensor.testing import GradcheckError, gradgradcheck
 
 FAST = settings(max_examples=6, deadline=None)
+POS_WEIGHT = mt.tensor([1.5, 0.5, 2.0, 1.0], dtype=mt.float64)
 
 
 def t64(rng: np.random.Generator, *shape: int, positive: bool = False, device: str = "cpu") -> mt.Tensor:
@@ -71,7 +72,7 @@ FAMILIES = {
                           + F.huber_loss(x, t) ** 2 + F.mse_loss(x, t, reduction="none").sum(0) ** 2,
                           [(3, 4), (3, 4)]),
     "binary_losses": (lambda x, t: F.binary_cross_entropy(x.sigmoid(), t.sigmoid()) ** 2
-                      + F.binary_cross_entropy_with_logits(x, t.sigmoid(), pos_weight=mt.tensor([1.5, 0.5, 2.0, 1.0], dtype=mt.float64)) ** 2,
+                      + F.binary_cross_entropy_with_logits(x, t.sigmoid(), pos_weight=POS_WEIGHT) ** 2,
                       [(3, 4), (3, 4)]),
     "class_losses": (lambda x, t: F.cross_entropy(x, ints([0, 2, 1]), label_smoothing=0.1) ** 2
                      + F.nll_loss(F.log_softmax(x, 1), ints([1, 2, 3]), reduction="sum") ** 2

@@ -121,9 +121,10 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
 
 def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bool,
                   inputs: Sequence[Any] | None, allow_unused: bool, create_graph: bool) -> list[Any] | None:
-    graph = None
+    graph: Any = None
     if create_graph:
-        from . import higher_order as graph
+        from . import higher_order
+        graph = higher_order
     node_grads: dict[ArrayFunction, Any] = {}  # the gradient summed so far of each node waiting to run
     pending: list[tuple[int, ArrayFunction]] = []  # heap of (-sequence number, node): the newest node first
     owned: set[Any] = set()  # keys whose stored gradient nothing outside the engine holds (safe to add into)

@@ -43,7 +43,8 @@ class Rec:
 
     def __init__(self, t: Tensor, base: "Rec | None" = None,
                  writeback: Callable[[Tensor, Tensor], Tensor] | None = None, key: Any = None) -> None:
-        self.t, self._base, self._writeback, self._key, self._synced = t, base, writeback, key, None
+        self.t, self._base, self._writeback, self._key = t, base, writeback, key
+        self._synced: Tensor | None = None
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
         raise Unrecordable("a backward body turned a recorded array into a constant (np.asarray or a NumPy "
@@ -206,10 +207,10 @@ class Rec:
         so NumPy's in-place idioms on it, ``mask *= g``, keep recording)."""
         return Rec(_wrap(op(self.t.array, unwrap(other)), self.t._device))
 
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Any:
         return self._raw(lambda a, b: a == b, other)
 
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Any:
         return self._raw(lambda a, b: a != b, other)
 
     def __lt__(self, other: Any) -> Any:
@@ -304,7 +305,7 @@ class Rec:
     def squeeze(self, axis: Any = None) -> "Rec":
         shape = self.shape
         axes = tuple(i for i, n in enumerate(shape) if n == 1) if axis is None else _axes(axis)
-        axes = tuple(a % self.ndim for a in axes)  # type: ignore[union-attr]
+        axes = tuple(a % self.ndim for a in axes)
         return self.reshape(tuple(n for i, n in enumerate(shape) if i not in axes))
 
     def clip(self, lo: Any = None, hi: Any = None) -> "Rec":

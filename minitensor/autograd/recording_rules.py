@@ -162,13 +162,13 @@ RULES: dict[str, Callable[..., Any]] = {
     "relu": _activation("Relu"), "sigmoid": _activation("Sigmoid"), "tanh": _activation("Tanh"),
     "softmax": _activation("Softmax", "axis"), "log_softmax": _activation("LogSoftmax", "axis"),
     "gelu": _activation("Gelu", "approximate"), "softplus": _activation("Softplus", "beta", "threshold"),
-    "erf": lambda B, x: Rec(mt.erf(tensor_of(x, x.t))),
+    "erf": lambda B, x: Rec(mt.functional.erf(tensor_of(x, x.t))),
     "conv2d": _conv("Conv2d", ("stride", "padding", "dilation", "groups")),
     "conv_transpose2d": _conv("ConvTranspose2d", ("stride", "padding", "output_padding", "dilation", "groups")),
     "conv2d_backward": _bilinear("conv2d", "conv2d_backward"),
     "conv_transpose2d_backward": _bilinear("conv_transpose2d", "conv_transpose2d_backward"),
     "batch_norm_backward": _batch_norm_backward, "layer_norm_backward": _layer_norm_backward,
-    "logcumsumexp": _op(lambda x, axis: mt.logcumsumexp(x, axis)),  # its body's scan would give nan at -inf
+    "logcumsumexp": _op(lambda x, axis: mt.functional.logcumsumexp(x, axis)),  # its body's scan would give nan at -inf
     "logsumexp": _op(lambda x, axes, keepdims: mt.logsumexp(x, axes, keepdims)),
     "inv": _op(lambda a: mt.linalg.inv(a)), "det": _op(lambda a: mt.linalg.det(a)),
     "solve": _op(lambda a, b: mt.linalg.solve(a, b)), "cholesky": _op(lambda a: mt.linalg.cholesky(a)),

@@ -148,8 +148,8 @@ _OPS: dict[str, Callable[..., Any]] = {
     "sum": _reduce(mt.sum), "mean": _reduce(mt.mean), "amax": _extreme(mt.amax), "max": _extreme(mt.amax),
     "amin": _extreme(mt.amin), "min": _extreme(mt.amin),
     "prod": lambda x, axis=None, keepdims=False: mt.prod(x, axis, keepdims),
-    "cumsum": lambda x, axis=None, dtype=None: mt.cumsum(x, axis), "cumprod": lambda x, axis=None, dtype=None:
-    mt.cumprod(x, axis),
+    "cumsum": lambda x, axis=None, dtype=None: mt.functional.cumsum(x, axis),
+    "cumprod": lambda x, axis=None, dtype=None: mt.functional.cumprod(x, axis),
     "moveaxis": _moveaxis, "swapaxes": lambda x, a, b: mt.swapaxes(x, a, b),
     "transpose": lambda x, axes=None: mt.permute(x, tuple(range(x.ndim))[::-1] if axes is None else tuple(axes)),
     "reshape": lambda x, shape, order="C": mt.reshape(x, (shape,) if isinstance(shape, int) else tuple(shape)),
