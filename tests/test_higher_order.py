@@ -93,6 +93,18 @@ FAMILIES = {
     "attention": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True) ** 2,
                   [(1, 3, 4), (1, 3, 4), (1, 3, 4)]),
     "distances": (lambda a, b: F.cosine_similarity(a, b) ** 2 + F.pairwise_distance(a, b) ** 2, [(3, 4), (3, 4)]),
+    "fold_unfold": (lambda x: F.fold(x, (3, 3), 2) ** 2 + (F.unfold(F.fold(x, (3, 3), 2), 2) ** 2).sum(),
+                    [(1, 4, 4)]),
+    "sorting": (lambda a: a.sort(1).values ** 2 + a.topk(2, 1).values.sum() ** 2 + a.median(1).values.sum() ** 2
+                + a.quantile(0.3, 1).sum() ** 2, [(3, 4)]),
+    "scatter": (lambda a, s: a.scatter(1, ints([[0, 1], [2, 3], [1, 0]]), s) ** 2
+                + a.index_add(0, ints([0, 2, 0]), s.repeat(1, 2)[:, :4]) ** 2, [(3, 4), (3, 2)]),
+    "pdist_cdist": (lambda a, b: F.pdist(a).sum() ** 2 + mt.cdist(a, b) ** 2 + mt.cdist(a, b, p=1) ** 2,
+                    [(3, 4), (2, 4)]),
+    "special": (lambda a: mt.xlogy(a, a) + mt.logit(a.sigmoid()) ** 3 + mt.sinc(a) + mt.lgamma(a.exp()),
+                [(4,)]),
+    "rearranging": (lambda x: (F.pixel_shuffle(x, 2) ** 2).sum() + (x.roll(1, 1).unfold(2, 2, 1) ** 2).sum()
+                    + (x.repeat(1, 1, 2, 1) ** 2).sum(), [(1, 4, 2, 2)]),
     "linalg": (lambda a, b: mt.linalg.inv(a) ** 2 + mt.linalg.det(a) ** 2 + mt.linalg.solve(a, b).sum() ** 2,
                [(3, 3), (3, 2)]),
 }
@@ -265,11 +277,17 @@ def test_custom_functions_are_twice_differentiable_unless_marked():
 
 
 def test_an_op_without_a_double_backward_raises_at_the_second_backward():
-    x = mt.tensor([1.5, 2.5], dtype=mt.float64, requires_grad=True)
-    g, = mt.autograd.grad(mt.lgamma(x).sum(), x, create_graph=True)  # the first one works
-    np.testing.assert_allclose(g.detach().numpy(), mt.digamma(x).detach().numpy())
-    with pytest.raises(NotImplementedError, match="double backward of Lgamma is not implemented"):
+    a0 = np.random.default_rng(4).standard_normal((3, 3))
+    x = mt.tensor(a0 @ a0.T + 3 * np.eye(3), dtype=mt.float64, requires_grad=True)
+    g, = mt.autograd.grad(mt.linalg.eigh(x)[0].pow(2).sum(), x, create_graph=True)  # the first one works
+    np.testing.assert_allclose(g.detach().numpy(), 2 * x.detach().numpy(), atol=1e-12)  # d tr(X^2) = 2 X
+    with pytest.raises(NotImplementedError, match="double backward of Eigh is not implemented"):
         mt.autograd.grad(g.sum(), x)
+
+
+def test_special_functions_chain_to_any_order():
+    x = mt.tensor([1.5, 2.5], dtype=mt.float64, requires_grad=True)
+    assert gradgradcheck(lambda x: mt.lgamma(x) * x + mt.digamma(x), [x])
 
 
 def test_the_recording_facade_refuses_numpy():

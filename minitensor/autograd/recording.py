@@ -53,6 +53,9 @@ class Rec:
     def __repr__(self) -> str:
         return f"Rec({self.t!r})"
 
+    def __getattr__(self, name: str) -> Any:  # an array attribute the facade lacks (strides, flags...)
+        raise Unrecordable(f"the array attribute .{name}")
+
     # ------------------------------------------------------------------ what NumPy tells about an array
     @property
     def shape(self) -> tuple[int, ...]:

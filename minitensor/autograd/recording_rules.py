@@ -6,7 +6,8 @@ generic body on facades (recording_backend.py).
   body's several recorded steps.
 - ``conv2d_backward`` and ``conv_transpose2d_backward``, whose bodies gather through strided views: the two
   gradients of a bilinear op are ``BilinearGrad`` nodes whose backward is the op itself and the other
-  gradient (so any order works).
+  gradient (so any order works); ``im2col`` and ``col2im`` (fold, unfold) are each other's adjoint, so
+  they map to unfold's and fold's Functions.
 - ``batch_norm_backward`` and ``layer_norm_backward``: their saved mean and invstd are arrays the forward
   computed from x; relinked to x here (``_statistics``), then the generic body records itself.
 """
@@ -123,6 +124,34 @@ def _bilinear(fwd: str, bwd: str) -> Callable[..., tuple[Any, Any, Any]]:
     return rule
 
 
+def _im2col(B: Any, x: Any, kernel: Any, stride: Any, pad4: Any, dilation: Any, out_hw: Any, groups: int) -> Any:
+    """im2col as unfold's Function (its backward is col2im: the two are adjoint), for one group and symmetric
+    padding (what unfold and fold use); the blocks (1, C*kH*kW, N, L) as the backend gives them."""
+    if groups != 1 or pad4[0] != pad4[1] or pad4[2] != pad4[3]:
+        return _underivable_call(B, "im2col", x, kernel, stride, pad4, dilation, out_hw, groups)
+    from ..functional.fold import Im2Col
+    cols = Im2Col.apply(_tensors(B, x)[0], kernel=tuple(kernel), stride=tuple(stride), padding=(pad4[0], pad4[2]),
+                        dilation=tuple(dilation), out_hw=tuple(out_hw))
+    return Rec(cols.permute(1, 0, 2).unsqueeze(0))
+
+
+def _col2im(B: Any, rows: Any, out_hw: Any, weight: Any, x_shape: Any, stride: Any, pad4: Any, dilation: Any,
+            groups: int, kernel: Any) -> Any:
+    """col2im without a weight as fold's Function (its backward is im2col), for rows (N*L, C*kH*kW)."""
+    if weight is not None or groups != 1 or pad4[0] != pad4[1] or pad4[2] != pad4[3]:
+        return _underivable_call(B, "col2im", rows, out_hw, weight, x_shape, stride, pad4, dilation, groups, kernel)
+    from ..functional.fold import Col2Im
+    r = _tensors(B, rows)[0]
+    cols = r.reshape(x_shape[0], -1, r.shape[1]).permute(0, 2, 1)
+    return Rec(Col2Im.apply(cols, x_shape=tuple(x_shape), kernel=tuple(kernel), stride=tuple(stride),
+                            padding=(pad4[0], pad4[2]), dilation=tuple(dilation), out_hw=tuple(out_hw)))
+
+
+def _underivable_call(B: Any, name: str, *args: Any) -> Any:
+    from .recording_backend import _underivable
+    return _underivable(name, B, args, {})
+
+
 def _statistics(x: Any, mean: Any, invstd: Any, axes: tuple[int, ...], keepdims: bool) -> tuple[Any, Any]:
     """The saved mean and invstd as functions of x (their values kept): mean(x) and (var(x) + eps)^-1/2, with
     eps read off the saved invstd, so no eps is needed."""
@@ -167,9 +196,13 @@ RULES: dict[str, Callable[..., Any]] = {
     "conv_transpose2d": _conv("ConvTranspose2d", ("stride", "padding", "output_padding", "dilation", "groups")),
     "conv2d_backward": _bilinear("conv2d", "conv2d_backward"),
     "conv_transpose2d_backward": _bilinear("conv_transpose2d", "conv_transpose2d_backward"),
+    "im2col": _im2col, "col2im": _col2im,
     "batch_norm_backward": _batch_norm_backward, "layer_norm_backward": _layer_norm_backward,
     "logcumsumexp": _op(lambda x, axis: mt.functional.logcumsumexp(x, axis)),  # its body's scan would give nan at -inf
     "logsumexp": _op(lambda x, axes, keepdims: mt.logsumexp(x, axes, keepdims)),
+    "lgamma": _op(lambda x: mt.lgamma(x)), "digamma": _op(lambda x: mt.digamma(x)),
+    "polygamma": _op(lambda n, x: mt.polygamma(n, x)),
+    "diagonal": _op(lambda x, offset, axis1, axis2: mt.diagonal(x, offset, axis1, axis2)),
     "inv": _op(lambda a: mt.linalg.inv(a)), "det": _op(lambda a: mt.linalg.det(a)),
     "solve": _op(lambda a, b: mt.linalg.solve(a, b)), "cholesky": _op(lambda a: mt.linalg.cholesky(a)),
     "svd": _op(lambda a, full: tuple(mt.linalg.svd(a, full_matrices=full))),
