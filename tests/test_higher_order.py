@@ -213,6 +213,17 @@ def test_grad_outputs_with_a_graph_of_their_own():
     np.testing.assert_allclose(gv.numpy(), 2 * x.detach().numpy())
 
 
+def test_hooks_see_the_recorded_gradient():
+    x = mt.tensor([1.0, 2.0], dtype=mt.float64, requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(g.requires_grad) or g * 2)
+    y = (x ** 3).sum()
+    y.backward(create_graph=True)
+    assert seen == [True]
+    h, = mt.autograd.grad(x.grad.sum(), x)
+    np.testing.assert_allclose(h.numpy(), 2 * 2 * 6 * x.detach().numpy())  # the hook doubles both
+
+
 def test_allow_unused_and_materialize_grads_under_create_graph():
     x, z = (mt.tensor([1.0], dtype=mt.float64, requires_grad=True) for _ in range(2))
     g, gz = mt.autograd.grad((x ** 2).sum(), [x, z], create_graph=True, allow_unused=True)
