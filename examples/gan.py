@@ -257,7 +257,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.judge and not args.score:
         parser.error("--judge is the judge of --score; add --score")
     if args.model in ("dcgan", "wgan-gp") and args.batch_size < 2:
-        parser.error("--model dcgan needs --batch-size of at least 2 (BatchNorm normalises over the batch)")
+        parser.error(f"--model {args.model} needs --batch-size of at least 2 (BatchNorm normalises over the batch)")
     return args
 
 
