@@ -3,7 +3,7 @@ generic body on facades (recording_backend.py).
 
 - Creation (``ALWAYS``): a facade even without facade arguments, so what a body writes into it is recorded.
 - Forward ops with a Function of their own: that Function (one node, the device's kernel), not their generic
-  body's several recorded steps.
+  body's several recorded steps; the piecewise-linear activations' backward methods: gy times a constant.
 - ``conv2d_backward`` and ``conv_transpose2d_backward``, whose bodies gather through strided views: the two
   gradients of a bilinear op are ``BilinearGrad`` nodes whose backward is the op itself and the other
   gradient (so any order works); ``im2col`` and ``col2im`` (fold, unfold) are each other's adjoint, so
@@ -152,6 +152,17 @@ def _underivable_call(B: Any, name: str, *args: Any) -> Any:
     return _underivable(name, B, args, {})
 
 
+def _piecewise_linear(name: str) -> Callable[..., Any]:
+    """A backward method that is gy times a factor of the saved array with a zero derivative almost everywhere
+    (relu's, leaky_relu's, hardtanh's, hardsigmoid's, dropout's): gy times that factor, a constant. One
+    recorded product instead of the generic body's several steps."""
+    def rule(B: Any, gy: Any, saved: Any, *params: Any, **keywords: Any) -> Any:
+        g = gy if type(gy) is Rec else Rec(_tensors(B, gy)[0])
+        real = B.real
+        return g * getattr(real, name)(real.ones(g.shape, g.dtype), unwrap(saved), *params, **keywords)
+    return rule
+
+
 def _statistics(x: Any, mean: Any, invstd: Any, axes: tuple[int, ...], keepdims: bool) -> tuple[Any, Any]:
     """The saved mean and invstd as functions of x (their values kept): mean(x) and (var(x) + eps)^-1/2, with
     eps read off the saved invstd, so no eps is needed."""
@@ -197,6 +208,8 @@ RULES: dict[str, Callable[..., Any]] = {
     "conv2d_backward": _bilinear("conv2d", "conv2d_backward"),
     "conv_transpose2d_backward": _bilinear("conv_transpose2d", "conv_transpose2d_backward"),
     "im2col": _im2col, "col2im": _col2im,
+    **{name: _piecewise_linear(name) for name in ("relu_backward", "leaky_relu_backward", "hardtanh_backward",
+                                                  "hardsigmoid_backward", "dropout_backward")},
     "batch_norm_backward": _batch_norm_backward, "layer_norm_backward": _layer_norm_backward,
     "logcumsumexp": _op(lambda x, axis: mt.functional.logcumsumexp(x, axis)),  # its body's scan would give nan at -inf
     "logsumexp": _op(lambda x, axes, keepdims: mt.logsumexp(x, axes, keepdims)),
