@@ -342,3 +342,8 @@ def test_a_cuda_device_records_through_its_own_backend(lend_backend):
         results.append([a.cpu().numpy() for a in mt.autograd.grad((g * g).sum(), [x, w])])
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    x = mt.tensor(x0[0, 0], dtype=mt.float64, requires_grad=True)  # a copy to the device is recorded too
+    g, = mt.autograd.grad(x.to(dev).exp().sum(), x, create_graph=True)
+    h, = mt.autograd.grad(g.sum(), x)
+    assert h.device == x.device
+    np.testing.assert_allclose(h.numpy(), np.exp(x0[0, 0]))

@@ -112,3 +112,30 @@ def test_pinn_residual_loss():
         results.append((loss, [q.grad for q in p]))
     np.testing.assert_allclose(results[0][0].item(), results[1][0].item(), **TOL)
     _close(results[0][1], results[1][1])
+
+
+def test_functional_second_order_api():
+    from minitensor.autograd import functional as AF
+    from torch.autograd import functional as TF
+    rng = np.random.default_rng(4)
+    x0, w0, v0 = rng.standard_normal((2, 3)), rng.standard_normal((3, 2)), rng.standard_normal((3, 2))
+
+    def f(lib: object, x: object, w: object) -> object:
+        return (lib.tanh(x @ w) ** 2).sum()  # type: ignore[attr-defined]
+    ours, theirs = (mt.tensor(x0), mt.tensor(w0)), (torch.tensor(x0), torch.tensor(w0))
+    h, th = AF.hessian(lambda *a: f(mt, *a), ours), TF.hessian(lambda *a: f(torch, *a), theirs)
+    _close([h[i][j] for i in range(2) for j in range(2)], [th[i][j] for i in range(2) for j in range(2)])
+    for name in ("hvp", "vhp"):
+        _, a = getattr(AF, name)(lambda w: f(mt, ours[0], w), ours[1], mt.tensor(v0))
+        _, b = getattr(TF, name)(lambda w: f(torch, theirs[0], w), theirs[1], torch.tensor(v0))
+        _close([a], [b])
+    _, a = AF.jvp(lambda w: mt.tanh(ours[0] @ w), ours[1], mt.tensor(v0))
+    _, b = TF.jvp(lambda w: torch.tanh(theirs[0] @ w), theirs[1], torch.tensor(v0))
+    _close([a], [b])
+    w = mt.tensor(w0, requires_grad=True)
+    jac = AF.jacobian(lambda w: mt.tanh(ours[0] @ w), w, create_graph=True)
+    assert jac.requires_grad
+    gw, = mt.autograd.grad((jac ** 2).sum(), w)
+    W = torch.tensor(w0, requires_grad=True)
+    tgw, = torch.autograd.grad((TF.jacobian(lambda w: torch.tanh(theirs[0] @ w), W, create_graph=True) ** 2).sum(), W)
+    _close([gw], [tgw])
