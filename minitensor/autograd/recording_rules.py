@@ -213,8 +213,8 @@ RULES: dict[str, Callable[..., Any]] = {
     "batch_norm_backward": _batch_norm_backward, "layer_norm_backward": _layer_norm_backward,
     "logcumsumexp": _op(lambda x, axis: mt.functional.logcumsumexp(x, axis)),  # its body's scan would give nan at -inf
     "logsumexp": _op(lambda x, axes, keepdims: mt.logsumexp(x, axes, keepdims)),
-    "lgamma": _op(lambda x: mt.lgamma(x)), "digamma": _op(lambda x: mt.digamma(x)),
-    "polygamma": _op(lambda n, x: mt.polygamma(n, x)),
+    "lgamma": _op(lambda x: mt.functional.lgamma(x)), "digamma": _op(lambda x: mt.functional.digamma(x)),
+    "polygamma": _op(lambda n, x: mt.functional.polygamma(n, x)),
     "diagonal": _op(lambda x, offset, axis1, axis2: mt.diagonal(x, offset, axis1, axis2)),
     "inv": _op(lambda a: mt.linalg.inv(a)), "det": _op(lambda a: mt.linalg.det(a)),
     "solve": _op(lambda a, b: mt.linalg.solve(a, b)), "cholesky": _op(lambda a: mt.linalg.cholesky(a)),
