@@ -347,3 +347,16 @@ def test_a_cuda_device_records_through_its_own_backend(lend_backend):
     h, = mt.autograd.grad(g.sum(), x)
     assert h.device == x.device
     np.testing.assert_allclose(h.numpy(), np.exp(x0[0, 0]))
+
+
+def test_under_the_profiler_and_anomaly_detection():
+    x = mt.tensor([1.0, 2.0], dtype=mt.float64, requires_grad=True)
+    expected = (2 + x.detach().numpy()) * np.exp(x.detach().numpy())  # (x e^x)''
+    with mt.profiler.profile():
+        g, = mt.autograd.grad((x.exp() * x).sum(), x, create_graph=True)
+        h, = mt.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(h.numpy(), expected)
+    with mt.autograd.detect_anomaly():
+        g, = mt.autograd.grad((x.exp() * x).sum(), x, create_graph=True)
+        h, = mt.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(h.numpy(), expected)

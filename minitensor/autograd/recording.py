@@ -33,6 +33,11 @@ class Unrecordable(TypeError):
     without a differentiable counterpart, or NumPy itself through ``__array__``)."""
 
 
+class _MissingAttribute(Unrecordable, AttributeError):
+    """An array attribute the facade does not have: an AttributeError too, so ``getattr(a, name, default)``
+    and ``hasattr`` keep working."""
+
+
 class Rec:
     """A Tensor seen through NumPy's array API (``t``: the tensor); see the module's docstring."""
 
@@ -54,7 +59,7 @@ class Rec:
         return f"Rec({self.t!r})"
 
     def __getattr__(self, name: str) -> Any:  # an array attribute the facade lacks (strides, flags...)
-        raise Unrecordable(f"the array attribute .{name}")
+        raise _MissingAttribute(f"the array attribute .{name}")
 
     # ------------------------------------------------------------------ what NumPy tells about an array
     @property
