@@ -53,7 +53,7 @@ class Rec:
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
         raise Unrecordable("a backward body turned a recorded array into a constant (np.asarray or a NumPy "
-                        "function) under create_graph=True; use the backend's methods (B.<op>) instead")
+                           "function) under create_graph=True; use the backend's methods (B.<op>) instead")
 
     def __repr__(self) -> str:
         return f"Rec({self.t!r})"
@@ -147,7 +147,7 @@ class Rec:
         return self._iop(lambda a, b: a ** b, other)
 
     def __getitem__(self, index: Any) -> "Rec":
-        index = _index(index, self.t)
+        index = _index(index)
         items = index if type(index) is tuple else (index,)
         basic = all(isinstance(i, _BASIC) for i in items)
         out = GetItem.apply(self.t, index, basic)
@@ -158,7 +158,7 @@ class Rec:
     def __setitem__(self, index: Any, value: Any) -> None:
         if type(value) is Rec and value._base is self and value._key is index and value.t is value._synced:
             return  # ``a[i] += v``: the view already wrote its new value back
-        self.assign(put(self.t, _index(index, self.t), tensor_of(value, self.t)))
+        self.assign(put(self.t, _index(index), tensor_of(value, self.t)))
 
     def fill(self, value: Any) -> None:
         self.assign(mt.full_like(self.t, value))
@@ -343,7 +343,7 @@ def _axes(axis: Any) -> Any:
     return tuple(axis) if len(axis) else None
 
 
-def _index(index: Any, like: Tensor) -> Any:
+def _index(index: Any) -> Any:
     """An index with its arrays raw (index arrays carry no gradient)."""
     if type(index) is tuple:
         return tuple(unwrap(i) for i in index)
