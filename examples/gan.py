@@ -4,11 +4,15 @@
 D = Linear(784, 256), LeakyReLU(0.2), Linear(256, 1), Sigmoid. --model dcgan swaps in ConvTranspose2d /
 Conv2d layers with BatchNorm. Both train with BCELoss and Adam (betas 0.5, 0.999) on images scaled to
 [-1, 1], one D step (real and fake) then one G step (non-saturating loss) per batch: the recipe of PyTorch's
-DCGAN tutorial.
+DCGAN tutorial. --model wgan-gp is WGAN-GP (Gulrajani et al., 2017) on the DCGAN's generator and a critic
+without BatchNorm or Sigmoid: the critic minimises D(fake) - D(real) + 10 (||grad D(x_hat)|| - 1)^2 at
+random interpolates x_hat (a second-order gradient: create_graph=True), one critic step per batch and a
+generator step every 5th, Adam(lr 1e-4, betas (0, 0.9)) as in the paper.
 
     python examples/gan.py                                   # MNIST (downloads it; digits offline)
     python examples/gan.py --model dcgan --device cuda
     python examples/gan.py --dataset mnist-test-split --data-dir ../shared/data/mnist --score
+    python examples/gan.py --model wgan-gp --dataset mnist-test-split --data-dir ../shared/data/mnist --score
 
 Outputs in --out (default runs/gan or runs/dcgan): samples_epoch_NNN.png after each epoch and samples.png at
 the end (64 digits from fixed noise; needs matplotlib), metrics.json (per-epoch loss_D, loss_G, timings; the
@@ -21,6 +25,7 @@ how many of the 10 classes get at least 2% of them (are they varied?).
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -32,10 +37,13 @@ import image_grid
 from common import (ImageData, Precision, Run, StepFn, accuracy, check_args, example_parser, load_images,
                     pick_device)
 from models import (LATENT_DIM, NUM_CLASSES, cnn, dcgan_discriminator, dcgan_generator, gan_discriminator,
-                    gan_generator)
+                    gan_generator, wgan_critic)
 
-MODELS = {"gan": (gan_generator, gan_discriminator), "dcgan": (dcgan_generator, dcgan_discriminator)}
+MODELS = {"gan": (gan_generator, gan_discriminator), "dcgan": (dcgan_generator, dcgan_discriminator),
+          "wgan-gp": (dcgan_generator, wgan_critic)}
 BETAS = (0.5, 0.999)
+WGAN_BETAS, WGAN_LR = (0.0, 0.9), 1e-4  # the paper's Adam
+GP_WEIGHT, N_CRITIC = 10.0, 5  # the penalty's lambda; critic steps per generator step
 GRID_SAMPLES = 64          # the PNGs: 8 x 8 digits
 SCORE_SAMPLES = 1000
 CLASS_SHARE = 0.02         # a class "is covered" when at least this share of the samples falls in it
@@ -51,8 +59,9 @@ def build_gan(model: str, image_size: int, device: mt.device, lr: float = 2e-4
     make_generator, make_discriminator = MODELS[model]
     generator = make_generator(image_size).to(device)
     discriminator = make_discriminator(image_size).to(device)
-    return (generator, discriminator, optim.Adam(generator.parameters(), lr=lr, betas=BETAS),
-            optim.Adam(discriminator.parameters(), lr=lr, betas=BETAS))
+    betas = WGAN_BETAS if model == "wgan-gp" else BETAS
+    return (generator, discriminator, optim.Adam(generator.parameters(), lr=lr, betas=betas),
+            optim.Adam(discriminator.parameters(), lr=lr, betas=betas))
 
 
 def gan_step(generator: nn.Module, discriminator: nn.Module, opt_g: optim.Optimizer, opt_d: optim.Optimizer,
@@ -83,6 +92,47 @@ def gan_step(generator: nn.Module, discriminator: nn.Module, opt_g: optim.Optimi
         amp.scaler.update()
         return {"loss_D": loss_d.detach(), "loss_G": loss_g.detach()}
     return step
+
+
+def gradient_penalty(critic: nn.Module, real: mt.Tensor, fake: mt.Tensor) -> mt.Tensor:
+    """WGAN-GP's penalty: mean over the batch of (||d critic(x_hat) / d x_hat|| - 1)^2 at x_hat = e real +
+    (1 - e) fake, e ~ U(0, 1) per image. The gradient is taken with create_graph=True, so the penalty's own
+    gradient reaches the critic's weights (a second derivative)."""
+    e = mt.rand(real.shape[0], *(1,) * (real.ndim - 1), device=real.device)
+    x_hat = (e * real + (1 - e) * fake).requires_grad_(True)
+    g, = mt.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
+    return ((g.flatten(1).norm(2, dim=1) - 1) ** 2).mean()
+
+
+def wgan_gp_step(generator: nn.Module, critic: nn.Module, opt_g: optim.Optimizer, opt_c: optim.Optimizer,
+                 latent_dim: int = LATENT_DIM, n_critic: int = N_CRITIC, gp_weight: float = GP_WEIGHT) -> StepFn:
+    """One critic step per batch, and a generator step after every ``n_critic``-th (Gulrajani et al.'s
+    algorithm 1, a fresh real batch per critic step). loss_D is the critic's loss with the penalty, loss_G
+    -critic(G(z)) on the step's fakes (the generator's loss, whether or not it stepped), penalty the GP term
+    before lambda. The count of critic steps lives in the optimizer's state, so --resume keeps the rhythm."""
+    def step(real: mt.Tensor, _labels: mt.Tensor) -> dict[str, mt.Tensor]:
+        noise = mt.randn(real.shape[0], latent_dim, device=real.device)
+        fake = generator(noise).detach()
+        d_real, d_fake = critic(real).mean(), critic(fake).mean()
+        penalty = gradient_penalty(critic, real, fake)
+        loss_c = d_fake - d_real + gp_weight * penalty
+        opt_c.zero_grad()
+        loss_c.backward()
+        opt_c.step()
+        loss_g = -d_fake.detach()
+        if _steps_taken(opt_c) % n_critic == 0:
+            opt_g.zero_grad()
+            loss_g = -critic(generator(mt.randn(real.shape[0], latent_dim, device=real.device))).mean()
+            loss_g.backward()
+            opt_g.step()
+        return {"loss_D": loss_c.detach(), "loss_G": loss_g.detach(), "penalty": penalty.detach()}
+    return step
+
+
+def _steps_taken(opt: optim.Optimizer) -> int:
+    """How many steps ``opt`` (an Adam) has taken: its first parameter's step count."""
+    first = next(iter(opt.state.values()))
+    return int(first["step"].item() if isinstance(first["step"], mt.Tensor) else first["step"])
 
 
 def generate(generator: nn.Module, noise: mt.Tensor) -> mt.Tensor:
@@ -186,8 +236,9 @@ def report_score(args: argparse.Namespace, run: Run, generator: nn.Module, noise
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = example_parser(__doc__, epochs=24, batch_size=64, lr=2e-4)
     parser.add_argument("--model", default="gan", choices=tuple(MODELS),
-                        help="gan: the seeds' fully connected GAN; dcgan: convolutional, with BatchNorm "
-                             "(default: gan)")
+                        help="gan: the seeds' fully connected GAN; dcgan: convolutional, with BatchNorm; "
+                             "wgan-gp: the DCGAN's generator with a critic and a gradient penalty, lr 1e-4 "
+                             "unless --lr is given (default: gan)")
     parser.add_argument("--score", action="store_true",
                         help="after training, rate 1,000 generated digits with a CNN judge (see above)")
     parser.add_argument("--judge", default=None, metavar="CHECKPOINT",
@@ -197,10 +248,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                      "are whole (the last partial one is dropped), so BatchNorm never sees a single image.")
     args = parser.parse_args(argv)
     check_args(parser, args)
+    if args.model == "wgan-gp":
+        if args.amp:
+            parser.error("--model wgan-gp does not take --amp (its gradient penalty is a second derivative, "
+                         "which GradScaler's scaled gradients would need unscaling inside the penalty)")
+        if not any(a == "--lr" or a.startswith("--lr=") for a in (sys.argv[1:] if argv is None else argv)):
+            args.lr = WGAN_LR
     if args.judge and not args.score:
         parser.error("--judge is the judge of --score; add --score")
-    if args.model == "dcgan" and args.batch_size < 2:
-        parser.error("--model dcgan needs --batch-size of at least 2 (BatchNorm normalises over the batch)")
+    if args.model in ("dcgan", "wgan-gp") and args.batch_size < 2:
+        parser.error(f"--model {args.model} needs --batch-size of at least 2 (BatchNorm normalises over the batch)")
     return args
 
 
@@ -224,7 +281,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     pictures = image_grid.png_available()
     if not pictures:
         print("matplotlib is not installed, so no sample images (pip install 'minitensor[examples]')")
-    step = gan_step(generator, discriminator, opt_g, opt_d, precision=precision)
+    step = wgan_gp_step(generator, discriminator, opt_g, opt_d) if args.model == "wgan-gp" else \
+        gan_step(generator, discriminator, opt_g, opt_d, precision=precision)
     for epoch in run.epochs():
         # Noise for epoch e depends only on (seed, e), so a resumed run draws what an uninterrupted one would.
         mt.manual_seed(args.seed * NOISE_SEED_STRIDE + epoch)

@@ -75,6 +75,17 @@ def dcgan_discriminator(image_size: int = 28, width: int = 64) -> nn.Module:
         nn.Flatten(), nn.Linear(2 * width * side * side, 1), nn.Sigmoid())
 
 
+def wgan_critic(image_size: int = 28, width: int = 64) -> nn.Module:
+    """``dcgan_discriminator`` as WGAN-GP's critic (Gulrajani et al., 2017): no BatchNorm (the gradient
+    penalty is taken per image, which batch statistics would couple) and no Sigmoid (a score, not a
+    probability) -> (N, 1)."""
+    side = _quarter(image_size)
+    return nn.Sequential(
+        nn.Conv2d(1, width, 4, stride=2, padding=1), nn.LeakyReLU(0.2),
+        nn.Conv2d(width, 2 * width, 4, stride=2, padding=1), nn.LeakyReLU(0.2),
+        nn.Flatten(), nn.Linear(2 * width * side * side, 1))
+
+
 def _quarter(image_size: int) -> int:
     if image_size % 4:
         raise ValueError(f"the DCGAN halves the image side twice, so it needs a side divisible by 4; got "

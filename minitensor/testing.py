@@ -1,4 +1,5 @@
-"""``gradcheck``: compare autograd's gradients with central finite differences, in float64.
+"""``gradcheck``: compare autograd's gradients with central finite differences, in float64;
+``gradgradcheck``: the same check of the gradients' own gradients (``create_graph=True``).
 
 The check projects the output onto a random vector v (seeded), so one backward pass gives the
 vector-Jacobian product g = v^T J for every input, and compares g with finite differences of v . f(x):
@@ -11,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .autograd import grad, no_grad
+from .autograd import enable_grad, grad, no_grad
 from .tensor import Tensor, _wrap
 
 
@@ -90,10 +91,40 @@ def gradcheck(fn: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol: f
     return True
 
 
+def gradgradcheck(fn: Callable[..., Any], inputs: Any, grad_outputs: Any = None, *, eps: float = 1e-6,
+                  atol: float = 1e-5, rtol: float = 1e-3, raise_exception: bool = True,
+                  fast_mode: bool | None = None, directions: int = 8, seed: int = 0) -> bool:
+    """``gradcheck`` of the function (inputs, grad_outputs) -> the gradients of ``fn``'s outputs w.r.t. its
+    inputs that require grad, taken with ``create_graph=True``: second derivatives against finite differences
+    of the first. ``grad_outputs`` default to random float64 tensors (seeded), themselves checked too."""
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    out = fn(*inputs)
+    outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if o.requires_grad]
+    if grad_outputs is None:
+        rng = np.random.default_rng(seed + 1)
+        grad_outputs = [_wrap(o._device.backend.asarray(rng.standard_normal(o.shape).astype(o.array.dtype)),
+                              o._device, requires_grad=True) for o in outs]
+    grad_outputs = tuple(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else (grad_outputs,)
+    n = len(inputs)
+
+    def first_order(*args: Any) -> tuple[Any, ...]:
+        xs = [a if i not in diff or a.requires_grad else a.detach().requires_grad_(True)
+              for i, a in enumerate(args[:n])]
+        with enable_grad():
+            result = fn(*xs)
+            ys = [o for o in (result if isinstance(result, (tuple, list)) else (result,)) if o.requires_grad]
+            return grad(ys, [xs[i] for i in diff], grad_outputs=list(args[n:]), create_graph=True,
+                        materialize_grads=True)
+
+    return gradcheck(first_order, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, fast_mode=fast_mode, directions=directions, seed=seed)
+
+
 def _fail(raise_exception: bool, message: str) -> bool:
     if raise_exception:
         raise GradcheckError(message)
     return False
 
 
-__all__ = ["gradcheck", "GradcheckError"]
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]

@@ -135,10 +135,12 @@ def test_backward_inputs_restricts_accumulation():
     assert x.grad is None and w.grad.item() == 1.0
 
 
-def test_create_graph_is_not_supported_clearly():
-    x = t64([1.0])
-    with pytest.raises(NotImplementedError, match="create_graph"):
-        (x * x).backward(create_graph=True)
+def test_backward_create_graph_gives_a_grad_with_a_graph():
+    x = t64([3.0])
+    (x * x * x).backward(create_graph=True)
+    assert x.grad.grad_fn is not None and x.grad.item() == 27.0
+    (g,) = mt.autograd.grad(x.grad.sum(), x)
+    assert g.item() == 18.0  # d/dx 3 x^2
 
 
 # ----------------------------------------------------------------------------------- grad modes

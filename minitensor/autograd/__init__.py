@@ -13,8 +13,9 @@ from .function import ArrayFunction, Function
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
 
-def _seed_grads(tensors: Sequence[Any], grads: Sequence[Any] | None) -> list[Any]:
-    """Arrays to start backward from: ones for scalars, else the given gradients (shape-checked)."""
+def _seed_grads(tensors: Sequence[Any], grads: Sequence[Any] | None, create_graph: bool = False) -> list[Any]:
+    """Arrays to start backward from: ones for scalars, else the given gradients (shape-checked); with
+    ``create_graph`` facades over them (a given gradient keeps its own graph: a Hessian-vector product's v)."""
     out = []
     for i, t in enumerate(tensors):
         g = None if grads is None else grads[i]
@@ -22,7 +23,8 @@ def _seed_grads(tensors: Sequence[Any], grads: Sequence[Any] | None) -> list[Any
             if t.array.size != 1:
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs; this output has "
                                    f"shape {tuple(t.shape)}: pass gradient= (a tensor of that shape)")
-            out.append(t._device.backend.ones(t.shape, t.array.dtype))
+            out.append(_higher_order().seed(t, None) if create_graph else
+                       t._device.backend.ones(t.shape, t.array.dtype))
             continue
         if not isinstance(g, _tensor_mod.Tensor):
             g = _creation.as_tensor(g, dtype=t.dtype, device=t.device)
@@ -31,8 +33,17 @@ def _seed_grads(tensors: Sequence[Any], grads: Sequence[Any] | None) -> list[Any
                                f"output[{i}] has a shape of {tuple(t.shape)}.")
         if g._device is not t._device:
             raise RuntimeError(f"grad_output[{i}] is on {g.device} but output[{i}] is on {t.device}")
+        if create_graph:
+            out.append(_higher_order().seed(t, g if g.array.dtype == t.array.dtype else g.to(t.dtype)))
+            continue
         out.append(g.array.astype(t.array.dtype, copy=False))
     return out
+
+
+def _higher_order() -> Any:
+    """autograd/higher_order.py, imported at the first create_graph=True (it builds on the functional ops)."""
+    from . import higher_order
+    return higher_order
 
 
 def _as_list(x: Any) -> list[Any]:
@@ -41,20 +52,19 @@ def _as_list(x: Any) -> list[Any]:
 
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs: Any = None) -> None:
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves of their graph."""
-    if create_graph:
-        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by minitensor: "
-                                  "backward passes run on raw arrays")
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves of their graph; ``create_graph``:
+    record the backward pass too, so ``.grad`` has a grad_fn (``retain_graph`` then defaults to True)."""
     tensors = _as_list(tensors)
     grads = None if grad_tensors is None else _as_list(grad_tensors)
-    seeds = _seed_grads(tensors, grads)
+    seeds = _seed_grads(tensors, grads, create_graph)
+    retain = create_graph if retain_graph is None else bool(retain_graph)
     if inputs is None:
-        run_backward(tensors, seeds, retain_graph=bool(retain_graph))
+        run_backward(tensors, seeds, retain, create_graph=create_graph)
         return
     # backward(inputs=...) accumulates only into the listed tensors.
     inputs = _as_list(inputs)
-    for t, g in zip(inputs, run_backward(tensors, seeds, bool(retain_graph), inputs=inputs,  # type: ignore[arg-type]
-                                         allow_unused=True)):
+    for t, g in zip(inputs, run_backward(tensors, seeds, retain, inputs=inputs,  # type: ignore[arg-type]
+                                         allow_unused=True, create_graph=create_graph)):
         if g is not None:
             _accumulate_leaf_grad(t, g)
 
@@ -63,24 +73,26 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
          create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
          materialize_grads: bool = False) -> tuple[Any, ...]:
     """d(outputs)/d(inputs) as a tuple of tensors; no ``.grad`` is written (``only_inputs``: PyTorch's
-    deprecated keyword, ignored as there)."""
+    deprecated keyword, ignored as there). ``create_graph``: the backward pass is recorded, so the gradients
+    can be differentiated again (``retain_graph`` then defaults to True)."""
     if not only_inputs:
         warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
                       "gradient for other parts of the graph, please use torch.autograd.backward.",
                       FutureWarning, stacklevel=2)
-    if create_graph:
-        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by minitensor")
     outputs, inputs = _as_list(outputs), _as_list(inputs)
     for i, t in enumerate(inputs):
         if not t.requires_grad:
             raise RuntimeError(f"autograd.grad: input {i} does not require grad")
-    seeds = _seed_grads(outputs, None if grad_outputs is None else _as_list(grad_outputs))
-    arrays = run_backward(outputs, seeds, bool(retain_graph), inputs=inputs,
-                          allow_unused=bool(allow_unused) or materialize_grads)
+    seeds = _seed_grads(outputs, None if grad_outputs is None else _as_list(grad_outputs), create_graph)
+    retain = create_graph if retain_graph is None else bool(retain_graph)
+    arrays = run_backward(outputs, seeds, retain, inputs=inputs,
+                          allow_unused=bool(allow_unused) or materialize_grads, create_graph=create_graph)
     result = []
     for t, g in zip(inputs, arrays):  # type: ignore[arg-type]
         if g is None:
             result.append(_creation.zeros_like(t) if materialize_grads else None)
+        elif create_graph:
+            result.append(g.t if g.shape == t.array.shape else g.t.sum_to_size(t.shape))
         else:
             g = g if g.shape == t.shape else t._device.backend.sum_to_shape(g, t.shape)
             result.append(_tensor_mod._wrap(g, t._device))
@@ -105,6 +117,6 @@ __all__ = ["Function", "zero_grads", "backward", "grad", "no_grad", "enable_grad
 __all__ += ["ArrayFunction"]
 
 from . import functional  # noqa: E402  (torch.autograd.functional: jacobian, vjp)
-from .gradcheck import gradcheck  # noqa: E402  (the function, as torch.autograd.gradcheck)
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402  (the functions, as torch.autograd's)
 from .variable import Variable  # noqa: E402  (PyTorch's deprecated wrapper)
-__all__ += ["functional", "gradcheck", "Variable"]
+__all__ += ["functional", "gradcheck", "gradgradcheck", "Variable"]

@@ -16,8 +16,9 @@ Function (PyTorch's ``BackwardCFunction``): an ``ArrayFunction`` node whose arra
 engine's arrays as tensors, calls the user's ``backward`` and checks what it returns. The engine gives a
 node one gradient; a Function with k > 1 differentiable outputs gives each output a ``_Slot`` node that
 hands its gradient on as one part of a ``_Grads`` (which the engine sums like an array), so the engine and
-the built-in ops stay as they are. Double backward needs ``create_graph=True``, which minitensor's engine
-does not support (its backward passes run on raw arrays).
+the built-in ops stay as they are. Under ``create_graph=True`` the user's backward runs with grad mode on
+and its tensors come back as the engine's facades: a backward written with differentiable ops is
+differentiable again, unless marked ``once_differentiable``.
 """
 from __future__ import annotations
 
@@ -70,7 +71,9 @@ class FunctionCtx(ArrayFunction):
     @staticmethod
     def backward(ctx: ArrayFunction, B: Backend, gy: Any) -> Any:
         node: Any = ctx
-        wrap, device = _function._wrap, node._device
+        device = node._device
+        # under create_graph the engine's gradients are facades over tensors (autograd/recording.py)
+        wrap = _function._wrap if not getattr(B, "recording", False) else lambda g, _: g.t
         parts = gy.parts if type(gy) is _Grads else {0: gy}
         grads: list[Any] = [None] * len(node._outputs)
         for k, g in parts.items():
@@ -80,7 +83,12 @@ class FunctionCtx(ArrayFunction):
                 if grads[i] is None and meta is not None:
                     grads[i] = wrap(B.zeros(*meta), device)
         result = node._forward_cls.backward(node, *grads)
-        return _check_gradients(node, result if type(result) is tuple else (result,))
+        arrays = _check_gradients(node, result if type(result) is tuple else (result,))
+        if getattr(B, "recording", False):
+            from .recording import Rec
+            return tuple(None if a is None else Rec(result[i] if type(result) is tuple else result)
+                         for i, a in enumerate(arrays))
+        return arrays
 
 
 def _check_gradients(node: Any, result: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -288,10 +296,21 @@ def _record(ctx: Any, args: tuple[Any, ...], outs: list[Any], device: Any) -> No
 
 
 def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a ``backward`` as not differentiable: it runs without grad (minitensor has no double backward,
-    so this is what every backward already does)."""
+    """Mark a ``backward`` as not differentiable: it runs without grad, and under ``create_graph=True`` its
+    gradients raise PyTorch's error if a gradient reaches them (its DelayedError)."""
     @functools.wraps(fn)
     def wrapper(ctx: Any, *args: Any) -> Any:
+        recording = state.grad_enabled
         with no_grad():
-            return fn(ctx, *args)
+            outputs = fn(ctx, *args)
+        Tensor = _function._Tensor
+        inputs = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+        if not recording or not inputs:
+            return outputs
+        from .recording_backend import Underivable
+        message = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+        def delayed(g: Any) -> Any:
+            return Underivable.apply(*inputs, g, result=g.array, message=message) if isinstance(g, Tensor) else g
+        return tuple(delayed(g) for g in outputs) if type(outputs) is tuple else delayed(outputs)
     return wrapper

@@ -21,6 +21,8 @@ from .grad_mode import state
 from ..backends.base import Backend
 from ..backends.generic.sparse import SparseCOO
 
+_Rec: Any = None  # recording.Rec, bound by higher_order.py once a create_graph backward has imported it
+
 
 def _refs_of_a_private_result() -> int:
     """What ``sys.getrefcount`` reports, in ``run_backward``'s loop, for a gradient that only the node's
@@ -102,13 +104,15 @@ def _accumulate(store: dict, owned: set, key: Any, g: Any, B: Backend = None, pr
 
 
 def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bool,
-                 inputs: Sequence[Any] | None = None, allow_unused: bool = False) -> list[Any] | None:
-    """Propagate ``grads`` (arrays) from ``tensors``; with ``inputs`` return their gradients instead of
-    accumulating into leaves' ``.grad``. Then run the callbacks queued during it (``hooks.queue_callback``)."""
+                 inputs: Sequence[Any] | None = None, allow_unused: bool = False,
+                 create_graph: bool = False) -> list[Any] | None:
+    """Propagate ``grads`` (arrays; facades with ``create_graph``) from ``tensors``; with ``inputs`` return
+    their gradients instead of accumulating into leaves' ``.grad``. Then run the callbacks queued during it
+    (``hooks.queue_callback``). ``create_graph``: every backward runs recorded (higher_order.py)."""
     queue: list[Any] = []
     _hooks._callbacks.append(queue)
     try:
-        result = _run_backward(tensors, grads, retain_graph, inputs, allow_unused)
+        result = _run_backward(tensors, grads, retain_graph, inputs, allow_unused, create_graph)
     finally:
         _hooks._callbacks.pop()
     _hooks.run_callbacks(queue)
@@ -116,7 +120,11 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
 
 
 def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bool,
-                  inputs: Sequence[Any] | None, allow_unused: bool) -> list[Any] | None:
+                  inputs: Sequence[Any] | None, allow_unused: bool, create_graph: bool) -> list[Any] | None:
+    graph: Any = None
+    if create_graph:
+        from . import higher_order
+        graph = higher_order
     node_grads: dict[ArrayFunction, Any] = {}  # the gradient summed so far of each node waiting to run
     pending: list[tuple[int, ArrayFunction]] = []  # heap of (-sequence number, node): the newest node first
     owned: set[Any] = set()  # keys whose stored gradient nothing outside the engine holds (safe to add into)
@@ -150,7 +158,7 @@ def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bo
     refcount = sys.getrefcount
     profiler = _function.profiler  # one read per backward call; each node reports to it when set
     event = None
-    grad_enabled, state.grad_enabled = state.grad_enabled, False  # backward records no graph
+    grad_enabled, state.grad_enabled = state.grad_enabled, create_graph  # records only with create_graph
     try:
         while pending:
             node = heappop(pending)[1]
@@ -169,7 +177,11 @@ def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bo
             B = node._device.backend
             if profiler is not None:  # one event per node: its backward and the routing of its gradients
                 event = profiler.begin_backward(node, gy)
-            result = node.backward(node, B, gy)
+            if graph is None:
+                result = node.backward(node, B, gy)
+            else:
+                B = graph.backend_for(node._device)
+                result = graph.run_node(node, B, gy)
             if type(result) is not tuple:
                 result = (result,)
             n_results = len(result)
@@ -249,7 +261,10 @@ def _accumulate_leaf_grad(t: Any, g: Any, owned: bool = False) -> None:
     itself when the engine owns it (made it, or nothing else refers to it), else a copy: an op's gradient
     may alias an array still in use (an identity backward returns its input), and .grad must own its
     memory."""
-    if t.grad is None:
+    if type(g) is _Rec:
+        from .higher_order import accumulate_leaf
+        accumulate_leaf(t, g)
+    elif t.grad is None:
         B = t._device.backend
         if type(g) is SparseCOO:  # a sparse leaf's gradient is sparse, as PyTorch's
             g = g.map(B.copy)

@@ -82,6 +82,11 @@ class ArrayFunction:
     # True on the node of a view (through chains of views) of a leaf that requires grad, made in grad mode:
     # an in-place write into it is refused, as PyTorch's (the leaf's gradient would miss the write).
     view_of_leaf = False
+    # Per saved array the forward computed (not an input's or the output's memory), what it is to a double
+    # backward (create_graph=True, autograd/higher_order.py): None, a constant (a divisor of the targets), or
+    # a function (node, presented saved arrays, the array, output shape) -> the array as a facade with a graph
+    # to the inputs (or None). Other computed float arrays make the double backward raise.
+    derived_saves: dict[int, Any] = {}
     accepts_sparse = False  # True: forward takes sparse COO arrays (functional/sparse.py); others refuse them
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -1,10 +1,11 @@
-"""``minitensor.autograd.gradcheck``: PyTorch's name and keyword arguments for ``minitensor.testing.gradcheck``
+"""``minitensor.autograd.gradcheck`` and ``gradgradcheck``: PyTorch's names and keyword arguments for
+``minitensor.testing.gradcheck`` / ``gradgradcheck``
 (central finite differences in float64 against one backward pass per projection; see that module)."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
-__all__ = ["gradcheck"]
+__all__ = ["gradcheck", "gradgradcheck"]
 
 
 def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-06, atol: float = 1e-05,
@@ -26,4 +27,26 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-06, atol
     if not check_backward_ad:
         return True  # nothing left to check
     return check(func, inputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
+                 fast_mode=fast_mode)
+
+
+def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = None, *, eps: float = 1e-06,
+                  atol: float = 1e-05, rtol: float = 0.001, gen_non_contig_grad_outputs: bool = False,
+                  raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
+                  check_grad_dtypes: bool = False, check_batched_grad: bool = False,
+                  check_fwd_over_rev: bool = False, check_rev_over_rev: bool = True, fast_mode: bool = False,
+                  masked: bool = False) -> bool:
+    """True when the second derivatives of ``func`` (the gradients of its gradients, taken with
+    ``create_graph=True``) match finite differences of its first derivatives; PyTorch's keywords over
+    ``testing.gradgradcheck``. Forward-over-reverse, batched and masked checks are refused as in ``gradcheck``."""
+    from ..testing import gradgradcheck as check
+    unsupported = {"check_batched_grad": check_batched_grad, "check_fwd_over_rev": check_fwd_over_rev,
+                   "masked": bool(masked)}
+    for name, on in unsupported.items():
+        if on:
+            raise NotImplementedError(f"gradgradcheck({name}=True): minitensor has no forward-mode AD, vmap or "
+                                      "masked tensors; only the reverse-over-reverse check runs")
+    if not check_rev_over_rev:
+        return True
+    return check(func, inputs, grad_outputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
                  fast_mode=fast_mode)

@@ -81,13 +81,14 @@ def register_post_accumulate_grad_hook(t: Any, fn: Callable[[Any], None]) -> Rem
 def run_pre_hooks(hooks: Hooks, g: Any, device: Any) -> tuple[Any, bool]:
     """``g`` through the hooks in order; (the gradient, whether a hook replaced it)."""
     replaced = False
+    recorded = type(g).__name__ == "Rec"  # create_graph=True: the hook sees (and may return) a graph
     for fn in tuple(hooks.pre.values()):  # a hook may remove itself
-        out = fn(_tensor_mod._wrap(g, device))
+        out = fn(g.t if recorded else _tensor_mod._wrap(g, device))
         if out is not None:
             if tuple(out.shape) != tuple(g.shape):
                 raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has changed the size of value: "
                                    f"expected {tuple(g.shape)}, got {tuple(out.shape)}")
-            g, replaced = out.array.astype(g.dtype, copy=False), True
+            g, replaced = (type(g)(out) if recorded else out.array.astype(g.dtype, copy=False)), True
     return g, replaced
 
 

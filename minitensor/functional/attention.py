@@ -21,15 +21,32 @@ import numpy as np
 
 from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
-from ..tensor import Tensor
+from ..tensor import Tensor, _wrap
 from ..creation import zeros
 
 __all__ = ["scaled_dot_product_attention"]
 
 
+def _probabilities(node: Any, saved: Any, p: Any, out_shape: tuple[int, ...]) -> Any:
+    """For a double backward: P = softmax(scale q k^T + C) with C = log P - scale q k^T held constant, so P
+    (its value kept) depends on q and k as it does; None (no double backward) when the bias needs a gradient."""
+    if node.needs_input_grad[3]:
+        return None
+    from ..autograd.higher_order import pinned
+    from ..autograd.recording import Rec
+    from .activation import softmax
+    B, dev = node._device.backend, node._device
+    q, k = (a if type(a) is Rec else Rec(_wrap(a, dev)) for a in saved[:2])
+    scores = (q * node.scale) @ k.swapaxes(-1, -2)
+    with np.errstate(divide="ignore"):
+        rest = B.log(p) - scores.t.array  # -inf where P is 0 (masked)
+    return pinned(Rec(softmax((scores + rest).t, -1)), p)
+
+
 class ScaledDotProductAttention(ArrayFunction):
     """q (..., L, E), k (..., S, E), v (..., S, Ev), batch dims broadcasting as in matmul; ``bias`` a float
     array broadcasting to (..., L, S) or None; the gradient of a bias that requires grad is dS."""
+    derived_saves = {3: _probabilities}
 
     @staticmethod
     def forward(ctx: Any, B: Backend, q: Any, k: Any, v: Any, bias: Any, *, scale: float, causal: bool,

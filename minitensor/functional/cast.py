@@ -28,7 +28,10 @@ class ToDtype(ArrayFunction):
 
 
 def _transfer(a: Any, source: Backend, target: Backend) -> Any:
-    """``a`` copied from ``source`` to ``target`` through host memory (a sparse array: both of its arrays)."""
+    """``a`` copied from ``source`` to ``target`` through host memory (a sparse array: both of its arrays).
+    Under create_graph the gradient is a facade and ``target`` the recording backend: a recorded copy."""
+    if getattr(target, "recording", False):
+        return type(a)(a.t.to(target.device))  # type: ignore[attr-defined]
     if type(a) is SparseCOO:
         return a.map(lambda part: target.asarray(source.to_numpy(part)))
     return target.asarray(source.to_numpy(a))

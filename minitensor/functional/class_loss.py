@@ -17,6 +17,13 @@ from .loss import _reduce, _reduction, _unreduce, _float_input
 __all__ = ["cross_entropy", "nll_loss"]
 
 
+def _log_probs(node: Any, saved: Any, log_probs: Any, out_shape: tuple[int, ...]) -> Any:
+    """For a double backward: the saved log-probabilities are log_softmax(logits, 1)'s output."""
+    from ..autograd.higher_order import function_output
+    from .activation import LogSoftmax
+    return function_output(node, log_probs, 0, LogSoftmax, {"params": {"axis": 1}})
+
+
 # ------------------------------------------------------------------------------ class-index losses
 class _ClassIndexLoss(ArrayFunction):
     """Losses over classes on axis 1 with integer targets; 'mean' divides by the summed target weights."""
@@ -30,6 +37,7 @@ class _ClassIndexLoss(ArrayFunction):
 
 class CrossEntropy(_ClassIndexLoss):
     """Fused log_softmax + nll (+ label smoothing), saving the log-probabilities."""
+    derived_saves = {0: _log_probs, 3: None}  # the divisor: a constant of the targets
 
     @staticmethod
     def forward(ctx: Any, B: Backend, logits: Any, target: Any, weight: Any, *, ignore_index: int,
@@ -51,6 +59,8 @@ class CrossEntropy(_ClassIndexLoss):
 
 
 class NLLLoss(_ClassIndexLoss):
+    derived_saves = {2: None}
+
     @staticmethod
     def forward(ctx: Any, B: Backend, log_probs: Any, target: Any, weight: Any, *, ignore_index: int,
                 reduction: str) -> Any:
@@ -70,6 +80,7 @@ class NLLLoss(_ClassIndexLoss):
 
 class CrossEntropyProbs(ArrayFunction):
     """Cross-entropy against class probabilities (N, C, *); 'mean' divides by the number of rows."""
+    derived_saves = {0: _log_probs}
 
     @staticmethod
     def forward(ctx: Any, B: Backend, logits: Any, target: Any, weight: Any, *, label_smoothing: float,

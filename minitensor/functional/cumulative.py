@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from .. import dtypes as _dt
@@ -73,7 +74,9 @@ class CumProd(_ScanSavingXY):
 
 class LogCumSumExp(_ScanSavingXY):
     """y_j = log sum_{k <= j} exp(x_k); dx_i = sum_{j >= i} g_j exp(x_i - y_j), summed in log space for the
-    positive and negative parts of g separately, so no exp overflows."""
+    positive and negative parts of g separately, so no exp overflows. The parts' missing terms are the
+    dtype's lowest value, not -inf (PyTorch's choice): the same sums, and a double backward without the nan
+    of -inf - -inf."""
     op = "logcumsumexp"
 
     @staticmethod
@@ -81,9 +84,10 @@ class LogCumSumExp(_ScanSavingXY):
         x, y = ctx.saved_tensors
         axis = ctx.axis
         grad = 0
+        lowest = float(ml_dtypes.finfo(x.dtype).min)
         for sign in (1, -1):
             part = gy * sign
-            log_part = B.where(part > 0, B.log(B.where(part > 0, part, 1)), -np.inf) - y
+            log_part = B.where(part > 0, B.log(B.where(part > 0, part, 1)), lowest) - y
             reversed_sum = B.flip(B.logcumsumexp(B.flip(log_part, axis), axis), axis)
             grad = grad + sign * B.exp(x + reversed_sum)
         return grad, None

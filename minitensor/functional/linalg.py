@@ -23,11 +23,12 @@ class MatMul(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
         ctx.a_vec, ctx.b_vec = a.ndim == 1, b.ndim == 1
+        # the inputs themselves, not their 2-D views: a double backward links them to the inputs' graphs
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
         if ctx.a_vec:
             a = a[None, :]
         if ctx.b_vec:
             b = b[:, None]
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
         y = B.matmul(a, b)
         if ctx.b_vec:
             y = y[..., 0]
@@ -40,8 +41,10 @@ class MatMul(ArrayFunction):
         a, b = ctx.saved_tensors
         if ctx.b_vec:
             gy = gy[..., None]
+            b = None if b is None else b[:, None]
         if ctx.a_vec:
             gy = gy[..., None, :]
+            a = None if a is None else a[None, :]
         ga = B.matmul(gy, b.swapaxes(-1, -2)) if ctx.needs_input_grad[0] else None
         gb = B.matmul(a.swapaxes(-1, -2), gy) if ctx.needs_input_grad[1] else None
         if ctx.a_vec and ga is not None:

@@ -31,6 +31,12 @@ def _keep(B: Backend, g: Any, axes: tuple[int, ...] | None, keepdims: bool, ndim
     return B.expand_dims(g, tuple(range(ndim)) if axes is None else axes)
 
 
+def _kept_output(node: Any, saved: Any, y: Any, out_shape: tuple[int, ...]) -> Any:
+    """For a double backward: the saved y (the output with its reduced dims kept) is the output."""
+    from ..autograd.higher_order import kept_output
+    return kept_output(node, saved, y, out_shape)
+
+
 def _count(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> int:
     return math.prod(shape if axes is None else [shape[a] for a in axes])
 
@@ -104,6 +110,7 @@ class _Extreme(ArrayFunction):
     matches no element, so its slice gets nan gradients, as PyTorch's amax; ``nan_ties`` (the full
     ``max()``/``min()``) counts the nans as the ties instead, so the gradient goes to them (PyTorch's
     evenly_distribute_backward)."""
+    derived_saves = {1: _kept_output}
     op: str
 
     @staticmethod
@@ -160,6 +167,7 @@ class ExtremeAlongDim(ArrayFunction):
 
 class LogSumExp(ArrayFunction):
     """log(sum(exp(x))); dx = gy * exp(x - y) = gy * softmax(x)."""
+    derived_saves = {1: _kept_output}
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, axes: Any, keepdims: bool) -> Any:
@@ -177,6 +185,7 @@ class LogSumExp(ArrayFunction):
 class PNorm(ArrayFunction):
     """(sum |x|^p)^(1/p); dx = sign(x) |x|^(p-1) gy / y^(p-1) (x gy / y for p = 2), taken as 0 where y = 0
     or x = 0 (PyTorch's subgradient: a zero input has a zero gradient, not nan)."""
+    derived_saves = {1: _kept_output}
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, p: float, axes: Any, keepdims: bool) -> Any:
