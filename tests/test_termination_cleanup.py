@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from test_checkpoint_files import CHILD  # a save that hangs after writing its archive, before the rename
+
 pytestmark = pytest.mark.skipif(not Path("/dev/shm").is_dir() or os.name != "posix",
                                 reason="POSIX signals and /dev/shm")
 
@@ -24,22 +26,6 @@ from minitensor.multiprocessing.sharing import block_of
 print(block_of(t.array).name, flush=True)
 time.sleep(60)
 """
-
-SAVE = """
-import sys, time
-import numpy as np
-import minitensor as mt
-from minitensor import serialization
-real_savez = np.savez
-def savez_then_hang(file, **arrays):
-    real_savez(file, **arrays)
-    file.flush()
-    print("written", flush=True)
-    time.sleep(60)
-serialization.native.np.savez = savez_then_hang
-mt.save({"w": mt.ones(256, 256)}, sys.argv[1])
-"""
-
 
 def _run_until_ready(code: str, *args: str) -> tuple[subprocess.Popen, str]:
     child = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, text=True,
@@ -65,7 +51,7 @@ def test_a_programs_own_handler_still_decides():
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_a_save_ended_by_a_signal_removes_its_temporary(tmp_path, signum):
-    child, said = _run_until_ready(SAVE, str(tmp_path / "never-again.mt"))
+    child, said = _run_until_ready(CHILD, str(tmp_path / "never-again.mt"))
     assert said == "written" and any(p.name.endswith(".mt-tmp") for p in tmp_path.iterdir())
     child.send_signal(signum)
     assert child.wait(30) == -signum
