@@ -31,6 +31,7 @@ GPU_ONLY = {
     "test_trains_on_each_device_and_logs_what_it_printed": "whole training runs under Numba's simulator",
     "test_score_trains_a_judge_once_and_rescoring_a_finished_run_gives_the_same_score":
         "whole training runs under Numba's simulator",
+    "test_trains_with_the_papers_settings_and_logs_the_penalty": "whole training runs under Numba's simulator",
 }
 
 
