@@ -360,3 +360,22 @@ def test_under_the_profiler_and_anomaly_detection():
         g, = mt.autograd.grad((x.exp() * x).sum(), x, create_graph=True)
         h, = mt.autograd.grad(g.sum(), x)
     np.testing.assert_allclose(h.numpy(), expected)
+
+
+def test_a_gradient_penalty_on_each_device_matches_the_cpus(device):
+    """WGAN-GP's penalty through conv, leaky ReLU, linear and a device's own kernels (cuda: the CUDA backend,
+    on a GPU or the strict CuPy double): the critic's gradients equal the CPU's in float64."""
+    rng = np.random.default_rng(4)
+    x0, w0, v0 = rng.standard_normal((3, 2, 6, 6)), rng.standard_normal((4, 2, 3, 3)), rng.standard_normal((1, 36))
+    results = []
+    for d in ("cpu", device):
+        x = mt.tensor(x0, dtype=mt.float64, device=d, requires_grad=True)
+        w = mt.tensor(w0, dtype=mt.float64, device=d, requires_grad=True)
+        v = mt.tensor(v0, dtype=mt.float64, device=d, requires_grad=True)
+        h = F.leaky_relu(F.conv2d(x, w, stride=2, padding=1), 0.2).flatten(1)
+        score = F.linear(F.tanh(h), v).sum()
+        g, = mt.autograd.grad(score, x, create_graph=True)
+        penalty = ((g.flatten(1).norm(2, dim=1) - 1) ** 2).mean()
+        results.append([a.cpu().numpy() for a in mt.autograd.grad(penalty, [w, v])])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
