@@ -132,7 +132,7 @@ def test_bad_arguments_exit_with_a_message_naming_them(argv, message, tmp_path, 
 
 @pytest.mark.skipif(mt.cuda.is_available(), reason="checks the message shown without a GPU")
 def test_cuda_without_a_gpu_exits_with_the_reason(tmp_path):
-    with pytest.raises(SystemExit, match="--device cuda: .*(CuPy|GPU|driver)"):
+    with pytest.raises(SystemExit, match="--device cuda: .*(CuPy|GPU|driver|numba-cuda)"):
         run(mlp, tmp_path, "--device", "cuda")
 
 
