@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from typing import Any
 
 import pytest
@@ -14,6 +15,12 @@ def module(name: str) -> Any:
         imported = importlib.import_module(name)
     except ImportError as error:
         pytest.skip(f"needs {name} (pip install -e '.[cuda-check]'): {error}", allow_module_level=True)
-    if name.startswith("numba") and importlib.import_module("numba").config.ENABLE_CUDASIM:
-        pytest.skip("numba.cuda is the simulator here (NUMBA_ENABLE_CUDASIM=1)", allow_module_level=True)
+    if name.startswith("numba.cuda"):
+        try:  # numba's own deprecated numba.cuda imports too, but is not what a GPU machine runs
+            importlib.metadata.version("numba-cuda")
+        except importlib.metadata.PackageNotFoundError:
+            pytest.skip("needs the numba-cuda package (pip install -e '.[cuda-check]'), not numba's built-in "
+                        "numba.cuda", allow_module_level=True)
+        if importlib.import_module("numba").config.ENABLE_CUDASIM:
+            pytest.skip("numba.cuda is the simulator here (NUMBA_ENABLE_CUDASIM=1)", allow_module_level=True)
     return imported
