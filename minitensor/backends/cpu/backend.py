@@ -1,5 +1,6 @@
 """The CPU backend: NumPy, with channels-last convolution (``conv.py``), max pooling (``pooling.py``),
-fused optimizer updates (``optim.py``), sequential scans (``reduce.py``) where they pay, and float32 GEMMs
+fused optimizer updates (``optim.py``), sequential scans (``reduce.py``), the LSTM recurrence
+(``recurrent.py``) where they pay, and float32 GEMMs
 for the 16-bit floats (``linalg.py``).
 
 Creating the backend also tunes glibc's malloc to keep freed memory for reuse (``retain_freed_memory``).
@@ -18,13 +19,15 @@ from .conv import CpuConvOps
 from .linalg import CpuLinalgOps
 from .optim import CpuOptimOps
 from .pooling import CpuPoolOps
+from .recurrent import CpuRecurrentOps
 from .reduce import CpuReduceOps
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
 MMAP_THRESHOLD, TRIM_THRESHOLD = 32 * 2 ** 20, 256 * 2 ** 20  # see retain_freed_memory
 
 
-class NumpyBackend(CpuActivationOps, CpuConvOps, CpuLinalgOps, CpuPoolOps, CpuOptimOps, CpuReduceOps, Backend):
+class NumpyBackend(CpuActivationOps, CpuConvOps, CpuLinalgOps, CpuPoolOps, CpuOptimOps, CpuReduceOps,
+                   CpuRecurrentOps, Backend):
     """The generic bodies on NumPy, with the CPU's own conv, pooling, optimizer and scan families."""
 
     name = "cpu"
