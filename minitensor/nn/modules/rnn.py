@@ -209,7 +209,7 @@ class RNNBase(Module):
     def _run(self, input: Tensor, states: State, batch_sizes: list[int] | None = None) -> tuple[Tensor, State]:
         """All layers over time-major input (L, N, H_in), or packed data (sum N_t, H_in) with its
         ``batch_sizes``: the last layer's output (same layout) and final states."""
-        finals = []
+        finals: list[State] = []
         layer_input = input
         for layer in range(self.num_layers):
             outputs = []
