@@ -1,6 +1,7 @@
 """The CPU backend: NumPy, with channels-last convolution (``conv.py``), max pooling (``pooling.py``),
 fused optimizer updates (``optim.py``), sequential scans (``reduce.py``), the LSTM recurrence
-(``recurrent.py``) and GELU (``gelu.py``) where they pay, and float32 GEMMs
+(``recurrent.py``), GELU (``gelu.py``) and layer norm
+(``normalization.py``) where they pay, and float32 GEMMs
 for the 16-bit floats (``linalg.py``).
 
 Creating the backend also tunes glibc's malloc to keep freed memory for reuse (``retain_freed_memory``).
@@ -18,6 +19,7 @@ from .activation import CpuActivationOps
 from .conv import CpuConvOps
 from .gelu import CpuGeluOps
 from .linalg import CpuLinalgOps
+from .normalization import CpuNormOps
 from .optim import CpuOptimOps
 from .pooling import CpuPoolOps
 from .recurrent import CpuRecurrentOps
@@ -28,7 +30,7 @@ MMAP_THRESHOLD, TRIM_THRESHOLD = 32 * 2 ** 20, 256 * 2 ** 20  # see retain_freed
 
 
 class NumpyBackend(CpuActivationOps, CpuConvOps, CpuLinalgOps, CpuPoolOps, CpuOptimOps, CpuReduceOps,
-                   CpuRecurrentOps, CpuGeluOps, Backend):
+                   CpuRecurrentOps, CpuGeluOps, CpuNormOps, Backend):
     """The generic bodies on NumPy, with the CPU's own conv, pooling, optimizer and scan families."""
 
     name = "cpu"
