@@ -873,6 +873,12 @@ POINTERS.update({
     "sparse_sum": "test_sparse.py::test_sparse_sum_over_every_dim_and_some",
 })
 
+# The LSTM recurrence (tests/test_lstm_sequence.py checks both against a float64 NumPy BPTT reference).
+POINTERS.update({
+    "lstm_forward": "test_lstm_sequence.py::test_forward_and_backward_match_the_float64_reference",
+    "lstm_backward": "test_lstm_sequence.py::test_forward_and_backward_match_the_float64_reference",
+})
+
 
 def searching_cases() -> dict[str, Callable[[Backend], None]]:
     ints = rng.integers(0, 4, (5, 3, 2))
