@@ -1,4 +1,4 @@
-"""The CPU's one-pass float32 GELU kernels (backends/cpu/gelu.py) against a float64 reference of the exact
+"""The CPU's one-pass float32 GELU kernels (backends/cpu/activation.py) against a float64 reference of the exact
 form, forward and backward, their edges (NaN, infinities, the erf clamp), and the generic body where they do
 not apply (the tanh form, strided arrays, float64)."""
 from __future__ import annotations
@@ -51,7 +51,7 @@ def test_the_kernels_run_for_float32_and_the_generic_body_elsewhere():
     x = np.random.default_rng(1).standard_normal((6, 8)).astype(np.float32)
     gy = np.ones_like(x)
     launched = _launches(lambda: (CPU.gelu(x, "none"), CPU.gelu_backward(gy, x, "none")))
-    if load("gelu") is None:
+    if load("activation") is None:
         assert launched == []  # no Numba: the NumPy body
         return
     assert launched == ["gelu", "gelu_backward"]
