@@ -2,6 +2,7 @@
 (``minitensor/functional/sparse.py``)."""
 from __future__ import annotations
 
-from .functional.sparse import sparse_mm as mm, sparse_sum as sum
+from .functional.sparse import sparse_sum as sum
+from .functional.sparse_products import sparse_mm as mm
 
 __all__ = ["mm", "sum"]

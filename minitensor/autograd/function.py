@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import traceback
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import minitensor.tensor as _tensor_mod
 
@@ -163,8 +163,7 @@ class ArrayFunction:
         except Exception as e:
             if cls.accepts_sparse or not any(type(a) is SparseCOO for a in arrays):
                 raise
-            raise _sparse_input_error(cls, e, device.type == "cuda") from (
-                None if isinstance(e, SparseLayoutError) else e)
+            return _run_sparse(_sparse_kernel(cls, e, device.type == "cuda"), args, kwargs)
         extras: tuple = ()
         if type(out) is tuple:
             out, *extras = out  # type: ignore[assignment]
@@ -244,6 +243,27 @@ class ViewFunction(ArrayFunction):
             if out.grad_fn is not None and x._requires_grad and (node is None or node.view_of_leaf):
                 out.grad_fn.view_of_leaf = True
         return out
+
+
+# The sparse COO version of a dense op, by its Function (functional/sparse_ops.py): apply runs it, with the
+# op's tensor arguments, when the dense forward refuses a sparse input, so the dense path checks nothing.
+SPARSE_KERNELS: dict[type, Callable[..., Any]] = {}
+
+
+def _sparse_kernel(cls: type[ArrayFunction], e: Exception, on_cuda: bool) -> Callable[..., Any]:
+    """The op's sparse kernel, or PyTorch's NotImplementedError for an op without one."""
+    kernel = SPARSE_KERNELS.get(cls)
+    if kernel is None:
+        raise _sparse_input_error(cls, e, on_cuda) from (None if isinstance(e, SparseLayoutError) else e)
+    return kernel
+
+
+def _run_sparse(kernel: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    try:
+        return kernel(*args, **kwargs)
+    except Exception as e:  # its own error (PyTorch's), not chained to the dense forward's refusal
+        e.__suppress_context__ = True
+        raise
 
 
 def _sparse_input_error(cls: type[ArrayFunction], e: Exception, on_cuda: bool) -> SparseLayoutError:

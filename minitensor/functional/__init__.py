@@ -35,7 +35,9 @@ from .factorization import torch_qr as qr, torch_svd as svd
 from .solve import cholesky_inverse, cholesky_solve
 from .norms import torch_norm as norm  # torch.norm: reduce.norm's vector norms, and "nuc" through linalg
 from . import sparse  # noqa: F401  (sparse COO tensors: minitensor.sparse_coo_tensor, minitensor.sparse.mm)
-from .sparse import layout, sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: F401
+from .sparse import layout, sparse_coo, sparse_coo_tensor, strided  # noqa: F401
+from .sparse_products import spmm  # noqa: F401
+from . import sparse_ops  # noqa: F401  (the sparse kernels of +, -, *, /, **, neg, permute)
 from .searching import (bincount, bucketize, count_nonzero, histc, isin, searchsorted, unique,  # noqa: F401
                         unique_consecutive)
 from .order_stats import kthvalue, median, mode, nanmedian, nanquantile, quantile
