@@ -3,6 +3,8 @@ NumPy float64 references, gradients by finite differences, PyTorch's errors, and
 installed."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -315,7 +317,7 @@ def test_sum_over_any_dims_matches_dense_numpy(shape, hybrid):
     a = mt.sparse_coo_tensor(idx, v, shape + hybrid)
     ref = dense_reference(idx, v, shape)
     ndim = len(shape + hybrid)
-    dims = [d for r in range(1, ndim + 1) for d in __import__("itertools").combinations(range(ndim), r)]
+    dims = [d for r in range(1, ndim + 1) for d in itertools.combinations(range(ndim), r)]
     for dim in dims:
         for keepdim in (False, True):
             got = a.sum(dim, keepdim=keepdim)
@@ -331,7 +333,8 @@ def test_transpose_t_and_permute_of_sparse_tensors():
     a = mt.sparse_coo_tensor(idx, v, (3, 4, 2))
     ref = dense_reference(idx, v, (3, 4, 2))
     for got, r in ((a.transpose(0, 2), ref.transpose(2, 1, 0)), (a.permute(1, 2, 0), ref.transpose(1, 2, 0)),
-                   (a.sum(2).t(), ref.sum(2).T), (a.sum(2).T, ref.sum(2).T), (mt.transpose(a, 1, 0), ref.transpose(1, 0, 2))):
+                   (a.sum(2).t(), ref.sum(2).T), (a.sum(2).T, ref.sum(2).T),
+                   (mt.transpose(a, 1, 0), ref.transpose(1, 0, 2))):
         assert got.is_sparse
         np.testing.assert_allclose(got.to_dense().numpy(), r, rtol=1e-12)
     h = mt.sparse_coo_tensor([[0, 2]], np.arange(12.0).reshape(2, 2, 3), (3, 2, 3))
@@ -353,7 +356,8 @@ def test_products_with_a_sparse_operand_match_dense_numpy(case, m, seed):
         assert got.is_sparse and got.is_coalesced() and got.shape == (shape[0], m)
         np.testing.assert_allclose(got.to_dense().numpy(), ra @ rb, rtol=1e-10, atol=1e-12)
     d, vec = rng.standard_normal((m, shape[0])), rng.standard_normal(shape[0])
-    for got, ref in ((mt.tensor(d) @ a, d @ ra), (mt.sparse.mm(mt.tensor(d), a), d @ ra), (mt.tensor(vec) @ a, vec @ ra)):
+    for got, ref in ((mt.tensor(d) @ a, d @ ra), (mt.sparse.mm(mt.tensor(d), a), d @ ra),
+                     (mt.tensor(vec) @ a, vec @ ra)):
         assert not got.is_sparse
         np.testing.assert_allclose(got.numpy(), ref, rtol=1e-10, atol=1e-12)
 
@@ -392,6 +396,11 @@ def test_sparse_arithmetic_raises_pytorchs_errors(make, error, match):
     s = mt.eye(3, dtype=mt.float64).to_sparse()
     with pytest.raises(error, match=match):
         make(s, mt.ones(3, 3, dtype=mt.float64))
+
+
+def mt_or_torch(t):
+    """minitensor for its tensors, torch for PyTorch's: one lambda runs under both."""
+    return mt if isinstance(t, mt.Tensor) else pytest.importorskip("torch")
 
 
 _IDX = np.array([[0, 1, 2, 0, 2, 1], [1, 0, 3, 1, 3, 3]])  # (0, 1) and (2, 3) twice: uncoalesced
@@ -451,10 +460,6 @@ _TORCH_CASES = {**_GRAD_CASES,
                 "sparse.mm sparse": lambda a, b, x: mt_or_torch(a).sparse.mm(a, b.t()).to_dense(),
                 "to_sparse mm": lambda a, b, x: mt_or_torch(a).mm(x.to_sparse(), a.t().to_dense()),
                 "spmm": lambda a, b, x: mt_or_torch(a).spmm(a, x.t())}
-
-
-def mt_or_torch(t):
-    return mt if isinstance(t, mt.Tensor) else __import__("torch")
 
 
 @pytest.mark.torch
