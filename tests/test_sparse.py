@@ -503,3 +503,38 @@ def test_result_layouts_dtypes_and_coalescing_match_pytorch():
                         r.is_coalesced() if r.is_sparse and name in ("c+c", "s**2", "s@s", "sum1") else None,
                         (r.to_dense() if r.is_sparse else r).tolist()))
         assert got[0] == got[1], name
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda: mt.sparse_csr_tensor([0, 1], [0], [1.0]), "sparse_csr_tensor"),
+    (lambda: mt.sparse_csc_tensor([0, 1], [0], [1.0]), "sparse_csc_tensor"),
+    (lambda: mt.sparse_bsr_tensor([0, 1], [0], [[[1.0]]]), "sparse_bsr_tensor"),
+    (lambda: mt.sparse_compressed_tensor([0, 1], [0], [1.0], layout=mt.sparse_csr), "sparse_compressed_tensor"),
+    (lambda: mt.eye(2).to_sparse_csr(), "to_sparse_csr"), (lambda: mt.eye(2).to_sparse_csc(), "to_sparse_csc"),
+    (lambda: mt.eye(2).to_sparse_bsr((1, 1)), "to_sparse_bsr"),
+    (lambda: mt.eye(2).to_sparse_bsc((1, 1)), "to_sparse_bsc"),
+    (lambda: mt.eye(2).to_sparse(layout=mt.sparse_csr), "to_sparse"),
+    (lambda: mt.sparse.softmax(mt.eye(2).to_sparse(), 0), "sparse.softmax"),
+    (lambda: mt.sparse.log_softmax(mt.eye(2).to_sparse(), 0), "sparse.log_softmax"),
+    (lambda: mt.sparse.addmm(mt.eye(2), mt.eye(2).to_sparse(), mt.eye(2)), "sparse.addmm"),
+    (lambda: mt.sparse.sampled_addmm(mt.eye(2), mt.eye(2), mt.eye(2)), "sparse.sampled_addmm"),
+])
+def test_the_parts_of_torch_sparse_not_there_raise_naming_themselves(make, name):
+    assert repr(mt.sparse_csr) == "minitensor.sparse_csr" and mt.sparse_bsc is not mt.sparse_coo
+    with pytest.raises(NotImplementedError, match=f"^{name}: .*COO"):
+        make()
+
+
+def test_hybrid_sparse_tensors_in_arithmetic_match_dense_numpy():
+    (ia, va), (ib, vb) = _pair(21, (4,), 6, (3,))
+    a, b = mt.sparse_coo_tensor(ia, va, (4, 3)), mt.sparse_coo_tensor(ib, vb, (4, 3))
+    ra, rb = dense_reference(ia, va, (4,)), dense_reference(ib, vb, (4,))
+    d = np.random.default_rng(0).standard_normal((4, 3))
+    for got, ref in ((a + b, ra + rb), (a - b * 2, ra - 2 * rb), (a * b, ra * rb), (a * mt.tensor(d), ra * d),
+                     (a * mt.tensor(d[0]), ra * d[0]), (a / 2, ra / 2), (a ** 2, ra ** 2), (-a, -ra),
+                     (mt.tensor(d) + a, d + ra)):
+        np.testing.assert_allclose(got.to_dense().numpy(), ref, rtol=1e-12, atol=1e-12)
+    with pytest.raises(RuntimeError, match="2 sparse dims"):
+        a @ mt.ones(3, 2, dtype=mt.float64)
+    with pytest.raises(RuntimeError, match="same sparse_dim"):
+        mt.sparse_coo_tensor(ia, va, (4, 3)) + mt.tensor(d).to_sparse()

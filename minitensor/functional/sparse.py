@@ -13,7 +13,9 @@ from ..backends.base import Backend
 from ..backends.generic.sparse import SparseCOO
 from ..tensor import Tensor, _wrap
 
-__all__ = ["sparse_coo_tensor", "strided", "sparse_coo", "layout"]
+__all__ = ["sparse_coo_tensor", "strided", "sparse_coo", "layout", "sparse_csr", "sparse_csc", "sparse_bsr",
+           "sparse_bsc", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_bsr_tensor", "sparse_bsc_tensor",
+           "sparse_compressed_tensor"]
 
 
 class layout:
@@ -33,6 +35,25 @@ class layout:
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+# PyTorch's compressed layouts: named, so that code reading them runs, but no tensor has them.
+sparse_csr, sparse_csc, sparse_bsr, sparse_bsc = (layout(f"sparse_{n}") for n in ("csr", "csc", "bsr", "bsc"))
+
+
+def unsupported(name: str, what: str) -> NotImplementedError:
+    """The error for a part of ``torch.sparse`` minitensor does not have (docs/differences.md)."""
+    return NotImplementedError(f"{name}: minitensor does not support {what}; its sparse tensors are COO "
+                               "(sparse_coo_tensor, to_sparse; docs/sparse.md)")
+
+
+def _compressed_tensor(name: str) -> Any:
+    def make(*args: Any, **kwargs: Any) -> Tensor:
+        raise unsupported(name, "the compressed sparse layouts (CSR, CSC, BSR, BSC)")
+    make.__name__ = make.__qualname__ = name
+    return make
+
+
+sparse_csr_tensor, sparse_csc_tensor, sparse_bsr_tensor, sparse_bsc_tensor, sparse_compressed_tensor = (
+    _compressed_tensor(f"sparse_{n}_tensor") for n in ("csr", "csc", "bsr", "bsc", "compressed"))
 
 
 def is_sparse(t: Tensor) -> bool:
