@@ -538,3 +538,18 @@ def test_hybrid_sparse_tensors_in_arithmetic_match_dense_numpy():
         a @ mt.ones(3, 2, dtype=mt.float64)
     with pytest.raises(RuntimeError, match="same sparse_dim"):
         mt.sparse_coo_tensor(ia, va, (4, 3)) + mt.tensor(d).to_sparse()
+
+
+def test_in_place_dense_plus_sparse_and_its_gradient():
+    v = mt.tensor([1.0, 2.0, 3.0], dtype=mt.float64, requires_grad=True)
+    s = mt.sparse_coo_tensor([[0, 1, 0], [1, 2, 1]], v, (3, 3))
+    x = mt.zeros(3, 3, dtype=mt.float64, requires_grad=True)
+    d = x * 2
+    d += s * 2
+    d.sub_(s)
+    np.testing.assert_array_equal(d.detach().numpy(), [[0, 4, 0], [0, 0, 2], [0, 0, 0]])  # (0, 1) listed twice
+    (d * mt.arange(9.0, dtype=mt.float64).reshape(3, 3)).sum().backward()
+    np.testing.assert_array_equal(v.grad.numpy(), [1, 5, 1])
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * np.arange(9.0).reshape(3, 3))
+    with pytest.raises(NotImplementedError, match="SparseCPU"):  # in place into a sparse tensor
+        s.detach().mul_(2)

@@ -41,13 +41,12 @@ class SparseAdd(ArrayFunction):
 
     @staticmethod
     def forward(ctx: Any, B: Backend, a: SparseCOO, b: SparseCOO, alpha: Any = 1) -> Any:
-        ctx.save_for_backward(a, b)
-        ctx.alpha = alpha
+        ctx.operands, ctx.alpha = (a, b), alpha  # on ctx: a sparse array is never written in place
         return B.sparse_cat(a, b, alpha)
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        a, b = ctx.saved_tensors
+        a, b = ctx.operands
         need_a, need_b = ctx.needs_input_grad[:2]
         return (_masked(B, g, a) if need_a else None), (_masked(B, g, b, ctx.alpha) if need_b else None), None
 
@@ -58,14 +57,14 @@ class DenseAddSparse(ArrayFunction):
 
     @staticmethod
     def forward(ctx: Any, B: Backend, d: Any, s: SparseCOO, alpha: Any = 1) -> Any:
-        ctx.save_for_backward(None, s)
-        ctx.alpha = alpha
+        # s on ctx, not saved: a sparse array is never written in place (and ``d += s`` checks the saved
+        # arrays against d's memory, which a sparse array has no part in)
+        ctx.sparse, ctx.alpha = s, alpha
         return B.sparse_add_dense(d, s, alpha)
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        _, s = ctx.saved_tensors
-        return g, (_masked(B, g, s, ctx.alpha) if ctx.needs_input_grad[1] else None), None
+        return g, (_masked(B, g, ctx.sparse, ctx.alpha) if ctx.needs_input_grad[1] else None), None
 
 
 class SparsePermute(ArrayFunction):
