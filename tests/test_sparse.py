@@ -553,3 +553,23 @@ def test_in_place_dense_plus_sparse_and_its_gradient():
     np.testing.assert_array_equal(x.grad.numpy(), 2 * np.arange(9.0).reshape(3, 3))
     with pytest.raises(NotImplementedError, match="SparseCPU"):  # in place into a sparse tensor
         s.detach().mul_(2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", list(_GRAD_CASES))
+def test_sparse_arithmetic_on_cuda_matches_the_cpu(name):
+    if not mt.cuda.is_available():
+        pytest.skip("no CUDA device")
+    rng = np.random.default_rng(17)
+    host = (rng.standard_normal(_IDX.shape[1]), rng.standard_normal(_OTHER.shape[1]), rng.standard_normal((3, 4)))
+    results = []
+    for device in ("cpu", "cuda"):
+        v, w, x = (mt.tensor(a, device=device, requires_grad=True) for a in host)
+        a = mt.sparse_coo_tensor(mt.tensor(_IDX, device=device), v, (3, 4))
+        b = mt.sparse_coo_tensor(mt.tensor(_OTHER, device=device), w, (3, 4))
+        out = _GRAD_CASES[name](a, b, x)
+        (out * mt.arange(float(out.numel()), dtype=mt.float64, device=device).reshape(out.shape)).sum().backward()
+        results.append([out.detach().cpu().numpy()] + [np.zeros(t.shape) if t.grad is None else t.grad.cpu().numpy()
+                                                       for t in (v, w, x)])
+    for on_cuda, on_cpu in zip(results[1], results[0]):
+        np.testing.assert_allclose(on_cuda, on_cpu, rtol=1e-10, atol=1e-12)
