@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import traceback
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import minitensor.tensor as _tensor_mod
 
@@ -163,15 +163,17 @@ class ArrayFunction:
         except Exception as e:
             if cls.accepts_sparse or not any(type(a) is SparseCOO for a in arrays):
                 raise
-            raise _sparse_input_error(cls, e, device.type == "cuda") from (
-                None if isinstance(e, SparseLayoutError) else e)
+            return _run_sparse(_sparse_kernel(cls, e, device.type == "cuda"), args, kwargs)
         extras: tuple = ()
         if type(out) is tuple:
             out, *extras = out  # type: ignore[assignment]
-        if type(out) is not B.array_type and type(out) is not SparseCOO:  # NumPy reductions return scalars
-            # by the output's backend: a device copy's result lives on the target (np.asarray of a CuPy
-            # array raises; cupy.asarray of a host result would upload it back)
-            out = (B if ctx.out_device is None else ctx.out_device.backend).asarray(out)
+        if type(out) is not B.array_type:
+            if type(out) is SparseCOO:
+                if not cls.accepts_sparse:  # a dense forward that went through (SparseCOO's + of two): its kernel
+                    return _run_sparse(_sparse_kernel(cls, None, device.type == "cuda"), args, kwargs)
+            else:  # NumPy reductions return scalars. By the output's backend: a device copy's result lives on the
+                # target (np.asarray of a CuPy array raises; cupy.asarray of a host result would upload it back)
+                out = (B if ctx.out_device is None else ctx.out_device.backend).asarray(out)
         if state.anomaly:
             _check_finite(B, out, f"Function '{cls.__name__}' returned nan or inf values in its forward output")
             ctx._stack = traceback.format_stack()[:-1]
@@ -246,7 +248,28 @@ class ViewFunction(ArrayFunction):
         return out
 
 
-def _sparse_input_error(cls: type[ArrayFunction], e: Exception, on_cuda: bool) -> SparseLayoutError:
+# The sparse COO version of a dense op, by its Function (functional/sparse_ops.py): apply runs it, with the
+# op's tensor arguments, when the dense forward refuses a sparse input, so the dense path checks nothing.
+SPARSE_KERNELS: dict[type, Callable[..., Any]] = {}
+
+
+def _sparse_kernel(cls: type[ArrayFunction], e: Exception | None, on_cuda: bool) -> Callable[..., Any]:
+    """The op's sparse kernel, or PyTorch's NotImplementedError for an op without one."""
+    kernel = SPARSE_KERNELS.get(cls)
+    if kernel is None:
+        raise _sparse_input_error(cls, e, on_cuda) from (None if isinstance(e, SparseLayoutError) else e)
+    return kernel
+
+
+def _run_sparse(kernel: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    try:
+        return kernel(*args, **kwargs)
+    except Exception as e:  # its own error (PyTorch's), not chained to the dense forward's refusal
+        e.__suppress_context__ = True
+        raise
+
+
+def _sparse_input_error(cls: type[ArrayFunction], e: Exception | None, on_cuda: bool) -> SparseLayoutError:
     """PyTorch's NotImplementedError for a dense op given a sparse input, naming the op whatever broke
     (for the ops without a gradient, which share one Function, the array op that refused)."""
     op = e.op if isinstance(e, SparseLayoutError) and not cls.differentiable else cls.__name__

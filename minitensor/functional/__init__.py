@@ -35,7 +35,11 @@ from .factorization import torch_qr as qr, torch_svd as svd
 from .solve import cholesky_inverse, cholesky_solve
 from .norms import torch_norm as norm  # torch.norm: reduce.norm's vector norms, and "nuc" through linalg
 from . import sparse  # noqa: F401  (sparse COO tensors: minitensor.sparse_coo_tensor, minitensor.sparse.mm)
-from .sparse import layout, sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: F401
+from .sparse import layout, sparse_coo, sparse_coo_tensor, strided  # noqa: F401
+from .sparse import (sparse_bsc, sparse_bsc_tensor, sparse_bsr, sparse_bsr_tensor,  # noqa: F401  (they raise)
+                     sparse_compressed_tensor, sparse_csc, sparse_csc_tensor, sparse_csr, sparse_csr_tensor)
+from .sparse_products import spmm  # noqa: F401
+from . import sparse_ops  # noqa: F401  (the sparse kernels of +, -, *, /, **, neg, permute)
 from .searching import (bincount, bucketize, count_nonzero, histc, isin, searchsorted, unique,  # noqa: F401
                         unique_consecutive)
 from .order_stats import kthvalue, median, mode, nanmedian, nanquantile, quantile
@@ -77,6 +81,8 @@ __all__ += ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broad
             "slice_scatter", "swapdims", "take", "tensor_split", "tile", "vsplit", "vstack"]
 __all__ += ["cholesky_inverse", "cholesky_solve", "qr", "svd"]
 __all__ += ["layout", "sparse_coo", "sparse_coo_tensor", "spmm", "strided"]
+__all__ += ["sparse_bsc", "sparse_bsc_tensor", "sparse_bsr", "sparse_bsr_tensor", "sparse_compressed_tensor",
+            "sparse_csc", "sparse_csc_tensor", "sparse_csr", "sparse_csr_tensor"]
 from .distance import cosine_similarity, pairwise_distance, pdist  # noqa: E402  (also minitensor.<name>)
 __all__ += ["cosine_similarity", "pairwise_distance", "pdist"]
 __all__ += ["bincount", "bucketize", "count_nonzero", "histc", "isin", "searchsorted", "unique",

@@ -15,6 +15,8 @@ from ._util import nondiff, norm_dim, norm_dims, to_float, torch_dtype_name
 from .arithmetic import isnan
 from ..tensor_shape import numpy_aliases
 from ..backends.base import Backend
+from ..backends.generic.sparse import SparseCOO
+from .sparse import sparse_sum
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
            "logsumexp", "all", "any", "norm"]
@@ -236,6 +238,8 @@ def _float_reduction(name: str, input: Tensor, dtype: Any) -> Tensor:
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum over ``dim``; integer and bool inputs sum to int64 (as PyTorch)."""
     _tensor_input("sum", input)
+    if type(input.array) is SparseCOO:  # a sparse COO tensor: torch.sparse.sum's kernel
+        return sparse_sum(input, dim, dtype, keepdim)
     if dtype is not None:
         input = input.to(_dt.as_dtype(dtype))
     elif input.array.dtype.kind in "biu":
