@@ -19,6 +19,7 @@ from ..creation import empty
 from ..functional import stack
 from ..tensor import Tensor, _bump_version
 from .engine import Array
+from .checks import signature
 from .process_group import GroupMember, ProcessGroup, resolve
 from .reduce_op import ReduceOp, RedOpType, effective_op
 from .work import Pending, Work
@@ -117,6 +118,11 @@ def _averaged(t: Tensor, pg: ProcessGroup, divide: bool) -> Callable[[], None] |
     return average if divide else None
 
 
+def _checked(pg: ProcessGroup, sig: str, launch: Callable[[], Pending]) -> Pending:
+    """``launch()``'s operation, started once every rank's signature ``sig`` agreed (checks.py)."""
+    return pg.gate.submit(sig, launch)
+
+
 def _start(pg: ProcessGroup, op: str, pending: Pending, outputs: Sequence[Tensor],
            finish: Callable[[], None] | None = None) -> Work:
     for t in outputs:
@@ -158,7 +164,8 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
     pg, t = resolve(group), _check_tensor(tensor, "tensor")
     a = _array(pg, t, "tensor")
     red, divide = _reduction(pg, op, a)
-    return _launch(pg, "all_reduce", pg.engine.all_reduce(a, red), [t], async_op, _averaged(t, pg, divide))
+    pending = _checked(pg, signature("ALLREDUCE", [t.shape], t.dtype, op), lambda: pg.engine.all_reduce(a, red))
+    return _launch(pg, "all_reduce", pending, [t], async_op, _averaged(t, pg, divide))
 
 
 @members_only
@@ -167,7 +174,9 @@ def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None
     """Every rank's ``tensor`` becomes rank ``src``'s, in place."""
     pg, t = resolve(group), _check_tensor(tensor, "tensor")
     root = _root(pg, src, group_src, "src")
-    return _launch(pg, "broadcast", pg.engine.broadcast(_array(pg, t, "tensor"), root), [t], async_op)
+    a = _array(pg, t, "tensor")
+    pending = _checked(pg, signature("BROADCAST", [t.shape], t.dtype, root=root), lambda: pg.engine.broadcast(a, root))
+    return _launch(pg, "broadcast", pending, [t], async_op)
 
 
 @members_only
@@ -180,7 +189,8 @@ def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group
     red, divide = _reduction(pg, op, a)
     at_root = pg.rank() == root
     finish = _averaged(t, pg, divide and at_root)
-    return _launch(pg, "reduce", pg.engine.reduce(a, red, root), [t] if at_root else [], async_op, finish)
+    pending = _checked(pg, signature("REDUCE", [t.shape], t.dtype, op, root), lambda: pg.engine.reduce(a, red, root))
+    return _launch(pg, "reduce", pending, [t] if at_root else [], async_op, finish)
 
 
 @members_only
@@ -190,8 +200,8 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | 
     pg, t = resolve(group), _check_tensor(tensor, "tensor")
     outs = _check_list(tensor_list, "tensor_list", pg.size())
     _same(outs, t, "tensor_list")
-    staged = _staging(t, pg.size())
-    pending = pg.engine.all_gather(_array(pg, t, "tensor"), staged.array)
+    staged, a = _staging(t, pg.size()), _array(pg, t, "tensor")
+    pending = _checked(pg, signature("ALLGATHER", [t.shape], t.dtype), lambda: pg.engine.all_gather(a, staged.array))
     return _launch(pg, "all_gather", pending, outs, async_op, _copy_out(staged, outs))
 
 
@@ -204,7 +214,9 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: P
     out, inp = _check_tensor(output_tensor, "output_tensor"), _check_tensor(input_tensor, "input_tensor")
     _blocks(pg, out, inp, "output tensor must have the same type as input tensor",
             "output tensor size must be equal to world_size times input tensor size")
-    pending = pg.engine.all_gather(_array(pg, inp, "input_tensor"), _array(pg, out, "output_tensor"))
+    send, recv = _array(pg, inp, "input_tensor"), _array(pg, out, "output_tensor")
+    pending = _checked(pg, signature("_ALLGATHER_BASE", [inp.shape], inp.dtype),
+                       lambda: pg.engine.all_gather(send, recv))
     return _launch(pg, "all_gather_into_tensor", pending, [out], async_op)
 
 
@@ -217,7 +229,9 @@ def reduce_scatter(output: Tensor, input_list: list[Tensor], op: Any = ReduceOp.
     _same(ins, out, "input_list")
     a = _array(pg, out, "output")
     red, divide = _reduction(pg, op, a)
-    pending = pg.engine.reduce_scatter(_stacked(ins, out).array, a, red)
+    send = _stacked(ins, out).array
+    pending = _checked(pg, signature("REDUCE_SCATTER", [out.shape], out.dtype, op),
+                       lambda: pg.engine.reduce_scatter(send, a, red))
     return _launch(pg, "reduce_scatter", pending, [out], async_op, _averaged(out, pg, divide))
 
 
@@ -231,7 +245,9 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,
             "input tensor must be the same size as output size times world size")
     a = _array(pg, out, "output")
     red, divide = _reduction(pg, op, a)
-    pending = pg.engine.reduce_scatter(_array(pg, inp, "input"), a, red)
+    send = _array(pg, inp, "input")
+    pending = _checked(pg, signature("_REDUCE_SCATTER_BASE", [out.shape], out.dtype, op),
+                       lambda: pg.engine.reduce_scatter(send, a, red))
     return _launch(pg, "reduce_scatter_tensor", pending, [out], async_op, _averaged(out, pg, divide))
 
 
@@ -241,17 +257,18 @@ def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | N
     """Rank ``dst``'s ``gather_list[r]`` gets rank r's ``tensor`` (``gather_list`` only on ``dst``)."""
     pg, t = resolve(group), _check_tensor(tensor, "tensor")
     root = _root(pg, 0 if dst is None and group_dst is None else dst, group_dst, "dst")
+    a, sig = _array(pg, t, "tensor"), signature("GATHER", [t.shape], t.dtype, root=root)
     if pg.rank() == root:
         if not gather_list:
             raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
         outs = _check_list(gather_list, "gather_list", pg.size())
         _same(outs, t, "gather_list")
         staged = _staging(t, pg.size())
-        pending = pg.engine.gather(_array(pg, t, "tensor"), staged.array, root)
+        pending = _checked(pg, sig, lambda: pg.engine.gather(a, staged.array, root))
         return _launch(pg, "gather", pending, outs, async_op, _copy_out(staged, outs))
     if gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    return _launch(pg, "gather", pg.engine.gather(_array(pg, t, "tensor"), None, root), [], async_op)
+    return _launch(pg, "gather", _checked(pg, sig, lambda: pg.engine.gather(a, None, root)), [], async_op)
 
 
 @members_only
@@ -260,16 +277,17 @@ def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int |
     """Rank r's ``tensor`` gets rank ``src``'s ``scatter_list[r]`` (``scatter_list`` only on ``src``)."""
     pg, t = resolve(group), _check_tensor(tensor, "tensor")
     root = _root(pg, 0 if src is None and group_src is None else src, group_src, "src")
-    a = _array(pg, t, "tensor")
+    a, sig = _array(pg, t, "tensor"), signature("SCATTER", [t.shape], t.dtype, root=root)
     if pg.rank() == root:
         if not scatter_list:
             raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
         ins = _check_list(scatter_list, "scatter_list", pg.size())
         _same(ins, t, "scatter_list")
-        return _launch(pg, "scatter", pg.engine.scatter(_stacked(ins, t).array, a, root), [t], async_op)
+        send = _stacked(ins, t).array
+        return _launch(pg, "scatter", _checked(pg, sig, lambda: pg.engine.scatter(send, a, root)), [t], async_op)
     if scatter_list:
         raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
-    return _launch(pg, "scatter", pg.engine.scatter(None, a, root), [t], async_op)
+    return _launch(pg, "scatter", _checked(pg, sig, lambda: pg.engine.scatter(None, a, root)), [t], async_op)
 
 
 def _splits(t: Tensor, sizes: list[int] | None, n: int, param: str) -> list[int]:
@@ -297,7 +315,9 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: list[in
         raise ValueError(f"Invalid usage of tensors with different dtypes Found {inp.dtype} and  {out.dtype}")
     send = _splits(inp, input_split_sizes, pg.size(), "input_split_sizes")
     recv = _splits(out, output_split_sizes, pg.size(), "output_split_sizes")
-    pending = pg.engine.all_to_all(_array(pg, inp, "input"), _array(pg, out, "output"), send, recv)
+    a, b = _array(pg, inp, "input"), _array(pg, out, "output")
+    # the shapes may differ across ranks (uneven splits): only the dtype must agree
+    pending = _checked(pg, signature("ALLTOALL_BASE", dtype=inp.dtype), lambda: pg.engine.all_to_all(a, b, send, recv))
     return _launch(pg, "all_to_all_single", pending, [out], async_op)
 
 
@@ -314,7 +334,9 @@ def all_to_all(output_tensor_list: list[Tensor], input_tensor_list: list[Tensor]
     with no_grad():
         send = _flat(ins)
         recv = empty((sum(t.numel() for t in outs),), dtype=ins[0].dtype, device=ins[0].device)
-    pending = pg.engine.all_to_all(send.array, recv.array, [t.numel() for t in ins], [t.numel() for t in outs])
+    counts = [t.numel() for t in ins], [t.numel() for t in outs]
+    pending = _checked(pg, signature("ALLTOALL", dtype=ins[0].dtype),
+                       lambda: pg.engine.all_to_all(send.array, recv.array, *counts))
     return _launch(pg, "all_to_all", pending, outs, async_op, _copy_split(recv, outs))
 
 
@@ -376,4 +398,4 @@ def recv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = No
 def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_ids: Any = None) -> Work | None:
     """Return once every rank of the group has called ``barrier``."""
     pg = resolve(group)
-    return _launch(pg, "barrier", pg.engine.barrier(), [], async_op)
+    return _launch(pg, "barrier", _checked(pg, signature("BARRIER"), pg.engine.barrier), [], async_op)

@@ -93,6 +93,8 @@ class Work:
         if not self._done:
             try:
                 finished = self._pending.test()
+            except DistError:  # the ranks disagreed on the collective (checks.py): none ran it, the group stays usable
+                raise
             except Exception as e:  # the engine's own error (a peer gone, a bad buffer): one error type
                 raise self._group.fail(f"{self._op} failed on rank {self._group.global_rank}: {e}") from e
             if finished:
