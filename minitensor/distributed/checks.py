@@ -36,7 +36,7 @@ MASK = (1 << 62) - 1  # h and -h both fit an int64
 # PyTorch's scalar type names, as its fingerprints print them
 DTYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int8": "Char",
                "uint8": "Byte", "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool"}
-_hashes: dict[str, int] = {}
+_hashes: dict[tuple, int] = {}
 
 
 def enabled(engine: str) -> bool:
@@ -50,25 +50,34 @@ def enabled(engine: str) -> bool:
     return engine == "mpi"
 
 
+Signature = tuple  # (op_type, shapes, dtype name, ReduceOp, root, extra): cheap to make and to look up
+
+
 def signature(op_type: str, shapes: Sequence[Sequence[int]] = (), dtype: Any = None, reduce_op: object = None,
-              root: int | None = None) -> str:
-    """What must agree across ranks, in PyTorch's fingerprint words (``op_type``: ALLREDUCE, BROADCAST...)."""
+              root: int | None = None, extra: str = "") -> Signature:
+    """What must agree across ranks (``op_type`` in PyTorch's words: ALLREDUCE, BROADCAST...)."""
+    return (op_type, tuple(shapes), None if dtype is None else dtype.name, reduce_op, root, extra)
+
+
+def describe(sig: Signature) -> str:
+    """``sig`` in PyTorch's fingerprint words: ``OpType=ALLREDUCE, TensorShape=[4], TensorDtypes=Float...``."""
+    op_type, shapes, dtype, reduce_op, root, extra = sig
     parts = [f"OpType={op_type}"]
     if shapes:
         parts.append("TensorShape=" + ", ".join(str(list(s)) for s in shapes))
     if dtype is not None:
-        parts.append(f"TensorDtypes={DTYPE_NAMES.get(dtype.name, dtype.name)}")
+        parts.append(f"TensorDtypes={DTYPE_NAMES.get(dtype, dtype)}")
     if isinstance(reduce_op, RedOpType):
         parts.append(f"ReduceOp={reduce_op.name}")
     if root is not None:
         parts.append(f"Root={root}")
-    return ", ".join(parts)
+    return ", ".join(parts + ([extra] if extra else []))
 
 
-def _hash(sig: str) -> int:
+def _hash(sig: Signature) -> int:
     h = _hashes.get(sig)
     if h is None:  # blake2b, not hash(): Python's str hash differs between processes
-        h = int.from_bytes(hashlib.blake2b(sig.encode(), digest_size=8).digest(), "little") & MASK
+        h = int.from_bytes(hashlib.blake2b(describe(sig).encode(), digest_size=8).digest(), "little") & MASK
         if len(_hashes) > 4096:
             _hashes.clear()
         _hashes[sig] = h
@@ -78,7 +87,7 @@ def _hash(sig: str) -> int:
 class Checked(Pending):
     """One operation of the queue: its check, then (when every rank's signature agreed) its data move."""
 
-    def __init__(self, gate: "Gate", sig: str, launch: Callable[[], Pending]) -> None:
+    def __init__(self, gate: "Gate", sig: Signature, launch: Callable[[], Pending]) -> None:
         self.gate, self.sig, self.launch = gate, sig, launch
         self.seq = gate.seq
         self.inner: Pending | None = None
@@ -122,7 +131,7 @@ class Gate:
     def host(self, a: Any) -> np.ndarray:
         return a if isinstance(a, np.ndarray) else a.get()
 
-    def submit(self, sig: str, launch: Callable[[], Pending]) -> Pending:
+    def submit(self, sig: Signature, launch: Callable[[], Pending]) -> Pending:
         """The Pending of ``launch()``'s data move, started once the ranks agreed on ``sig``."""
         if not self.on:
             return launch()
@@ -141,7 +150,7 @@ class Gate:
             if not head.check.test():
                 return
             self.queue.popleft()
-            top, neg = (int(v) for v in self.host(head.values))
+            top, neg = self.host(head.values).tolist()
             try:
                 if top == -neg:
                     head.inner = head.launch()
@@ -154,7 +163,7 @@ class Gate:
 
     def _mismatch(self, item: Checked) -> str:
         """Every rank's description (the second exchange: only after a mismatch, which every rank saw)."""
-        text = f"CollectiveFingerPrint(SequenceNumber={item.seq}, {item.sig})".encode()
+        text = f"CollectiveFingerPrint(SequenceNumber={item.seq}, {describe(item.sig)})".encode()
         text = text if len(text) <= RECORD - 8 else text[:RECORD - 11] + b"..."
         mine = np.zeros(RECORD, dtype=np.uint8)
         mine[:8] = np.frombuffer(np.int64(_hash(item.sig)).tobytes(), dtype=np.uint8)
@@ -162,7 +171,7 @@ class Gate:
         send, recv = self.array(mine), self.array(np.zeros(RECORD * self.pg.size(), dtype=np.uint8))
         done = self.pg.engine.all_gather(send, recv)
         if not poll(done.test, time.monotonic() + self.pg.timeout.total_seconds()):
-            return f"collectives differ across ranks (rank {self.pg.rank()} runs {item.sig}); the ranks' " \
+            return f"collectives differ across ranks (rank {self.pg.rank()} runs {describe(item.sig)}); the ranks' " \
                    "descriptions did not arrive within the group's timeout"
         records = self.host(recv).reshape(self.pg.size(), RECORD)
         hashes = records[:, :8].copy().view(np.int64)[:, 0]

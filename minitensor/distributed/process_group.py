@@ -287,7 +287,7 @@ def new_group(ranks: list[int] | None = None, timeout: timedelta | None = None, 
         raise ValueError(f"new_group: backend '{backend}' differs from the default group's "
                          f"'{world.backend_name}'; minitensor's groups share the default group's engine")
     # checked as a collective: every rank must create the same group, after the same collectives
-    Work(world, "new_group", world.gate.submit(signature("NEW_GROUP") + f", Ranks={members}", Done)).wait()
+    Work(world, "new_group", world.gate.submit(signature("NEW_GROUP", extra=f"Ranks={members}"), Done)).wait()
     engine = world.engine.split(members)
     if engine is None:
         return GroupMember.NON_GROUP_MEMBER

@@ -11,7 +11,7 @@ import pytest
 
 import minitensor as mt
 from minitensor.distributed import DistError, ReduceOp
-from minitensor.distributed.checks import RECORD, Gate, enabled, signature
+from minitensor.distributed.checks import RECORD, Gate, describe, enabled, signature
 from minitensor.distributed.work import Done, Pending
 
 from .launch import assert_ranks_ok, run_mpi
@@ -102,9 +102,9 @@ def test_a_mismatch_raises_naming_both_ranks_moves_no_data_and_the_next_op_runs(
 
 
 def test_signature_words_are_pytorchs():
-    assert signature("BROADCAST", [(2, 3)], mt.int64, root=1) == \
+    assert describe(signature("BROADCAST", [(2, 3)], mt.int64, root=1)) == \
         "OpType=BROADCAST, TensorShape=[2, 3], TensorDtypes=Long, Root=1"
-    assert signature("ALLTOALL", dtype=mt.bfloat16) == "OpType=ALLTOALL, TensorDtypes=BFloat16"
+    assert describe(signature("ALLTOALL", dtype=mt.bfloat16)) == "OpType=ALLTOALL, TensorDtypes=BFloat16"
 
 
 def test_the_check_is_on_for_mpi_off_for_nccl_and_the_environment_decides(monkeypatch):
