@@ -5,7 +5,8 @@ engine can take them (contiguous, one buffer) and otherwise one staging tensor (
 ``gather``'s lists, ``reduce_scatter``'s and ``scatter``'s inputs), and returns a ``Work`` with
 ``async_op=True`` or waits for it (None). Ranks (``src``, ``dst``) are global ranks, ``group_src`` /
 ``group_dst`` ranks in ``group``. AVG on an engine without it is a SUM divided by the group's size when the
-operation finishes (integers: truncated, as NCCL's average).
+operation finishes (integers: truncated, as NCCL's average). Every collective's data move waits for the
+check that all ranks run the same one (``pg.gate``, checks.py).
 """
 from __future__ import annotations
 
@@ -118,11 +119,6 @@ def _averaged(t: Tensor, pg: ProcessGroup, divide: bool) -> Callable[[], None] |
     return average if divide else None
 
 
-def _checked(pg: ProcessGroup, sig: str, launch: Callable[[], Pending]) -> Pending:
-    """``launch()``'s operation, started once every rank's signature ``sig`` agreed (checks.py)."""
-    return pg.gate.submit(sig, launch)
-
-
 def _start(pg: ProcessGroup, op: str, pending: Pending, outputs: Sequence[Tensor],
            finish: Callable[[], None] | None = None) -> Work:
     for t in outputs:
@@ -164,7 +160,7 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
     pg, t = resolve(group), _check_tensor(tensor, "tensor")
     a = _array(pg, t, "tensor")
     red, divide = _reduction(pg, op, a)
-    pending = _checked(pg, signature("ALLREDUCE", [t.shape], t.dtype, op), lambda: pg.engine.all_reduce(a, red))
+    pending = pg.gate.submit(signature("ALLREDUCE", [t.shape], t.dtype, op), lambda: pg.engine.all_reduce(a, red))
     return _launch(pg, "all_reduce", pending, [t], async_op, _averaged(t, pg, divide))
 
 
@@ -175,7 +171,8 @@ def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None
     pg, t = resolve(group), _check_tensor(tensor, "tensor")
     root = _root(pg, src, group_src, "src")
     a = _array(pg, t, "tensor")
-    pending = _checked(pg, signature("BROADCAST", [t.shape], t.dtype, root=root), lambda: pg.engine.broadcast(a, root))
+    sig = signature("BROADCAST", [t.shape], t.dtype, root=root)
+    pending = pg.gate.submit(sig, lambda: pg.engine.broadcast(a, root))
     return _launch(pg, "broadcast", pending, [t], async_op)
 
 
@@ -189,7 +186,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group
     red, divide = _reduction(pg, op, a)
     at_root = pg.rank() == root
     finish = _averaged(t, pg, divide and at_root)
-    pending = _checked(pg, signature("REDUCE", [t.shape], t.dtype, op, root), lambda: pg.engine.reduce(a, red, root))
+    pending = pg.gate.submit(signature("REDUCE", [t.shape], t.dtype, op, root), lambda: pg.engine.reduce(a, red, root))
     return _launch(pg, "reduce", pending, [t] if at_root else [], async_op, finish)
 
 
@@ -201,7 +198,7 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | 
     outs = _check_list(tensor_list, "tensor_list", pg.size())
     _same(outs, t, "tensor_list")
     staged, a = _staging(t, pg.size()), _array(pg, t, "tensor")
-    pending = _checked(pg, signature("ALLGATHER", [t.shape], t.dtype), lambda: pg.engine.all_gather(a, staged.array))
+    pending = pg.gate.submit(signature("ALLGATHER", [t.shape], t.dtype), lambda: pg.engine.all_gather(a, staged.array))
     return _launch(pg, "all_gather", pending, outs, async_op, _copy_out(staged, outs))
 
 
@@ -215,7 +212,7 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: P
     _blocks(pg, out, inp, "output tensor must have the same type as input tensor",
             "output tensor size must be equal to world_size times input tensor size")
     send, recv = _array(pg, inp, "input_tensor"), _array(pg, out, "output_tensor")
-    pending = _checked(pg, signature("_ALLGATHER_BASE", [inp.shape], inp.dtype),
+    pending = pg.gate.submit(signature("_ALLGATHER_BASE", [inp.shape], inp.dtype),
                        lambda: pg.engine.all_gather(send, recv))
     return _launch(pg, "all_gather_into_tensor", pending, [out], async_op)
 
@@ -230,7 +227,7 @@ def reduce_scatter(output: Tensor, input_list: list[Tensor], op: Any = ReduceOp.
     a = _array(pg, out, "output")
     red, divide = _reduction(pg, op, a)
     send = _stacked(ins, out).array
-    pending = _checked(pg, signature("REDUCE_SCATTER", [out.shape], out.dtype, op),
+    pending = pg.gate.submit(signature("REDUCE_SCATTER", [out.shape], out.dtype, op),
                        lambda: pg.engine.reduce_scatter(send, a, red))
     return _launch(pg, "reduce_scatter", pending, [out], async_op, _averaged(out, pg, divide))
 
@@ -246,7 +243,7 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,
     a = _array(pg, out, "output")
     red, divide = _reduction(pg, op, a)
     send = _array(pg, inp, "input")
-    pending = _checked(pg, signature("_REDUCE_SCATTER_BASE", [out.shape], out.dtype, op),
+    pending = pg.gate.submit(signature("_REDUCE_SCATTER_BASE", [out.shape], out.dtype, op),
                        lambda: pg.engine.reduce_scatter(send, a, red))
     return _launch(pg, "reduce_scatter_tensor", pending, [out], async_op, _averaged(out, pg, divide))
 
@@ -264,11 +261,11 @@ def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | N
         outs = _check_list(gather_list, "gather_list", pg.size())
         _same(outs, t, "gather_list")
         staged = _staging(t, pg.size())
-        pending = _checked(pg, sig, lambda: pg.engine.gather(a, staged.array, root))
+        pending = pg.gate.submit(sig, lambda: pg.engine.gather(a, staged.array, root))
         return _launch(pg, "gather", pending, outs, async_op, _copy_out(staged, outs))
     if gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    return _launch(pg, "gather", _checked(pg, sig, lambda: pg.engine.gather(a, None, root)), [], async_op)
+    return _launch(pg, "gather", pg.gate.submit(sig, lambda: pg.engine.gather(a, None, root)), [], async_op)
 
 
 @members_only
@@ -284,10 +281,10 @@ def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int |
         ins = _check_list(scatter_list, "scatter_list", pg.size())
         _same(ins, t, "scatter_list")
         send = _stacked(ins, t).array
-        return _launch(pg, "scatter", _checked(pg, sig, lambda: pg.engine.scatter(send, a, root)), [t], async_op)
+        return _launch(pg, "scatter", pg.gate.submit(sig, lambda: pg.engine.scatter(send, a, root)), [t], async_op)
     if scatter_list:
         raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
-    return _launch(pg, "scatter", _checked(pg, sig, lambda: pg.engine.scatter(None, a, root)), [t], async_op)
+    return _launch(pg, "scatter", pg.gate.submit(sig, lambda: pg.engine.scatter(None, a, root)), [t], async_op)
 
 
 def _splits(t: Tensor, sizes: list[int] | None, n: int, param: str) -> list[int]:
@@ -317,7 +314,8 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: list[in
     recv = _splits(out, output_split_sizes, pg.size(), "output_split_sizes")
     a, b = _array(pg, inp, "input"), _array(pg, out, "output")
     # the shapes may differ across ranks (uneven splits): only the dtype must agree
-    pending = _checked(pg, signature("ALLTOALL_BASE", dtype=inp.dtype), lambda: pg.engine.all_to_all(a, b, send, recv))
+    pending = pg.gate.submit(signature("ALLTOALL_BASE", dtype=inp.dtype),
+                             lambda: pg.engine.all_to_all(a, b, send, recv))
     return _launch(pg, "all_to_all_single", pending, [out], async_op)
 
 
@@ -335,7 +333,7 @@ def all_to_all(output_tensor_list: list[Tensor], input_tensor_list: list[Tensor]
         send = _flat(ins)
         recv = empty((sum(t.numel() for t in outs),), dtype=ins[0].dtype, device=ins[0].device)
     counts = [t.numel() for t in ins], [t.numel() for t in outs]
-    pending = _checked(pg, signature("ALLTOALL", dtype=ins[0].dtype),
+    pending = pg.gate.submit(signature("ALLTOALL", dtype=ins[0].dtype),
                        lambda: pg.engine.all_to_all(send.array, recv.array, *counts))
     return _launch(pg, "all_to_all", pending, outs, async_op, _copy_split(recv, outs))
 
@@ -398,4 +396,4 @@ def recv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = No
 def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_ids: Any = None) -> Work | None:
     """Return once every rank of the group has called ``barrier``."""
     pg = resolve(group)
-    return _launch(pg, "barrier", _checked(pg, signature("BARRIER"), pg.engine.barrier), [], async_op)
+    return _launch(pg, "barrier", pg.gate.submit(signature("BARRIER"), pg.engine.barrier), [], async_op)

@@ -207,8 +207,8 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     if engine.size > 1:
         _install_failure_handlers()
     Work(pg, "init_process_group", engine.joined).wait()  # past the timeout: DistBackendError, and the job ends
-    if engine.size > 1 and hasattr(engine, "locate"):
-        Work(pg, "init_process_group", engine.locate()).wait()  # the ranks' (host, pid): lost_peers
+    if engine.size > 1:
+        Work(pg, "init_process_group", engine.locate()).wait()  # MPI: the ranks' (host, pid), for lost_peers
     _WORLD = pg
 
 
