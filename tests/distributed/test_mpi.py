@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from .launch import assert_ranks_ok, run_mpi
 
 
@@ -46,11 +48,13 @@ def test_a_rank_that_dies_ends_the_job():
     assert "was not stopped" not in done.stdout
 
 
-def test_a_rank_that_returns_early_makes_the_others_next_collective_fail_at_once(tmp_path):
-    """Rank 1 leaves its program (status 0) while rank 0 is still to call all_reduce (rank 0's timeout: 10
-    minutes): rank 1's exit is checked as a collective, so both see the mismatch and the job fails."""
+@pytest.mark.parametrize("mode", ["return", "return-late"])
+def test_a_rank_that_returns_early_makes_the_others_collective_fail_at_once(tmp_path, mode):
+    """Rank 1 leaves its program (status 0) while rank 0 is still to call all_reduce, or is inside it (rank
+    0's timeout: 10 minutes): rank 1's exit is checked as a collective, so both see the mismatch and the job
+    fails."""
     start = time.monotonic()
-    done = run_mpi("worker_failure.py", "return", str(tmp_path), timeout=60)
+    done = run_mpi("worker_failure.py", mode, str(tmp_path), timeout=60)
     report = f"exit {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
     assert done.returncode != 0 and time.monotonic() - start < 60, report
     # the first rank to see it ends the job: the other's lines may not all come out (rank 0's go to a file)

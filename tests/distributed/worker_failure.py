@@ -6,6 +6,7 @@
 - ``exit``: rank 1's process ends abruptly (os._exit) before the all_reduce;
 - ``exit0``: the same with status 0 (run under ``mpiexec -disable-auto-cleanup``: rank 0 must see it end);
 - ``return``: rank 1 leaves its main program (status 0) while rank 0 is still to call the all_reduce;
+- ``return-late``: the same while rank 0 is already inside the all_reduce;
 - ``late``: rank 1 never calls init_process_group; rank 0's times out (2 s) and ends the job.
 """
 from __future__ import annotations
@@ -53,6 +54,9 @@ if rank == 1:
     if mode == "exit0":
         os._exit(0)
     if mode == "return":
+        sys.exit(0)
+    if mode == "return-late":
+        time.sleep(1)
         sys.exit(0)
 if mode in ("exit0", "return"):
     time.sleep(1)  # rank 1 is gone (or at its exit) before rank 0 calls the collective
