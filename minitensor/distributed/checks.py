@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from .reduce_op import RedOpType
-from .work import DistError, Done, Pending, poll
+from .work import ACTIVE_GATES, DistError, Done, Pending, poll
 
 if TYPE_CHECKING:
     from .process_group import ProcessGroup
@@ -140,6 +140,7 @@ class Gate:
         self.queue.append(item)
         if len(self.queue) == 1:
             item.start()
+            ACTIVE_GATES.add(self)
         return item
 
     def advance(self) -> None:
@@ -160,6 +161,8 @@ class Gate:
                 head.error = e
             if self.queue:
                 self.queue[0].start()
+            else:
+                ACTIVE_GATES.discard(self)
 
     def _mismatch(self, item: Checked) -> str:
         """Every rank's description (the second exchange: only after a mismatch, which every rank saw)."""

@@ -51,6 +51,10 @@ def poll(done: Callable[[], bool], deadline: float) -> bool:
 
 
 SPIN_SECONDS = 0.05
+# The groups' queues of checked collectives that hold operations (checks.Gate): every poll of any operation
+# advances them, so a collective whose data move waits for its check starts while this rank waits on
+# something else (a receive that needs the peer to finish that collective first).
+ACTIVE_GATES: set[Any] = set()
 LIVENESS_SECONDS = 0.5  # how often a long wait asks the engine whether a rank's process has ended
 
 
@@ -94,6 +98,8 @@ class Work:
     def _poll(self) -> bool:
         if not self._done:
             try:
+                for gate in tuple(ACTIVE_GATES):
+                    gate.advance()
                 finished = self._pending.test()
             except DistError:  # the ranks disagreed on the collective (checks.py): none ran it, the group stays usable
                 raise

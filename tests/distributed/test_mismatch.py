@@ -12,7 +12,7 @@ import pytest
 import minitensor as mt
 from minitensor.distributed import DistError, ReduceOp
 from minitensor.distributed.checks import RECORD, Gate, describe, enabled, signature
-from minitensor.distributed.work import Done, Pending
+from minitensor.distributed.work import ACTIVE_GATES, Done, Pending
 
 from .launch import assert_ranks_ok, run_mpi
 
@@ -71,6 +71,7 @@ def test_the_queue_issues_check_then_data_in_call_order_and_async_ops_do_not_blo
     ops = [g.submit(signature("ALLREDUCE", [(4,)], mt.float32, ReduceOp.SUM), launch(engine, f"data {k}"))
            for k in range(3)]
     assert engine.log == ["check"]  # the next check waits for this data move: every rank issues one sequence
+    assert g in ACTIVE_GATES  # every wait, on any operation, advances it
     assert not ops[2].test()
     engine.checks[0].done = True
     assert not ops[2].test() and engine.log == ["check", "data 0", "check"]
@@ -78,7 +79,7 @@ def test_the_queue_issues_check_then_data_in_call_order_and_async_ops_do_not_blo
     engine.checks[1].done = True
     assert not ops[2].test() and ops[1].test()
     engine.checks[2].done = True
-    assert ops[2].test()
+    assert ops[2].test() and g not in ACTIVE_GATES
     assert engine.log == ["check", "data 0", "check", "data 1", "check", "data 2"]
 
 

@@ -74,6 +74,18 @@ def main() -> None:
     for w in reversed(works):
         assert w is not None and w.wait()
     assert a.tolist() == [3.0] * 3 and b.tolist() == [6, 6] and c.tolist() == [2.0] * 5, (a, b, c)
+    # an async collective, then a point-to-point wait that needs the peer to have finished it: waiting on the
+    # receive must start the queued collective's data move too
+    a, b = mt.ones(3) * (rank + 1), mt.zeros(2)
+    work = dist.all_reduce(a, async_op=True)
+    assert work is not None
+    if rank == 0:
+        assert dist.recv(b, src=1) == 1 and b.tolist() == [7.0, 7.0], b
+        work.wait()
+    else:
+        work.wait()
+        dist.send(mt.ones(2) * 7, dst=0)
+    assert a.tolist() == [3.0] * 3, a
     g = dist.new_group([0, 1])
     gathered = mt.zeros(4)
     dist.all_gather_into_tensor(gathered, mt.tensor(np.array([rank, 10 + rank], dtype=np.float32)), group=g)
