@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..autograd import function as _function
+from ..autograd import views as _views
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, _bump_version
 from ..creation import as_tensor
@@ -55,9 +56,10 @@ def inplace(t: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: Any) -> 
         detach_saved_from(maker, t)
     if out.grad_fn is not None:  # this op may have saved t's array (y.mul_(y)): keep the old values
         detach_saved_from(out.grad_fn, t)
+    _views.check_rebase(t, out.grad_fn is not None)
     _write(t, out.array)
     if out.grad_fn is not None:
-        t.grad_fn, t._requires_grad = out.grad_fn, True
+        _views.set_history(t, out)
     return t
 
 
