@@ -170,9 +170,14 @@ def _storage_view(B: Backend, x: Any, sizes: tuple[int, ...], strides: tuple[int
                            f"and itemsize {item} requiring a storage size of {need * item} are out of bounds for "
                            f"storage of size {root.size * item}")
     byte_strides = tuple(s * item for s in strides)
+    if not (root.flags.c_contiguous or root.flags.f_contiguous):
+        raise RuntimeError("as_strided: the tensor's storage is not one block of memory; clone() it first")
     if B.xp.__name__ == "numpy":
-        return B.xp.ndarray(sizes, x.dtype, buffer=root.reshape(-1, order="A"), offset=offset * item,
-                            strides=byte_strides)
+        out = B.xp.ndarray(sizes, x.dtype, buffer=root.reshape(-1, order="A"), offset=offset * item,
+                           strides=byte_strides)
+        if overlaps(out):  # read-only, as expand's: writes raise PyTorch's "more than one element" error
+            out.flags.writeable = False
+        return out
     flat = root.reshape(-1, order="A")  # CuPy: a view of the same memory (its base does not chain to root)
     return B.xp.lib.stride_tricks.as_strided(flat[offset:], sizes, byte_strides)
 
