@@ -68,7 +68,7 @@ def as_strided(self: "Tensor", size: Any, stride: Any, storage_offset: int | Non
 
 
 def as_strided_(self: "Tensor", size: Any, stride: Any, storage_offset: int | None = None) -> "Tensor":
-    return _become(self, self.as_strided, size, stride, storage_offset)
+    return _become(self, as_strided, self, size, stride, storage_offset)
 
 
 def sum_to_size(self: "Tensor", *size: Any) -> "Tensor":
@@ -110,7 +110,8 @@ class TensorExtraMethods:
     __slots__ = ()
 
 
-for _method in (as_strided, as_strided_, t_, transpose_, swapaxes_, swapdims_, squeeze_, unsqueeze_, sum_to_size, resize_, resize_as_):
+for _method in (as_strided, as_strided_, t_, transpose_, swapaxes_, swapdims_, squeeze_, unsqueeze_, sum_to_size,
+                resize_, resize_as_):
     setattr(TensorExtraMethods, _method.__name__, _method)
 for _name in FORWARDED:
     setattr(TensorExtraMethods, _name, _forwarded(_name))

@@ -43,6 +43,9 @@ class ViewInfo:
     def __init__(self, base: Any, node: Any, meta: Any) -> None:
         self.base, self.node, self.meta = base, node, meta
 
+    def __reduce__(self) -> tuple[Any, tuple]:
+        return type(None), ()  # a copy or an unpickled tensor owns its memory: it is no view (None)
+
 
 # ------------------------------------------------------------------------------------------ geometry
 def storage_root(a: Any) -> Any:
@@ -91,28 +94,31 @@ def overlaps(a: Any) -> bool:
     return bool(np.unique(np.asarray(places).reshape(-1)).size < a.size)
 
 
-def _buffer(B: Backend, g: Any, *geoms: Geometry) -> tuple[Any, list[Geometry]]:
-    """A zero buffer over the storage elements the geometries reach, and the geometries within it."""
-    spans = [_extent(x) for x in geoms]
-    lo, hi = min(s[0] for s in spans), max(s[1] for s in spans)
-    return B.zeros((max(hi - lo, 1),), g.dtype), [(x[0], x[1], x[2] - lo) for x in geoms]
-
-
-def _strided(B: Backend, buf: Any, g: Geometry) -> Any:
+def _places(xp: Any, g: Geometry, lo: int) -> Any:
+    """The storage place (counted from ``lo``) of each element of g, in g's shape."""
     sizes, strides, off = g
-    return B.xp.lib.stride_tricks.as_strided(buf[off:], sizes, tuple(s * buf.itemsize for s in strides))
+    grid = sum((xp.arange(n).reshape((-1,) + (1,) * (len(sizes) - 1 - k)) * s
+                for k, (n, s) in enumerate(zip(sizes, strides))), xp.zeros((), dtype=xp.int64))
+    return xp.broadcast_to(grid + (off - lo), sizes)
 
 
-def _scatter_add(B: Backend, buf: Any, g: Any, geom: Geometry) -> None:
-    """buf at geom's places += g (places that repeat add up)."""
-    sizes, strides, off = geom
-    if not may_overlap(sizes, strides):
-        _strided(B, buf, geom)[...] += g
-        return
-    xp = B.xp
-    places = off + sum(xp.arange(n).reshape((-1,) + (1,) * (len(sizes) - 1 - k)) * s
-                       for k, (n, s) in enumerate(zip(sizes, strides)))
-    B.index_add(buf, xp.broadcast_to(places, sizes).reshape(-1), g.reshape(-1))
+def index_within(R: Backend, outer: Geometry, inner: Geometry) -> Any:
+    """For each element of ``inner`` (in its shape), the flat index of the element of ``outer`` at the same
+    storage place, -1 where outer has none. Made with the real backend R: a constant of the backward, so
+    the body records under create_graph=True (autograd/higher_order.py)."""
+    xp = R.xp
+    spans = (_extent(outer), _extent(inner))
+    lo, hi = min(s[0] for s in spans), max(s[1] for s in spans)
+    owner = xp.full((max(hi - lo, 1),), -1, dtype=xp.int64)
+    owner[_places(xp, outer, lo).reshape(-1)] = xp.arange(_numel(outer[0]))
+    return owner[_places(xp, inner, lo)]
+
+
+def _numel(sizes: Sequence[int]) -> int:
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
 
 
 # ------------------------------------------------------------------------------------------ the nodes
@@ -127,12 +133,13 @@ class CopySlices(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        buf, (gb, gv) = _buffer(B, g, *ctx.geoms)
-        _strided(B, buf, gb)[...] = g
-        part = _strided(B, buf, gv)
-        gsrc = B.copy(part) if ctx.needs_input_grad[1] else None
-        part[...] = 0
-        return B.copy(_strided(B, buf, gb)), gsrc, None
+        R = ctx._device.backend
+        where = index_within(R, *ctx.geoms)  # the view's elements as flat indices of the base
+        flat = g.reshape(-1)
+        keep = R.xp.ones(flat.shape, dtype=bool)
+        keep[where.reshape(-1)] = False
+        gsrc = flat[where] if ctx.needs_input_grad[1] else None
+        return B.where(keep, flat, 0).reshape(g.shape), gsrc, None
 
     def name(self) -> str:
         return "CopySlices"
@@ -140,8 +147,8 @@ class CopySlices(ArrayFunction):
 
 class AsStrided(ViewFunction):
     """y = x's storage read at (sizes, strides, offset) (PyTorch's as_strided; given ``out``, that array:
-    a view remade over its base). gx: g added into a zero buffer over the storage at y's places, read at
-    x's places (AsStridedBackward: places y repeats add up)."""
+    a view remade over its base). gx: g added up at the storage places y read, taken at x's places
+    (AsStridedBackward: a place y reads twice gets both; one outside x gives x nothing)."""
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, sizes: tuple[int, ...], strides: tuple[int, ...], offset: int,
@@ -153,9 +160,16 @@ class AsStrided(ViewFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        buf, (gx, gy) = _buffer(B, g, *ctx.geoms)
-        _scatter_add(B, buf, g, gy)
-        return B.copy(_strided(B, buf, gx)), None, None, None, None
+        R = ctx._device.backend
+        gx, gy = ctx.geoms
+        where = index_within(R, gx, gy).reshape(-1)
+        flat = g.reshape(-1)
+        inside = where >= 0
+        if not bool(inside.all()):
+            where, flat = where[inside], flat[inside]
+        out = B.zeros((_numel(gx[0]),), g.dtype)
+        B.index_add(out, where, flat)
+        return out.reshape(gx[0]), None, None, None, None
 
 
 def _storage_view(B: Backend, x: Any, sizes: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Any:
@@ -221,10 +235,9 @@ def check_rebase(t: Any, tracked: bool) -> None:
     chunk), in no_grad mode, or of such a view. A write into a view of a base that requires grad counts as
     tracked in grad mode even when the view itself does not (made in no_grad mode), as PyTorch's."""
     info = t._view if t._hv is not None else None
-    meta = info.meta if info is not None else None
-    if meta is None or not (tracked or state.grad_enabled and info.base._requires_grad):
+    if info is None or info.meta is None or not (tracked or state.grad_enabled and info.base._requires_grad):
         return
-    kind, name, index = meta
+    kind, name, index = info.meta
     if kind == "no_grad":
         raise RuntimeError(_NO_GRAD + _NO_GRAD_HINT)
     if kind == "no_grad_of_view":
