@@ -138,6 +138,8 @@ class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorExt
 
     @property
     def requires_grad(self) -> bool:
+        if self._hv is not None and self._hv[0] != self._gv:  # a view whose base a write made require grad
+            _autograd.views.refresh_outputs((self,))
         return self._requires_grad
 
     @requires_grad.setter
@@ -162,7 +164,7 @@ class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorExt
 
     @property
     def is_leaf(self) -> bool:
-        return self.grad_fn is None
+        return not self.requires_grad or self.grad_fn is None  # requires_grad: brings a view's node up to date
 
     @property
     def data(self) -> "Tensor":

@@ -222,8 +222,10 @@ def test_a_base_without_grad_comes_to_require_it():
     z = mt.zeros(2, 2)
     v = z[1]
     assert not z.requires_grad
+    other = z[0]
     v.add_(w)
     assert z.requires_grad and z.grad_fn.name() == "CopySlices" and v.requires_grad
+    assert other.requires_grad and not other.is_leaf  # a view made before the write follows its base
     (z * z).sum().backward()
     assert w.grad.tolist() == [2.0, 4.0]
 

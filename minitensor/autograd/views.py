@@ -2,7 +2,7 @@
 
 A view (a ``ViewFunction`` output that shares its input's memory) records a ``ViewInfo``: its base (the
 first tensor of the chain, never itself a view) and the base's node when the view's own node was made. An
-in-place op on a view that the graph tracks (``rebase_history``):
+in-place op on a view that the graph tracks (``set_history``):
 
     base.grad_fn = CopySlices(base's old node, the op's node)   # the base now holds the op's result there
     view.grad_fn = AsStrided(base)                              # the view is read back out of the new base
@@ -13,7 +13,8 @@ see the old history and the view's elements see the op, as PyTorch. Another view
 before the write still reads the base's old history; the shared history counter (``Tensor._hv``) shows it
 and ``refresh`` remakes its node as AsStrided of the base when an op next uses it (PyTorch regenerates a
 view's grad_fn the same way). Places are storage geometry, (sizes, strides, offset) in elements of the
-memory the tensors share (as ``as_strided`` takes them), so one rule covers every view op and chain.
+memory the tensors share (as ``as_strided`` takes them), so one rule covers every view op and chain; the
+backwards map them to flat element indices (``index_within``), constants, so create_graph records them.
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ _NO_GRAD_HINT = (" Given that this use case is ambiguous and error-prone, it is 
 
 class ViewInfo:
     """What a view knows of its base: the base, the base's node its own node reads, and how it was made
-    (None, or ``creation_meta``'s (kind, op, output index) for the views tracked in-place ops may not write))."""
+    (None, or ``creation_meta``'s (kind, op, output index) for a view tracked in-place ops may not write)."""
 
     __slots__ = ("base", "node", "meta")
 
