@@ -139,6 +139,8 @@ class ArrayFunction:
         needs = [False] * len(arrays)
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
+                if a._hv is not None and a._hv[0] != a._gv and state.grad_enabled:
+                    _views.refresh(a)  # its memory was written through another view: remake its node
                 if device is None:
                     device = a._device
                 elif a._device is not device:
@@ -149,9 +151,6 @@ class ArrayFunction:
                 if a._requires_grad:
                     grad_inputs.append(i)
                     needs[i] = True
-                    if a._hv is not None and a._hv[0] != a._gv and a.grad_fn is not None and state.grad_enabled \
-                            and not _backward_will_refuse(a):
-                        raise _tensor_mod.stale_history_error(a)
         if device is None:
             raise TypeError(f"{cls.__name__}.apply needs at least one tensor argument")
         B = device.backend
@@ -241,7 +240,13 @@ class ViewFunction(ArrayFunction):
             if hv is None:  # the history counter, created at the first view (x's history is current)
                 hv = x._hv = [0]
                 x._gv = 0
+                x._view = None  # x is a base (see autograd/views.py)
             out._hv, out._gv = hv, hv[0]
+            info = x._view
+            base = x if info is None else info.base
+            meta = None if state.grad_enabled and (info is None or info.meta is None) else \
+                _views.creation_meta(cls.__name__, info)  # made in no_grad mode, or a view of such a view
+            out._view = _views.ViewInfo(base, base.grad_fn, meta)
             node = x.grad_fn
             if out.grad_fn is not None and x._requires_grad and (node is None or node.view_of_leaf):
                 out.grad_fn.view_of_leaf = True
@@ -274,13 +279,6 @@ def _sparse_input_error(cls: type[ArrayFunction], e: Exception | None, on_cuda: 
     (for the ops without a gradient, which share one Function, the array op that refused)."""
     op = e.op if isinstance(e, SparseLayoutError) and not cls.differentiable else cls.__name__
     return sparse_op_error(op, on_cuda)
-
-
-def _backward_will_refuse(t: Any) -> bool:
-    """Whether t's maker saved t's memory and will raise PyTorch's "modified by an inplace operation" error
-    at backward (then that error, PyTorch's, is the one the user sees)."""
-    vc = t._vc
-    return any(r[0] is vc and vc[0] != r[1] for r in getattr(t.grad_fn, "_versions", ()))
 
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
@@ -322,3 +320,4 @@ def _check_finite(B: Backend, a: Any, message: str) -> None:
 
 
 from .custom_function import Function, FunctionCtx, once_differentiable  # noqa: E402, F401  (re-exported, as torch.autograd.function)
+from . import views as _views  # noqa: E402  (it subclasses ArrayFunction)

@@ -22,7 +22,7 @@ from .solve import det, inverse, logdet, matrix_power, slogdet
 from .linalg import einsum
 from .products import (addbmm, addmm, addmv, baddbmm, block_diag, chain_matmul, cross, ger, inner, kron, outer,
                        tensordot, trace, vdot)
-from .reorder import meshgrid, repeat_interleave, roll, rot90
+from .reorder import as_strided, meshgrid, repeat_interleave, roll, rot90
 from .scatter import argwhere, masked_select, nonzero, scatter, scatter_add, scatter_reduce, take_along_dim
 from .triangular import diag, diag_embed, diagonal
 from .scatter import (index_add, index_copy, index_fill, masked_scatter, put, select_scatter, slice_scatter,
@@ -71,8 +71,8 @@ __all__ += ADDED_OPS
 
 __all__ += ["cholesky", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"]
 __all__ += ["einsum"]
-__all__ += ["argwhere", "diag", "diag_embed", "diagonal", "masked_select", "meshgrid", "nonzero", "repeat_interleave",
-            "roll", "rot90", "scatter", "scatter_add", "scatter_reduce", "take_along_dim"]
+__all__ += ["argwhere", "as_strided", "diag", "diag_embed", "diagonal", "masked_select", "meshgrid", "nonzero",
+            "repeat_interleave", "roll", "rot90", "scatter", "scatter_add", "scatter_reduce", "take_along_dim"]
 __all__ += ["addbmm", "addmm", "addmv", "baddbmm", "block_diag", "chain_matmul", "cross", "ger", "inner", "kron",
             "outer", "tensordot", "trace", "vdot"]
 __all__ += ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "column_stack",
