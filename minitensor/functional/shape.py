@@ -11,6 +11,7 @@ from ..autograd.function import ArrayFunction, ViewFunction
 from ..autograd.views import mark_multi_output
 from ..tensor import Tensor
 from ..creation import as_tensor
+from .cast import contiguous
 from ._util import gradient_unchanged, norm_dim, promote, tensor_sequence
 from .along_axis import IndexSelect
 from ..backends.base import Backend
@@ -331,17 +332,18 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def flip(input: Tensor, dims: Any) -> Tensor:
+    """``input`` reversed along ``dims``: a copy, as PyTorch's (a write into it must not reach ``input``)."""
     dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     axes = [norm_dim(d, input.ndim) for d in dims]
     for a in axes:
         if axes.count(a) > 1:
             raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
     if input.ndim == 0:  # a 0-d tensor takes dim 0 (or -1) and flips to itself
-        return input[()]
+        return input.clone()
     index = [slice(None)] * input.ndim
     for a in axes:
         index[a] = slice(None, None, -1)
-    return input[tuple(index)]
+    return contiguous(input[tuple(index)])
 
 
 def _pad_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
@@ -387,8 +389,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         input = input[crop]
         widths = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
     if mode == "constant":
-        if not any(lo or hi for lo, hi in widths):
-            return input
+        if not any(lo or hi for lo, hi in widths):  # a new tensor, as PyTorch's, even when nothing is padded
+            return input.clone()
         return ConstantPad.apply(input, tuple(widths), 0 if value is None else value)
     if value is not None and value != 0:
         raise RuntimeError(f"pad: padding mode '{mode}' doesn't take in value argument")
@@ -397,4 +399,4 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         if lo or hi:
             index = as_tensor(_pad_index(input.shape[axis], lo, hi, mode), device=input.device)
             out = IndexSelect.apply(out, index, axis)
-    return out
+    return out.clone() if out is input else out
