@@ -105,6 +105,9 @@ from .activation import celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu, sel
 from .norms import renorm  # noqa: E402
 __all__ += [*_aliases_all, *_pointwise_all, "igamma", "igammac", "mvlgamma", "celu", "celu_", "hardshrink", "prelu",
             "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_", "renorm"]
+from .conjugation import *  # noqa: F401,F403,E402
+from .conjugation import __all__ as _conjugation_all  # noqa: E402
+__all__ += _conjugation_all
 from .statistics import aminmax, corrcoef, cov, gradient, histogram  # noqa: E402
 __all__ += ["aminmax", "corrcoef", "cov", "gradient", "histogram"]
 from .arrange import (addr, combinations, diagflat, index_reduce, split_with_sizes, t, unravel_index,  # noqa: E402
