@@ -159,8 +159,8 @@ def _check_mode(input: Tensor, mode: str, align_corners: bool | None, antialias:
                          "bicubic | trilinear")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported (see docs/differences.md)")
-    if needs is not None and not input.is_floating_point():
-        raise RuntimeError(f"interpolate: mode {mode!r} needs a floating point input, got {input.dtype}")
+    from .upsampling_uint8 import check_dtype
+    check_dtype(input, mode)
 
 
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
@@ -176,6 +176,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     if min(sizes) < 1:
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input {tuple(input.shape[2:])} "
                            f"output {tuple(sizes)}")
+    if mode in ("bilinear", "bicubic") and not input.is_floating_point():  # uint8: PyTorch's fixed point
+        from .upsampling_uint8 import interpolate_uint8
+        return interpolate_uint8(input, sizes, scales, mode, bool(align_corners))
     out = input
     for k, (in_size, out_size, scale) in enumerate(zip(input.shape[2:], sizes, scales)):
         axis = 2 + k
