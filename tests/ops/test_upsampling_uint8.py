@@ -81,4 +81,7 @@ def test_dtype_acceptance_matches_pytorch():
                 ours = None
             except NotImplementedError as e:
                 ours = str(e)
-            assert (ours is None) == (theirs is None) and (ours is None or ours in theirs), (name, mode, ours, theirs)
+            # the kernel PyTorch names varies with the memory format; the dtype it names does not
+            tail = None if theirs is None else theirs.split('"')[-1]
+            assert (ours is None) == (theirs is None), (name, mode, ours, theirs)
+            assert ours is None or ours.endswith(tail), (ours, theirs)
