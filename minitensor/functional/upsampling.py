@@ -44,8 +44,8 @@ def _source_scale(in_size: int, out_size: int, align_corners: bool, scale: float
 
 def _fma(a: Any, b: Any, c: Any, opmath: Any) -> np.ndarray:
     """a b + c rounded once in ``opmath``, as PyTorch's compiled source index (contracted to an FMA): the
-    residue decides whether a source position is whole, so whether a zero weight meets an inf. float32: the product is exact in float64; float64: Dekker's exact product
-    and Knuth's two-sum."""
+    residue decides whether a source position is whole, so whether a zero weight meets an inf. float32: the
+    product is exact in float64; float64: Dekker's exact product and Knuth's two-sum."""
     a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
     if opmath == np.float32:
         return (a * b + c).astype(np.float32)
