@@ -102,6 +102,14 @@ def test_a_malformed_pipeline_header_is_refused(monkeypatch):
     with pytest.raises(RuntimeError, match="malformed activation header"):
         stage.recv_activation()
 
+    def sane(t, src, group=None):  # a (2, 3) float32 activation's header, then its data
+        if t.dtype == mt.int64:
+            t.copy_(mt.tensor([2, 2, 3] + [0] * (MAX_DIMS - 2) + [0]))
+        else:
+            t.copy_(mt.ones(2, 3))
+    monkeypatch.setattr(dist, "recv", sane)
+    assert stage.recv_activation().tolist() == [[1.0] * 3] * 2
+
 
 def test_mpi_share_refuses_a_huge_announced_id(monkeypatch):
     import sys
