@@ -58,7 +58,7 @@ RANDOM = {"bernoulli", "normal", "poisson", "rand_like", "randn_like", "randint_
           "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "rrelu", "multinomial"}
 LEFT = {  # differences found by this sweep and left (see the report of issue 25)
     "softmax", "softmin", "log_softmax",  # minitensor requires dim (PyTorch's implicit dim is deprecated)
-    "FloatTensor", "DoubleTensor", "unique", "unique_consecutive", "cholesky", "median", "nanmedian", "vander",
+    "FloatTensor", "DoubleTensor", "unique", "unique_consecutive", "cholesky",
 }
 SKIP = {"manual_seed", "seed", "set_printoptions", "load", "save", "compile", "vmap", "set_default_dtype",
         "set_default_device", "set_rng_state", "use_deterministic_algorithms"}
