@@ -270,8 +270,36 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     if L.shape[-1] != B.shape[-2]:
         raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {L.shape[-2]} by "
                            f"{L.shape[-1]} but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
-    low = L.transpose(-2, -1) if upper else L
-    return solve_triangular(low.transpose(-2, -1), solve_triangular(low, B, upper=False), upper=True)
+    batch = _broadcast_batch(B.shape[:-2], L.shape[:-2])
+    return CholeskySolve.apply(B.expand(batch + tuple(B.shape[-2:])), L.expand(batch + tuple(L.shape[-2:])),
+                               upper=bool(upper))
+
+
+def _factor_solve(B: Backend, low: Any, b: Any) -> Any:
+    """x with (low low^T) x = b: two triangular solves (substitution's inf/NaN at a zero diagonal)."""
+    return B.solve_triangular(mT(B, low), B.solve_triangular(low, b, False), True)
+
+
+class CholeskySolve(ArrayFunction):
+    """X = (L L^T)^-1 B reading L's lower triangle (U^T U with ``upper``: its upper one). The gradient is
+    PyTorch's, of the whole L as given: gB = (L L^T)^-1 gX, gL = -(gB X^T + X gB^T) L (-U (...) for upper)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, b: Any, factor: Any, *, upper: bool) -> Any:
+        low = B.tril(mT(B, factor) if upper else factor, 0)
+        x = _factor_solve(B, low, b)
+        ctx.upper = upper
+        ctx.save_for_backward(factor, low, x)
+        return x
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gx: Any) -> Any:
+        factor, low, x = ctx.saved_tensors
+        with np.errstate(all="ignore"):  # a singular L: its infinities, as PyTorch's
+            gb = _factor_solve(B, low, gx)
+            common = B.matmul(gb, mT(B, x))
+            common = common + mT(B, common)
+            return gb, -(B.matmul(factor, common) if ctx.upper else B.matmul(common, factor))
 
 
 def _check_diagonal(name: str, L: Tensor) -> None:
