@@ -113,3 +113,53 @@ def test_edges_match_torch():
                 got = getattr(mt, name)(mt.tensor(vals, dtype=mt.float64), mt.tensor(q, dtype=mt.float64),
                                         interpolation=interpolation).numpy()
                 np.testing.assert_array_equal(got, theirs)
+
+
+# ------------------------------------------------- found by the one-tensor sweep's +-inf and -0 inputs
+def test_prod_gradient_as_pytorch_with_zeros_and_infinities():
+    inf = math.inf
+    for v, dim, want in (([inf, -inf, -0.0, 0.0, 1.5], None, [0.0] * 5),  # two zeros: all 0 (whole tensor)
+                         ([inf, 2.0, 3.0], None, [math.nan, inf, inf]),  # no zero: prod / x_i
+                         ([inf, 2.0, 0.0], 0, [0.0, math.nan, inf]),  # a zero: the exclusive products
+                         ([1.0, 2.0, 3.0], 0, [6.0, 3.0, 2.0])):
+        x = mt.tensor(v, requires_grad=True)
+        with np.errstate(invalid="ignore"):
+            (mt.prod(x) if dim is None else mt.prod(x, dim)).backward()
+        np.testing.assert_array_equal(x.grad.numpy(), np.array(want, dtype=np.float32))
+
+
+def test_erfc_and_ndtr_of_0d_tails():
+    assert mt.special.ndtr(mt.tensor(-math.inf)).item() == 0.0 and mt.erfc(mt.tensor(math.inf)).item() == 0.0
+    assert mt.erfc(mt.tensor(5.0, dtype=mt.float64)).item() == pytest.approx(math.erfc(5.0), rel=1e-14)
+
+
+def test_logit_gradient_at_zero_and_one_is_plus_inf():
+    x = mt.tensor([0.0, -0.0, 1.0, 0.5], requires_grad=True)
+    mt.logit(x).sum().backward()
+    assert x.grad.tolist() == [math.inf, math.inf, math.inf, 4.0]
+
+
+def test_polygamma_at_the_infinities():
+    inf = math.inf
+    y1 = mt.special.polygamma(1, mt.tensor([-inf, inf])).numpy()
+    y2 = mt.special.polygamma(2, mt.tensor([-inf, inf])).numpy()
+    assert math.isnan(y1[0]) and y1[1] == 0.0 and y2[0] == -inf and math.isnan(y2[1])
+    x = mt.tensor([-inf, 1.0], requires_grad=True)
+    mt.digamma(x).sum().backward()  # digamma's gradient is trigamma
+    assert math.isnan(x.grad[0].item()) and x.grad[1].item() == pytest.approx(math.pi ** 2 / 6, rel=1e-6)
+
+
+def test_softsign_gradient_at_infinity_is_nan():
+    x = mt.tensor([math.inf, -math.inf, 1.0, 0.0], requires_grad=True)
+    with np.errstate(invalid="ignore"):
+        F.softsign(x).sum().backward()
+    g = x.grad.numpy()
+    assert np.isnan(g[:2]).all() and g[2:].tolist() == [0.25, 1.0]  # 1 / (1 + |x|)^2
+
+
+@pytest.mark.parametrize("fn", [F.elu, F.celu, F.selu, F.softshrink])
+def test_negative_zero_keeps_its_sign(fn):
+    y = fn(mt.tensor([-0.0, 0.0, -0.25]))
+    assert np.signbit(y.numpy()[0]) and not np.signbit(y.numpy()[1])
+    if fn is F.softshrink:  # inside the bounds: x * 0, so -0 for a negative x
+        assert np.signbit(y.numpy()[2]) and y.numpy()[2] == 0.0
