@@ -21,6 +21,7 @@ import numpy as np
 from ..dtypes import bfloat16
 from .engine import Array, Engine
 from .reduce_op import RedOpType
+from .rendezvous import MAX_REPLY
 from .work import Done, DistStoreError, Pending, poll
 
 UFUNCS: dict[RedOpType, Callable[..., Any]] = {
@@ -208,6 +209,9 @@ def mpi_share(make: Callable[[], bytes], timeout: timedelta) -> tuple[int, int, 
     payload = make() if rank == 0 else b""
     sizes = np.array([len(payload)], dtype=np.int64)
     _wait(comm.Ibcast(sizes, 0), timeout, rank)
+    if not 0 <= int(sizes[0]) <= MAX_REPLY:  # allocate nothing for a length rank 0 of ours never sends
+        raise DistStoreError(f"rank {rank}: rank 0 announced a communicator id of {int(sizes[0])} bytes over MPI "
+                             f"(at most {MAX_REPLY}): a broken or foreign rank 0")
     buf = np.frombuffer(payload, dtype=np.uint8).copy() if rank == 0 else np.empty(int(sizes[0]), dtype=np.uint8)
     _wait(comm.Ibcast(buf, 0), timeout, rank)
     return rank, size, buf.tobytes()

@@ -156,6 +156,8 @@ def _rows(a: Any) -> Any:
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = input @ weight.T + bias; input (*, in_features), weight (out_features, in_features)."""
     input, weight, bias = cast_early(Linear, input, weight, bias)
+    if weight.ndim == 1 and bias is None:  # PyTorch's linear is then input @ weight: a dot along the last dim
+        return matmul(input, weight)
     if weight.ndim != 2:
         raise RuntimeError(f"linear: weight must be 2D (out_features, in_features), got {tuple(weight.shape)}")
     if input.ndim == 0 or input.shape[-1] != weight.shape[1]:

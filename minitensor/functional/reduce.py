@@ -82,17 +82,30 @@ class NanSum(ArrayFunction):
 
 
 class Prod(ArrayFunction):
-    """prod(x); dx_i = prod_{j != i} x_j, from exclusive prefix and suffix products (exact with zeros)."""
+    """prod(x); dx_i = prod_{j != i} x_j. As PyTorch's prod_backward: without a zero it is y / x_i (so an
+    inf makes NaN), with zeros the exclusive prefix and suffix products (exact), and for the whole tensor
+    with two zeros or more simply 0."""
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, axis: Any, keepdims: bool) -> Any:
         ctx.axis, ctx.keepdims = axis, keepdims
-        ctx.save_for_backward(x)
-        return B.prod(x, None if axis is None else (axis,), keepdims)
+        y = B.prod(x, None if axis is None else (axis,), keepdims)
+        ctx.save_for_backward(x, y)
+        return y
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, = ctx.saved_tensors
+        x, y = ctx.saved_tensors
+        if x.size and x.ndim and not getattr(B, "recording", False):  # (a recorded double backward keeps the
+            # exclusive products: no branch on the data there)
+            axes = None if ctx.axis is None else (ctx.axis,)
+            zeros = int((x == 0).sum())
+            if zeros == 0:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    return _keep(B, gy, axes, ctx.keepdims, x.ndim) * (_keep(B, y, axes, ctx.keepdims, x.ndim) / x), \
+                        None, None
+            if ctx.axis is None and zeros > 1:
+                return B.zeros(x.shape, gy.dtype), None, None
         if x.size == 0:  # nothing to differentiate (the products below would pad an empty dim to one)
             return B.zeros(x.shape, gy.dtype), None, None
         flat = x.reshape(-1) if ctx.axis is None else B.moveaxis(x, ctx.axis, -1)
