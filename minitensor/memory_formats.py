@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
+from .backends.generic.sparse import SparseCOO
+
 if TYPE_CHECKING:
     from .tensor import Tensor
 
@@ -164,7 +166,7 @@ def clone(t: "Tensor", fmt: Any = None) -> "Tensor":
     """A copy of ``t`` with ``fmt``'s strides (differentiable: the gradient passes through)."""
     from .functional.cast import Clone
     fmt = as_memory_format(fmt)
-    if getattr(t.array, "flags", None) is None or (fmt is preserve_format and t.array.flags.c_contiguous):
+    if type(t.array) is SparseCOO or (fmt is preserve_format and t.array.flags.c_contiguous):
         return Clone.apply(t)  # a sparse tensor, or the common case: a C-order copy
     shape, strides = _shape_strides(t)
     return Clone.apply(t, strides=target_strides(shape, strides, fmt))
@@ -198,7 +200,7 @@ def like(input: "Tensor", result: "Tensor", fmt: Any) -> "Tensor":
     """The ``*_like`` creations' last step: ``result`` (made C-contiguous with ``input``'s shape) laid out as
     ``fmt`` asks of ``input``; its values stay, so a ``rand_like`` draws the same numbers in any layout."""
     fmt = as_memory_format(fmt)
-    if getattr(input.array, "flags", None) is None:
+    if type(input.array) is SparseCOO:
         return result  # a sparse input: no strides to follow
     if fmt is preserve_format and input.array.flags.c_contiguous:
         return result
