@@ -4,8 +4,9 @@ A tensor's shape stays (N, C, H, W); ``channels_last`` only changes its strides 
 ``stride = (H*W*C, 1, W*C, C)`` (``channels_last_3d``: NDHWC's for (N, C, D, H, W)). The arrays behind
 minitensor's tensors have arbitrary strides, so the layouts are real, and the CPU convolution and pooling
 kernels read channels-last inputs without a transposing copy. ``preserve_format`` keeps the input's strides
-when the input is non-overlapping and dense (each element once, no gaps); otherwise it gives channels_last
-when the strides look like it (PyTorch's ``suggest_memory_format``) and C-contiguous strides else.
+when the input is non-overlapping and dense (each element once, no gaps); otherwise it gives dense strides
+in the input's order of dims. ``Tensor.to`` keeps a tensor whose strides suggest the asked format
+(PyTorch's ``suggest_memory_format``: channels_last when the strides look like it).
 """
 from __future__ import annotations
 
@@ -131,12 +132,42 @@ def is_contiguous_as(shape: Sequence[int], strides: Sequence[int], fmt: memory_f
     return True
 
 
+def infer_dense_strides(shape: Sequence[int], strides: Sequence[int]) -> Strides:
+    """Dense strides in the order of ``strides`` (PyTorch's ``infer_dense_strides``, TensorIterator's
+    order): an insertion sort from the last dim by stride, larger sizes after equal strides, a zero stride
+    (a broadcast dim) staying where it is; sizes 0 and 1 count as 1."""
+    perm = list(reversed(range(len(shape))))  # fastest first
+
+    def after(d0: int, d1: int) -> int:  # 1: d0 goes after d1, -1: before, 0: either
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return 1 if s0 > s1 else -1
+        return 1 if shape[d0] > shape[d1] else 0
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in reversed(range(i)):
+            order = after(perm[d0], perm[d1])
+            if order > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif order < 0:
+                break
+    out, step = [0] * len(shape), 1
+    for d in perm:
+        out[d] = step
+        step *= max(shape[d], 1)
+    return tuple(out)
+
+
 def target_strides(shape: Sequence[int], strides: Sequence[int], fmt: memory_format) -> Strides:
-    """The strides of a new tensor made from one with (shape, strides) in ``fmt``."""
+    """The strides of a new tensor made from one with (shape, strides) in ``fmt``: for ``preserve_format``
+    the same strides when dense, else dense ones in the same order (PyTorch's ``empty_like``)."""
     if fmt is preserve_format:
         if is_non_overlapping_and_dense(shape, strides):
             return tuple(strides)
-        fmt = suggest_memory_format(shape, strides)
+        return infer_dense_strides(shape, strides)
     return format_strides(shape, fmt)
 
 
@@ -164,7 +195,7 @@ def is_contiguous(t: "Tensor", fmt: Any = None) -> bool:
 
 def clone(t: "Tensor", fmt: Any = None) -> "Tensor":
     """A copy of ``t`` with ``fmt``'s strides (differentiable: the gradient passes through)."""
-    from .functional.cast import Clone
+    from .functional.cast import Clone  # here: functional imports this module
     fmt = as_memory_format(fmt)
     if type(t.array) is SparseCOO or (fmt is preserve_format and t.array.flags.c_contiguous):
         return Clone.apply(t)  # a sparse tensor, or the common case: a C-order copy
@@ -185,9 +216,15 @@ def contiguous(t: "Tensor", fmt: Any = None) -> "Tensor":
 def to(t: "Tensor", out: "Tensor", fmt: Any, copy: bool) -> "Tensor":
     """``Tensor.to``'s last step: ``out`` (``t`` converted to its dtype and device) in ``fmt``. As PyTorch's,
     an unchanged ``t`` whose layout already suggests ``fmt`` is returned as it is."""
+    from .functional.cast import Clone
     fmt = as_memory_format(fmt)
     if fmt is preserve_format:
-        return clone(t, fmt) if copy and out is t else out
+        if out is t:
+            return clone(t, fmt) if copy else t
+        if type(t.array) is SparseCOO or type(out.array) is SparseCOO or t.array.flags.c_contiguous:
+            return out
+        wanted = target_strides(*_shape_strides(t), fmt)  # a cast or a transfer may have lost them
+        return out if out.stride() == wanted else Clone.apply(out, strides=wanted)
     _check_rank(fmt, t.ndim)
     if out is t and not copy and suggest_memory_format(*_shape_strides(t)) is fmt:
         return t

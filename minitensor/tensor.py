@@ -306,11 +306,7 @@ class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorExt
             out = _F.to_dtype(out, dt)
         if dev is not out._device:
             out = _F.to_device(out, dev)
-        if kwargs.get("memory_format") is not None:
-            return _memory_formats.to(self, out, kwargs["memory_format"], copy)
-        if copy and out is self:
-            out = self.clone()
-        return out
+        return _memory_formats.to(self, out, kwargs.get("memory_format"), copy)
 
     def cpu(self) -> "Tensor":
         return self.to(cpu)

@@ -213,3 +213,29 @@ def test_save_and_load_keep_the_values():
         np.testing.assert_array_equal(loaded.numpy(), y.numpy())
         if fmt == "torch":
             assert loaded.stride() == (60, 1, 15, 3)  # the pickle names the strides, as torch.save's
+
+
+class _ChannelsLastNet(mt.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = mt.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x: mt.Tensor) -> mt.Tensor:
+        y = self.conv(x.contiguous(memory_format=CL)).clone(memory_format=CF)
+        return F.relu(y.to(memory_format=CL))
+
+
+def test_onnx_export_is_unaffected_by_the_layouts():
+    onnx = pytest.importorskip("onnx")
+    from onnx.reference import ReferenceEvaluator
+    mt.manual_seed(0)
+    model = _ChannelsLastNet().eval()
+    x = mt.randn(2, 3, 8, 8)
+    plain = mt.onnx.export(model, (x,), None, input_names=["x"], output_names=["y"])
+    model.to(memory_format=CL)
+    proto = mt.onnx.export(model, (x,), None, input_names=["x"], output_names=["y"])
+    onnx.checker.check_model(proto, full_check=True)
+    assert [n.op_type for n in proto.graph.node] == [n.op_type for n in plain.graph.node]
+    (got,) = ReferenceEvaluator(proto).run(None, {"x": x.numpy()})
+    with mt.no_grad():
+        np.testing.assert_allclose(got, model(x).numpy(), rtol=1e-5, atol=1e-5)

@@ -32,6 +32,11 @@ INPUTS = {
     "nhwc_permuted": ((2, 4, 5, 3), lambda t, lib: t.permute(0, 3, 1, 2)),
     "5d_channels_last": ((2, 3, 2, 4, 5), lambda t, lib: t.contiguous(memory_format=lib.channels_last_3d)),
     "matrix_t": ((3, 4), lambda t, lib: t.t()),
+    "sliced_transposed": ((4, 5, 6), lambda t, lib: t[:, ::2].transpose(0, 2)),
+    "sliced_permuted": ((2, 4, 5, 6), lambda t, lib: t[:, :, ::2].permute(0, 3, 1, 2)),
+    "expanded": ((3, 1), lambda t, lib: t.expand(3, 4)),
+    "expanded_4d": ((2, 3, 1, 5), lambda t, lib: t.expand(2, 3, 4, 5).permute(0, 2, 1, 3)),
+    "reversed_step": ((2, 3, 4, 6), lambda t, lib: t[..., ::3]),
 }
 
 
