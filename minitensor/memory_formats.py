@@ -182,6 +182,11 @@ def allocate(B: Any, shape: Sequence[int], strides: Sequence[int], dtype: Any) -
     return B.empty_strided(tuple(shape), tuple(strides), dtype)
 
 
+def _strided(a: Any) -> bool:
+    """Whether ``a`` is a strided array (not a sparse one, nor a test's stand-in for a device array)."""
+    return type(a) is not SparseCOO and hasattr(a, "flags") and hasattr(a, "strides")
+
+
 def _shape_strides(t: "Tensor") -> tuple[tuple[int, ...], Strides]:
     return tuple(t.array.shape), t.stride()
 
@@ -221,7 +226,7 @@ def to(t: "Tensor", out: "Tensor", fmt: Any, copy: bool) -> "Tensor":
     if fmt is preserve_format:
         if out is t:
             return clone(t, fmt) if copy else t
-        if type(t.array) is SparseCOO or type(out.array) is SparseCOO or t.array.flags.c_contiguous:
+        if not (_strided(t.array) and _strided(out.array)) or t.array.flags.c_contiguous:
             return out
         wanted = target_strides(*_shape_strides(t), fmt)  # a cast or a transfer may have lost them
         return out if out.stride() == wanted else Clone.apply(out, strides=wanted)
