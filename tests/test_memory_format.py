@@ -239,3 +239,26 @@ def test_onnx_export_is_unaffected_by_the_layouts():
     (got,) = ReferenceEvaluator(proto).run(None, {"x": x.numpy()})
     with mt.no_grad():
         np.testing.assert_allclose(got, model(x).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_layouts_on_each_device(device):
+    """The same strides on every device (the CuPy arrays are strided too) and through a transfer."""
+    host = nchw(2, 3, 4, 5)
+    x = host.to(device)
+    y = x.contiguous(memory_format=CL)
+    assert y.device == device and y.stride() == (60, 1, 15, 3) and y.is_contiguous(memory_format=CL)
+    assert x.clone(memory_format=CL).stride() == (60, 1, 15, 3) and y.clone().stride() == (60, 1, 15, 3)
+    assert mt.zeros_like(y).stride() == (60, 1, 15, 3) and mt.randn_like(x, memory_format=CL).device == device
+    assert mt.empty(2, 3, 4, 5, device=device, memory_format=CL).stride() == (60, 1, 15, 3)
+    assert y.to(mt.float32).stride() == (60, 1, 15, 3)
+    back = y.to("cpu")
+    assert back.stride() == (60, 1, 15, 3)  # preserve_format through the transfer
+    np.testing.assert_array_equal(back.numpy(), host.numpy())
+    np.testing.assert_array_equal(host.to(device, memory_format=CL).cpu().numpy(), host.numpy())
+    leaf = x.detach().requires_grad_()
+    weights = mt.tensor(np.arange(120.0).reshape(2, 3, 4, 5), device=device)
+    (leaf.contiguous(memory_format=CL) * weights).sum().backward()
+    np.testing.assert_array_equal(leaf.grad.cpu().numpy(), weights.cpu().numpy())
+    w = mt.ones(4, 3, 3, 3, dtype=mt.float64, device=device) * 0.1
+    np.testing.assert_allclose(F.conv2d(y, w, padding=1).cpu().numpy(), F.conv2d(x, w, padding=1).cpu().numpy(),
+                               rtol=1e-12)
