@@ -222,7 +222,8 @@ def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     dt, dev = _like(input, dtype, device)
-    return _mf.like(input, full(input.shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad), memory_format)
+    out = full(input.shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _mf.like(input, out, memory_format)
 
 
 @_with_out
