@@ -1,7 +1,7 @@
 """The CPU's Numba loops compile to vector instructions (``backends/cpu/numba_kernels/``): the loops over C
-were written so that LLVM vectorises them, and a change that leaves one scalar (an aliasing doubt, a mixed-
-width select, a masked load of bytes) keeps its results but costs 10x its time. Each kernel is compiled afresh (the cached builds
-cannot be inspected) and its LLVM IR searched for the vector operation the loop's body needs."""
+were written so that LLVM vectorises them, and a change that leaves one scalar (a masked load of bytes, a
+doubt about aliasing) keeps its results but costs 10x its time. Each kernel is compiled afresh (the cached
+builds cannot be inspected) and its LLVM IR searched for the vector operations the loop's body needs."""
 from __future__ import annotations
 
 import re

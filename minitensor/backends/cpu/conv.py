@@ -57,31 +57,40 @@ class Im2col:
 
     ``chunks()`` yields (images, cols): cols (len(images)*P, K) holds the rows of those images in the
     K order of ``weight_matrix``: (kH, kW, C) for channels-last rows, (C, kH, kW) for K-major columns.
+    With ``ones``, cols has one more column of ones (index K), so that the GEMM adds the bias (the last
+    column of ``weight_matrix(w, bias)``) and the weight gradient's GEMM sums gy's rows (gb, the last row
+    of gw2) at no cost: a separate ``y2 += bias`` pass over the conv1 output cost more than its GEMM.
     The buffer behind cols is reused by the next chunk."""
 
     def __init__(self, x: Array, kernel: Sequence[int], stride: Pair, padding: Pad4, dilation: Pair,
-                 out_hw: Sequence[int]) -> None:
+                 out_hw: Sequence[int], ones: bool = False) -> None:
         self.n, self.c = x.shape[:2]
         self.kernel, self.stride, self.dilation, self.out_hw = tuple(kernel), stride, dilation, out_hw
         self.k_major = bool(x.flags.c_contiguous)
         self.k = self.c * kernel[0] * kernel[1]
+        self.width = self.k + ones  # columns of cols
         p = out_hw[0] * out_hw[1]
-        self.per_chunk = _images_per_chunk(self.n, p * self.k * x.dtype.itemsize)
-        self.buffer = np.empty(self.per_chunk * p * self.k, dtype=x.dtype)
+        self.per_chunk = _images_per_chunk(self.n, p * self.width * x.dtype.itemsize)
+        self.buffer = np.empty(self.per_chunk * p * self.width, dtype=x.dtype)
         if self.k_major:
             self.xpad = pad_hw(np, x, padding, 0)  # (N, C, Hp, Wp)
         else:
             self.xpad = _pad_channels_last(x, padding)  # (N, Hp, Wp, C)
 
-    def weight_matrix(self, weight: Array) -> Array:
-        """weight (C_out, C, kH, kW) as w2 (C_out, K) in the columns' K order."""
+    def weight_matrix(self, weight: Array, bias: Array | None = None) -> Array:
+        """weight (C_out, C, kH, kW) as w2 (C_out, K) in the columns' K order; with ``bias`` (for ``ones``
+        columns), (C_out, K + 1) whose last column is the bias."""
         if self.k_major:
-            return weight.reshape(weight.shape[0], -1)
-        return np.ascontiguousarray(weight.transpose(0, 2, 3, 1)).reshape(weight.shape[0], -1)
+            w2 = weight.reshape(weight.shape[0], -1)
+        else:
+            w2 = np.ascontiguousarray(weight.transpose(0, 2, 3, 1)).reshape(weight.shape[0], -1)
+        return w2 if bias is None else np.concatenate([w2, bias[:, None].astype(w2.dtype)], axis=1)
 
     def weight_grad(self, gw2: Array, weight_shape: Sequence[int]) -> Array:
-        """gw2 (K, C_out) in the columns' K order as the gradient (C_out, C, kH, kW)."""
+        """gw2 (K, C_out) in the columns' K order (its first K rows, with ``ones``) as the gradient
+        (C_out, C, kH, kW)."""
         c_out, c, k_h, k_w = weight_shape
+        gw2 = gw2[:self.k]
         if self.k_major:
             return np.ascontiguousarray(gw2.T).reshape(weight_shape)
         return np.ascontiguousarray(gw2.T.reshape(c_out, k_h, k_w, c).transpose(0, 3, 1, 2))
@@ -101,9 +110,18 @@ class Im2col:
                 s_n, s_h, s_w, s_c = xpad.strides
                 shape = (count, out_h, out_w, k_h, k_w, self.c)
                 strides = (s_n, s[0] * s_h, s[1] * s_w, d[0] * s_h, d[1] * s_w, s_c)
-            cols = self.buffer[:count * out_h * out_w * self.k]
-            np.copyto(cols.reshape(shape), np.lib.stride_tricks.as_strided(xpad, shape, strides))
-            yield images, (cols.reshape(self.k, -1).T if self.k_major else cols.reshape(-1, self.k))
+            rows = count * out_h * out_w
+            if self.k_major:  # (K [+ 1], rows): the ones are a last row
+                cols = self.buffer[:rows * self.width].reshape(self.width, rows)
+                target = cols[:self.k].reshape(shape)
+                ones = cols[self.k:]
+            else:  # (rows, K [+ 1]): the ones are a last column; splitting a slice's last axis is a view
+                cols = self.buffer[:rows * self.width].reshape(rows, self.width)
+                target = cols[:, :self.k].reshape(shape)
+                ones = cols[:, self.k:]
+            np.copyto(target, np.lib.stride_tricks.as_strided(xpad, shape, strides))
+            ones[...] = 1
+            yield images, (cols.T if self.k_major else cols)
 
 
 class CpuConvOps(ConvOps):
@@ -126,13 +144,11 @@ class CpuConvOps(ConvOps):
                           out_hw)
             return y.transpose(0, 3, 1, 2)
         p = out_hw[0] * out_hw[1]
-        im2col = Im2col(x, kernel, stride, padding, dilation, out_hw)
-        w2t = im2col.weight_matrix(weight).T
+        im2col = Im2col(x, kernel, stride, padding, dilation, out_hw, ones=bias is not None)
+        w2t = im2col.weight_matrix(weight, bias).T
         y2 = np.empty((n * p, c_out), dtype=x.dtype)
         for images, cols in im2col.chunks():
             np.matmul(cols, w2t, out=y2[images.start * p:images.stop * p])
-        if bias is not None:
-            y2 += bias
         return y2.reshape(n, out_hw[0], out_hw[1], c_out).transpose(0, 3, 1, 2)
 
     @in_float32
@@ -157,12 +173,14 @@ class CpuConvOps(ConvOps):
             needs = (False, False, needs[2])
         if needs[0]:
             gx = self._conv_input_grad(gy2, gy.shape[2:], weight, x.shape, stride, padding, dilation)
-        if needs[1]:
-            im2col = Im2col(x, weight.shape[2:], stride, padding, dilation, gy.shape[2:])
-            gw2 = np.zeros((im2col.k, weight.shape[0]), dtype=gy.dtype)
+        if needs[1]:  # with gb wanted too, the ones column makes it gw2's last row
+            im2col = Im2col(x, weight.shape[2:], stride, padding, dilation, gy.shape[2:], ones=needs[2])
+            gw2 = np.zeros((im2col.width, weight.shape[0]), dtype=gy.dtype)
             for images, cols in im2col.chunks():
                 gw2 += cols.T @ gy2[images.start * p:images.stop * p]
             gw = im2col.weight_grad(gw2, weight.shape)
+            if needs[2]:
+                gb, needs = gw2[im2col.k].copy(), (needs[0], needs[1], False)
         if needs[2]:  # a GEMV: several times faster than sum(axis=0) over short (C_out) rows
             gb = np.ones(gy2.shape[0], dtype=gy2.dtype) @ gy2
         return gx, gw, gb
