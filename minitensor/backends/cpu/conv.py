@@ -39,9 +39,11 @@ from ..compiled import KERNEL_DTYPES, run_kernel
 from ..generic.conv import ConvOps, Pad4, Pair, conv_out_len, pad_hw
 from .linalg import in_float32
 import minitensor.backends.cpu.numba_kernels as numba_kernels  # the loader (it imports Numba lazily)
+from .parallel import over_images
 
 Array = Any
 CHUNK_BYTES = 2 ** 22  # the im2col columns of one GEMM: about two cores' L2 caches (1-8 MiB time alike)
+WINOGRAD_CHUNK_BYTES = 2 ** 24  # V and M of one chunk: the transforms' threads and fewer, larger GEMMs
 WINOGRAD_MIN_CHANNELS = 16  # below this on either side the GEMMs are too thin to outweigh the transforms
 # G of F(2x2, 3x3): U = G w G^T turns a 3x3 filter into its 4x4 Winograd form (numba_kernels/conv.py)
 WINOGRAD_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
@@ -248,7 +250,7 @@ def _winograd(kernels: Any, x: Array, u: Array, bias: Array, top: int, left: int
     n, c_in, c_out = x.shape[0], u.shape[1], u.shape[2]
     tiles_h, tiles_w = -(-out_hw[0] // 2), -(-out_hw[1] // 2)
     tiles = tiles_h * tiles_w
-    per_chunk = _images_per_chunk(n, 16 * tiles * (c_in + c_out) * x.dtype.itemsize)
+    per_chunk = _images_per_chunk(n, 16 * tiles * (c_in + c_out) * x.dtype.itemsize, WINOGRAD_CHUNK_BYTES)
     v_buffer = np.empty(16 * per_chunk * tiles * c_in, x.dtype)
     m_buffer = np.empty(16 * per_chunk * tiles * c_out, x.dtype)
     y = np.empty((n, out_hw[0], out_hw[1], c_out), x.dtype)
@@ -256,9 +258,11 @@ def _winograd(kernels: Any, x: Array, u: Array, bias: Array, top: int, left: int
         stop = min(start + per_chunk, n)
         t = (stop - start) * tiles
         v, m = v_buffer[:16 * t * c_in].reshape(16, t, c_in), m_buffer[:16 * t * c_out].reshape(16, t, c_out)
-        run_kernel("winograd_input", False, kernels.winograd_input, x[start:stop], v, top, left, tiles_h, tiles_w)
+        run_kernel("winograd_input", False, over_images, kernels.winograd_input, stop - start, v.size,
+                   x[start:stop], v, top, left, tiles_h, tiles_w)
         np.matmul(v, u, out=m)
-        run_kernel("winograd_output", False, kernels.winograd_output, m, y[start:stop], bias, tiles_h, tiles_w)
+        run_kernel("winograd_output", False, over_images, kernels.winograd_output, stop - start, t * 4 * c_out,
+                   m, y[start:stop], bias, tiles_h, tiles_w)
     return y
 
 
@@ -269,7 +273,7 @@ def _winograd_weight_grad(kernels: Any, x: Array, gy: Array, top: int, left: int
     n, c_in, c_out = x.shape[0], x.shape[3], gy.shape[3]
     tiles_h, tiles_w = -(-gy.shape[1] // 2), -(-gy.shape[2] // 2)
     tiles = tiles_h * tiles_w
-    per_chunk = _images_per_chunk(n, 16 * tiles * (c_in + c_out) * x.dtype.itemsize)
+    per_chunk = _images_per_chunk(n, 16 * tiles * (c_in + c_out) * x.dtype.itemsize, WINOGRAD_CHUNK_BYTES)
     v_buffer = np.empty(16 * per_chunk * tiles * c_in, x.dtype)
     m_buffer = np.empty(16 * per_chunk * tiles * c_out, x.dtype)
     gu = np.zeros((16, c_in, c_out), x.dtype)
@@ -277,17 +281,18 @@ def _winograd_weight_grad(kernels: Any, x: Array, gy: Array, top: int, left: int
         stop = min(start + per_chunk, n)
         t = (stop - start) * tiles
         v, gm = v_buffer[:16 * t * c_in].reshape(16, t, c_in), m_buffer[:16 * t * c_out].reshape(16, t, c_out)
-        run_kernel("winograd_input", False, kernels.winograd_input, x[start:stop], v, top, left, tiles_h, tiles_w)
-        run_kernel("winograd_output_adjoint", False, kernels.winograd_output_adjoint, gy[start:stop], gm,
-                   tiles_h, tiles_w)
+        run_kernel("winograd_input", False, over_images, kernels.winograd_input, stop - start, v.size,
+                   x[start:stop], v, top, left, tiles_h, tiles_w)
+        run_kernel("winograd_output_adjoint", False, over_images, kernels.winograd_output_adjoint, stop - start,
+                   gm.size, gy[start:stop], gm, tiles_h, tiles_w)
         gu += np.matmul(v.transpose(0, 2, 1), gm)
     gw = WINOGRAD_GG.T @ gu.reshape(16, c_in * c_out).astype(np.float64)  # (9, C_in * C_out): G^T gU G
     return np.ascontiguousarray(gw.reshape(3, 3, c_in, c_out).transpose(3, 2, 0, 1), dtype=x.dtype)
 
 
-def _images_per_chunk(n: int, bytes_per_image: int) -> int:
-    """Images per chunk: as many as fit CHUNK_BYTES (at least one), spread evenly over the chunks."""
-    chunks = -(-n * bytes_per_image // CHUNK_BYTES)
+def _images_per_chunk(n: int, bytes_per_image: int, chunk_bytes: int = CHUNK_BYTES) -> int:
+    """Images per chunk: as many as fit ``chunk_bytes`` (at least one), spread evenly over the chunks."""
+    chunks = -(-n * bytes_per_image // chunk_bytes)
     return max(1, -(-n // max(chunks, 1)))
 
 
