@@ -26,12 +26,16 @@ _pool: dict[str, Any] = {"pid": None, "executor": None, "workers": 0}
 
 @functools.cache
 def _blas_controller() -> Any:
-    """threadpoolctl's controller of NumPy's BLAS (its num_threads is one C call), or None."""
-    import numpy  # noqa: F401  (loads the BLAS)
+    """threadpoolctl's controller of NumPy's BLAS (its num_threads is one C call), or None. SciPy may load a
+    BLAS of its own, with its own pool: NumPy's is the one in NumPy's folder, where a wheel bundles it."""
+    import numpy  # (loads the BLAS)
     from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 
     controllers = ThreadpoolController().select(user_api="blas").lib_controllers
-    return controllers[0] if controllers else None
+    numpy_dir = os.path.dirname(os.path.dirname(numpy.__file__))
+    bundled = [c for c in controllers if os.path.basename(os.path.dirname(c.filepath)).startswith("numpy")
+               and os.path.dirname(os.path.dirname(c.filepath)) == numpy_dir]
+    return (bundled or controllers or [None])[0]
 
 
 def blas_threads() -> int:
