@@ -10,7 +10,7 @@ GEMM and no result needs a transposing copy (P = oH*oW, K = kH*kW*C_in):
 
 so the output is channels-last in memory (an (N, C, H, W) view of an (N, H, W, C) array). Elementwise ops
 keep that layout, max pooling keeps it, and the next convolution reads it as rows directly; a reshape
-(Flatten) copies it back to NCHW order. The columns are made a few images at a time (CHUNK_BYTES), so that
+(Flatten) copies it back to NCHW order. The columns are made a few images at a time (parallel.CHUNK_BYTES), so that
 each chunk is still in cache when its GEMM reads it, and the full (N*P, K) matrix never exists.
 
 cols come from one of two copies of a strided view: channels-last rows (N, oH, oW, kH, kW, C) of a padded
@@ -19,15 +19,9 @@ where a run of C would be a single element), K-major columns (C, kH, kW, N, oH, 
 transpose is the rows matrix as BLAS reads it. col2im and max pooling use the Numba kernels of
 ``numba_kernels`` when Numba is installed, and NumPy loops over the kernel offsets otherwise.
 
-Winograd. With Numba, a 3x3 stride-1 convolution with at least WINOGRAD_MIN_CHANNELS on each side takes
-Winograd's F(2x2, 3x3) in all three directions: the transforms are Numba kernels, the 16 products per tile one
-batched matmul (16 GEMMs of (tiles, C_in) @ (C_in, C_out)), 2.25x fewer multiplies than im2col. The input
-gradient is the same convolution of gy with the flipped, transposed filter; the weight gradient runs the
-forward's transforms backwards. Measured on the CNN's conv2 (64 images, 32 -> 64 channels, 14x14), one
-core: 35% less time than im2col in each direction on AVX2, 15-28% on AVX-512; with two BLAS threads the
-serial transforms eat part of it (docs/performance.md). F(4x4, 3x3) was slower here (its transforms cost
-more than its GEMMs save on 14x14 images, padded to 16x16) and 20x less accurate (relative error 1e-5
-against 3e-7, which F(2x2) matches with the direct sum's).
+Winograd. With Numba, a 3x3 stride-1 convolution with at least 16 channels on each side takes Winograd's
+F(2x2, 3x3) in all three directions (``winograd.py``). Batches are cut as ``parallel.py`` says: chunks of
+CHUNK_BYTES of work buffers, and (Winograd) one part per BLAS thread.
 """
 from __future__ import annotations
 
@@ -39,17 +33,10 @@ from ..compiled import KERNEL_DTYPES, run_kernel
 from ..generic.conv import ConvOps, Pad4, Pair, conv_out_len, pad_hw
 from .linalg import in_float32
 import minitensor.backends.cpu.numba_kernels as numba_kernels  # the loader (it imports Numba lazily)
-from .parallel import over_images
+from .parallel import images_per_chunk
+from .winograd import winograd, winograd_kernels, winograd_weight, winograd_weight_grad
 
 Array = Any
-CHUNK_BYTES = 2 ** 22  # the im2col columns of one GEMM: about two cores' L2 caches (1-8 MiB time alike)
-WINOGRAD_CHUNK_BYTES = 2 ** 24  # V and M of one chunk: the transforms' threads and fewer, larger GEMMs
-WINOGRAD_MIN_CHANNELS = 16  # below this on either side the GEMMs are too thin to outweigh the transforms
-# G of F(2x2, 3x3): U = G w G^T turns a 3x3 filter into its 4x4 Winograd form (numba_kernels/conv.py)
-WINOGRAD_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
-# kron(G, G) (16, 9): U[4 i + j] = sum over (a, b) of G[i, a] G[j, b] w[a, b], every filter in one GEMM (the
-# 2048 stacked 4x3 @ 3x3 @ 3x4 products of G w G^T took 0.25 ms for the CNN's conv2, this 0.05)
-WINOGRAD_GG = np.kron(WINOGRAD_G, WINOGRAD_G)
 
 
 def is_channels_last(a: Array) -> bool:
@@ -75,7 +62,7 @@ class Im2col:
         self.k = self.c * kernel[0] * kernel[1]
         self.width = self.k + ones  # columns of cols
         p = out_hw[0] * out_hw[1]
-        self.per_chunk = _images_per_chunk(self.n, p * self.width * x.dtype.itemsize)
+        self.per_chunk = images_per_chunk(self.n, p * self.width * x.dtype.itemsize)
         self.buffer = np.empty(self.per_chunk * p * self.width, dtype=x.dtype)
         if self.k_major:
             self.xpad = pad_hw(np, x, padding, 0)  # (N, C, Hp, Wp)
@@ -142,11 +129,11 @@ class CpuConvOps(ConvOps):
         kernel = weight.shape[2:]
         out_hw = tuple(conv_out_len(x.shape[2 + a], kernel[a], stride[a], padding[2 * a] + padding[2 * a + 1],
                                     dilation[a]) for a in range(2))
-        kernels = _winograd_kernels(x, weight, stride, dilation)
+        kernels = winograd_kernels(x, weight, stride, dilation)
         if kernels is not None:
             bias = np.zeros(c_out, x.dtype) if bias is None else bias
-            y = _winograd(kernels, _channels_last(x), _winograd_weight(weight), bias, padding[0], padding[2],
-                          out_hw)
+            y = winograd(kernels, _channels_last(x), winograd_weight(weight), bias, padding[0], padding[2],
+                         out_hw)
             return y.transpose(0, 3, 1, 2)
         p = out_hw[0] * out_hw[1]
         im2col = Im2col(x, kernel, stride, padding, dilation, out_hw, ones=bias is not None)
@@ -167,14 +154,14 @@ class CpuConvOps(ConvOps):
         gy2 = gy_cl.reshape(-1, gy.shape[1])  # (N*P, C_out)
         p = gy.shape[2] * gy.shape[3]
         gx = gw = gb = None
-        kernels = _winograd_kernels(x, weight, stride, dilation)
+        kernels = winograd_kernels(x, weight, stride, dilation)
         if kernels is not None and (needs[0] or needs[1]):
             if needs[0]:  # the convolution of gy with the flipped, transposed filter, padded 2 - padding
-                flipped = _winograd_weight(weight.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1])
-                gx = _winograd(kernels, gy_cl, flipped, np.zeros(x.shape[1], x.dtype), 2 - padding[0],
-                               2 - padding[2], x.shape[2:]).transpose(0, 3, 1, 2)
+                flipped = winograd_weight(weight.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1])
+                gx = winograd(kernels, gy_cl, flipped, np.zeros(x.shape[1], x.dtype), 2 - padding[0],
+                              2 - padding[2], x.shape[2:]).transpose(0, 3, 1, 2)
             if needs[1]:
-                gw = _winograd_weight_grad(kernels, _channels_last(x), gy_cl, padding[0], padding[2])
+                gw = winograd_weight_grad(kernels, _channels_last(x), gy_cl, padding[0], padding[2])
             needs = (False, False, needs[2])
         if needs[0]:
             gx = self._conv_input_grad(gy2, gy.shape[2:], weight, x.shape, stride, padding, dilation)
@@ -200,7 +187,7 @@ class CpuConvOps(ConvOps):
         out_h, out_w = gy_hw
         p = out_h * out_w
         w2 = np.ascontiguousarray(weight.transpose(0, 2, 3, 1)).reshape(c_out, -1)
-        per_chunk = _images_per_chunk(n, p * w2.shape[1] * gy2.dtype.itemsize)
+        per_chunk = images_per_chunk(n, p * w2.shape[1] * gy2.dtype.itemsize)
         gcols = np.empty((per_chunk * p, w2.shape[1]), dtype=gy2.dtype)
         kernels = numba_kernels.load("conv") if gy2.dtype in KERNEL_DTYPES else None
         gx = np.empty((n, h, w, c), dtype=gy2.dtype) if kernels else np.zeros((n, h, w, c), dtype=gy2.dtype)
@@ -220,80 +207,9 @@ class CpuConvOps(ConvOps):
         return gx.transpose(0, 3, 1, 2)
 
 
-def _winograd_kernels(x: Array, weight: Array, stride: Pair, dilation: Pair) -> Any:
-    """The Numba kernels' module when Winograd F(2x2, 3x3) serves this convolution (3x3, stride 1, no
-    dilation, groups 1 checked by the caller, at least WINOGRAD_MIN_CHANNELS on each side), else None."""
-    if (weight.shape[2:] != (3, 3) or stride != (1, 1) or dilation != (1, 1) or x.dtype not in KERNEL_DTYPES
-            or min(weight.shape[:2]) < WINOGRAD_MIN_CHANNELS):
-        return None
-    return numba_kernels.load("conv")
-
-
 def _channels_last(a: Array) -> Array:
     """a (N, C, H, W) as a C-contiguous (N, H, W, C) array: a view when channels-last, else one copy."""
     return np.ascontiguousarray(a.transpose(0, 2, 3, 1))
-
-
-def _winograd_weight(weight: Array) -> Array:
-    """weight (C_out, C_in, 3, 3) -> U (16, C_in, C_out), U[4 i + j] = (G w G^T)[i, j], made in float64
-    and rounded once."""
-    c_out, c_in = weight.shape[:2]
-    u = WINOGRAD_GG @ weight.reshape(c_out * c_in, 9).T.astype(np.float64)  # (16, C_out * C_in)
-    return np.ascontiguousarray(u.reshape(16, c_out, c_in).transpose(0, 2, 1), dtype=weight.dtype)
-
-
-def _winograd(kernels: Any, x: Array, u: Array, bias: Array, top: int, left: int, out_hw: Sequence[int]
-              ) -> Array:
-    """The 3x3 stride-1 convolution of channels-last x (N, H, W, C_in), with the input padded by ``top`` rows
-    and ``left`` columns (beyond that, zero wherever a tile reads outside x), as y (N, oH, oW, C_out): per
-    chunk of images, the input transform, 16 GEMMs (one batched matmul), the output transform plus bias."""
-    n, c_in, c_out = x.shape[0], u.shape[1], u.shape[2]
-    tiles_h, tiles_w = -(-out_hw[0] // 2), -(-out_hw[1] // 2)
-    tiles = tiles_h * tiles_w
-    per_chunk = _images_per_chunk(n, 16 * tiles * (c_in + c_out) * x.dtype.itemsize, WINOGRAD_CHUNK_BYTES)
-    v_buffer = np.empty(16 * per_chunk * tiles * c_in, x.dtype)
-    m_buffer = np.empty(16 * per_chunk * tiles * c_out, x.dtype)
-    y = np.empty((n, out_hw[0], out_hw[1], c_out), x.dtype)
-    for start in range(0, n, per_chunk):
-        stop = min(start + per_chunk, n)
-        t = (stop - start) * tiles
-        v, m = v_buffer[:16 * t * c_in].reshape(16, t, c_in), m_buffer[:16 * t * c_out].reshape(16, t, c_out)
-        run_kernel("winograd_input", False, over_images, kernels.winograd_input, stop - start, v.size,
-                   x[start:stop], v, top, left, tiles_h, tiles_w)
-        np.matmul(v, u, out=m)
-        run_kernel("winograd_output", False, over_images, kernels.winograd_output, stop - start, t * 4 * c_out,
-                   m, y[start:stop], bias, tiles_h, tiles_w)
-    return y
-
-
-def _winograd_weight_grad(kernels: Any, x: Array, gy: Array, top: int, left: int) -> Array:
-    """gw (C_out, C_in, 3, 3) of ``_winograd``'s convolution, through the same transforms: the gradient of the
-    16 GEMMs' U is sum over tiles of V^T (A g A^T), and gw = G^T gU G. x (N, H, W, C_in), gy (N, oH, oW,
-    C_out), both channels-last and C-contiguous."""
-    n, c_in, c_out = x.shape[0], x.shape[3], gy.shape[3]
-    tiles_h, tiles_w = -(-gy.shape[1] // 2), -(-gy.shape[2] // 2)
-    tiles = tiles_h * tiles_w
-    per_chunk = _images_per_chunk(n, 16 * tiles * (c_in + c_out) * x.dtype.itemsize, WINOGRAD_CHUNK_BYTES)
-    v_buffer = np.empty(16 * per_chunk * tiles * c_in, x.dtype)
-    m_buffer = np.empty(16 * per_chunk * tiles * c_out, x.dtype)
-    gu = np.zeros((16, c_in, c_out), x.dtype)
-    for start in range(0, n, per_chunk):
-        stop = min(start + per_chunk, n)
-        t = (stop - start) * tiles
-        v, gm = v_buffer[:16 * t * c_in].reshape(16, t, c_in), m_buffer[:16 * t * c_out].reshape(16, t, c_out)
-        run_kernel("winograd_input", False, over_images, kernels.winograd_input, stop - start, v.size,
-                   x[start:stop], v, top, left, tiles_h, tiles_w)
-        run_kernel("winograd_output_adjoint", False, over_images, kernels.winograd_output_adjoint, stop - start,
-                   gm.size, gy[start:stop], gm, tiles_h, tiles_w)
-        gu += np.matmul(v.transpose(0, 2, 1), gm)
-    gw = WINOGRAD_GG.T @ gu.reshape(16, c_in * c_out).astype(np.float64)  # (9, C_in * C_out): G^T gU G
-    return np.ascontiguousarray(gw.reshape(3, 3, c_in, c_out).transpose(3, 2, 0, 1), dtype=x.dtype)
-
-
-def _images_per_chunk(n: int, bytes_per_image: int, chunk_bytes: int = CHUNK_BYTES) -> int:
-    """Images per chunk: as many as fit ``chunk_bytes`` (at least one), spread evenly over the chunks."""
-    chunks = -(-n * bytes_per_image // chunk_bytes)
-    return max(1, -(-n // max(chunks, 1)))
 
 
 def _taps_inside(offset: int, size: int, pad: int, stride: int, dilation: int, out_len: int

@@ -44,8 +44,7 @@ def col2im(gcols, gx, sh, sw, ph, pw, dh, dw):  # pragma: no cover - compiled
 # (tiles, C_in) @ (C_in, C_out) over the transformed tiles V and weights U: 2.25x fewer multiplies than
 # im2col's. B^T, A^T hold only 0 and +-1, so the transforms add and subtract: no rounding beyond the sums'.
 # Tiles t run over (n, tile row, tile column); tile (ti, tj) reads input rows 2 ti - top + (0..3) and
-# columns 2 tj - left + (0..3), zero outside the input. Each kernel does images [first, stop) of its arrays,
-# so that threads can share a batch (``cpu/parallel.py``): image n's tiles are t = n*tiles_h*tiles_w + ...
+# columns 2 tj - left + (0..3), zero outside the input.
 
 @njit(cache=True, nogil=True, inline="always")
 def _bt(d0, d1, d2, d3):  # pragma: no cover - compiled
@@ -60,14 +59,14 @@ def _at(m0, m1, m2, m3):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def winograd_input(x, v, top, left, tiles_h, tiles_w, first, stop):  # pragma: no cover - compiled
+def winograd_input(x, v, top, left, tiles_h, tiles_w):  # pragma: no cover - compiled
     """v[4 i + j, t, c] = (B^T d B)[i, j] for the input tile d of tile t, channel c.
-    x (N, H, W, C); v (16, N*tiles_h*tiles_w, C), overwritten for images [first, stop)."""
-    height, width, channels = x.shape[1:]
+    x (N, H, W, C); v (16, N*tiles_h*tiles_w, C), overwritten."""
+    n_img, height, width, channels = x.shape
     d = np.empty((4, 4, channels), x.dtype)
     tmp = np.empty((4, 4, channels), x.dtype)
-    t = first * tiles_h * tiles_w
-    for n in range(first, stop):
+    t = 0
+    for n in range(n_img):
         for ti in range(tiles_h):
             for tj in range(tiles_w):
                 for i in range(4):
@@ -92,14 +91,13 @@ def winograd_input(x, v, top, left, tiles_h, tiles_w, first, stop):  # pragma: n
 
 
 @njit(cache=True, nogil=True)
-def winograd_output(m, y, bias, tiles_h, tiles_w, first, stop):  # pragma: no cover - compiled
+def winograd_output(m, y, bias, tiles_h, tiles_w):  # pragma: no cover - compiled
     """y[n, 2 ti + i, 2 tj + j, o] = (A^T M A)[i, j] + bias[o] for tile t = (n, ti, tj), positions inside y.
-    m (16, N*tiles_h*tiles_w, C_out); y (N, oH, oW, C_out), overwritten for images [first, stop); bias
-    (C_out,)."""
-    out_h, out_w, channels = y.shape[1:]
+    m (16, N*tiles_h*tiles_w, C_out); y (N, oH, oW, C_out), overwritten; bias (C_out,)."""
+    n_img, out_h, out_w, channels = y.shape
     tmp = np.empty((2, 4, channels), y.dtype)
-    t = first * tiles_h * tiles_w
-    for n in range(first, stop):
+    t = 0
+    for n in range(n_img):
         for ti in range(tiles_h):
             for tj in range(tiles_w):
                 for j in range(4):
@@ -123,15 +121,14 @@ def winograd_output(m, y, bias, tiles_h, tiles_w, first, stop):  # pragma: no co
 
 
 @njit(cache=True, nogil=True)
-def winograd_output_adjoint(gy, gm, tiles_h, tiles_w, first, stop):  # pragma: no cover - compiled
+def winograd_output_adjoint(gy, gm, tiles_h, tiles_w):  # pragma: no cover - compiled
     """gm[4 i + j, t, o] = (A g A^T)[i, j]: the adjoint of ``winograd_output`` (its gradient with respect to
-    m), g the 2x2 tile of gy at tile t (zero outside gy). gy (N, oH, oW, C_out); gm (16, T, C_out),
-    overwritten for images [first, stop)."""
-    out_h, out_w, channels = gy.shape[1:]
+    m), g the 2x2 tile of gy at tile t (zero outside gy). gy (N, oH, oW, C_out); gm (16, T, C_out)."""
+    n_img, out_h, out_w, channels = gy.shape
     g = np.empty((2, 2, channels), gy.dtype)
     tmp = np.empty((2, 4, channels), gy.dtype)
-    t = first * tiles_h * tiles_w
-    for n in range(first, stop):
+    t = 0
+    for n in range(n_img):
         for ti in range(tiles_h):
             for tj in range(tiles_w):
                 for i in range(2):
