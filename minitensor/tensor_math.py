@@ -92,7 +92,7 @@ class TensorMathMethods(TensorShapeMethods):
         return _F.imag(self)
 
     def conj_physical_(self) -> "Tensor":
-        return self
+        return _F.conj_physical(self)
 
     def __lshift__(self, other: Any) -> "Tensor":
         return _F.bitwise_left_shift(self, other)
