@@ -678,6 +678,16 @@ def solve_cases() -> dict[str, Callable[[Backend], None]]:
     def solve(B):
         close(B, B.solve(dev(B, a), dev(B, b)), np.linalg.solve(a, b), rtol=1e-9, atol=1e-10)
 
+    def solve_triangular(B):
+        for upper in (False, True):
+            t = np.triu(a) if upper else np.tril(a)
+            t = t + 4 * np.eye(4)  # away from singular
+            close(B, B.solve_triangular(dev(B, t), dev(B, b), upper), np.linalg.solve(t, b), rtol=1e-9, atol=1e-10)
+        # a zero on the diagonal: substitution's infinities and NaNs, no error (as trsm and PyTorch)
+        singular = host(B, B.solve_triangular(dev(B, np.array([[1.0, 0.0], [1.0, 0.0]])), dev(B, np.ones((2, 1))),
+                                              False))
+        assert singular.shape == (2, 1) and np.isnan(singular[1, 0])
+
     def slogdet(B):
         sign, logabsdet = B.slogdet(dev(B, a))
         close(B, sign, np.linalg.slogdet(a)[0])
@@ -685,7 +695,8 @@ def solve_cases() -> dict[str, Callable[[Backend], None]]:
 
     def det(B):
         close(B, B.det(dev(B, a)), np.linalg.det(a), rtol=1e-10)
-    return {"inv": inv, "inv_unchecked": inv_unchecked, "solve": solve, "slogdet": slogdet, "det": det}
+    return {"inv": inv, "inv_unchecked": inv_unchecked, "solve": solve, "solve_triangular": solve_triangular,
+            "slogdet": slogdet, "det": det}
 
 
 def factorization_cases() -> dict[str, Callable[[Backend], None]]:
