@@ -1,0 +1,41 @@
+"""Each line of specs.txt in each of its dtypes: hypothesis draws the arguments (0-d, empty and broadcast
+shapes, nan, +-inf, -0.0, huge and tiny values), minitensor and PyTorch run them, and every difference is
+reported (see compare.py). MINITENSOR_FUZZ_EXAMPLES raises the examples per case (default 4)."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from tests.fuzz.compare import run_example
+from tests.fuzz.spec import draw_call, parse
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+EXAMPLES = int(os.environ.get("MINITENSOR_FUZZ_EXAMPLES", "4"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+                phases=[Phase.explicit, Phase.generate],  # no shrinking: the first failing draw is reported
+                suppress_health_check=list(HealthCheck))
+
+
+def cases():
+    specs, _ = parse()
+    for spec in specs:
+        for dtype in spec.dtypes:
+            reason = spec.xfail.get(dtype, spec.xfail.get(""))
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            yield pytest.param(spec, dtype, id=f"{spec.id}-{dtype}", marks=marks)
+
+
+@pytest.mark.parametrize("spec, dtype", list(cases()))
+@FUZZ
+@given(data=st.data())
+def test_op_matches_pytorch(spec, dtype, data):
+    args, kwargs = draw_call(data, spec, dtype)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**31), label="cotangent seed"))
+    bad = run_example(spec, dtype, args, kwargs, rng)
+    assert not bad, "\n".join(bad)
