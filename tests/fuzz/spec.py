@@ -1,7 +1,6 @@
 """The table of call specs (specs.txt, format in __init__) and the hypothesis draws of one call's arguments."""
 from __future__ import annotations
 
-import ast
 import math
 import re
 from dataclasses import dataclass, field
@@ -135,6 +134,11 @@ def draw_shapes(data: Any, n: int, opts: dict[str, str]) -> list[tuple[int, ...]
     return list(shapes.input_shapes)
 
 
+def literal(text: str) -> Any:
+    """A Python literal of the table (``inf`` and ``nan`` included)."""
+    return eval(text, {"__builtins__": {}}, {"inf": math.inf, "nan": math.nan})  # the table is test data
+
+
 def own(opts: dict[str, str], t: str) -> dict[str, str]:
     """The options of tensor ``t``: ``yvals=0:4`` overrides ``vals`` for ``y``."""
     return {**opts, "vals": opts[t + "vals"]} if t + "vals" in opts else opts
@@ -143,7 +147,7 @@ def own(opts: dict[str, str], t: str) -> dict[str, str]:
 def draw_call(data: Any, spec: Spec, dtype: str) -> tuple[list[Any], dict[str, Any]]:
     """The arguments of one call: NumPy arrays stand for tensors (made in each library from the same data)."""
     opts = spec.options
-    tokens = spec.args + list(spec.kwargs.values())
+    tokens = re.findall(r"\w+", " ".join(spec.args + list(spec.kwargs.values())))
     names = [t for t in TENSORS if t in tokens]
     shapes = dict(zip(names, draw_shapes(data, len(names), opts)))
     dtypes = dict(zip(TENSORS, (opts.get(f"{t}dtype", dtype) for t in TENSORS)))
@@ -170,8 +174,11 @@ def draw_call(data: Any, spec: Spec, dtype: str) -> tuple[list[Any], dict[str, A
         if tok == "s":
             return data.draw(elements(dtype, opts), label="scalar")
         if tok.startswith("{"):
-            return data.draw(st.sampled_from([ast.literal_eval(v) for v in tok[1:-1].split("/")]), label=tok)
-        return ast.literal_eval(tok)
+            return data.draw(st.sampled_from([literal(v) for v in tok[1:-1].split("/")]), label=tok)
+        if tok[:1] in "([" and re.search(r"\b[xyzwij]\b", tok):  # a tuple or list of drawn things
+            items = [token(t) for t in split_top(tok[1:-1], ",")]
+            return tuple(items) if tok[0] == "(" else items
+        return literal(tok)
 
     args = [token(t) for t in spec.args]
     kwargs = {k: token(v) for k, v in spec.kwargs.items()}

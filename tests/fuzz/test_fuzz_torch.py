@@ -32,10 +32,21 @@ def cases():
 
 
 @pytest.mark.parametrize("spec, dtype", list(cases()))
-@FUZZ
-@given(data=st.data())
-def test_op_matches_pytorch(spec, dtype, data):
-    args, kwargs = draw_call(data, spec, dtype)
-    rng = np.random.default_rng(data.draw(st.integers(0, 2**31), label="cotangent seed"))
-    bad = run_example(spec, dtype, args, kwargs, rng)
-    assert not bad, "\n".join(bad)
+def test_op_matches_pytorch(spec, dtype):
+    found: list[str] = []
+
+    # The first difference is kept and the rest of the examples are skipped, rather than raised inside
+    # hypothesis: its failure path nests settings, and a few hundred failing cases exhaust the recursion limit.
+    @FUZZ
+    @given(data=st.data())
+    def fuzz(data):
+        if found:
+            return
+        args, kwargs = draw_call(data, spec, dtype)
+        rng = np.random.default_rng(data.draw(st.integers(0, 2**31), label="cotangent seed"))
+        bad = run_example(spec, dtype, args, kwargs, rng)
+        if bad:
+            found.append("\n".join(bad) + f"\nargs={args!r}\nkwargs={kwargs!r}")
+
+    fuzz()
+    assert not found, found[0]
