@@ -29,9 +29,11 @@ _SQRT_PI_2 = 2 / math.sqrt(math.pi)
 
 
 def _at_zero(B: Backend, x: Any, value: float, elsewhere: Callable[[Any], Any]) -> Any:
-    """``elsewhere(x)`` (which divides by x), ``value`` at x = 0: PyTorch's limit there."""
+    """``elsewhere(x)`` (which divides by x), ``value`` near x = 0: PyTorch's limit there. Near means
+    |x| < 1e-100, where the limit is exact in float64 and i1(x) may underflow (a subnormal x gives i1(x) / x = 0)."""
+    near = B.abs(x) < 1e-100
     with np.errstate(divide="ignore", invalid="ignore"):
-        return B.where(x == 0, value, elsewhere(B.where(x == 0, 1, x)))
+        return B.where(near, value, elsewhere(B.where(near, 1, x)))
 
 
 # PyTorch's derivatives: i1' = i0 - i1 / x (1/2 at 0), i0e' = i1e - sgn(x) i0e, i1e' = i0e - i1e (sgn x + 1 / x)

@@ -16,8 +16,12 @@ The table ``specs.txt`` holds one line per op, grouped by family (``[unary point
 * ``options``: ``shapes=*nk,*km`` (a template per tensor: letters are shared sizes in 0..4, digits fixed
   sizes, ``*`` a shared batch of 0-2 dims), ``nonempty`` (sizes >= 1), ``ndim=a:b``, ``finite`` (no
   nan/inf), ``vals=lo:hi`` (value range), ``nograd``, ``nozsign`` (the sign of a zero is not compared),
-  ``noerr`` (who raises is not compared), ``tol=r`` (relative tolerance), ``xfail: reason`` (the rest of the
-  line; strict) and ``xfail(float32): reason`` for one dtype only.
+  ``noerr`` (who raises is not compared), ``novalues`` (uninitialized memory: dtype and shape only),
+  ``only=0`` (compare these outputs only: the others are not unique, e.g. indices of ties), ``gradonly=x``
+  (only the first argument requires grad), ``gfinite`` (gradients compared at finite inputs only),
+  ``sorted=y`` (that tensor sorted along its last dim), ``tol=r`` / ``gtol=r`` (relative tolerances of values /
+  gradients), ``reduce`` / ``scaled`` (absolute tolerance scaled by the inputs' magnitude), ``xfail: reason``
+  (the rest of the line; strict) and ``xfail(float32): reason`` for one dtype only. A comment starts at `` #``.
 
 ``[excluded]`` lines are ``names | reason``: the public names that are not fuzzed (random, stateful,
 constructors...), each with why. ``test_spec_table.py`` (no torch) asserts the table covers every public

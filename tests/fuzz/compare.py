@@ -50,8 +50,10 @@ def variants(spec: Spec) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def build(lib: Any, value: Any, grad: bool) -> Any:
+def build(lib: Any, value: Any, grad: bool | str) -> Any:
     """A fresh tensor of ``lib`` from a NumPy array (requiring grad where asked and floating)."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(build(lib, v, grad) for v in value)
     if not isinstance(value, np.ndarray):
         return value
     t = lib.from_numpy(value.copy()) if lib is not mt else mt.tensor(value.copy())
@@ -65,9 +67,10 @@ def call(lib: Any, name: str, args: list[Any], kwargs: dict[str, Any], grad: boo
     f = resolve(lib, name)
     if f is None:
         return AttributeError(f"no {name}"), [], None
-    targs = [build(lib, a, grad) for a in args]
-    tkw = {k: build(lib, v, grad) for k, v in kwargs.items()}
-    made = [t for t in targs + list(tkw.values()) if isinstance(t, (mt.Tensor, lib.Tensor))]
+    # with ``grad`` a str (gradonly=x): only the first argument requires grad (targets cannot, in PyTorch)
+    targs = [build(lib, a, grad if k == 0 or not isinstance(grad, str) else False) for k, a in enumerate(args)]
+    tkw = {k: build(lib, v, grad and not isinstance(grad, str)) for k, v in kwargs.items()}
+    made = [t for t in flat(targs + list(tkw.values())) if isinstance(t, (mt.Tensor, lib.Tensor))]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -85,7 +88,7 @@ def flat(out: Any) -> list[Any]:
 
 def values_differ(a: np.ndarray, b: np.ndarray, scale: float, zsign: bool, rtol: float | None = None) -> str:
     """Why two arrays of one dtype and shape differ ('' where they agree)."""
-    if a.dtype.kind not in "fc":
+    if b.dtype.kind not in "fc":  # (a may be ml_dtypes' bfloat16, kind "V")
         bad = a != b
         return f"values differ at {np.argwhere(bad)[:3].tolist()}: {a[bad][:3]} vs {b[bad][:3]}" if bad.any() else ""
     tol = rtol if rtol is not None else RTOL.get(b.dtype.name, 1e-5)
@@ -111,6 +114,9 @@ def compare_out(got: Any, want: Any, scale: float, spec: Spec) -> list[str]:
     g, w = flat(got), flat(want)
     if len(g) != len(w):
         return [f"{len(g)} outputs vs {len(w)}"]
+    if "only" in spec.options:  # the other outputs are not unique (indices of ties, signs of singular vectors)
+        keep = [int(k) for k in spec.options["only"].split(",")]
+        g, w = [g[k] for k in keep], [w[k] for k in keep]
     bad = []
     rtol = float(spec.options["tol"]) if "tol" in spec.options else None
     for k, (a, b) in enumerate(zip(g, w)):
@@ -121,7 +127,10 @@ def compare_out(got: Any, want: Any, scale: float, spec: Spec) -> list[str]:
             if dtype_name(a.dtype) != dtype_name(b.dtype) or tuple(a.shape) != tuple(b.shape):
                 bad.append(f"out{k}: {dtype_name(a.dtype)}{tuple(a.shape)} vs {dtype_name(b.dtype)}{tuple(b.shape)}")
                 continue
-            why = values_differ(as_np(a), b.detach().numpy(force=True), scale, "nozsign" not in spec.options, rtol)
+            bf16 = b.dtype == torch.bfloat16  # NumPy has no bfloat16 of torch's: compare in float32
+            want = (b.detach().float() if bf16 else b.detach()).numpy(force=True)
+            why = "" if "novalues" in spec.options else values_differ(
+                as_np(a), want, scale, "nozsign" not in spec.options, RTOL["bfloat16"] if bf16 else rtol)
         elif isinstance(b, (bool, int, float)) and not isinstance(a, mt.Tensor):
             why = values_differ(np.asarray(a), np.asarray(b), scale, False, rtol)
         else:
@@ -132,13 +141,24 @@ def compare_out(got: Any, want: Any, scale: float, spec: Spec) -> list[str]:
     return bad
 
 
-def gradients(lib: Any, out: Any, made: list, cot: list[np.ndarray]) -> list[np.ndarray] | str:
-    """d sum(out_k * cot_k) / d input for each made tensor requiring grad (zeros where not reached)."""
-    outs = [o for o in flat(out) if isinstance(o, lib.Tensor) and o.dtype.is_floating_point and o.requires_grad]
+def differentiable(out: Any) -> list[int]:
+    """The places of PyTorch's outputs (flattened) that are floating and require grad."""
+    import torch
+
+    return [k for k, o in enumerate(flat(out))
+            if isinstance(o, torch.Tensor) and o.dtype.is_floating_point and o.requires_grad]
+
+
+def gradients(lib: Any, out: Any, made: list, cot: dict[int, np.ndarray]) -> list[np.ndarray] | str:
+    """d sum(out_k * cot_k) / d input for each made tensor requiring grad (zeros where not reached); ``cot``
+    holds a cotangent per place of PyTorch's differentiable outputs (an output of minitensor's without a graph
+    there adds nothing)."""
+    outs = [(o, cot[k]) for k, o in enumerate(flat(out)) if k in cot and isinstance(o, lib.Tensor)
+            and o.requires_grad]
     leaves = [t for t in made if t.requires_grad]
     if not outs or not leaves:
         return []
-    loss = sum((o * lib.from_numpy(c.copy()) if lib is not mt else o * mt.tensor(c)).sum() for o, c in zip(outs, cot))
+    loss = sum((o * lib.from_numpy(c.copy()) if lib is not mt else o * mt.tensor(c)).sum() for o, c in outs)
     try:
         grads = lib.autograd.grad(loss, leaves, allow_unused=True)
     except Exception as e:  # noqa: BLE001
@@ -157,7 +177,10 @@ def run_example(spec: Spec, dtype: str, args: list, kwargs: dict, rng: np.random
     bad = []
     for k, name in enumerate(variants(spec)):
         inplace = name.endswith("_") and name.removeprefix("T.") not in spec.names
-        grad = k == 0 and dtype == "float64" and "nograd" not in spec.options
+        grad: bool | str = k == 0 and dtype == "float64" and "nograd" not in spec.options and \
+            ("gfinite" not in spec.options or all(np.isfinite(a).all() for a in arrays if a.dtype.kind == "f"))
+        if grad and "gradonly" in spec.options:
+            grad = spec.options["gradonly"]
         want, tmade, tfirst = call(torch, name, args, kwargs, grad)
         got, made, first = call(mt, name, args, kwargs, grad)
         if isinstance(want, BaseException) or isinstance(got, BaseException):
@@ -170,13 +193,12 @@ def run_example(spec: Spec, dtype: str, args: list, kwargs: dict, rng: np.random
         if inplace and (want is tfirst) != (got is first):
             bad.append(f"{name}: returns {'self' if got is first else 'a new tensor'}, PyTorch the other")
         if grad and not bad:
-            cot = [rng.standard_normal(tuple(o.shape)) for o in flat(want)
-                   if isinstance(o, torch.Tensor) and o.dtype.is_floating_point and o.requires_grad]
+            cot = {k: rng.standard_normal(tuple(flat(want)[k].shape)) for k in differentiable(want)}
             gw = gradients(torch, want, tmade, cot)
             gg = gradients(mt, got, made, cot)
             if isinstance(gw, str) or isinstance(gg, str):
                 if isinstance(gw, str) != isinstance(gg, str):
-                    bad.append(f"{name} grad: {gw if isinstance(gw, str) else gg}")
+                    bad.append(f"{name} grad: " + (f"PyTorch's {gw}" if isinstance(gw, str) else f"minitensor's {gg}"))
                 continue
             if gg == [] and all(not g.any() for g in gw):
                 continue  # no graph where PyTorch's gradient is zero (docs/differences.md: `//`)

@@ -96,6 +96,8 @@ def elements(dtype: str, opts: dict[str, str]) -> st.SearchStrategy:
     if dtype.startswith("int"):
         return st.integers(int(lo), int(hi))
     width = 32 if dtype == "float32" else 64
+    if width == 32:  # bounds hypothesis can represent in float32 (0.1 is not)
+        lo, hi = float(np.float32(lo)), float(np.float32(hi))
     small = st.floats(lo, hi, width=width)
     if "finite" in opts or "vals" in opts:
         return small
@@ -125,6 +127,8 @@ def draw_shapes(data: Any, n: int, opts: dict[str, str]) -> list[tuple[int, ...]
                     shape.append(sizes[c])
             out.append(tuple(shape))
         return out
+    if n == 0:
+        return []
     if n == 1:
         return [data.draw(hnp.array_shapes(min_dims=nd_lo, max_dims=nd_hi, min_side=lo, max_side=4), label="shape")]
     if "same" in opts:
@@ -153,6 +157,8 @@ def draw_call(data: Any, spec: Spec, dtype: str) -> tuple[list[Any], dict[str, A
     dtypes = dict(zip(TENSORS, (opts.get(f"{t}dtype", dtype) for t in TENSORS)))
     arrays = {t: data.draw(hnp.arrays(dtypes[t], shapes[t], elements=elements(dtypes[t], own(opts, t))), label=t)
               for t in names}
+    if "sorted" in opts:  # a sorted sequence (searchsorted, bucketize): nan last, as torch.sort puts it
+        arrays[opts["sorted"]] = np.sort(arrays[opts["sorted"]], axis=-1)
     state: dict[str, Any] = {"d": 0}
 
     def token(tok: str) -> Any:

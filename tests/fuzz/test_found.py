@@ -45,3 +45,40 @@ def test_lgamma_at_subnormal_inputs_is_minus_log_abs_x():
     np.testing.assert_allclose(y[:4], -np.log(np.abs(x[:4])), rtol=1e-15)
     assert y[4] == math.inf
     assert mt.mvlgamma(mt.tensor([5e-324], dtype=mt.float64), 1).item() == pytest.approx(744.4400719213812)
+
+
+@pytest.mark.parametrize("name", ["i1", "i1e"])
+def test_i1_gradient_at_subnormal_inputs_is_the_limit_one_half(name):
+    x = mt.tensor([5e-324, -1e-310, 1e-200, 0.0], dtype=mt.float64, requires_grad=True)
+    getattr(mt.special, name)(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.5, 0.5, 0.5, 0.5], rtol=1e-15)
+
+
+def test_combinations_of_a_bool_tensor_index_by_position():
+    x = mt.tensor([True, True, False, False])
+    assert mt.combinations(x, 1).tolist() == [[True], [True], [False], [False]]
+    assert mt.combinations(mt.tensor([True, False, True]), 2).tolist() == [[True, False], [True, True], [False, True]]
+
+
+def test_gather_index_select_and_index_fill_of_a_0d_tensor():
+    x = mt.tensor(5.0, requires_grad=True)
+    for dim in (0, -1):
+        assert mt.gather(x, dim, mt.tensor(0)).shape == () and mt.gather(x, dim, mt.tensor(0)).item() == 5.0
+    y = mt.index_select(x, 0, mt.tensor([0]))
+    assert y.shape == () and y.item() == 5.0
+    y.backward()
+    assert x.grad.item() == 1.0
+    with pytest.raises(IndexError, match="only 1 value"):
+        mt.index_select(x, 0, mt.tensor([0, 0]))
+    z = mt.tensor(3.0)
+    assert mt.index_fill(z, 0, mt.tensor([0, 0]), 1.0).item() == 1.0
+    assert mt.index_fill(z, -1, mt.tensor([], dtype=mt.int64), 1.0).item() == 3.0
+    assert z.index_fill_(0, mt.tensor(0), 2.0).shape == () and z.item() == 2.0
+
+
+def test_cov_and_corrcoef_of_one_variable_in_rows_are_0d():
+    x = np.array([[1.0, 2.0, 4.0]])
+    c = mt.cov(mt.tensor(x))
+    assert c.shape == () and c.item() == pytest.approx(np.cov(x).item())
+    assert mt.corrcoef(mt.tensor(x)).shape == ()
+    assert mt.cov(mt.tensor(np.ones((2, 3)))).shape == (2, 2)
