@@ -82,3 +82,20 @@ def test_cov_and_corrcoef_of_one_variable_in_rows_are_0d():
     assert c.shape == () and c.item() == pytest.approx(np.cov(x).item())
     assert mt.corrcoef(mt.tensor(x)).shape == ()
     assert mt.cov(mt.tensor(np.ones((2, 3)))).shape == (2, 2)
+
+
+@pytest.mark.parametrize("value", [6, 4.5, -1e30, 30.0])
+def test_erfc_and_ndtr_of_0d_tensors_past_the_tail_bound(value):
+    y = mt.erfc(mt.tensor(value))
+    assert y.shape == () and y.item() == pytest.approx(math.erfc(value), rel=1e-6, abs=1e-300)
+    assert mt.special.ndtr(mt.tensor(float(value))).item() == pytest.approx(0.5 * math.erfc(-value / math.sqrt(2)))
+
+
+@pytest.mark.parametrize("name", ["floor_divide", "remainder", "fmod"])
+def test_an_empty_integer_tensor_divided_by_zero_does_not_raise(name):
+    x = mt.zeros((3, 0), dtype=mt.int64)
+    for divisor in (0, mt.tensor(0), mt.tensor([[0]])):
+        y = getattr(mt, name)(x, divisor)
+        assert y.shape == (3, 0) and y.dtype == mt.int64
+    with pytest.raises(ZeroDivisionError):
+        getattr(mt, name)(mt.tensor([3]), 0)
