@@ -28,6 +28,7 @@ class Spec:
     family: str
     line: int
     xfail: dict[str, str] = field(default_factory=dict)  # dtype ('' = all) -> reason
+    known: dict[str, str] = field(default_factory=dict)  # the same, not strict: seen only in long runs
 
     @property
     def id(self) -> str:
@@ -69,18 +70,19 @@ def parse(path: Path = TABLE) -> tuple[list[Spec], dict[str, str]]:
             names, reason = (p.strip() for p in text.split("|", 1))
             excluded.update({name: reason for name in names.split()})
             continue
-        xfail: dict[str, str] = {}
-        m = re.search(r"\bxfail(\(([\w,]*)\))?:\s*(.*)$", text)
+        marks: dict[str, dict[str, str]] = {"xfail": {}, "known": {}}
+        m = re.search(r"\b(xfail|known)(\(([\w,]*)\))?:\s*(.*)$", text)
         if m:
             text = text[:m.start()]
-            for d in (m.group(2) or "").split(",") if m.group(2) else [""]:
-                xfail[d] = m.group(3)
+            for d in m.group(3).split(",") if m.group(3) else [""]:
+                marks[m.group(1)][d] = m.group(4)
         fields = [f.strip() for f in text.split("|")] + [""] * 5
         names, args, dtypes, kwargs, options = fields[:5]
         opts = dict((o.split("=", 1) + [""])[:2] for o in options.split())  # type: ignore[misc]
         specs.append(Spec([s.strip() for s in names.split(",")], split_top(args, ","),
                           [d for c in dtypes for d in DTYPES[c]],
-                          dict(kv.split("=", 1) for kv in split_top(kwargs, " ")), opts, family, n, xfail))
+                          dict(kv.split("=", 1) for kv in split_top(kwargs, " ")), opts, family, n, marks["xfail"],
+                          marks["known"]))
     return specs, excluded
 
 
