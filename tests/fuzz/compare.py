@@ -163,7 +163,8 @@ def gradients(lib: Any, out: Any, made: list, cot: dict[int, np.ndarray]) -> lis
         grads = lib.autograd.grad(loss, leaves, allow_unused=True)
     except Exception as e:  # noqa: BLE001
         return f"backward raises {type(e).__name__}: {e}"[:200]
-    return [np.zeros(t.shape) if g is None else (as_np(g) if lib is mt else g.detach().numpy(force=True)) for t, g in zip(leaves, grads)]
+    return [np.zeros(t.shape) if g is None else as_np(g) if lib is mt else g.detach().numpy(force=True)
+            for t, g in zip(leaves, grads)]
 
 
 def run_example(spec: Spec, dtype: str, args: list, kwargs: dict, rng: np.random.Generator) -> list[str]:
