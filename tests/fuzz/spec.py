@@ -71,11 +71,12 @@ def parse(path: Path = TABLE) -> tuple[list[Spec], dict[str, str]]:
             excluded.update({name: reason for name in names.split()})
             continue
         marks: dict[str, dict[str, str]] = {"xfail": {}, "known": {}}
-        m = re.search(r"\b(xfail|known)(\(([\w,]*)\))?:\s*(.*)$", text)
-        if m:
-            text = text[:m.start()]
+        found = list(re.finditer(r"\b(xfail|known)(\(([\w,]*)\))?:\s*", text))
+        for m, after in zip(found, found[1:] + [None]):  # each reason runs to the next mark
+            reason = text[m.end():after.start() if after else len(text)].strip()
             for d in m.group(3).split(",") if m.group(3) else [""]:
-                marks[m.group(1)][d] = m.group(4)
+                marks[m.group(1)][d] = reason
+        text = text[:found[0].start()] if found else text
         fields = [f.strip() for f in text.split("|")] + [""] * 5
         names, args, dtypes, kwargs, options = fields[:5]
         opts = dict((o.split("=", 1) + [""])[:2] for o in options.split())  # type: ignore[misc]

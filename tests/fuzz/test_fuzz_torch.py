@@ -16,7 +16,8 @@ from tests.fuzz.spec import draw_call, parse
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
-EXAMPLES = int(os.environ.get("MINITENSOR_FUZZ_EXAMPLES", "4"))
+DEFAULT = 4
+EXAMPLES = int(os.environ.get("MINITENSOR_FUZZ_EXAMPLES", DEFAULT))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
                 phases=[Phase.explicit, Phase.generate],  # no shrinking: the first failing draw is reported
                 suppress_health_check=list(HealthCheck))
@@ -28,7 +29,8 @@ def cases():
         for dtype in spec.dtypes:
             reason = spec.xfail.get(dtype, spec.xfail.get(""))
             known = spec.known.get(dtype, spec.known.get(""))
-            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else \
+            # strict at CI's count only: other counts draw other examples, which may miss the difference
+            marks = [pytest.mark.xfail(strict=EXAMPLES == DEFAULT, reason=reason)] if reason else \
                 [pytest.mark.xfail(strict=False, reason=known)] if known else []
             yield pytest.param(spec, dtype, id=f"{spec.id}-{dtype}", marks=marks)
 
