@@ -150,6 +150,10 @@ __all__ += ["get_rng_state", "set_rng_state"]
 from ._nn_aliases import *  # noqa: F401,F403,E402  (torch.conv2d, torch.dropout...: ATen's signatures)
 from ._nn_aliases import __all__ as _nn_aliases_all  # noqa: E402
 __all__ += [_n for _n in _nn_aliases_all if _n not in __all__]
-from ._creation_extra import *  # noqa: F401,F403,E402  (logspace, range, asarray, frombuffer, the windows...)
-from ._creation_extra import __all__ as _creation_extra_all  # noqa: E402
-__all__ += _creation_extra_all
+from .creation_sequences import *  # noqa: F401,F403,E402  (logspace, range, the windows)
+from .creation_sequences import __all__ as _creation_sequences_all  # noqa: E402
+from .creation_interop import *  # noqa: F401,F403,E402  (asarray, frombuffer, empty_strided, scalar_tensor)
+from .creation_interop import __all__ as _creation_interop_all  # noqa: E402
+__all__ += _creation_sequences_all + _creation_interop_all
+globals().pop("creation_sequences", None)
+globals().pop("creation_interop", None)

@@ -1,7 +1,8 @@
 """The ``nn.functional`` ops that PyTorch also has at its top level (``torch.conv2d``, ``torch.dropout``...),
 with the top level's signatures: those are ATen's, so some differ from ``F``'s (``dropout(input, p, train)``
 with ``train`` required, ``embedding(weight, indices)``, ``batch_norm``'s order, losses taking ``reduction`` as
-ATen's integer: 0 none, 1 mean, 2 sum).
+ATen's integer: 0 none, 1 mean, 2 sum; left out it is 0, as PyTorch 2.13's top-level losses give each
+element's loss).
 """
 from __future__ import annotations
 
@@ -79,26 +80,26 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any) -> tuple[Tensor, Tensor
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                     pos_weight: Tensor | None = None, reduction: int = 1) -> Tensor:
+                                     pos_weight: Tensor | None = None, reduction: int = 0) -> Tensor:
     return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
                                               pos_weight=pos_weight)
 
 
-def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *, log_target: bool = False) -> Tensor:
+def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *, log_target: bool = False) -> Tensor:
     return F.kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                          reduction: int = 1) -> Tensor:
+                          reduction: int = 0) -> Tensor:
     return F.cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
-def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 1) -> Tensor:
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 0) -> Tensor:
     return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                        reduction: int = 1) -> Tensor:
+                        reduction: int = 0) -> Tensor:
     return F.margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
@@ -108,5 +109,5 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
 
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2.0,
-                        eps: float = 1e-6, swap: bool = False, reduction: int = 1) -> Tensor:
+                        eps: float = 1e-6, swap: bool = False, reduction: int = 0) -> Tensor:
     return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction=_reduction(reduction))

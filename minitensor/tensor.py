@@ -59,15 +59,6 @@ def _bump_version(t: "Tensor") -> None:
         t._gv = hv[0]
 
 
-def stale_history_error(t: "Tensor") -> RuntimeError:
-    return RuntimeError(
-        f"a tensor of shape {list(t.shape)} that requires grad was modified in place through a view of the same "
-        "memory (or, for a view, through its base) after its gradient history was recorded; minitensor does not "
-        "rewrite the history of the other tensors of that memory (PyTorch's CopySlices), so its gradient would "
-        "miss the write. Write into the tensor itself (x[idx] = value, x.mul_(...)), or use out-of-place ops "
-        "(docs/differences.md).")
-
-
 class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorExtraMethods):
     """An n-dimensional array with autograd, on one device.
 
@@ -79,10 +70,10 @@ class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorExt
     # _vc: the version counter (None until needed, see _counter), shared by views of the same memory.
     # _hv: the history counter, shared by a tensor and its graph views (ViewFunction outputs, not detach);
     # _gv: its value when this tensor's own history was last brought up to date. _hv[0] != _gv means the
-    # memory was written through another view, so grad_fn no longer describes the values (see
-    # ``ViewFunction`` and ``_bump_version``).
+    # memory was written through another view: the next op remakes grad_fn (autograd/views.py refresh).
+    # _view: set with _hv: a view's ViewInfo (its base...), None on a base (autograd/views.py).
     # _hooks: a leaf's register_hook hooks (autograd/hooks.py), unset until the first one.
-    __slots__ = ("array", "_device", "_requires_grad", "grad", "grad_fn", "_vc", "_hv", "_gv", "_hooks",
+    __slots__ = ("array", "_device", "_requires_grad", "grad", "grad_fn", "_vc", "_hv", "_gv", "_view", "_hooks",
                  "__weakref__")
     _requires_grad: bool
     grad: "Tensor | None"
@@ -147,6 +138,8 @@ class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorExt
 
     @property
     def requires_grad(self) -> bool:
+        if self._hv is not None and self._hv[0] != self._gv:  # a view whose base a write made require grad
+            _autograd.views.refresh_outputs((self,))
         return self._requires_grad
 
     @requires_grad.setter
@@ -171,7 +164,7 @@ class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorExt
 
     @property
     def is_leaf(self) -> bool:
-        return self.grad_fn is None
+        return not self.requires_grad or self.grad_fn is None  # requires_grad: brings a view's node up to date
 
     @property
     def data(self) -> "Tensor":
@@ -378,6 +371,12 @@ class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorExt
         return t
 
     def detach_(self) -> "Tensor":
+        if self._hv is not None and self._view is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+                "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
+                "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
+                "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self.grad_fn, self._requires_grad = None, False
         return self
 
@@ -416,9 +415,10 @@ from . import tensor_math as _math_methods, tensor_shape as _shape_methods  # no
 from . import legacy as _legacy  # noqa: E402  (Tensor(...))
 from . import tensor_sparse as _sparse_methods  # noqa: E402
 from . import tensor_storage as _storage_methods  # noqa: E402
+from . import tensor_extra as _extra_methods  # noqa: E402
 
 _methods._F = _shape_methods._F = _math_methods._F = _F
-_storage_methods._F = _F
+_storage_methods._F = _extra_methods._F = _F
 _autograd.function._Tensor, _autograd.function._wrap = Tensor, _wrap
 _methods._C, _methods._L = _creation, _legacy
 _sparse_methods._S = _F.sparse

@@ -2,7 +2,7 @@
 ``minitensor.functional`` (from the tables below, as ``tensor_math.py``'s); the in-place shape changes
 (``t_``, ``transpose_``, ``squeeze_``, ``unsqueeze_``, ``swapaxes_``) re-point ``self`` at the view the
 out-of-place op makes, graph node included, so a tensor in a graph stays differentiable as in PyTorch;
-``resize_`` and ``sum_to_size``. ``_F`` is bound by ``tensor.py``."""
+``as_strided`` / ``as_strided_``, ``resize_`` and ``sum_to_size``. ``_F`` is bound by ``tensor.py``."""
 from __future__ import annotations
 
 import math
@@ -30,6 +30,7 @@ def _become(self: "Tensor", make: Callable[..., "Tensor"], *args: Any) -> "Tenso
     view = make(*args)
     target: Any = self  # _gv is a slot that Tensor's annotations leave out
     target.array, target._hv, target._gv = view.array, view._hv, getattr(view, "_gv", None)
+    target._view = getattr(target, "_view", None)  # set with _hv (autograd/views.py)
     if view.grad_fn is not None:
         self.grad_fn = view.grad_fn
     from .tensor import _bump_version
@@ -59,6 +60,15 @@ def squeeze_(self: "Tensor", dim: Any = None) -> "Tensor":
 
 def unsqueeze_(self: "Tensor", dim: int) -> "Tensor":
     return _become(self, self.unsqueeze, dim)
+
+
+def as_strided(self: "Tensor", size: Any, stride: Any, storage_offset: int | None = None) -> "Tensor":
+    """A view of self's storage at (size, stride, storage_offset) in elements (``minitensor.as_strided``)."""
+    return _F.as_strided(self, size, stride, storage_offset)
+
+
+def as_strided_(self: "Tensor", size: Any, stride: Any, storage_offset: int | None = None) -> "Tensor":
+    return _become(self, as_strided, self, size, stride, storage_offset)
 
 
 def sum_to_size(self: "Tensor", *size: Any) -> "Tensor":
@@ -100,7 +110,8 @@ class TensorExtraMethods:
     __slots__ = ()
 
 
-for _method in (t_, transpose_, swapaxes_, swapdims_, squeeze_, unsqueeze_, sum_to_size, resize_, resize_as_):
+for _method in (as_strided, as_strided_, t_, transpose_, swapaxes_, swapdims_, squeeze_, unsqueeze_, sum_to_size,
+                resize_, resize_as_):
     setattr(TensorExtraMethods, _method.__name__, _method)
 for _name in FORWARDED:
     setattr(TensorExtraMethods, _name, _forwarded(_name))

@@ -38,7 +38,8 @@ ADDED_IN_PLACE = ("addcmul", "addcdiv", "xlogy", "logit", "sinc", "lgamma", "dig
 ALIAS_FORWARDED = ("absolute", "divide", "multiply", "subtract", "negative", "positive", "greater", "greater_equal",
                    "less", "less_equal", "not_equal", "true_divide", "floor_divide", "sgn", "deg2rad", "rad2deg",
                    "fmax", "fmin", "gcd", "lcm", "ldexp", "frexp", "nextafter", "isposinf", "isneginf", "isreal",
-                   "igamma", "igammac", "mvlgamma", "hardshrink", "prelu", "renorm")
+                   "igamma", "igammac", "mvlgamma", "hardshrink", "prelu", "renorm", "conj", "conj_physical",
+                   "resolve_conj", "resolve_neg", "is_conj", "is_neg")
 ALIAS_IN_PLACE = ("absolute", "divide", "multiply", "subtract", "negative", "true_divide", "floor_divide", "clip",
                   "sgn", "deg2rad", "rad2deg", "gcd", "lcm", "ldexp", "nextafter", "igamma", "igammac", "mvlgamma",
                   "renorm")
@@ -84,6 +85,18 @@ class TensorMathMethods(TensorShapeMethods):
     """Shift operators and linear algebra here; the tables' methods are set on the class below."""
 
     __slots__ = ()
+
+    @property
+    def real(self) -> "Tensor":
+        """``self``: minitensor's tensors are real (functional/conjugation.py)."""
+        return _F.real(self)
+
+    @property
+    def imag(self) -> "Tensor":
+        return _F.imag(self)
+
+    def conj_physical_(self) -> "Tensor":
+        return self
 
     def __lshift__(self, other: Any) -> "Tensor":
         return _F.bitwise_left_shift(self, other)

@@ -36,6 +36,18 @@ class TensorSparseMethods:
     def to_sparse_coo(self) -> "Tensor":
         return _S.to_sparse(self)
 
+    def to_sparse_csr(self, dense_dim: int | None = None) -> "Tensor":
+        raise _S.unsupported("to_sparse_csr", "the CSR layout")
+
+    def to_sparse_csc(self, dense_dim: int | None = None) -> "Tensor":
+        raise _S.unsupported("to_sparse_csc", "the CSC layout")
+
+    def to_sparse_bsr(self, blocksize: Any, dense_dim: int | None = None) -> "Tensor":
+        raise _S.unsupported("to_sparse_bsr", "the BSR layout")
+
+    def to_sparse_bsc(self, blocksize: Any, dense_dim: int | None = None) -> "Tensor":
+        raise _S.unsupported("to_sparse_bsc", "the BSC layout")
+
     def to_dense(self, dtype: Any = None, *, masked_grad: bool | None = None) -> "Tensor":
         out = _S.to_dense(self)
         return out if dtype is None else out.to(dtype)

@@ -75,6 +75,7 @@ def test_idx_truncated_trailing_and_bad_headers(tmp_path):
         "unknown IDX type code": good[:2] + b"\x07" + good[3:],
         "truncated IDX header": good[:9],
         "0 dimensions": good[:3] + b"\x00",
+        "65 dimensions": good[:3] + bytes([65]) + b"\x00\x00\x00\x01" * 65 + b"\x00",
     }
     for why, data in cases.items():
         for name, blob in ((f"{len(why)}.raw", data), (f"{len(why)}.gz", gzip.compress(data))):

@@ -50,7 +50,8 @@ def test_no_internal_module_is_a_public_attribute():
     assert modules - TORCH_MODULES - OWN_MODULES == set()
     assert OWN_MODULES <= set(mt.__all__)
     for internal in ("creation", "deterministic", "generator", "legacy", "tensor_math", "tensor_methods",
-                     "tensor_shape", "math", "solve", "factorization", "norms"):
+                     "tensor_shape", "math", "solve", "factorization", "norms",
+                     "creation_sequences", "creation_interop"):
         assert not hasattr(mt, internal), internal
 
 

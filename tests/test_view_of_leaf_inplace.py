@@ -67,7 +67,7 @@ ARGS: dict[str, Callable[[Any, Any], tuple]] = {
     "random_": lambda m, v: (0, 5), "bernoulli_": lambda m, v: (0.5,), "geometric_": lambda m, v: (0.5,),
     "resize_": lambda m, v: (tuple(v.shape),), "resize_as_": lambda m, v: (v,), "unsqueeze_": lambda m, v: (0,),
     "transpose_": lambda m, v: (0, -1), "swapaxes_": lambda m, v: (0, -1), "swapdims_": lambda m, v: (0, -1),
-    "__setitem__": lambda m, v: (0, 1.0),
+    "__setitem__": lambda m, v: (0, 1.0), "as_strided_": lambda m, v: (tuple(v.shape), v.stride()),
 }
 NOT_WRITES = {"requires_grad_", "share_memory_", "detach_"}  # change no values (detach_: see the twin)
 OWN_REFUSAL = {"resize_", "resize_as_"}  # PyTorch: "cannot resize variables that require grad"
@@ -119,12 +119,13 @@ def test_the_message_is_pytorchs_and_no_grad_writes_reach_the_leaf(view):
 
 
 def test_views_that_do_not_require_grad_or_are_no_views_may_be_written():
-    """PyTorch allows these: a view made under no_grad, detach() and .data (and views of them), a view of a
-    leaf that does not require grad, advanced indexing's copy, a view of a non-leaf."""
+    """PyTorch allows these: a view made under no_grad and written under no_grad, detach() and .data (and
+    views of them), a view of a leaf that does not require grad, advanced indexing's copy, a view of a
+    non-leaf. (A view made under no_grad and written in grad mode is refused: test_view_inplace_errors.py.)"""
     w = _leaf(mt)
     with mt.no_grad():
         v = w.t()
-    v.mul_(2.0)
+        v.mul_(2.0)
     w.detach().t().add_(1.0)
     w.detach()[0].add_(1.0)
     w.data[0].add_(1.0)

@@ -10,6 +10,7 @@ import minitensor.creation as _creation  # noqa: I001
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import _accumulate_leaf_grad, run_backward
 from .function import ArrayFunction, Function
+from . import views as _views
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 
 
@@ -55,6 +56,7 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves of their graph; ``create_graph``:
     record the backward pass too, so ``.grad`` has a grad_fn (``retain_graph`` then defaults to True)."""
     tensors = _as_list(tensors)
+    _views.refresh_outputs(tensors)
     grads = None if grad_tensors is None else _as_list(grad_tensors)
     seeds = _seed_grads(tensors, grads, create_graph)
     retain = create_graph if retain_graph is None else bool(retain_graph)
@@ -80,6 +82,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
                       "gradient for other parts of the graph, please use torch.autograd.backward.",
                       FutureWarning, stacklevel=2)
     outputs, inputs = _as_list(outputs), _as_list(inputs)
+    _views.refresh_outputs(outputs)
     for i, t in enumerate(inputs):
         if not t.requires_grad:
             raise RuntimeError(f"autograd.grad: input {i} does not require grad")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import traceback
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import minitensor.tensor as _tensor_mod
 
@@ -139,6 +139,8 @@ class ArrayFunction:
         needs = [False] * len(arrays)
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
+                if a._hv is not None and a._hv[0] != a._gv and state.grad_enabled:
+                    _views.refresh(a)  # its memory was written through another view: remake its node
                 if device is None:
                     device = a._device
                 elif a._device is not device:
@@ -149,9 +151,6 @@ class ArrayFunction:
                 if a._requires_grad:
                     grad_inputs.append(i)
                     needs[i] = True
-                    if a._hv is not None and a._hv[0] != a._gv and a.grad_fn is not None and state.grad_enabled \
-                            and not _backward_will_refuse(a):
-                        raise _tensor_mod.stale_history_error(a)
         if device is None:
             raise TypeError(f"{cls.__name__}.apply needs at least one tensor argument")
         B = device.backend
@@ -163,15 +162,17 @@ class ArrayFunction:
         except Exception as e:
             if cls.accepts_sparse or not any(type(a) is SparseCOO for a in arrays):
                 raise
-            raise _sparse_input_error(cls, e, device.type == "cuda") from (
-                None if isinstance(e, SparseLayoutError) else e)
+            return _run_sparse(_sparse_kernel(cls, e, device.type == "cuda"), args, kwargs)
         extras: tuple = ()
         if type(out) is tuple:
             out, *extras = out  # type: ignore[assignment]
-        if type(out) is not B.array_type and type(out) is not SparseCOO:  # NumPy reductions return scalars
-            # by the output's backend: a device copy's result lives on the target (np.asarray of a CuPy
-            # array raises; cupy.asarray of a host result would upload it back)
-            out = (B if ctx.out_device is None else ctx.out_device.backend).asarray(out)
+        if type(out) is not B.array_type:
+            if type(out) is SparseCOO:
+                if not cls.accepts_sparse:  # a dense forward that went through (SparseCOO's + of two): its kernel
+                    return _run_sparse(_sparse_kernel(cls, None, device.type == "cuda"), args, kwargs)
+            else:  # NumPy reductions return scalars. By the output's backend: a device copy's result lives on the
+                # target (np.asarray of a CuPy array raises; cupy.asarray of a host result would upload it back)
+                out = (B if ctx.out_device is None else ctx.out_device.backend).asarray(out)
         if state.anomaly:
             _check_finite(B, out, f"Function '{cls.__name__}' returned nan or inf values in its forward output")
             ctx._stack = traceback.format_stack()[:-1]
@@ -239,25 +240,45 @@ class ViewFunction(ArrayFunction):
             if hv is None:  # the history counter, created at the first view (x's history is current)
                 hv = x._hv = [0]
                 x._gv = 0
+                x._view = None  # x is a base (see autograd/views.py)
             out._hv, out._gv = hv, hv[0]
+            info = x._view
+            base = x if info is None else info.base
+            meta = None if state.grad_enabled and (info is None or info.meta is None) else \
+                _views.creation_meta(cls.__name__, info)  # made in no_grad mode, or a view of such a view
+            out._view = _views.ViewInfo(base, base.grad_fn, meta)
             node = x.grad_fn
             if out.grad_fn is not None and x._requires_grad and (node is None or node.view_of_leaf):
                 out.grad_fn.view_of_leaf = True
         return out
 
 
-def _sparse_input_error(cls: type[ArrayFunction], e: Exception, on_cuda: bool) -> SparseLayoutError:
+# The sparse COO version of a dense op, by its Function (functional/sparse_ops.py): apply runs it, with the
+# op's tensor arguments, when the dense forward refuses a sparse input, so the dense path checks nothing.
+SPARSE_KERNELS: dict[type, Callable[..., Any]] = {}
+
+
+def _sparse_kernel(cls: type[ArrayFunction], e: Exception | None, on_cuda: bool) -> Callable[..., Any]:
+    """The op's sparse kernel, or PyTorch's NotImplementedError for an op without one."""
+    kernel = SPARSE_KERNELS.get(cls)
+    if kernel is None:
+        raise _sparse_input_error(cls, e, on_cuda) from (None if isinstance(e, SparseLayoutError) else e)
+    return kernel
+
+
+def _run_sparse(kernel: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    try:
+        return kernel(*args, **kwargs)
+    except Exception as e:  # its own error (PyTorch's), not chained to the dense forward's refusal
+        e.__suppress_context__ = True
+        raise
+
+
+def _sparse_input_error(cls: type[ArrayFunction], e: Exception | None, on_cuda: bool) -> SparseLayoutError:
     """PyTorch's NotImplementedError for a dense op given a sparse input, naming the op whatever broke
     (for the ops without a gradient, which share one Function, the array op that refused)."""
     op = e.op if isinstance(e, SparseLayoutError) and not cls.differentiable else cls.__name__
     return sparse_op_error(op, on_cuda)
-
-
-def _backward_will_refuse(t: Any) -> bool:
-    """Whether t's maker saved t's memory and will raise PyTorch's "modified by an inplace operation" error
-    at backward (then that error, PyTorch's, is the one the user sees)."""
-    vc = t._vc
-    return any(r[0] is vc and vc[0] != r[1] for r in getattr(t.grad_fn, "_versions", ()))
 
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
@@ -299,3 +320,4 @@ def _check_finite(B: Backend, a: Any, message: str) -> None:
 
 
 from .custom_function import Function, FunctionCtx, once_differentiable  # noqa: E402, F401  (re-exported, as torch.autograd.function)
+from . import views as _views  # noqa: E402  (it subclasses ArrayFunction)

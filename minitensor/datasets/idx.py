@@ -63,8 +63,8 @@ def _read_stream(stream: IO[bytes], name: str, max_size: int, exact_size: int | 
     if code not in _TYPES:
         raise IDXFormatError(f"{name}: unknown IDX type code 0x{code:02X} (known: "
                              f"{', '.join(f'0x{c:02X}' for c in _TYPES)})")
-    if ndim == 0:
-        raise IDXFormatError(f"{name}: IDX header says 0 dimensions")
+    if ndim == 0 or ndim > 64:  # 64: NumPy's limit, whose own error would not name the file
+        raise IDXFormatError(f"{name}: IDX header says {ndim} dimensions (an array has 1 to 64)")
     sizes = stream.read(4 * ndim)
     header = 4 + 4 * ndim
     if len(sizes) < 4 * ndim:

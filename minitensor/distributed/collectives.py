@@ -5,7 +5,8 @@ engine can take them (contiguous, one buffer) and otherwise one staging tensor (
 ``gather``'s lists, ``reduce_scatter``'s and ``scatter``'s inputs), and returns a ``Work`` with
 ``async_op=True`` or waits for it (None). Ranks (``src``, ``dst``) are global ranks, ``group_src`` /
 ``group_dst`` ranks in ``group``. AVG on an engine without it is a SUM divided by the group's size when the
-operation finishes (integers: truncated, as NCCL's average).
+operation finishes (integers: truncated, as NCCL's average). Every collective's data move waits for the
+check that all ranks run the same one (``pg.gate``, checks.py).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ..creation import empty
 from ..functional import stack
 from ..tensor import Tensor, _bump_version
 from .engine import Array
+from .checks import signature
 from .process_group import GroupMember, ProcessGroup, resolve
 from .reduce_op import ReduceOp, RedOpType, effective_op
 from .work import Pending, Work
@@ -158,7 +160,8 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
     pg, t = resolve(group), _check_tensor(tensor, "tensor")
     a = _array(pg, t, "tensor")
     red, divide = _reduction(pg, op, a)
-    return _launch(pg, "all_reduce", pg.engine.all_reduce(a, red), [t], async_op, _averaged(t, pg, divide))
+    pending = pg.gate.submit(signature("ALLREDUCE", [t.shape], t.dtype, op), lambda: pg.engine.all_reduce(a, red))
+    return _launch(pg, "all_reduce", pending, [t], async_op, _averaged(t, pg, divide))
 
 
 @members_only
@@ -167,7 +170,10 @@ def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None
     """Every rank's ``tensor`` becomes rank ``src``'s, in place."""
     pg, t = resolve(group), _check_tensor(tensor, "tensor")
     root = _root(pg, src, group_src, "src")
-    return _launch(pg, "broadcast", pg.engine.broadcast(_array(pg, t, "tensor"), root), [t], async_op)
+    a = _array(pg, t, "tensor")
+    sig = signature("BROADCAST", [t.shape], t.dtype, root=root)
+    pending = pg.gate.submit(sig, lambda: pg.engine.broadcast(a, root))
+    return _launch(pg, "broadcast", pending, [t], async_op)
 
 
 @members_only
@@ -180,7 +186,8 @@ def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group
     red, divide = _reduction(pg, op, a)
     at_root = pg.rank() == root
     finish = _averaged(t, pg, divide and at_root)
-    return _launch(pg, "reduce", pg.engine.reduce(a, red, root), [t] if at_root else [], async_op, finish)
+    pending = pg.gate.submit(signature("REDUCE", [t.shape], t.dtype, op, root), lambda: pg.engine.reduce(a, red, root))
+    return _launch(pg, "reduce", pending, [t] if at_root else [], async_op, finish)
 
 
 @members_only
@@ -190,8 +197,8 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | 
     pg, t = resolve(group), _check_tensor(tensor, "tensor")
     outs = _check_list(tensor_list, "tensor_list", pg.size())
     _same(outs, t, "tensor_list")
-    staged = _staging(t, pg.size())
-    pending = pg.engine.all_gather(_array(pg, t, "tensor"), staged.array)
+    staged, a = _staging(t, pg.size()), _array(pg, t, "tensor")
+    pending = pg.gate.submit(signature("ALLGATHER", [t.shape], t.dtype), lambda: pg.engine.all_gather(a, staged.array))
     return _launch(pg, "all_gather", pending, outs, async_op, _copy_out(staged, outs))
 
 
@@ -204,7 +211,9 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: P
     out, inp = _check_tensor(output_tensor, "output_tensor"), _check_tensor(input_tensor, "input_tensor")
     _blocks(pg, out, inp, "output tensor must have the same type as input tensor",
             "output tensor size must be equal to world_size times input tensor size")
-    pending = pg.engine.all_gather(_array(pg, inp, "input_tensor"), _array(pg, out, "output_tensor"))
+    send, recv = _array(pg, inp, "input_tensor"), _array(pg, out, "output_tensor")
+    pending = pg.gate.submit(signature("_ALLGATHER_BASE", [inp.shape], inp.dtype),
+                       lambda: pg.engine.all_gather(send, recv))
     return _launch(pg, "all_gather_into_tensor", pending, [out], async_op)
 
 
@@ -217,7 +226,9 @@ def reduce_scatter(output: Tensor, input_list: list[Tensor], op: Any = ReduceOp.
     _same(ins, out, "input_list")
     a = _array(pg, out, "output")
     red, divide = _reduction(pg, op, a)
-    pending = pg.engine.reduce_scatter(_stacked(ins, out).array, a, red)
+    send = _stacked(ins, out).array
+    pending = pg.gate.submit(signature("REDUCE_SCATTER", [out.shape], out.dtype, op),
+                       lambda: pg.engine.reduce_scatter(send, a, red))
     return _launch(pg, "reduce_scatter", pending, [out], async_op, _averaged(out, pg, divide))
 
 
@@ -231,7 +242,9 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,
             "input tensor must be the same size as output size times world size")
     a = _array(pg, out, "output")
     red, divide = _reduction(pg, op, a)
-    pending = pg.engine.reduce_scatter(_array(pg, inp, "input"), a, red)
+    send = _array(pg, inp, "input")
+    pending = pg.gate.submit(signature("_REDUCE_SCATTER_BASE", [out.shape], out.dtype, op),
+                       lambda: pg.engine.reduce_scatter(send, a, red))
     return _launch(pg, "reduce_scatter_tensor", pending, [out], async_op, _averaged(out, pg, divide))
 
 
@@ -241,17 +254,18 @@ def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | N
     """Rank ``dst``'s ``gather_list[r]`` gets rank r's ``tensor`` (``gather_list`` only on ``dst``)."""
     pg, t = resolve(group), _check_tensor(tensor, "tensor")
     root = _root(pg, 0 if dst is None and group_dst is None else dst, group_dst, "dst")
+    a, sig = _array(pg, t, "tensor"), signature("GATHER", [t.shape], t.dtype, root=root)
     if pg.rank() == root:
         if not gather_list:
             raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
         outs = _check_list(gather_list, "gather_list", pg.size())
         _same(outs, t, "gather_list")
         staged = _staging(t, pg.size())
-        pending = pg.engine.gather(_array(pg, t, "tensor"), staged.array, root)
+        pending = pg.gate.submit(sig, lambda: pg.engine.gather(a, staged.array, root))
         return _launch(pg, "gather", pending, outs, async_op, _copy_out(staged, outs))
     if gather_list:
         raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    return _launch(pg, "gather", pg.engine.gather(_array(pg, t, "tensor"), None, root), [], async_op)
+    return _launch(pg, "gather", pg.gate.submit(sig, lambda: pg.engine.gather(a, None, root)), [], async_op)
 
 
 @members_only
@@ -260,16 +274,17 @@ def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int |
     """Rank r's ``tensor`` gets rank ``src``'s ``scatter_list[r]`` (``scatter_list`` only on ``src``)."""
     pg, t = resolve(group), _check_tensor(tensor, "tensor")
     root = _root(pg, 0 if src is None and group_src is None else src, group_src, "src")
-    a = _array(pg, t, "tensor")
+    a, sig = _array(pg, t, "tensor"), signature("SCATTER", [t.shape], t.dtype, root=root)
     if pg.rank() == root:
         if not scatter_list:
             raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
         ins = _check_list(scatter_list, "scatter_list", pg.size())
         _same(ins, t, "scatter_list")
-        return _launch(pg, "scatter", pg.engine.scatter(_stacked(ins, t).array, a, root), [t], async_op)
+        send = _stacked(ins, t).array
+        return _launch(pg, "scatter", pg.gate.submit(sig, lambda: pg.engine.scatter(send, a, root)), [t], async_op)
     if scatter_list:
         raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
-    return _launch(pg, "scatter", pg.engine.scatter(None, a, root), [t], async_op)
+    return _launch(pg, "scatter", pg.gate.submit(sig, lambda: pg.engine.scatter(None, a, root)), [t], async_op)
 
 
 def _splits(t: Tensor, sizes: list[int] | None, n: int, param: str) -> list[int]:
@@ -297,7 +312,10 @@ def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: list[in
         raise ValueError(f"Invalid usage of tensors with different dtypes Found {inp.dtype} and  {out.dtype}")
     send = _splits(inp, input_split_sizes, pg.size(), "input_split_sizes")
     recv = _splits(out, output_split_sizes, pg.size(), "output_split_sizes")
-    pending = pg.engine.all_to_all(_array(pg, inp, "input"), _array(pg, out, "output"), send, recv)
+    a, b = _array(pg, inp, "input"), _array(pg, out, "output")
+    # the shapes may differ across ranks (uneven splits): only the dtype must agree
+    pending = pg.gate.submit(signature("ALLTOALL_BASE", dtype=inp.dtype),
+                             lambda: pg.engine.all_to_all(a, b, send, recv))
     return _launch(pg, "all_to_all_single", pending, [out], async_op)
 
 
@@ -314,7 +332,9 @@ def all_to_all(output_tensor_list: list[Tensor], input_tensor_list: list[Tensor]
     with no_grad():
         send = _flat(ins)
         recv = empty((sum(t.numel() for t in outs),), dtype=ins[0].dtype, device=ins[0].device)
-    pending = pg.engine.all_to_all(send.array, recv.array, [t.numel() for t in ins], [t.numel() for t in outs])
+    counts = [t.numel() for t in ins], [t.numel() for t in outs]
+    pending = pg.gate.submit(signature("ALLTOALL", dtype=ins[0].dtype),
+                       lambda: pg.engine.all_to_all(send.array, recv.array, *counts))
     return _launch(pg, "all_to_all", pending, outs, async_op, _copy_split(recv, outs))
 
 
@@ -376,4 +396,4 @@ def recv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = No
 def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_ids: Any = None) -> Work | None:
     """Return once every rank of the group has called ``barrier``."""
     pg = resolve(group)
-    return _launch(pg, "barrier", pg.engine.barrier(), [], async_op)
+    return _launch(pg, "barrier", pg.gate.submit(signature("BARRIER"), pg.engine.barrier), [], async_op)

@@ -73,6 +73,14 @@ class Engine:
         (collective); None on the ranks outside it."""
         raise NotImplementedError(f"new_group is not supported on the {self.name} engine in minitensor")
 
+    def locate(self) -> Pending:
+        """Exchange what ``lost_peers`` needs (collective, once, at ``init_process_group``); default: nothing."""
+        return Done()
+
+    def lost_peers(self) -> list[int]:
+        """Ranks whose process is known to have ended (a wait stops waiting for them); default: none known."""
+        return []
+
     def close(self, failed: bool) -> None:
         """Free the communicator (``failed``: a peer may be gone, so nothing collective)."""
         raise NotImplementedError

@@ -9,7 +9,9 @@ synchronized, since MPI knows nothing of CUDA streams.
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import socket
 import time
 from datetime import timedelta
 from typing import Any, Callable
@@ -19,6 +21,7 @@ import numpy as np
 from ..dtypes import bfloat16
 from .engine import Array, Engine
 from .reduce_op import RedOpType
+from .rendezvous import MAX_REPLY
 from .work import Done, DistStoreError, Pending, poll
 
 UFUNCS: dict[RedOpType, Callable[..., Any]] = {
@@ -63,6 +66,23 @@ class MpiEngine(Engine):
                      RedOpType.BXOR: mpi.BXOR}
         self._user_ops: dict[tuple[np.dtype, RedOpType], Any] = {}
         self._types: dict[np.dtype, Any] = {}
+        self.places: np.ndarray | None = None  # (host id, pid) of every rank, once ``locate`` has run
+
+    def locate(self) -> Pending:
+        """Every rank's (host, pid), so that a wait can tell that a rank of this machine has ended."""
+        host = int.from_bytes(hashlib.blake2b(socket.gethostname().encode(), digest_size=7).digest(), "little")
+        mine = np.array([host, os.getpid()], dtype=np.int64)
+        self.places = np.zeros((self.size, 2), dtype=np.int64)
+        return MpiRequest(self.comm.Iallgather(mine, self.places))
+
+    def lost_peers(self) -> list[int]:
+        """The ranks of this machine whose process has ended (a rank of another machine is not seen: its
+        absence shows as the timeout). mpiexec's default cleanup kills the others at once when a rank exits
+        without MPI_Finalize; under ``mpiexec -disable-auto-cleanup`` this is what ends their waits."""
+        if self.places is None:
+            return []
+        here = self.places[self.rank, 0]
+        return [r for r, (host, pid) in enumerate(self.places.tolist()) if host == here and not _alive(pid)]
 
     def check_tensor(self, array: Array, device_type: str, param: str) -> None:
         if device_type == "cuda" and not self.cuda_aware:
@@ -148,7 +168,11 @@ class MpiEngine(Engine):
 
     def split(self, members: list[int]) -> "MpiEngine | None":
         comm = self.comm.Create(self.comm.Get_group().Incl(members))  # MPI_Comm_create: every rank takes part
-        return None if comm == self.MPI.COMM_NULL else MpiEngine(self.MPI, comm, comm.Get_rank(), comm.Get_size())
+        if comm == self.MPI.COMM_NULL:
+            return None
+        engine = MpiEngine(self.MPI, comm, comm.Get_rank(), comm.Get_size())
+        engine.places = None if self.places is None else self.places[members]
+        return engine
 
     def close(self, failed: bool) -> None:
         if not failed:
@@ -161,6 +185,21 @@ class MpiEngine(Engine):
         self.MPI.COMM_WORLD.Abort(1)
 
 
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, ended but not yet reaped by mpiexec's proxy, has ended)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
 def mpi_share(make: Callable[[], bytes], timeout: timedelta) -> tuple[int, int, bytes]:
     """(rank, size, rank 0's ``make()``) over MPI's COMM_WORLD, for an engine launched by mpiexec; bounded by
     ``timeout`` like every wait."""
@@ -170,6 +209,9 @@ def mpi_share(make: Callable[[], bytes], timeout: timedelta) -> tuple[int, int, 
     payload = make() if rank == 0 else b""
     sizes = np.array([len(payload)], dtype=np.int64)
     _wait(comm.Ibcast(sizes, 0), timeout, rank)
+    if not 0 <= int(sizes[0]) <= MAX_REPLY:  # allocate nothing for a length rank 0 of ours never sends
+        raise DistStoreError(f"rank {rank}: rank 0 announced a communicator id of {int(sizes[0])} bytes over MPI "
+                             f"(at most {MAX_REPLY}): a broken or foreign rank 0")
     buf = np.frombuffer(payload, dtype=np.uint8).copy() if rank == 0 else np.empty(int(sizes[0]), dtype=np.uint8)
     _wait(comm.Ibcast(buf, 0), timeout, rank)
     return rank, size, buf.tobytes()

@@ -15,8 +15,9 @@ from datetime import timedelta
 from types import TracebackType
 from typing import Any
 
+from .checks import Gate, signature
 from .engine import Engine
-from .work import DistBackendError, Work
+from .work import DistBackendError, DistError, Done, Work
 
 __all__ = ["Backend", "ProcessGroup", "init_process_group", "destroy_process_group", "is_initialized",
            "is_available", "is_mpi_available", "is_nccl_available", "is_gloo_available", "is_torchelastic_launched",
@@ -51,6 +52,7 @@ class ProcessGroup:
         self.engine, self.backend_name = engine, backend
         self.ranks, self.global_rank, self.timeout = ranks, global_rank, timeout
         self.failure: str | None = None
+        self.gate = Gate(self)  # the cross-rank check of every collective's signature (checks.py)
 
     def rank(self) -> int:
         return self.engine.rank
@@ -204,6 +206,8 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     if engine.size > 1:
         _install_failure_handlers()
     Work(pg, "init_process_group", engine.joined).wait()  # past the timeout: DistBackendError, and the job ends
+    if engine.size > 1:
+        Work(pg, "init_process_group", engine.locate()).wait()  # MPI: the ranks' (host, pid), for lost_peers
     _WORLD = pg
 
 
@@ -215,7 +219,9 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         raise AssertionError("Process group cannot be None")
     if pg not in _GROUPS:
         raise ValueError("Invalid process group specified")
-    for g in list(_GROUPS) if pg is _WORLD else [pg]:
+    leaving = list(_GROUPS) if pg is _WORLD else [pg]
+    _leave(leaving)
+    for g in leaving:
         g.engine.close(failed=g.failure is not None)
         _GROUPS.remove(g)
     if pg is _WORLD:
@@ -279,6 +285,8 @@ def new_group(ranks: list[int] | None = None, timeout: timedelta | None = None, 
     if backend is not None and Backend(backend) != world.backend_name:
         raise ValueError(f"new_group: backend '{backend}' differs from the default group's "
                          f"'{world.backend_name}'; minitensor's groups share the default group's engine")
+    # checked as a collective: every rank must create the same group, after the same collectives
+    Work(world, "new_group", world.gate.submit(signature("NEW_GROUP", extra=f"Ranks={members}"), Done)).wait()
     engine = world.engine.split(members)
     if engine is None:
         return GroupMember.NON_GROUP_MEMBER
@@ -305,7 +313,30 @@ def _install_failure_handlers() -> None:
 
     sys.excepthook = excepthook
     # atexit runs last-registered first: this runs before mpi4py's MPI_Finalize, which would wait for the others
-    atexit.register(lambda: _abort_if_live() if any(g.failure for g in _GROUPS) else None)
+    atexit.register(_at_exit)
+
+
+def _leave(groups: list[ProcessGroup]) -> None:
+    """Every rank of each group must leave it after the same collectives (the leave is checked as one more
+    collective, checks.py): a rank still inside or still to call a collective gets the mismatch error at
+    once. Raises DistError (the mismatch) or DistBackendError (past the timeout, or a rank's process ended)."""
+    works = [Work(g, "destroy_process_group", g.gate.leave()) for g in groups if g.failure is None and g.gate.on]
+    for w in works:  # every leave is already issued (or queued): the waits may come in any order
+        w.wait()
+
+
+def _at_exit() -> None:
+    """The process ends with the groups still open: check that every rank ends with them (an error ends the
+    whole job, with a non-zero status), then let MPI finalize."""
+    if not any(g.failure for g in _GROUPS):
+        try:
+            _leave(list(_GROUPS))
+        except DistError as e:
+            print(f"minitensor.distributed: rank {_GROUPS[0].global_rank} is exiting, but not every rank of its "
+                  f"process groups is: {e}", file=sys.stderr, flush=True)
+            _abort_if_live()
+    if any(g.failure for g in _GROUPS):
+        _abort_if_live()
 
 
 def _abort_if_live() -> None:

@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 from .work import DistStoreError, poll
 
 MAGIC = b"MTID"
+MAX_REPLY = 1 << 16  # bytes: the id is 128, a refusal a sentence; a longer reply is not ours (or broken)
 
 
 @dataclass
@@ -72,7 +73,7 @@ def share(rv: Rendezvous, payload: bytes | None, timeout: timedelta) -> bytes:
 
 
 def _serve(rv: Rendezvous, payload: bytes | None, timeout: timedelta) -> bytes:
-    assert payload is not None
+    assert payload is not None and len(payload) <= MAX_REPLY
     deadline = time.monotonic() + timeout.total_seconds()
     served: set[int] = set()
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
@@ -124,6 +125,10 @@ def _fetch(rv: Rendezvous, timeout: timedelta) -> bytes:
         try:
             conn.sendall(struct.pack("!4sii", MAGIC, rv.rank, rv.world_size))
             status, size = struct.unpack("!bi", _read(conn, 5))
+            if not 0 <= size <= MAX_REPLY:  # read nothing of a length no rendezvous of ours sends
+                raise DistStoreError(f"rank {rv.rank}: the rendezvous at {rv.host}:{rv.port} announced a reply "
+                                     f"of {size} bytes (at most {MAX_REPLY}): not minitensor's rendezvous, or a "
+                                     "broken peer")
             body = _read(conn, size)
         except (OSError, ConnectionError) as e:
             raise DistStoreError(f"rank {rv.rank}: the rendezvous at {rv.host}:{rv.port} failed: {e}") from e

@@ -51,6 +51,11 @@ def poll(done: Callable[[], bool], deadline: float) -> bool:
 
 
 SPIN_SECONDS = 0.05
+# The groups' queues of checked collectives that hold operations (checks.Gate): every poll of any operation
+# advances them, so a collective whose data move waits for its check starts while this rank waits on
+# something else (a receive that needs the peer to finish that collective first).
+ACTIVE_GATES: set[Any] = set()
+LIVENESS_SECONDS = 0.5  # how often a long wait asks the engine whether a rank's process has ended
 
 
 class Pending:
@@ -87,12 +92,17 @@ class Work:
         self._group, self._op, self._pending = group, op, pending
         self._outputs, self._finish = list(outputs), finish
         self._started = time.monotonic()
+        self._next_look = self._started + LIVENESS_SECONDS
         self._done = False
 
     def _poll(self) -> bool:
         if not self._done:
             try:
+                for gate in tuple(ACTIVE_GATES):
+                    gate.advance()
                 finished = self._pending.test()
+            except DistError:  # the ranks disagreed on the collective (checks.py): none ran it, the group stays usable
+                raise
             except Exception as e:  # the engine's own error (a peer gone, a bad buffer): one error type
                 raise self._group.fail(f"{self._op} failed on rank {self._group.global_rank}: {e}") from e
             if finished:
@@ -100,6 +110,21 @@ class Work:
                 if self._finish is not None:
                     self._finish()
         return self._done
+
+    def _poll_or_lost(self) -> bool:
+        """``_poll``, and once every ``LIVENESS_SECONDS`` the engine's list of ranks known to have ended: the
+        operation can then never finish (raises DistBackendError, the group failed)."""
+        if self._poll():
+            return True
+        now = time.monotonic()
+        if now >= self._next_look:
+            self._next_look = now + LIVENESS_SECONDS
+            lost = self._group.engine.lost_peers()
+            if lost:
+                raise self._group.fail(f"{self._op} failed on rank {self._group.global_rank}: the process of rank "
+                                       f"{', '.join(map(str, lost))} of the group has ended (exited or killed "
+                                       "before reaching this collective)")
+        return False
 
     def is_completed(self) -> bool:
         return self._poll()
@@ -111,7 +136,7 @@ class Work:
         """Block until the operation has finished; ``timeout`` (default: the group's) counts from its launch.
         Past it, raise ``DistBackendError`` and mark the group failed (its later operations raise at once)."""
         limit = self._group.timeout if timeout is None else timeout
-        if not poll(self._poll, self._started + limit.total_seconds()):
+        if not poll(self._poll_or_lost, self._started + limit.total_seconds()):
             raise self._group.fail(f"{self._op} timed out on rank {self._group.global_rank} after {limit} "
                                    f"(the group's timeout): another rank is missing, hung or died")
         return True

@@ -22,7 +22,7 @@ from .solve import det, inverse, logdet, matrix_power, slogdet
 from .linalg import einsum
 from .products import (addbmm, addmm, addmv, baddbmm, block_diag, chain_matmul, cross, ger, inner, kron, outer,
                        tensordot, trace, vdot)
-from .reorder import meshgrid, repeat_interleave, roll, rot90
+from .reorder import as_strided, meshgrid, repeat_interleave, roll, rot90
 from .scatter import argwhere, masked_select, nonzero, scatter, scatter_add, scatter_reduce, take_along_dim
 from .triangular import diag, diag_embed, diagonal
 from .scatter import (index_add, index_copy, index_fill, masked_scatter, put, select_scatter, slice_scatter,
@@ -35,7 +35,11 @@ from .factorization import torch_qr as qr, torch_svd as svd
 from .solve import cholesky_inverse, cholesky_solve
 from .norms import torch_norm as norm  # torch.norm: reduce.norm's vector norms, and "nuc" through linalg
 from . import sparse  # noqa: F401  (sparse COO tensors: minitensor.sparse_coo_tensor, minitensor.sparse.mm)
-from .sparse import layout, sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: F401
+from .sparse import layout, sparse_coo, sparse_coo_tensor, strided  # noqa: F401
+from .sparse import (sparse_bsc, sparse_bsc_tensor, sparse_bsr, sparse_bsr_tensor,  # noqa: F401  (they raise)
+                     sparse_compressed_tensor, sparse_csc, sparse_csc_tensor, sparse_csr, sparse_csr_tensor)
+from .sparse_products import spmm  # noqa: F401
+from . import sparse_ops  # noqa: F401  (the sparse kernels of +, -, *, /, **, neg, permute)
 from .searching import (bincount, bucketize, count_nonzero, histc, isin, searchsorted, unique,  # noqa: F401
                         unique_consecutive)
 from .order_stats import kthvalue, median, mode, nanmedian, nanquantile, quantile
@@ -67,8 +71,8 @@ __all__ += ADDED_OPS
 
 __all__ += ["cholesky", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"]
 __all__ += ["einsum"]
-__all__ += ["argwhere", "diag", "diag_embed", "diagonal", "masked_select", "meshgrid", "nonzero", "repeat_interleave",
-            "roll", "rot90", "scatter", "scatter_add", "scatter_reduce", "take_along_dim"]
+__all__ += ["argwhere", "as_strided", "diag", "diag_embed", "diagonal", "masked_select", "meshgrid", "nonzero",
+            "repeat_interleave", "roll", "rot90", "scatter", "scatter_add", "scatter_reduce", "take_along_dim"]
 __all__ += ["addbmm", "addmm", "addmv", "baddbmm", "block_diag", "chain_matmul", "cross", "ger", "inner", "kron",
             "outer", "tensordot", "trace", "vdot"]
 __all__ += ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "column_stack",
@@ -77,6 +81,8 @@ __all__ += ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broad
             "slice_scatter", "swapdims", "take", "tensor_split", "tile", "vsplit", "vstack"]
 __all__ += ["cholesky_inverse", "cholesky_solve", "qr", "svd"]
 __all__ += ["layout", "sparse_coo", "sparse_coo_tensor", "spmm", "strided"]
+__all__ += ["sparse_bsc", "sparse_bsc_tensor", "sparse_bsr", "sparse_bsr_tensor", "sparse_compressed_tensor",
+            "sparse_csc", "sparse_csc_tensor", "sparse_csr", "sparse_csr_tensor"]
 from .distance import cosine_similarity, pairwise_distance, pdist  # noqa: E402  (also minitensor.<name>)
 __all__ += ["cosine_similarity", "pairwise_distance", "pdist"]
 __all__ += ["bincount", "bucketize", "count_nonzero", "histc", "isin", "searchsorted", "unique",
@@ -99,6 +105,9 @@ from .activation import celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu, sel
 from .norms import renorm  # noqa: E402
 __all__ += [*_aliases_all, *_pointwise_all, "igamma", "igammac", "mvlgamma", "celu", "celu_", "hardshrink", "prelu",
             "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_", "renorm"]
+from .conjugation import *  # noqa: F401,F403,E402
+from .conjugation import __all__ as _conjugation_all  # noqa: E402
+__all__ += _conjugation_all
 from .statistics import aminmax, corrcoef, cov, gradient, histogram  # noqa: E402
 __all__ += ["aminmax", "corrcoef", "cov", "gradient", "histogram"]
 from .arrange import (addr, combinations, diagflat, index_reduce, split_with_sizes, t, unravel_index,  # noqa: E402

@@ -209,7 +209,8 @@ def write_error(dst: Any, src_shape: Sequence[int], error: ValueError, whole: An
                                     f"size ({src_shape[-d]}) at non-singleton dimension {dst.ndim - d}. Target "
                                     f"sizes: {list(dst.shape)}. Tensor sizes: {list(src_shape)}")
         return error
-    if any(st == 0 and n > 1 for st, n in zip(whole.strides, whole.shape)):  # an expanded (broadcast) view
+    from ..autograd.views import overlaps
+    if overlaps(whole):  # an expanded (broadcast) view, unfold's overlapping windows
         return RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                             "single memory location. Please clone() the tensor before performing the operation.")
     return RuntimeError("the tensor's memory is read-only (it shares a read-only NumPy array, as from_numpy "

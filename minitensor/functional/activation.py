@@ -353,7 +353,10 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd above lambd, x + lambd below -lambd, 0 between (lambd >= 0); NaN stays NaN."""
     if lambd < 0:
         raise RuntimeError(f"softshrink: lambda must be in range [0, inf), but found {lambd}")
-    return where(input > lambd, input - lambd, where(input >= -lambd, 0.0, input + lambd))  # NaN stays NaN
+    # NaN stays NaN; between the bounds PyTorch's x * 0 (a negative x gives -0, no gradient), clamped here so
+    # that the infinities outside make no 0 * inf warning
+    zero = input.detach().clamp(-0.0, 0.0)
+    return where(input > lambd, input - lambd, where(input >= -lambd, zero, input + lambd))
 
 
 def tanhshrink(input: Tensor) -> Tensor:

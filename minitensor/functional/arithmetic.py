@@ -100,7 +100,11 @@ class Remainder(ArrayFunction):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         a, b = ctx.saved_tensors
-        return gy, (-gy * getattr(B, ctx.rounding)(a / b) if ctx.needs_input_grad[1] else None)
+        if not ctx.needs_input_grad[1]:
+            return gy, None
+        # PyTorch's div(a, b, rounding_mode): floor as a // b (NaN for an infinite a, as PyTorch's), trunc a / b
+        quotient = a // b if ctx.rounding == "floor" else B.trunc(a / b)
+        return gy, -gy * quotient
 
 
 class Fmod(Remainder):

@@ -3,6 +3,7 @@ weights, ``ignore_index``, label smoothing) and nll_loss, each one Function on t
 ``loss.py``'s reductions."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -177,6 +178,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         target = target if target.array.dtype == input.array.dtype else target.to(input.dtype)
         out = CrossEntropyProbs.apply(input, target, weight, label_smoothing=float(label_smoothing),
                                       reduction=reduction)
+        if reduction == "mean" and input.shape[1] == 0:  # PyTorch divides by numel / C = 0 / 0
+            out = out * math.nan
     else:
         _check_class_targets(name, input, target, ignore_index)
         out = CrossEntropy.apply(input, target, weight, ignore_index=int(ignore_index),

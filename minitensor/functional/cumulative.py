@@ -65,7 +65,8 @@ class CumProd(_ScanSavingXY):
         zeros_seen = B.cumsum((x == 0).astype(np.int64), axis)
         before = zeros_seen == 0
         first_zero = (x == 0) & (zeros_seen == 1)
-        grad = _reverse_cumsum(B, gy * y, axis) / B.where(before, x, 1) * before
+        grad = B.where(before, _reverse_cumsum(B, gy * y, axis) / B.where(before, x, 1), 0)  # not * before:
+        # after a zero, an inf earlier in the row makes the sums NaN, and PyTorch's gradient there is 0
         if first_zero.any():
             y_skip = B.cumprod(B.where(first_zero, 1, x), axis)
             grad = B.where(first_zero, _reverse_cumsum(B, gy * y_skip, axis), grad)
@@ -195,17 +196,26 @@ def _trapezoids(name: str, y: Tensor, x: Any, dx: Any, dim: int) -> tuple[Tensor
     return mid * (x.narrow(x_axis, 1, m - 1) - x.narrow(x_axis, 0, m - 1)), axis
 
 
+def _integral(name: str, y: Tensor, x: Tensor | None, dx: Any, dim: int) -> Tensor:
+    """sum of the trapezoids; with a spacing (no ``x``) as PyTorch sums it, (sum y - (y[0] + y[-1]) / 2) dx,
+    so an inf at an end makes inf - inf = NaN there as in PyTorch (not the areas' inf)."""
+    areas, axis = _trapezoids(name, y, x, dx, dim)
+    if x is not None or y.shape[axis] == 0:
+        return areas.sum(axis)
+    f = y if y.is_floating_point() else y.to(areas.dtype)
+    ends = f.select(axis, 0) + f.select(axis, -1)
+    return (f.sum(axis) - ends * 0.5) * (1 if dx is None else dx)
+
+
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     """The trapezoid rule's integral of ``y`` along ``dim``: sum_i (y[i] + y[i+1]) / 2 (x[i+1] - x[i]), with
     ``x`` the sample points or ``dx`` their spacing (1 by default); 0 over fewer than two points."""
-    areas, axis = _trapezoids("trapezoid", y, x, dx, dim)
-    return areas.sum(axis)
+    return _integral("trapezoid", y, x, dx, dim)
 
 
 def trapz(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     """``trapezoid``'s older name."""
-    areas, axis = _trapezoids("trapz", y, x, dx, dim)
-    return areas.sum(axis)
+    return _integral("trapz", y, x, dx, dim)
 
 
 def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = -1) -> Tensor:

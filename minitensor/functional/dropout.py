@@ -58,11 +58,15 @@ def _active(input: Tensor, p: float, training: bool) -> bool:
 
 def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, batched: bool = True) -> Tensor:
     """Whole channels zeroed: one kept-and-scaled factor per (n, c) (per c when not ``batched``), from dropout
-    of an (N, C, 1, ...) array of ones, multiplied in by broadcasting (the gradient is the same factor)."""
-    if input.ndim < 2:
-        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-    if not _active(input, p, training):
+    of an (N, C, 1, ...) array of ones, multiplied in by broadcasting (the gradient is the same factor).
+    As PyTorch's feature_dropout: an empty input or p = 0 comes back as is and p = 1 is ``input * 0`` (NaN
+    stays NaN) before any channel is needed; only then does a (batched) input need 2 dims."""
+    if not _active(input, p, training) or input.numel() == 0:
         return input
+    if p == 1:
+        return _inplace(input, lambda t: t * 0) if inplace else input * 0
+    if input.ndim + (0 if batched else 1) < 2:  # PyTorch adds the missing batch dim first
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     kept = 2 if batched else 1
     factor = _dropout(ones(*input.shape[:kept], *(1,) * (input.ndim - kept), dtype=input.dtype,
                            device=input.device), float(p))
@@ -71,9 +75,12 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, bat
 
 def _deprecated_dims(name: str, input: Tensor, dims: tuple[int, int]) -> None:
     if input.ndim not in dims:
+        spatial = dims[0] - 1
         warnings.warn(f"{name}: Received a {input.ndim}-D input to {name}, which is deprecated and will result "
                       "in an error in a future release. To retain the behavior and silence this warning, please "
-                      "use dropout instead.", stacklevel=3)
+                      f"use dropout instead. Note that {name} exists to provide channel-wise dropout on inputs with "
+                      f"{spatial} spatial dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                      f"{dims[0]}D or {dims[1]}D inputs).", stacklevel=3)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -92,12 +99,14 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     if input.ndim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
                       "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
-                      "To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d "
-                      "instead.", stacklevel=2)
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", stacklevel=2)
     return _feature_dropout(input, p, training, inplace)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Channel-wise dropout of (N, C, D, H, W) or (C, D, H, W)."""
+    """Channel-wise dropout of (N, C, D, H, W) or (C, D, H, W); any other input is unbatched (PyTorch's
+    rule: channels along its first dim), with PyTorch's warning."""
     _deprecated_dims("dropout3d", input, (4, 5))
-    return _feature_dropout(input, p, training, inplace, batched=input.ndim != 4)
+    return _feature_dropout(input, p, training, inplace, batched=input.ndim == 5)

@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..autograd import function as _function
+from ..autograd import views as _views
 from ..autograd.function import ArrayFunction, IndexedGrad, ViewFunction
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, _bump_version
@@ -291,6 +292,8 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         raise RuntimeError(f"setitem: value is on {value._device} but the tensor is on {x._device}; move it "
                            "with .to()")
     track = state.grad_enabled and (x._requires_grad or value._requires_grad)
+    check_writable(x)  # first: PyTorch's leaf errors come before its view-rebase ones
+    _views.check_rebase(x, track)
     try:
         if not track:
             _put(x.array, pre, adv, value.array)
@@ -298,7 +301,6 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             if _function.tracer is not None:  # an ONNX export is tracing: x's values changed outside a Function
                 _function.tracer.put(x, value)
             return
-        check_writable(x)
         if value.ndim and value.shape[0] == 1:  # PyTorch drops them; the gradient then sums to the right shape
             lead = next((i for i, s in enumerate(value.shape) if s != 1), value.ndim)
             value = value.reshape(value.shape[lead:])
@@ -309,7 +311,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         _bump_version(x)
     except ValueError as e:
         raise write_error(_target(x.array, pre, adv), value.shape, e, x.array) from None
-    x.grad_fn, x._requires_grad = out.grad_fn, True
+    _views.set_history(x, out)
 
 
 class Where(ArrayFunction):

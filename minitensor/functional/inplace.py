@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..autograd import function as _function
+from ..autograd import views as _views
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, _bump_version
 from ..creation import as_tensor
@@ -45,6 +46,7 @@ def _check_castable(t: Tensor, result: Any, name: str) -> None:
 def inplace(t: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: Any) -> Tensor:
     """Run ``op(t, *args)`` and make ``t`` hold the result."""
     check_writable(t)
+    first = next(_function._sequence)  # nodes numbered after it are the op's own
     out = op(t, *args, **kwargs)
     _check_castable(t, out.array, getattr(op, "__name__", "in-place op") + "_")
     if out.shape != t.shape:
@@ -53,12 +55,23 @@ def inplace(t: Tensor, op: Callable[..., Tensor], *args: Any, **kwargs: Any) -> 
     maker = t.grad_fn
     if maker is not None and maker.copies_output_on_write:  # saved y where PyTorch saves x
         detach_saved_from(maker, t)
-    if out.grad_fn is not None:  # this op may have saved t's array (y.mul_(y)): keep the old values
-        detach_saved_from(out.grad_fn, t)
+    for node in _own_nodes(out.grad_fn, first):  # the op may have saved t's array (y.mul_(y)): keep the old
+        detach_saved_from(node, t)               # values (an op made of several nodes: in any of them)
+    _views.check_rebase(t, out.grad_fn is not None)
     _write(t, out.array)
     if out.grad_fn is not None:
-        t.grad_fn, t._requires_grad = out.grad_fn, True
+        _views.set_history(t, out)
     return t
+
+
+def _own_nodes(node: Any, first: int) -> list[Any]:
+    """The nodes of node's graph recorded after the sequence number ``first`` (an op's own nodes)."""
+    found, stack = [], [node] if node is not None and node._seq > first else []
+    while stack:
+        n = stack.pop()
+        found.append(n)
+        stack += [e for _, e, is_node, _, _ in n._next if is_node and e._seq > first and e not in found]
+    return found
 
 
 def detach_saved_from(node: Any, t: Tensor) -> None:

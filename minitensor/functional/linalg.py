@@ -11,7 +11,7 @@ from .shape import stack
 from .dtype_match import check_addmm, check_matmul, check_same
 from ..backends.base import Backend
 from ..backends.generic.sparse import SparseCOO
-from .sparse import sparse_mm
+from .sparse_products import sparse_matmul
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "linear", "einsum", "vecdot", "cross", "multi_dot"]
 
@@ -80,10 +80,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
 
 def _product(input: Tensor, other: Tensor, op: type[MatMul]) -> Tensor:
     """matmul as the node ``op`` (its name is what autocast's policy reads)."""
-    if type(getattr(input, "array", None)) is SparseCOO:  # PyTorch's mm / @ of a sparse COO matrix and a dense one
-        if isinstance(other, Tensor) and other.ndim == 1:  # and a vector
-            return sparse_mm(input, other.unsqueeze(1)).squeeze(1)
-        return sparse_mm(input, other)
+    if type(getattr(input, "array", None)) is SparseCOO or type(getattr(other, "array", None)) is SparseCOO:
+        return sparse_matmul(input, other)  # PyTorch's mm / @ with a sparse COO matrix
     a, b = cast_early(op, input, other)
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         check_matmul(a, b)
@@ -158,6 +156,8 @@ def _rows(a: Any) -> Any:
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = input @ weight.T + bias; input (*, in_features), weight (out_features, in_features)."""
     input, weight, bias = cast_early(Linear, input, weight, bias)
+    if weight.ndim == 1 and bias is None:  # PyTorch's linear is then input @ weight: a dot along the last dim
+        return matmul(input, weight)
     if weight.ndim != 2:
         raise RuntimeError(f"linear: weight must be 2D (out_features, in_features), got {tuple(weight.shape)}")
     if input.ndim == 0 or input.shape[-1] != weight.shape[1]:

@@ -98,7 +98,8 @@ class Clamp(ArrayFunction):
 
 
 class _MaxMin(ArrayFunction):
-    """Elementwise max/min; at ties each side gets half the gradient (PyTorch)."""
+    """Elementwise max/min; at ties each side gets half the gradient, and a side gets all of it unless it
+    loses (PyTorch's formula: with a NaN neither loses, so both get it)."""
     pick: str
 
     @staticmethod
@@ -109,10 +110,9 @@ class _MaxMin(ArrayFunction):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         a, b = ctx.saved_tensors
-        a_wins = (a > b) if ctx.pick == "maximum" else (a < b)
-        share = a_wins.astype(gy.dtype)  # in gy's dtype: bool + 0.5 * bool would be float64
-        share += 0.5 * (a == b)
-        return gy * share, gy * (1 - share)
+        a_loses, b_loses = ((a < b), (a > b)) if ctx.pick == "maximum" else ((a > b), (a < b))
+        tie = (a == b).astype(gy.dtype) * 0.5  # in gy's dtype: bool * 0.5 would be float64
+        return gy * B.where(a_loses, 0, 1 - tie), gy * B.where(b_loses, 0, 1 - tie)
 
 
 class Maximum(_MaxMin):

@@ -83,7 +83,25 @@ def _moments(name: str, spread: Any, input: Tensor, dim: Any, correction: float,
     _tensor_input(name, input)
     if input.array.dtype.kind not in "fV":
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
-    return spread(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased), mean(input, dim, keepdim)
+    return (spread(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
+            _welford_mean(input, dim, keepdim))
+
+
+def _welford_mean(input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    """The mean as PyTorch's var_mean gets it, by Welford's update m += (x - m) / k: once m is +-inf the
+    next element makes inf - inf, so an inf before a slice's last element (in the reduction's order) gives
+    NaN; an inf only there gives inf, as the plain mean."""
+    from .arithmetic import isinf
+    from .indexing import where
+    m = mean(input, dim, keepdim)
+    if input.ndim == 0 or input.numel() == 0 or not bool(isinf(input.detach()).any()):
+        return m
+    dims = range(input.ndim) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    axes = sorted({d % input.ndim for d in dims})
+    kept = [d for d in range(input.ndim) if d not in axes]
+    x = input.detach().permute(*kept, *axes).reshape(*[input.shape[d] for d in kept], -1)
+    early = isinf(x.narrow(-1, 0, x.shape[-1] - 1)).any(-1)
+    return where(early.reshape(m.shape), float("nan"), m)
 
 
 @numpy_aliases

@@ -65,7 +65,7 @@ def _pick(name: str, input: Any, dim: int, keepdim: bool, position: Position, k:
         raise NotImplementedError(f'"{name}_cpu" not implemented for \'Bool\'')
     axis = norm_dim(dim, input.ndim)
     x = input.reshape(1) if input.ndim == 0 else input
-    _check_reducible(name, x, (axis,))
+    _check_reducible("median" if name == "nanmedian" else name, x, (axis,))  # PyTorch's nanmedian says median
     if k is not None and not 1 <= k <= x.shape[axis]:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
 
@@ -103,7 +103,8 @@ def _whole(name: str, input: Any, position: Position) -> Tensor:
     if input.numel() == 0 and input.dtype.name != "bool":
         from ..creation import full
         empty = math.nan if input.is_floating_point() else int(np.iinfo(input.array.dtype).min)
-        return full((), empty, dtype=input.dtype, device=input.device)
+        value = full((), empty, dtype=input.dtype, device=input.device)  # in the graph, as PyTorch's: its
+        return ShareAmongTies.apply(input, value) if input.is_floating_point() else value  # gradient is empty
     value = _pick(name, input.detach().reshape(-1), 0, False, position).values
     return ShareAmongTies.apply(input, value) if input.is_floating_point() else value
 

@@ -98,14 +98,32 @@ def frexp(input: Tensor) -> Any:
     return frexp_result(*Frexp.apply(input))
 
 
+class NextAfter(ArrayFunction):
+    """The step to the neighbouring float, with PyTorch's gradient: the input's passes through where
+    input != other (where they are equal the result is other itself), the direction's is 0."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
+        ctx.moved = a != b
+        return B.nextafter(a, b)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        return B.where(ctx.moved, gy, 0), B.full(gy.shape, 0, gy.dtype)
+
+
 def nextafter(input: Tensor, other: Tensor) -> Tensor:
-    """The next representable float after ``input`` towards ``other`` (float tensors; no gradient)."""
+    """The next representable float after ``input`` towards ``other`` (float tensors); PyTorch's gradient:
+    ``grad`` for input where input != other, 0 for other."""
     if not isinstance(other, Tensor):
         raise TypeError(f"nextafter(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     a, b = promote(input, other)
     if a.array.dtype.kind != "f":  # bfloat16 (kind V) too: NumPy has no nextafter loop for it
         raise NotImplementedError(f'"nextafter_cpu" not implemented for \'{torch_dtype_name(a.dtype)}\'')
-    return _elementwise("nextafter", lambda B, x, y: B.nextafter(x, y), a, b)
+    if a.shape != b.shape:  # the ArrayFunction's gradients must have the inputs' shapes
+        from .stacking import broadcast_tensors
+        a, b = broadcast_tensors(a, b)
+    return NextAfter.apply(a, b)
 
 
 def isposinf(input: Tensor) -> Tensor:

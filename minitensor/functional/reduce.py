@@ -15,6 +15,8 @@ from ._util import nondiff, norm_dim, norm_dims, to_float, torch_dtype_name
 from .arithmetic import isnan
 from ..tensor_shape import numpy_aliases
 from ..backends.base import Backend
+from ..backends.generic.sparse import SparseCOO
+from .sparse import sparse_sum
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
            "logsumexp", "all", "any", "norm"]
@@ -80,17 +82,30 @@ class NanSum(ArrayFunction):
 
 
 class Prod(ArrayFunction):
-    """prod(x); dx_i = prod_{j != i} x_j, from exclusive prefix and suffix products (exact with zeros)."""
+    """prod(x); dx_i = prod_{j != i} x_j. As PyTorch's prod_backward: without a zero it is y / x_i (so an
+    inf makes NaN), with zeros the exclusive prefix and suffix products (exact), and for the whole tensor
+    with two zeros or more simply 0."""
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, axis: Any, keepdims: bool) -> Any:
         ctx.axis, ctx.keepdims = axis, keepdims
-        ctx.save_for_backward(x)
-        return B.prod(x, None if axis is None else (axis,), keepdims)
+        y = B.prod(x, None if axis is None else (axis,), keepdims)
+        ctx.save_for_backward(x, y)
+        return y
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, = ctx.saved_tensors
+        x, y = ctx.saved_tensors
+        if x.size and x.ndim and not getattr(B, "recording", False):  # (a recorded double backward keeps the
+            # exclusive products: no branch on the data there)
+            axes = None if ctx.axis is None else (ctx.axis,)
+            zeros = int((x == 0).sum())
+            if zeros == 0:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    return _keep(B, gy, axes, ctx.keepdims, x.ndim) * (_keep(B, y, axes, ctx.keepdims, x.ndim) / x), \
+                        None, None
+            if ctx.axis is None and zeros > 1:
+                return B.zeros(x.shape, gy.dtype), None, None
         if x.size == 0:  # nothing to differentiate (the products below would pad an empty dim to one)
             return B.zeros(x.shape, gy.dtype), None, None
         flat = x.reshape(-1) if ctx.axis is None else B.moveaxis(x, ctx.axis, -1)
@@ -236,6 +251,8 @@ def _float_reduction(name: str, input: Tensor, dtype: Any) -> Tensor:
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum over ``dim``; integer and bool inputs sum to int64 (as PyTorch)."""
     _tensor_input("sum", input)
+    if type(input.array) is SparseCOO:  # a sparse COO tensor: torch.sparse.sum's kernel
+        return sparse_sum(input, dim, dtype, keepdim)
     if dtype is not None:
         input = input.to(_dt.as_dtype(dtype))
     elif input.array.dtype.kind in "biu":

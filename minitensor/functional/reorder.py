@@ -1,12 +1,13 @@
-"""Rearranging elements: ``roll``, ``rot90``, ``repeat_interleave``, ``meshgrid``, ``cartesian_prod`` and
-``Tensor.unfold`` (sliding windows as a strided view). Their gradients put each element's gradient back where
-it came from."""
+"""Rearranging elements: ``roll``, ``rot90``, ``repeat_interleave``, ``meshgrid``, ``cartesian_prod``,
+``Tensor.unfold`` (sliding windows as a strided view) and ``as_strided``. Their gradients put each element's
+gradient back where it came from."""
 from __future__ import annotations
 
 import warnings
 from typing import Any, Sequence
 
 from ..autograd.function import ArrayFunction, ViewFunction
+from ..autograd.views import AsStrided
 from ..backends.base import Backend
 from ..creation import arange
 from ..tensor import Tensor
@@ -14,7 +15,7 @@ from ._util import nondiff, norm_dim
 from .along_axis import index_select
 from .shape import expand, flip, reshape, stack, transpose
 
-__all__ = ["roll", "rot90", "repeat_interleave", "meshgrid", "cartesian_prod"]
+__all__ = ["roll", "rot90", "repeat_interleave", "meshgrid", "cartesian_prod", "as_strided"]
 
 
 class Roll(ArrayFunction):
@@ -159,3 +160,20 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
         raise RuntimeError(f"step is {step} but must be > 0")
     y = Unfold.apply(input, d, size, step)
     return reshape(y, (y.shape[-1],)) if input.ndim == 0 else y
+
+
+def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
+    """A view of ``input``'s storage: y[i] = storage[storage_offset + sum_k i_k * stride[k]] (strides and the
+    offset in elements; the offset defaults to input's own). Differentiable: the gradient adds y's gradient
+    at each storage place it read, then reads input's places (places y repeats add up), as PyTorch's."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} strides for {len(size)} sizes")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(size)}")
+    offset = input.storage_offset() if storage_offset is None else int(storage_offset)
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    return AsStrided.apply(input, size, stride, offset)

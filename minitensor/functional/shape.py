@@ -8,8 +8,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..autograd.function import ArrayFunction, ViewFunction
+from ..autograd.views import mark_multi_output
 from ..tensor import Tensor
 from ..creation import as_tensor
+from .cast import contiguous
 from ._util import gradient_unchanged, norm_dim, promote, tensor_sequence
 from .along_axis import IndexSelect
 from ..backends.base import Backend
@@ -118,9 +120,7 @@ def _infer_shape(shape: Sequence[int], numel: int, src: tuple[int, ...]) -> tupl
 def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
     """Same elements, new shape (one -1 inferred); a view when the layout allows, else a copy."""
     shape = _infer_shape(shape, input.numel(), tuple(input.shape))
-    if shape == input.shape:
-        return input
-    return Reshape.apply(input, shape)
+    return Reshape.apply(input, shape)  # a new tensor even for the same shape: a view, as PyTorch's
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -129,6 +129,8 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     s, e = norm_dim(start_dim, input.ndim), norm_dim(end_dim, input.ndim)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input  # PyTorch's flatten returns self here (its other no-op views are new tensors)
     shape = input.shape
     return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
@@ -159,8 +161,6 @@ def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
     if sorted(axes) != list(range(input.ndim)):
         raise RuntimeError(f"permute: dims {tuple(dims)} are not a permutation of the {input.ndim} dims of a "
                            f"tensor of shape {tuple(input.shape)}")
-    if axes == tuple(range(input.ndim)):
-        return input
     return Permute.apply(input, axes)
 
 
@@ -168,7 +168,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     axes = list(range(input.ndim))
     if input.ndim < 2:
         norm_dim(dim0, input.ndim), norm_dim(dim1, input.ndim)
-        return input
+        return Permute.apply(input, tuple(axes))
     a, b = norm_dim(dim0, input.ndim), norm_dim(dim1, input.ndim)
     axes[a], axes[b] = axes[b], axes[a]
     return permute(input, axes)
@@ -212,8 +212,8 @@ def expand(input: Tensor, sizes: Sequence[int]) -> Tensor:
                                f"non-singleton dimension {i}. Target sizes: {list(sizes)}. "
                                f"Tensor sizes: {list(input.shape)}")
         shape.append(s)
-    if tuple(shape) == input.shape:
-        return input
+    if tuple(shape) == input.shape:  # a writable view, as PyTorch's (a broadcast one is read-only)
+        return Reshape.apply(input, input.shape)
     return Expand.apply(input, tuple(shape))
 
 
@@ -306,7 +306,9 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
                                f"size at dimension {d}), but got split_sizes={sizes}")
     starts = np.cumsum([0] + sizes[:-1])
-    return tuple(narrow(tensor, d, int(s), int(k)) for s, k in zip(starts, sizes))
+    out = tuple(narrow(tensor, d, int(s), int(k)) for s, k in zip(starts, sizes))
+    mark_multi_output(out, "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes")
+    return out
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -324,21 +326,24 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     if input.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = norm_dim(dim, input.ndim)
-    return tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
+    out = tuple(input[(slice(None),) * d + (i,)] for i in range(input.shape[d]))
+    mark_multi_output(out, "Unbind")
+    return out
 
 
 def flip(input: Tensor, dims: Any) -> Tensor:
+    """``input`` reversed along ``dims``: a copy, as PyTorch's (a write into it must not reach ``input``)."""
     dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     axes = [norm_dim(d, input.ndim) for d in dims]
     for a in axes:
         if axes.count(a) > 1:
             raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
     if input.ndim == 0:  # a 0-d tensor takes dim 0 (or -1) and flips to itself
-        return input[()]
+        return input.clone()
     index = [slice(None)] * input.ndim
     for a in axes:
         index[a] = slice(None, None, -1)
-    return input[tuple(index)]
+    return contiguous(input[tuple(index)])
 
 
 def _pad_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:
@@ -384,8 +389,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         input = input[crop]
         widths = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
     if mode == "constant":
-        if not any(lo or hi for lo, hi in widths):
-            return input
+        if not any(lo or hi for lo, hi in widths):  # a new tensor, as PyTorch's, even when nothing is padded
+            return input.clone()
         return ConstantPad.apply(input, tuple(widths), 0 if value is None else value)
     if value is not None and value != 0:
         raise RuntimeError(f"pad: padding mode '{mode}' doesn't take in value argument")
@@ -394,4 +399,4 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         if lo or hi:
             index = as_tensor(_pad_index(input.shape[axis], lo, hi, mode), device=input.device)
             out = IndexSelect.apply(out, index, axis)
-    return out
+    return out.clone() if out is input else out

@@ -88,6 +88,25 @@ class Solve(ArrayFunction):
         return (-B.matmul(gb, mT(B, x)) if ctx.needs_input_grad[0] else None), gb
 
 
+class SolveTriangular(ArrayFunction):
+    """``Solve`` of a triangular a (the other triangle already zeroed) without a singularity check: a zero
+    on the diagonal gives inf / NaN, forward and backward (gB = a^-T g, a^T triangular the other way)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, a: Any, b: Any, *, upper: bool) -> Any:
+        x = B.solve_triangular(a, b, upper)
+        ctx.upper = upper
+        ctx.save_for_backward(a, x if ctx.needs_input_grad[0] else None)
+        return x
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gx: Any) -> Any:
+        a, x = ctx.saved_tensors
+        gb = B.solve_triangular(mT(B, a), gx, not ctx.upper)
+        with np.errstate(all="ignore"):  # inf * 0 of a singular a: NaN, as PyTorch
+            return (-B.matmul(gb, mT(B, x)) if ctx.needs_input_grad[0] else None), gb
+
+
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """X with A X = B (``left``) or X A = B; A (*, n, n), B (*, n, k) or, as PyTorch, a batch of vectors
     (*, n) when B is 1-D or B.shape == A.shape[:-1] (``left=True`` only). The batch dims broadcast."""
@@ -106,16 +125,19 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     return X.squeeze(-1) if vector else X
 
 
-def _solve_matrices(name: str, A: Tensor, B: Tensor, left: bool, tri: Tensor | None = None) -> Tensor:
+def _solve_matrices(name: str, A: Tensor, B: Tensor, left: bool, tri: Tensor | None = None,
+                    upper: bool = False) -> Tensor:
     """X with A X = B or X A = B for B (*, n, k) always a matrix (A's batch dims and B's broadcast): the one
-    shape rule of ``solve`` and ``solve_triangular``; ``tri`` is the matrix solved with, when not A itself."""
+    shape rule of ``solve`` and ``solve_triangular``; ``tri`` is the triangle solved with (``upper`` or
+    lower), when not A itself."""
     _check_shapes(name, A, B, left)
     M = A if tri is None else tri
     if not left:
         M, B = M.transpose(-2, -1), B.transpose(-2, -1)
     n = M.shape[-1]
     batch = _broadcast_batch(B.shape[:-2], M.shape[:-2])
-    X = Solve.apply(M.expand(batch + (n, n)), B.expand(batch + tuple(B.shape[-2:])))
+    M, B = M.expand(batch + (n, n)), B.expand(batch + tuple(B.shape[-2:]))
+    X = Solve.apply(M, B) if tri is None else SolveTriangular.apply(M, B, upper=upper != (not left))
     return X.transpose(-2, -1) if not left else X
 
 
@@ -230,7 +252,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     tri = triu(A, 1 if unitriangular else 0) if upper else tril(A, -1 if unitriangular else 0)
     if unitriangular:
         tri = tri + eye(A.shape[-1], dtype=A.dtype, device=A.device)
-    return _solve_matrices("solve_triangular", A, B, left, tri)
+    return _solve_matrices("solve_triangular", A, B, left, tri, upper)
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
@@ -248,11 +270,52 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     if L.shape[-1] != B.shape[-2]:
         raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {L.shape[-2]} by "
                            f"{L.shape[-1]} but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
-    low = L.transpose(-2, -1) if upper else L
-    return solve_triangular(low.transpose(-2, -1), solve_triangular(low, B, upper=False), upper=True)
+    batch = _broadcast_batch(B.shape[:-2], L.shape[:-2])
+    return CholeskySolve.apply(B.expand(batch + tuple(B.shape[-2:])), L.expand(batch + tuple(L.shape[-2:])),
+                               upper=bool(upper))
+
+
+def _factor_solve(B: Backend, low: Any, b: Any) -> Any:
+    """x with (low low^T) x = b: two triangular solves (substitution's inf/NaN at a zero diagonal)."""
+    return B.solve_triangular(mT(B, low), B.solve_triangular(low, b, False), True)
+
+
+class CholeskySolve(ArrayFunction):
+    """X = (L L^T)^-1 B reading L's lower triangle (U^T U with ``upper``: its upper one). The gradient is
+    PyTorch's, of the whole L as given: gB = (L L^T)^-1 gX, gL = -(gB X^T + X gB^T) L (-U (...) for upper)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, b: Any, factor: Any, *, upper: bool) -> Any:
+        low = B.tril(mT(B, factor) if upper else factor, 0)
+        x = _factor_solve(B, low, b)
+        ctx.upper = upper
+        ctx.save_for_backward(factor, low, x)
+        return x
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gx: Any) -> Any:
+        factor, low, x = ctx.saved_tensors
+        with np.errstate(all="ignore"):  # a singular L: its infinities, as PyTorch's
+            gb = _factor_solve(B, low, gx)
+            common = B.matmul(gb, mT(B, x))
+            common = common + mT(B, common)
+            return gb, -(B.matmul(factor, common) if ctx.upper else B.matmul(common, factor))
+
+
+def _check_diagonal(name: str, L: Tensor) -> None:
+    """PyTorch's potri check: a zero on a factor's diagonal is its LinAlgError, naming the first (1-based)
+    and, for a batch, the batch element (flat); unlike trsm, which divides by it."""
+    from ..backends.generic.solve import LinAlgError
+    zero = (L.detach().diagonal(dim1=-2, dim2=-1) == 0).numpy()
+    if zero.any():
+        batch, where_ = divmod(int(np.argmax(zero.reshape(-1))), L.shape[-1])
+        prefix = f"(Batch element {batch}): " if L.ndim > 2 else ""
+        raise LinAlgError(f"{name}: {prefix}The diagonal element {where_ + 1} is zero, the inversion could not be "
+                          "completed because the input matrix is singular.")
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """(L L^T)^-1 (or (U^T U)^-1) from a Cholesky factor."""
     check_matrices("cholesky_inverse", L)
+    _check_diagonal("cholesky_inverse", L)
     return cholesky_solve(eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(tuple(L.shape)), L, upper)

@@ -12,9 +12,10 @@ from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..backends.generic.sparse import SparseCOO
 from ..tensor import Tensor, _wrap
-from ._util import torch_dtype_name
 
-__all__ = ["sparse_coo_tensor", "spmm", "strided", "sparse_coo", "layout"]
+__all__ = ["sparse_coo_tensor", "strided", "sparse_coo", "layout", "sparse_csr", "sparse_csc", "sparse_bsr",
+           "sparse_bsc", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_bsr_tensor", "sparse_bsc_tensor",
+           "sparse_compressed_tensor"]
 
 
 class layout:
@@ -34,6 +35,25 @@ class layout:
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+# PyTorch's compressed layouts: named, so that code reading them runs, but no tensor has them.
+sparse_csr, sparse_csc, sparse_bsr, sparse_bsc = (layout(f"sparse_{n}") for n in ("csr", "csc", "bsr", "bsc"))
+
+
+def unsupported(name: str, what: str) -> NotImplementedError:
+    """The error for a part of ``torch.sparse`` minitensor does not have (docs/differences.md)."""
+    return NotImplementedError(f"{name}: minitensor does not support {what}; its sparse tensors are COO "
+                               "(sparse_coo_tensor, to_sparse; docs/sparse.md)")
+
+
+def _compressed_tensor(name: str) -> Any:
+    def make(*args: Any, **kwargs: Any) -> Tensor:
+        raise unsupported(name, "the compressed sparse layouts (CSR, CSC, BSR, BSC)")
+    make.__name__ = make.__qualname__ = name
+    return make
+
+
+sparse_csr_tensor, sparse_csc_tensor, sparse_bsr_tensor, sparse_bsc_tensor, sparse_compressed_tensor = (
+    _compressed_tensor(f"sparse_{n}_tensor") for n in ("csr", "csc", "bsr", "bsc", "compressed"))
 
 
 def is_sparse(t: Tensor) -> bool:
@@ -118,44 +138,30 @@ class ToSparse(ArrayFunction):
         return (B.sparse_to_dense(g) if type(g) is SparseCOO else g), None
 
 
-class SparseMM(ArrayFunction):
-    """y = s @ d: dy/dd = s.T @ gy; for s's values, gy[i] . d[j] at each entry (i, j)."""
-    accepts_sparse = True
-
-    @staticmethod
-    def forward(ctx: Any, B: Backend, s: SparseCOO, d: Any) -> Any:
-        ctx.save_for_backward(s, d)
-        return B.sparse_mm(s, d)
-
-    @staticmethod
-    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        s, d = ctx.saved_tensors
-        gs = None
-        if ctx.needs_input_grad[0]:  # on s's cells: a repeated entry listed twice would count twice
-            s = B.sparse_coalesce(s)
-            gs = s.with_values(B.sparse_mm_values_grad(s.indices, gy, d))
-        return gs, (B.sparse_mm(s, gy, transpose=True) if ctx.needs_input_grad[1] else None)
-
-
 class SparseSum(_SparseFunction):
-    """The sum over ``dims``: dense 0-d over every dim, else sparse; each entry's gradient is the output
-    gradient where that entry went."""
+    """The sum over ``dims`` (``B.sparse_sum``): dense when every sparse dim goes, else sparse; each entry's
+    gradient is the output gradient where that entry went, spread over the dense dims summed."""
 
     @staticmethod
-    def forward(ctx: Any, B: Backend, s: SparseCOO, dims: tuple[int, ...]) -> Any:
+    def forward(ctx: Any, B: Backend, s: SparseCOO, dims: tuple[int, ...], keepdim: bool = False) -> Any:
         s = B.sparse_coalesce(s)
         _SparseFunction.keep_entries(ctx, s)
-        ctx.keep = [d for d in range(len(s.shape)) if d not in dims]
-        return B.sparse_sum(s, dims)
+        ctx.dims, ctx.keepdim, ctx.values_shape = dims, keepdim, s.values.shape
+        return B.sparse_sum(s, dims, keepdim)
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
         indices, = ctx.saved_tensors
-        if not ctx.keep:
-            values = B.broadcast_to(g, indices.shape[1:])
+        sd, dims, keepdim = indices.shape[0], ctx.dims, ctx.keepdim
+        if all(d in dims for d in range(sd)):  # a dense output: one gradient for every entry
+            values = g.reshape((1,) + g.shape[sd:] if keepdim else (1,) + g.shape)
         else:
-            values = B.sparse_values_at(g, indices[ctx.keep], tuple(ctx.shape[d] for d in ctx.keep))
-        return SparseCOO(indices, values, ctx.shape, True), None
+            rows, sparse_shape = B.sparse_sum_rows(indices, ctx.shape, dims, keepdim)
+            values = B.sparse_values_at(g, rows, sparse_shape + tuple(g.shape[len(sparse_shape):]))
+        if not keepdim:  # the dense dims summed come back as 1s, to broadcast
+            dense = [1 if d in dims else ctx.shape[d] for d in range(sd, len(ctx.shape))]
+            values = values.reshape((values.shape[0], *dense))
+        return SparseCOO(indices, B.broadcast_to(values, ctx.values_shape), ctx.shape, True), None, None
 
 
 # ------------------------------------------------------------------------------------------- functions
@@ -238,35 +244,17 @@ def values(input: Tensor, raw: bool = False) -> Tensor:
     return Values.apply(input)
 
 
-def sparse_mm(mat1: Tensor, mat2: Tensor) -> Tensor:
-    """``mat1 @ mat2`` for a sparse 2-D ``mat1`` (scalar values) and a dense 2-D ``mat2``: a dense result,
-    differentiable for both (mat1's gradient is sparse, on its entries)."""
-    if not is_sparse(mat1):
-        raise NotImplementedError("sparse.mm: mat1 must be a sparse COO tensor (layout=minitensor.sparse_coo); "
-                                  "use minitensor.mm for two dense tensors")
-    if is_sparse(mat2):
-        raise NotImplementedError("sparse.mm: a sparse mat2 is not supported; pass mat2.to_dense()")
-    s = mat1.array
-    if mat1.ndim != 2 or s.sparse_dim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"sparse.mm: expected 2-D mat1 (2 sparse dims) and 2-D mat2, got {mat1.ndim}-D "
-                           f"({s.sparse_dim} sparse dims) and {mat2.ndim}-D")
-    if mat1.shape[1] != mat2.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
-                           f"{mat2.shape[0]}x{mat2.shape[1]})")
-    if mat1.dtype != mat2.dtype:
-        raise RuntimeError(f"expected scalar type {torch_dtype_name(mat1.dtype)} but found "
-                           f"{torch_dtype_name(mat2.dtype)}")
-    return SparseMM.apply(mat1, mat2)
-
-
-spmm = sparse_mm
-
-
-def sparse_sum(input: Tensor, dim: int | Sequence[int] | None = None, dtype: Any = None) -> Tensor:
-    """The sum over ``dim`` (all dims: a dense 0-d tensor; some: a sparse tensor of the rest)."""
-    s = _require_sparse(input, "sparse.sum")
-    if s.values.ndim != 1:
-        raise NotImplementedError("sparse.sum: hybrid sparse tensors (values with dense dims) are not supported")
+def sparse_sum(input: Tensor, dim: int | Sequence[int] | None = None, dtype: Any = None,
+               keepdim: bool = False) -> Tensor:
+    """The sum over ``dim`` (every dim, or every sparse one: a dense tensor; else a sparse tensor of the rest).
+    Integer and bool values sum to int64, as PyTorch's."""
+    _require_sparse(input, "sparse.sum")
+    if dtype is not None:
+        input = input.to(dtype)
+    elif input.array.dtype.kind in "biu":
+        input = input.long()
+    if dim is None and not keepdim:
+        return SparseSum.apply(input, tuple(range(input.ndim)))
     dims = range(input.ndim) if dim is None else [dim] if isinstance(dim, builtins.int) else dim
     wrapped = set()
     for d in dims:
@@ -274,8 +262,7 @@ def sparse_sum(input: Tensor, dim: int | Sequence[int] | None = None, dtype: Any
             raise IndexError(f"Dimension out of range (expected to be in range of [{-input.ndim}, "
                              f"{input.ndim - 1}], but got {d})")
         wrapped.add(d % input.ndim)
-    out = SparseSum.apply(input, tuple(sorted(wrapped)))
-    return out if dtype is None else out.to(dtype)
+    return SparseSum.apply(input, tuple(sorted(wrapped)), keepdim)
 
 
 def nnz(input: Tensor) -> int:

@@ -158,6 +158,8 @@ class Logit(ArrayFunction):
         (lo, hi), outside = ((0, 1), math.nan) if ctx.bounds is None else (ctx.bounds, 0)
         with np.errstate(divide="ignore", invalid="ignore"):
             g = gy / (x * (1 - x))
+            if ctx.bounds is None:  # PyTorch: dy * inf at x = 0 or 1 (so -0 gives +inf, not 1 / -0)
+                g = B.where((x == 0) | (x == 1), gy * math.inf, g)
         return B.where((x < lo) | (x > hi), outside, g), None
 
 

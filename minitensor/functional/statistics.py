@@ -148,9 +148,11 @@ def _gradient_1d(f: Tensor, d: int, h: Any, edge_order: int) -> Tensor:
 
     def step(i: int, length: int) -> Any:
         return h if not isinstance(h, Tensor) else narrow(h, 0, i if i >= 0 else h.shape[0] + i, length)
-    dx1, dx2 = step(0, n - 2), step(1, n - 2)
-    a, b, c = _coefficients(dx1, dx2)
-    inner = a * narrow(f, d, 0, n - 2) + b * narrow(f, d, 1, n - 2) + c * narrow(f, d, 2, n - 2)
+    if isinstance(h, Tensor):
+        a, b, c = _coefficients(step(0, n - 2), step(1, n - 2))
+        inner = a * narrow(f, d, 0, n - 2) + b * narrow(f, d, 1, n - 2) + c * narrow(f, d, 2, n - 2)
+    else:  # PyTorch's even spacing: (f[i+1] - f[i-1]) / h / 2, never 0 * f[i] (an inf there stays out)
+        inner = (narrow(f, d, 2, n - 2) - narrow(f, d, 0, n - 2)) / h / 2
     if edge_order == 1:
         first = (narrow(f, d, 1, 1) - narrow(f, d, 0, 1)) / step(0, 1)
         last = (narrow(f, d, n - 1, 1) - narrow(f, d, n - 2, 1)) / step(-1, 1)

@@ -21,6 +21,7 @@ from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..backends.generic.pooling import adaptive_stencil
 from ..creation import as_tensor
+from ..dtypes import float64
 from ..tensor import Tensor
 from .along_axis import IndexSelect
 
@@ -32,30 +33,50 @@ _CUBIC_A = -0.75
 
 
 # ------------------------------------------------------------------------------ the per-axis weights
-def _source_scale(in_size: int, out_size: int, align_corners: bool, scale: float | None) -> float:
-    """PyTorch's area_pixel_compute_scale: input pixels per output pixel."""
+def _source_scale(in_size: int, out_size: int, align_corners: bool, scale: float | None,
+                  opmath: Any = np.float64) -> Any:
+    """PyTorch's area_pixel_compute_scale in the kernel's opmath type (float32 for float32 input): input
+    pixels per output pixel."""
     if align_corners:
-        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
-    return 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+        return opmath(in_size - 1) / opmath(out_size - 1) if out_size > 1 else opmath(0.0)
+    return opmath(1.0 / scale) if scale is not None and scale > 0 else opmath(in_size) / opmath(out_size)
 
 
-def _taps(in_size: int, out_size: int, align_corners: bool, scale: float | None, cubic: bool
-          ) -> tuple[np.ndarray, np.ndarray]:
-    """(index, t) per output position: the source position's integer part and fraction. Linear modes clamp
-    the source at 0 and the index into [0, in) (PyTorch's guard_index_and_lambda); cubic keeps both as they
-    are (its taps are clamped when read)."""
-    r = _source_scale(in_size, out_size, align_corners, scale)
-    dst = np.arange(out_size, dtype=np.float64)
-    src = r * dst if align_corners else r * (dst + 0.5) - 0.5
-    if cubic:
-        index = np.floor(src).astype(np.int64)
-        return index, src - index
-    index = np.clip(np.floor(np.maximum(src, 0.0)), 0, in_size - 1).astype(np.int64)
-    return index, np.clip(src - index, 0.0, 1.0)
+def _fma(a: Any, b: Any, c: Any, opmath: Any) -> np.ndarray:
+    """a b + c rounded once in ``opmath``, as PyTorch's compiled source index (contracted to an FMA): the
+    residue decides whether a source position is whole, so whether a zero weight meets an inf. float32: the
+    product is exact in float64; float64: Dekker's exact product and Knuth's two-sum."""
+    a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+    if opmath == np.float32:
+        return (a * b + c).astype(np.float32)
+    p = a * b
+    split = 134217729.0  # 2^27 + 1: halves of 26 bits, whose products are exact
+    ah, bh = (split * a) - ((split * a) - a), (split * b) - ((split * b) - b)
+    err = ((ah * bh - p) + ah * (b - bh) + (a - ah) * bh) + (a - ah) * (b - bh)
+    s = p + c
+    back = s - p
+    return s + (((p - (s - back)) + (c - back)) + err)
 
 
-def _cubic_weights(t: np.ndarray) -> list[np.ndarray]:
-    """Keys' cubic convolution weights of the taps at -1, 0, 1, 2 around the source position."""
+def _taps(in_size: int, out_size: int, align_corners: bool, scale: float | None, cubic: bool,
+          opmath: Any = np.float64) -> tuple[np.ndarray, np.ndarray]:
+    """(index, t) per output position: the source position's integer part and fraction, computed as PyTorch's
+    kernel in ``opmath`` (the integer part through C's floorf, i.e. of the position rounded to float32).
+    Linear modes clamp the source at 0 and the index into [0, in) (PyTorch's guard_index_and_lambda); cubic
+    keeps both as they are (its taps are clamped when read)."""
+    r = _source_scale(in_size, out_size, align_corners, scale, opmath)
+    dst = np.arange(out_size, dtype=opmath)
+    src = r * dst if align_corners else _fma(r, dst + opmath(0.5), -0.5, opmath)
+    if not cubic:
+        src = np.maximum(src, opmath(0.0))
+    index = np.minimum(np.floor(src.astype(np.float32)).astype(np.int64), in_size - 1)
+    t = np.clip(src - index, opmath(0.0), opmath(1.0))
+    return index, t if cubic else t.astype(np.float64)
+
+
+def _cubic_weights(t: np.ndarray, opmath: Any = np.float64) -> list[np.ndarray]:
+    """Keys' cubic convolution weights of the taps at -1, 0, 1, 2 around the source position, in ``opmath``
+    as PyTorch's get_cubic_upsample_coefficients (the far taps at t + 1 and (1 - t) + 1)."""
     a = _CUBIC_A
 
     def near(x: np.ndarray) -> np.ndarray:  # |x| <= 1
@@ -64,21 +85,23 @@ def _cubic_weights(t: np.ndarray) -> list[np.ndarray]:
     def far(x: np.ndarray) -> np.ndarray:  # 1 < |x| < 2
         return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
 
-    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    t = t.astype(opmath)
+    x2 = opmath(1.0) - t
+    return [w.astype(np.float64) for w in (far(t + opmath(1.0)), near(t), near(x2), far(x2 + opmath(1.0)))]
 
 
-def _stencil(mode: str, in_size: int, out_size: int, align_corners: bool, scale: float | None
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def _stencil(mode: str, in_size: int, out_size: int, align_corners: bool, scale: float | None,
+             opmath: Any = np.float64) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(index, weight, valid) of one axis, each (out, taps), for the linear, cubic and area modes."""
     if mode == "area":  # adaptive average pooling: rows average [floor(i in / out), ceil((i + 1) in / out))
         return adaptive_stencil(in_size, out_size)
     if mode != "bicubic" and in_size == out_size:  # PyTorch's linear kernels copy: taps (o, o), weights (1, 0)
         rows = np.arange(out_size)
         return np.stack([rows, rows], 1), np.tile([1.0, 0.0], (out_size, 1)), None
-    index, t = _taps(in_size, out_size, align_corners, scale, cubic=mode == "bicubic")
+    index, t = _taps(in_size, out_size, align_corners, scale, mode == "bicubic", opmath)
     if mode == "bicubic":
         taps = np.clip(index[:, None] + np.arange(-1, 3), 0, in_size - 1)
-        return taps, np.stack(_cubic_weights(t), 1), None
+        return taps, np.stack(_cubic_weights(t, opmath), 1), None
     return np.stack([index, np.minimum(index + 1, in_size - 1)], 1), np.stack([1 - t, t], 1), None
 
 
@@ -159,8 +182,8 @@ def _check_mode(input: Tensor, mode: str, align_corners: bool | None, antialias:
                          "bicubic | trilinear")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported (see docs/differences.md)")
-    if needs is not None and not input.is_floating_point():
-        raise RuntimeError(f"interpolate: mode {mode!r} needs a floating point input, got {input.dtype}")
+    from .upsampling_uint8 import check_dtype
+    check_dtype(input, mode)
 
 
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
@@ -176,6 +199,10 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     if min(sizes) < 1:
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input {tuple(input.shape[2:])} "
                            f"output {tuple(sizes)}")
+    if mode in ("bilinear", "bicubic") and not input.is_floating_point():  # uint8: PyTorch's fixed point
+        from .upsampling_uint8 import interpolate_uint8
+        return interpolate_uint8(input, sizes, scales, mode, bool(align_corners))
+    opmath = np.float64 if input.dtype == float64 else np.float32  # PyTorch's opmath type
     out = input
     for k, (in_size, out_size, scale) in enumerate(zip(input.shape[2:], sizes, scales)):
         axis = 2 + k
@@ -184,7 +211,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
             if out_size != in_size or not np.array_equal(index, np.arange(in_size)):
                 out = IndexSelect.apply(out, as_tensor(index, device=input.device), axis)
             continue
-        index, weight, valid = _stencil(mode, in_size, out_size, bool(align_corners), scale)
+        index, weight, valid = _stencil(mode, in_size, out_size, bool(align_corners), scale, opmath)
         out = AxisStencil.apply(out, axis=axis, index=index, weight=weight, valid=valid,
                                 copy_backward=mode == "bicubic" and tuple(sizes) == tuple(input.shape[2:]))
     return out

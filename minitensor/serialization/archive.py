@@ -32,6 +32,9 @@ def check_member(info: zipfile.ZipInfo, size_of_file: int) -> None:
                         f"{info.compress_size} stored (corrupt, or a decompression bomb)")
 
 
+MAX_DIMS = 64  # NumPy's limit on an array's dimensions (PyTorch has none)
+
+
 def read_array(member: IO[bytes], count: int, dtype: np.dtype, what: str) -> np.ndarray:
     """``count`` elements of ``dtype`` read straight into a new 1-D array; the member must end there
     (reading past it also makes zipfile check the member's CRC)."""

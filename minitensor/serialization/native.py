@@ -24,7 +24,7 @@ from ..creation import from_numpy
 from ..nn import Module
 from ..size import Size
 from ..tensor import Tensor
-from .archive import Malformed, check_member, file_size, first_sentence, read_array, unreadable
+from .archive import MAX_DIMS, Malformed, check_member, file_size, first_sentence, read_array, unreadable
 from .devices import MapLocation, place
 
 _FORMAT, _VERSION = "minitensor", 1
@@ -100,7 +100,6 @@ def _read_members(f: IO[bytes]) -> dict[str, np.ndarray]:
     return arrays
 
 
-_MAX_DIMS = 64  # NumPy's limit (PyTorch's too)
 _HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
 
 
@@ -114,9 +113,9 @@ def _read_npy(member: IO[bytes], size: int, what: str) -> np.ndarray:
         shape, fortran, dtype = _HEADER_READERS[version](member)
     except ValueError as e:  # NumPy's first sentence only: the rest can advise allow_pickle
         raise Malformed(f"archive member {what!r} has no valid .npy header: {first_sentence(e)}") from None
-    if len(shape) > _MAX_DIMS:  # NumPy's own error would not name the file or the record
+    if len(shape) > MAX_DIMS:  # NumPy's own error would not name the file or the record
         raise Malformed(f"archive member {what!r} declares {len(shape)} dimensions; arrays have at most "
-                        f"{_MAX_DIMS}")
+                        f"{MAX_DIMS}")
     if dtype.hasobject:
         raise Malformed(f"archive member {what!r} holds Python objects (dtype {dtype}), which only pickle "
                         f"could restore; checkpoints hold plain arrays")

@@ -93,7 +93,7 @@ def load_torch(f: IO[bytes], name: str, map_location: MapLocation, weights_only:
                     raw = read_array(member, numel, kind.file_dtype, what)
             except (KeyError, Malformed, zipfile.BadZipFile, zlib.error, OSError, EOFError) as e:
                 raise pickle.UnpicklingError(f"storage {key!r}: {e}") from e
-            return Storage(kind.decode(raw, order == b"big"), location, map_location)
+            return Storage(kind.decode(raw, order == b"big"), location, map_location, key)
 
         unpickler = (WeightsUnpickler if weights_only else FullUnpickler)(io.BytesIO(data), storage)
         try:

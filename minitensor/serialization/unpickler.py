@@ -26,6 +26,7 @@ from ..device import device
 from ..nn import Parameter
 from ..size import Size
 from ..tensor import Tensor
+from .archive import MAX_DIMS
 from .devices import MapLocation, place
 
 # PyTorch's storage class names for minitensor's dtypes
@@ -54,8 +55,8 @@ class StorageType:
 class Storage:
     """One storage of the file: its elements (a flat CPU array), saved location and where to place it."""
 
-    def __init__(self, array: np.ndarray, location: str, map_location: MapLocation) -> None:
-        self.array, self.location, self.map_location = array, location, map_location
+    def __init__(self, array: np.ndarray, location: str, map_location: MapLocation, key: str = "?") -> None:
+        self.array, self.location, self.map_location, self.key = array, location, map_location, key
 
 
 def _ints(value: Any, what: str) -> tuple[int, ...]:
@@ -76,13 +77,19 @@ def rebuild_tensor_v2(storage: Storage, storage_offset: int, size: Any, stride: 
     if len(shape) != len(steps) or type(requires_grad) is not bool:
         raise pickle.UnpicklingError(f"tensor of size {shape} has stride {steps} and "
                                      f"requires_grad={requires_grad!r}")
+    if len(shape) > MAX_DIMS:  # PyTorch has no limit; NumPy's own error would name neither file nor record
+        raise pickle.UnpicklingError(f"the tensor of storage {storage.key!r} has {len(shape)} dimensions; "
+                                     f"minitensor's arrays have at most {MAX_DIMS}")
     flat = storage.array
     last = offset + sum((n - 1) * s for n, s in zip(shape, steps))
     if math.prod(shape) and last >= flat.size:
         raise pickle.UnpicklingError(f"tensor of size {shape}, stride {steps} and offset {offset} reaches "
                                      f"element {last} of a storage of {flat.size}")
-    view = np.lib.stride_tricks.as_strided(flat[offset:] if flat.size else flat, shape,
-                                           tuple(s * flat.itemsize for s in steps))
+    try:
+        view = np.lib.stride_tricks.as_strided(flat[offset:] if flat.size else flat, shape,
+                                               tuple(s * flat.itemsize for s in steps))
+    except ValueError as e:  # more elements than an array may have (zero strides over a huge size)
+        raise pickle.UnpicklingError(f"the tensor of storage {storage.key!r} (size {str(shape)[:80]}): {e}") from None
     t = place(from_numpy(view), storage.location, storage.map_location)
     return t.requires_grad_(True) if requires_grad else t
 

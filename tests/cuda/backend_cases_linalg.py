@@ -10,7 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 from minitensor.backends.generic.sparse import SparseCOO
-from backend_cases import WITH_HALF, Data, On, case
+from backend_cases import ONCE, WITH_HALF, Data, On, case
 
 # ------------------------------------------------------------------------------------------- einsum
 EINSUM = {"matmul": ("ij,jk->ik", ((3, 4), (4, 5))), "batched": ("bij,bjk->bik", ((2, 3, 4), (2, 4, 2))),
@@ -137,3 +137,26 @@ case("sparse_mm_values_grad", "", lambda d: (_entries(d, 9, (4, 5))[0], d.n(4, 3
 case("sparse_sum", "all", lambda d: (coo(*_entries(d, 9, (4, 5)), (4, 5), False), (0, 1)))
 case("sparse_sum", "rows", lambda d: (coo(*_entries(d, 9, (4, 5)), (4, 5), False), (1,)))
 case("sparse_sum", "3d", lambda d: (coo(*_entries(d, 9, (3, 4, 2)), (3, 4, 2), False), (0, 2)))
+case("sparse_sum", "keepdim", lambda d: (coo(*_entries(d, 9, (3, 4, 2)), (3, 4, 2), False), (1,), True))
+case("sparse_sum", "hybrid", lambda d: (coo(*_entries(d, 7, (3, 4), (2,)), (3, 4, 2), False), (0, 2)))
+case("sparse_sum_rows", "keepdim", lambda d: (_entries(d, 6, (3, 4, 2))[0], (3, 4, 2), (0, 2), True), ONCE)
+case("sparse_sum_rows", "kept", lambda d: (_entries(d, 6, (3, 4, 2))[0], (3, 4, 2), (1,), False), ONCE)
+for _coalesced in (False, True):
+    case("sparse_cat", f"coalesced={_coalesced}", lambda d, c=_coalesced: (
+        coo(np.array([[0, 1, 3], [2, 0, 1]]), d.n(3), (4, 3), c), coo(np.array([[1, 3], [0, 2]]), d.n(2), (4, 3), c),
+        -0.5))
+    case("sparse_add_dense", f"coalesced={_coalesced}", lambda d, c=_coalesced: (
+        d.n(4, 3), coo(np.array([[0, 1, 3], [2, 0, 1]]) if c else _entries(d, 6, (4, 3))[0], d.n(3 if c else 6),
+                       (4, 3), c), 2.0))
+case("sparse_match", "", lambda d: (coo(np.array([[0, 1, 2, 3], [1, 0, 2, 1]]), d.n(4), (4, 3), True),
+                                    coo(np.array([[0, 2, 3], [1, 1, 1]]), d.n(3), (4, 3), True)))
+case("sparse_permute", "3d", lambda d: (coo(*_entries(d, 6, (3, 4, 2)), (3, 4, 2), False), (2, 0, 1)))
+case("sparse_permute", "hybrid", lambda d: (coo(*_entries(d, 5, (3,), (4, 2)), (3, 4, 2), True), (0, 2, 1)))
+_A = (np.array([[0, 0, 1, 3], [1, 2, 0, 2]]), (4, 3))  # coalesced (4, 3) and (3, 5) operands of a product
+_B = (np.array([[0, 0, 1, 2, 2], [0, 4, 3, 1, 4]]), (3, 5))
+case("sparse_spgemm", "", lambda d: (coo(_A[0], d.n(4), _A[1], True), coo(_B[0], d.n(5), _B[1], True)))
+case("sparse_mm_pairs", "", lambda d: (coo(_A[0], d.n(4), _A[1], True), coo(_B[0], d.n(5), _B[1], True)), ONCE)
+case("sparse_spgemm_grads", "dense", lambda d: (coo(_A[0], d.n(4), _A[1], True), coo(_B[0], d.n(5), _B[1], True),
+                                                d.n(4, 5)))
+case("sparse_spgemm_grads", "sparse", lambda d: (coo(_A[0], d.n(4), _A[1], True), coo(_B[0], d.n(5), _B[1], True),
+                                                 coo(np.array([[0, 1, 3], [0, 3, 4]]), d.n(3), (4, 5), True)))

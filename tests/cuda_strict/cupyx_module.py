@@ -38,13 +38,26 @@ class SparseMatrix:
     def tocsr(self) -> SparseMatrix:
         return SparseMatrix(self._m.tocsr())
 
+    def tocoo(self) -> SparseMatrix:
+        return SparseMatrix(self._m.tocoo())
+
+    def sum_duplicates(self) -> None:
+        self._m.sum_duplicates()
+
     def __matmul__(self, other: Any) -> Any:
+        if isinstance(other, SparseMatrix):  # cuSPARSE's SpGEMM: a sparse matrix
+            return SparseMatrix(self._m @ other._m)
         refuse_host(other, "sparse @")
         if not isinstance(other, ndarray):
             return NotImplemented
         return wrap(np.asarray(self._m @ other._a))
 
     dot = __matmul__
+
+    def __getattr__(self, name: str) -> Any:  # a COO matrix's row, col and data: device arrays
+        if name in ("row", "col", "data"):
+            return wrap(np.asarray(getattr(self._m, name)))
+        raise AttributeError(name)
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -2,7 +2,10 @@
 ``distributed`` extra) and check themselves against NumPy; skipped where mpi4py or mpiexec is absent."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
+
+import pytest
 
 from .launch import assert_ranks_ok, run_mpi
 
@@ -43,6 +46,41 @@ def test_a_rank_that_dies_ends_the_job():
     done = run_mpi("worker_failure.py", "exit", timeout=120)
     assert done.returncode == 3, done.stdout + done.stderr  # mpiexec ends the others and reports the dead rank's exit
     assert "was not stopped" not in done.stdout
+
+
+@pytest.mark.parametrize("mode", ["return", "return-late"])
+def test_a_rank_that_returns_early_makes_the_others_collective_fail_at_once(tmp_path, mode):
+    """Rank 1 leaves its program (status 0) while rank 0 is still to call all_reduce, or is inside it (rank
+    0's timeout: 10 minutes): rank 1's exit is checked as a collective, so both see the mismatch and the job
+    fails."""
+    start = time.monotonic()
+    done = run_mpi("worker_failure.py", mode, str(tmp_path), timeout=60)
+    report = f"exit {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
+    assert done.returncode != 0 and time.monotonic() - start < 60, report
+    # the first rank to see it ends the job: the other's lines may not all come out (rank 0's go to a file)
+    seen = report + ((tmp_path / "rank0.txt").read_text() if (tmp_path / "rank0.txt").exists() else "")
+    assert ("Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=1, OpType=ALLREDUCE, "
+            "TensorShape=[4], TensorDtypes=Float, ReduceOp=SUM), but Rank 1 is running collective: "
+            "CollectiveFingerPrint(SequenceNumber=1, OpType=DESTROY_PROCESS_GROUP)") in seen, report
+    assert "was not stopped" not in report, report
+
+
+def test_a_rank_that_exits_0_fails_the_job_when_mpiexec_leaves_the_others_running(tmp_path):
+    """os._exit(0) skips every exit handler of rank 1; under mpiexec -disable-auto-cleanup rank 0 (timeout 10
+    minutes) sees that rank 1's process has ended and fails, so the job exits non-zero."""
+    start = time.monotonic()
+    done = run_mpi("worker_failure.py", "exit0", str(tmp_path), timeout=60, extra=("-disable-auto-cleanup",))
+    report = f"exit {done.returncode}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
+    assert done.returncode != 0 and time.monotonic() - start < 60, report
+    caught = (tmp_path / "rank0.txt").read_text()
+    assert "all_reduce failed on rank 0: the process of rank 1 of the group has ended" in caught, report
+
+
+def test_a_rank_that_exits_0_under_mpiexecs_default_cleanup_ends_the_job_at_once():
+    """By default MPICH's mpiexec kills the other ranks (SIGKILL) when one exits without MPI_Finalize, and
+    reports the exiting rank's status: 0 here (docs/distributed.md); nothing waits."""
+    done = run_mpi("worker_failure.py", "exit0", timeout=60)
+    assert "was not stopped" not in done.stdout, done.stdout + done.stderr
 
 
 def test_a_rank_that_never_joins_makes_init_time_out(tmp_path):

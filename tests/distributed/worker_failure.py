@@ -4,6 +4,9 @@
   work afterwards, and dies of the error, which ends the job (rank 1 never wakes up on its own in time);
 - ``raise``: rank 1 dies of an uncaught exception before the all_reduce; rank 0 (timeout 10 min) must not wait;
 - ``exit``: rank 1's process ends abruptly (os._exit) before the all_reduce;
+- ``exit0``: the same with status 0 (run under ``mpiexec -disable-auto-cleanup``: rank 0 must see it end);
+- ``return``: rank 1 leaves its main program (status 0) while rank 0 is still to call the all_reduce;
+- ``return-late``: the same while rank 0 is already inside the all_reduce;
 - ``late``: rank 1 never calls init_process_group; rank 0's times out (2 s) and ends the job.
 """
 from __future__ import annotations
@@ -48,14 +51,24 @@ if rank == 1:
         raise RuntimeError("rank 1 fails on purpose")
     if mode == "exit":
         os._exit(3)
+    if mode == "exit0":
+        os._exit(0)
+    if mode == "return":
+        sys.exit(0)
+    if mode == "return-late":
+        time.sleep(1)
+        sys.exit(0)
+if mode in ("exit0", "return"):
+    time.sleep(1)  # rank 1 is gone (or at its exit) before rank 0 calls the collective
 t = mt.ones(4)
 try:
     dist.all_reduce(t)
-except dist.DistBackendError as e:
+except dist.DistError as e:  # DistBackendError (a timeout, a rank gone), or the mismatch with a leaving rank
     say(rank, f"caught on rank {rank}: {e}")
-    try:
-        dist.all_reduce(t)
-    except dist.DistBackendError as again:
-        say(rank, f"then: {again}")
+    if isinstance(e, dist.DistBackendError):
+        try:
+            dist.all_reduce(t)
+        except dist.DistBackendError as again:
+            say(rank, f"then: {again}")
     raise
 print(f"rank {rank} was not stopped", flush=True)

@@ -107,8 +107,9 @@ def test_linear_errors():
         F.linear(mt.ones(2, 3), mt.ones(4, 3), mt.ones(3))
     with pytest.raises(RuntimeError, match="dtype"):
         F.linear(mt.ones(2, 3), mt.ones(4, 3, dtype=mt.float64))
-    with pytest.raises(RuntimeError, match="2D"):
-        F.linear(mt.ones(3), mt.ones(3))
+    with pytest.raises(RuntimeError, match="2D"):  # a 1-D weight is a dot only without a bias, as PyTorch's
+        F.linear(mt.ones(3), mt.ones(3), mt.ones(()))
+    assert F.linear(mt.ones(3), mt.ones(3)).item() == 3.0
 
 
 def test_linear_float32_gradients_vs_numpy():

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 Array = Any
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -115,7 +117,7 @@ class ActivationOps:
     def elu(self, x: Array, alpha: float) -> Array:
         """x where x > 0, alpha * (exp(x) - 1) elsewhere."""
         xp = self.xp
-        return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0)) * alpha)
+        return xp.where(x > 0, x, xp.expm1(xp.where(x > 0, 0, x)) * alpha)  # a where keeps -0's sign (PyTorch)
 
     def elu_backward(self, gy: Array, y_or_x: Array, alpha: float, is_result: bool) -> Array:
         """dy/dx = 1 where x > 0 and alpha exp(x) elsewhere, which is y + alpha: from the output y
@@ -255,7 +257,7 @@ class ActivationOps:
     def celu(self, x: Array, alpha: float) -> Array:
         """x where x > 0, alpha (exp(x / alpha) - 1) elsewhere (alpha != 0)."""
         xp = self.xp
-        return xp.where(x > 0, x, xp.expm1(xp.minimum(x, 0) / alpha) * alpha)
+        return xp.where(x > 0, x, xp.expm1(xp.where(x > 0, 0, x) / alpha) * alpha)  # -0 stays -0
 
     def celu_backward(self, gy: Array, x: Array, alpha: float) -> Array:
         """gy where x > 0 or NaN (PyTorch), gy exp(x / alpha) elsewhere."""
@@ -313,6 +315,9 @@ class ActivationOps:
         return x / (1 + self.xp.abs(x))
 
     def softsign_backward(self, gy: Array, x: Array) -> Array:
-        """gy / (1 + |x|)^2."""
-        d = 1 + self.xp.abs(x)
-        return gy / (d * d)
+        """gy / (1 + |x|)^2, summed as PyTorch's x / (|x| + 1) differentiates it: gy / d - gy x sign(x) / d^2
+        (NaN at +-inf, inf / inf)."""
+        xp = self.xp
+        d = 1 + xp.abs(x)
+        with np.errstate(invalid="ignore"):
+            return gy / d + (-gy * x / (d * d)) * xp.sign(x)

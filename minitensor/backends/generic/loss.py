@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 Array = Any
 
 _BCE_LOG_FLOOR = -100.0  # PyTorch clamps BCE's logs here so that log(0) stays finite
@@ -160,13 +162,15 @@ class LossOps:
 
     def binary_cross_entropy_backward(self, gy: Array, x: Array, t: Array, needs: tuple[bool, bool]
                                       ) -> tuple[Array | None, Array | None]:
-        """-> (gy (x - t) / max(x (1 - x), 1e-12), gy (log(1 - x) - log x)), logs clamped as forward."""
+        """-> (gy (x - t) / max(x (1 - x), 1e-12), -gy logit(x)): the target's gradient unclamped, as PyTorch's
+        (+-inf at x = 0 or 1), the input's bounded."""
         xp = self.xp
         gx = gt = None
         if needs[0]:
             gx = gy * (x - t) / xp.maximum(x * (1 - x), _BCE_GRAD_EPS)
         if needs[1]:
-            gt = gy * (xp.maximum(xp.log1p(-x), _BCE_LOG_FLOOR) - xp.maximum(xp.log(x), _BCE_LOG_FLOOR))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gt = -gy * xp.log(x / (1 - x))
         return gx, gt
 
     def _log_sigmoid(self, x: Array) -> Array:
@@ -214,8 +218,11 @@ class LossOps:
         return self.xp.abs(x - t)
 
     def l1_loss_backward(self, gy: Array, x: Array, t: Array) -> Array:
-        """d/dx = gy sign(x - t) (0 at x == t, as PyTorch); d/dt is its negative."""
-        return gy * self.xp.sign(x - t)
+        """d/dx = gy sign(x - t) (0 at x == t, as PyTorch); d/dt is its negative. PyTorch's sign of a NaN
+        difference (a NaN, inf - inf) is 0, not NumPy's NaN."""
+        with np.errstate(invalid="ignore"):
+            d = x - t
+        return gy * ((d > 0).astype(gy.dtype) - (d < 0).astype(gy.dtype))
 
     def smooth_l1_loss(self, x: Array, t: Array, beta: float) -> Array:
         """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (d = x - t); |d| for beta = 0."""

@@ -73,8 +73,7 @@ class ElementwiseOps:
         xp = self.xp
         x64 = x.astype(xp.float64, copy=False)
         mid = xp.clip(x64, 0.46875, 4.0)
-        # asarray: of a 0-d x NumPy returns a scalar, which the tail's write below cannot index
-        out = xp.asarray(xp.exp(-mid * mid) * _rational(mid, _ERFC_MID_P, _ERFC_MID_Q))
+        out = xp.asarray(xp.exp(-mid * mid) * _rational(mid, _ERFC_MID_P, _ERFC_MID_Q))  # a 0-d x: still an array
         tail = x64 > 4.0
         if tail.any():
             t = x64[tail]

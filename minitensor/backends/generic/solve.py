@@ -36,6 +36,28 @@ class SolveOps:
         return lapack(self.xp, "solve", "the solver failed because the input matrix is singular",
                       self.xp.linalg.solve, a, b)
 
+    def solve_triangular(self, a: Array, b: Array, upper: bool) -> Array:
+        """x with a @ x = b for a triangular a (..., n, n) (its other triangle zero), b (..., n, k), as BLAS's
+        trsm: no singularity check, so a zero on the diagonal gives the infinities and NaNs of substitution,
+        as PyTorch. A non-singular a goes through LAPACK's solve (one call for the batch)."""
+        xp = self.xp
+        try:
+            return xp.linalg.solve(a, b)
+        except xp.linalg.LinAlgError:
+            pass
+        # substitution, row by row (n steps, each over the batch and the columns): x_i = (b_i - sum_j a_ij x_j)
+        # / a_ii over the rows j already solved, whose order decides where 0 * inf makes a NaN, as trsm's
+        x = xp.zeros(b.shape, dtype=xp.result_type(a, b))
+        n = a.shape[-1]
+        order = range(n - 1, -1, -1) if upper else range(n)
+        with np.errstate(all="ignore"):
+            for i in order:
+                done = slice(i + 1, n) if upper else slice(0, i)
+                acc = b[..., i, :] - xp.einsum("...j,...jk->...k", a[..., i, done], x[..., done, :]) \
+                    if i != order[0] else b[..., i, :]
+                x[..., i, :] = acc / a[..., i, i, None]
+        return x
+
     def inv_unchecked(self, a: Array) -> Array:
         """a^-1 as PyTorch's backward formulas get it, from an LU factorization without a singularity check:
         a singular a gives the infinities and NaNs of its zero pivot, not an error (CuPy never checks)."""

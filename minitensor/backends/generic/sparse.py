@@ -27,8 +27,9 @@ def sparse_op_error(op: str, on_cuda: bool) -> SparseLayoutError:
     error = SparseLayoutError(
         f"Could not run '{op}' with arguments from the 'Sparse{'CUDA' if on_cuda else 'CPU'}' backend: minitensor "
         "has no sparse COO (layout=minitensor.sparse_coo) version of it. Convert with .to_dense() first; sparse "
-        "tensors support to_dense, coalesce, values/indices, minitensor.sparse.mm (spmm, mm, @), "
-        "minitensor.sparse.sum, clone and .to(device, dtype) (docs/sparse.md)")
+        "tensors support to_dense, coalesce, values/indices, +, -, * (scalar, dense, sparse), / and ** (scalar), "
+        "neg, sum, t/transpose/permute, minitensor.sparse.mm (spmm, mm, @), clone and .to(device, dtype) "
+        "(docs/sparse.md)")
     error.op = op
     return error
 
@@ -39,6 +40,7 @@ class SparseCOO:
 
     __slots__ = ("indices", "values", "shape", "coalesced")
     __array_priority__ = 1000  # NumPy defers binary operators to us, and we refuse them
+    base = None  # never a view of another array (ViewFunction.apply asks)
 
     def __init__(self, indices: Array, values: Array, shape: tuple[int, ...], coalesced: bool) -> None:
         self.indices, self.values, self.shape, self.coalesced = indices, values, tuple(shape), coalesced
@@ -192,11 +194,105 @@ class SparseOps:
         row, col = indices
         return (gy[row] * dense[col]).sum(-1)
 
-    def sparse_sum(self, s: SparseCOO, dims: tuple[int, ...]) -> Any:
-        """s summed over ``dims`` (sparse dims of a 1-value-per-entry array): a dense 0-d array when every dim
-        goes, else the coalesced sparse array of the dims kept."""
-        if len(dims) == s.ndim:
-            return s.values.sum()
-        keep = [d for d in range(s.ndim) if d not in dims]
-        kept = SparseCOO(s.indices[keep], s.values, tuple(s.shape[d] for d in keep), False)
-        return self.sparse_coalesce(kept)
+    def sparse_sum_rows(self, indices: Array, shape: tuple[int, ...], dims: tuple[int, ...],
+                        keepdim: bool) -> tuple[Array, tuple[int, ...]]:
+        """The index rows of each entry in the sum over ``dims`` of a sparse array of ``shape`` when some
+        sparse dim stays (the kept rows; ``keepdim``: every row, 0 in the summed ones), and the sparse shape
+        they index."""
+        sd = indices.shape[0]
+        if keepdim:
+            zero = self.xp.zeros_like(indices[:1])
+            rows = self.xp.concatenate([zero if d in dims else indices[d:d + 1] for d in range(sd)])
+            return rows, tuple(1 if d in dims else shape[d] for d in range(sd))
+        keep = [d for d in range(sd) if d not in dims]
+        return indices[keep], tuple(shape[d] for d in keep)
+
+    def sparse_sum(self, s: SparseCOO, dims: tuple[int, ...], keepdim: bool = False) -> Any:
+        """s summed over ``dims``: its values over the dense dims among them, then the entries that meet over
+        the sparse ones added (a coalesce of the rows kept); every sparse dim summed: a dense array."""
+        sd = s.sparse_dim
+        axes = tuple(d - sd + 1 for d in dims if d >= sd)
+        values = s.values.sum(axis=axes, keepdims=keepdim) if axes else s.values
+        if all(d in dims for d in range(sd)):
+            out = values.sum(0)
+            return out.reshape((1,) * sd + out.shape) if keepdim else out
+        rows, sparse_shape = self.sparse_sum_rows(s.indices, s.shape, dims, keepdim)
+        return self.sparse_coalesce(SparseCOO(rows, values, sparse_shape + values.shape[1:], False))
+
+    # ------------------------------------------------------------------------------ arithmetic
+    def sparse_cat(self, a: SparseCOO, b: SparseCOO, alpha: Any = 1) -> SparseCOO:
+        """a + alpha * b as one list of both's entries (repeats add); coalesced when both are (PyTorch's)."""
+        xp = self.xp
+        vb = b.values if alpha == 1 else (b.values * alpha).astype(a.values.dtype, copy=False)
+        out = SparseCOO(xp.concatenate([a.indices, b.indices], 1), xp.concatenate([a.values, vb]), a.shape, False)
+        return self.sparse_coalesce(out) if a.coalesced and b.coalesced else out
+
+    def sparse_add_dense(self, d: Array, s: SparseCOO, alpha: Any = 1) -> Array:
+        """d + alpha * s, a new dense array (d has s's shape and dtype)."""
+        out = self.xp.array(d, copy=True)
+        v = s.values if alpha == 1 else (s.values * alpha).astype(out.dtype, copy=False)
+        if s.coalesced:  # unique cells: a plain scatter
+            out[tuple(s.indices)] += v
+        else:
+            self.index_add(out, tuple(s.indices), v)
+        return out
+
+    def sparse_match(self, a: SparseCOO, b: SparseCOO) -> tuple[Array, Array]:
+        """The cells two coalesced arrays share: their positions ``ia`` in a and ``ib`` in b (a's order), by a
+        binary search of a's linear indices in b's sorted ones."""
+        xp, dims = self.xp, a.shape[:a.sparse_dim]
+        la, lb = self._linear_index(a.indices, dims), self._linear_index(b.indices, dims)
+        if la.shape[0] == 0 or lb.shape[0] == 0:
+            empty = xp.zeros(0, xp.int64)
+            return empty, empty
+        at = xp.minimum(xp.searchsorted(lb, la), lb.shape[0] - 1)
+        hit = lb[at] == la
+        return xp.nonzero(hit)[0], at[hit]
+
+    def sparse_permute(self, s: SparseCOO, axes: tuple[int, ...]) -> SparseCOO:
+        """s with its dims permuted (sparse dims among themselves, dense among themselves): the index rows
+        reordered and the values' dense axes transposed; sorted still only if the sparse dims stay."""
+        sd = s.sparse_dim
+        values = s.values.transpose((0,) + tuple(a - sd + 1 for a in axes[sd:]))
+        return SparseCOO(s.indices[list(axes[:sd])], self.xp.ascontiguousarray(values),
+                         tuple(s.shape[a] for a in axes), s.coalesced and tuple(axes[:sd]) == tuple(range(sd)))
+
+    def sparse_spgemm(self, a: SparseCOO, b: SparseCOO) -> SparseCOO:
+        """a @ b for 2-D sparse a (n, k) and b (k, m) with scalar values: a coalesced sparse (n, m), by a CSR
+        product (SciPy or cuSPARSE) in canonical form (rows then columns sorted, no repeats)."""
+        sp, xp = self._sparse_module(), self.xp
+        ma = sp.coo_matrix((a.values, (a.indices[0], a.indices[1])), shape=a.shape).tocsr()
+        mb = sp.coo_matrix((b.values, (b.indices[0], b.indices[1])), shape=b.shape).tocsr()
+        c = (ma @ mb).tocsr()
+        c.sum_duplicates()  # sorts the column indices of each row
+        c = c.tocoo()
+        indices = xp.stack([xp.asarray(c.row), xp.asarray(c.col)]).astype(xp.int64)
+        return SparseCOO(indices.reshape(2, -1), xp.asarray(c.data).astype(a.values.dtype, copy=False),
+                         (a.shape[0], b.shape[1]), True)
+
+    def sparse_mm_pairs(self, a: SparseCOO, b: SparseCOO) -> tuple[Array, Array]:
+        """The terms a[i, k] b[k, j] of a @ b (b coalesced: its entries sorted by row) as positions ``e`` in a
+        and ``f`` in b: each entry of a paired with the entries of b in the row of its column. The pairs are
+        laid out by a cumulative count and a binary search, so no loop runs over entries."""
+        xp = self.xp
+        rows, k = b.indices[0], a.indices[1]
+        start = xp.searchsorted(rows, k, side="left")
+        counts = xp.searchsorted(rows, k, side="right") - start
+        ends = xp.cumsum(counts)
+        n = int(ends[-1]) if ends.shape[0] else 0
+        at = xp.arange(n)
+        e = xp.searchsorted(ends, at, side="right")
+        return e, start[e] + at - (ends - counts)[e]
+
+    def sparse_spgemm_grads(self, a: SparseCOO, b: SparseCOO, g: Any) -> tuple[Array, Array]:
+        """The gradients of the values of y = a @ b (a, b coalesced) from g (dense or sparse (n, m)):
+        ga[e] = sum_j g[i, j] b[k, j], gb[f] = sum_i g[i, j] a[i, k], over the pairs of ``sparse_mm_pairs``."""
+        xp = self.xp
+        e, f = self.sparse_mm_pairs(a, b)
+        cells = xp.stack([a.indices[0][e], b.indices[1][f]])
+        gy = self.sparse_values_at(g, cells, (a.shape[0], b.shape[1]))
+        ga = xp.zeros(a.values.shape, a.values.dtype)
+        gb = xp.zeros(b.values.shape, b.values.dtype)
+        self.index_add(ga, (e,), gy * b.values[f])
+        self.index_add(gb, (f,), gy * a.values[e])
+        return ga, gb

@@ -48,6 +48,8 @@ class SpecialOps:
         factor = (-1.0) ** (n + 1) * (float(math.factorial(n)) if n <= 170 else math.inf)
         with np.errstate(over="ignore", invalid="ignore"):
             y = factor * self._special_module().zeta(n + 1.0, self._wide(x))
+        # PyTorch's at the infinities: its trigamma is NaN at -inf, its zeta-based n >= 2 NaN at +inf
+        y = self.xp.where(x == (-math.inf if n == 1 else math.inf), math.nan, y)
         return y.astype(x.dtype, copy=False)
 
     def _scipy(self, name: str, x: Array) -> Array:

@@ -69,6 +69,9 @@ class PipelineStage:
         header = empty(MAX_DIMS + 2, dtype=_dt.int64, device=self.device)
         dist.recv(header, self._peer(-1), group=self.group)
         h = header.tolist()
+        if not (0 <= h[0] <= MAX_DIMS and 0 <= h[-1] < len(_DTYPES) and min(h[1:1 + h[0]], default=0) >= 0):
+            raise RuntimeError(f"stage {self.stage_index}: the previous stage sent a malformed activation header "
+                               f"{h} (ndim, sizes, padding, dtype index): a peer that is not a pipeline stage")
         x = empty(tuple(h[1:1 + h[0]]), dtype=_DTYPES[h[-1]], device=self.device)
         dist.recv(x, self._peer(-1), group=self.group)
         return x
