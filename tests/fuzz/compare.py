@@ -197,9 +197,10 @@ def run_example(spec: Spec, dtype: str, args: list, kwargs: dict, rng: np.random
             cot = {k: rng.standard_normal(tuple(flat(want)[k].shape)) for k in differentiable(want)}
             gw = gradients(torch, want, tmade, cot)
             gg = gradients(mt, got, made, cot)
-            if isinstance(gw, str) or isinstance(gg, str):
-                if isinstance(gw, str) != isinstance(gg, str):
-                    bad.append(f"{name} grad: " + (f"PyTorch's {gw}" if isinstance(gw, str) else f"minitensor's {gg}"))
+            if isinstance(gw, str):  # PyTorch's backward raises (not implemented, its own bugs): no reference
+                continue
+            if isinstance(gg, str):
+                bad.append(f"{name} grad: minitensor's {gg}")
                 continue
             if gg == [] and all(not g.any() for g in gw):
                 continue  # no graph where PyTorch's gradient is zero (docs/differences.md: `//`)
