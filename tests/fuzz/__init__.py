@@ -31,7 +31,7 @@ name: a new public name must get a line or an exclusion. ``test_fuzz_torch.py`` 
 line in each dtype: values (nan positions, the sign of zeros, a tolerance per dtype), output dtype and shape,
 error vs no error, and in float64 the gradients of a random cotangent (nan positions included; not where
 PyTorch's own backward raises, and an output without a graph passes where PyTorch's gradient is zero).
-``test_found.py`` holds the regression tests (no torch) of the differences it found and minitensor fixed. Its
-settings are derandomized (CI reproduces), without shrinking; ``MINITENSOR_FUZZ_EXAMPLES=200`` raises the
+``test_found.py`` holds the regression tests (no torch) of the differences it found and minitensor fixed. The
+fuzz is derandomized (CI reproduces) and does not shrink; ``MINITENSOR_FUZZ_EXAMPLES=200`` raises the
 examples per line and dtype for a long local run (default 4).
 """
