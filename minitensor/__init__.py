@@ -155,5 +155,9 @@ from .creation_sequences import __all__ as _creation_sequences_all  # noqa: E402
 from .creation_interop import *  # noqa: F401,F403,E402  (asarray, frombuffer, empty_strided, scalar_tensor)
 from .creation_interop import __all__ as _creation_interop_all  # noqa: E402
 __all__ += _creation_sequences_all + _creation_interop_all
+from .memory_formats import (channels_last, channels_last_3d, contiguous_format, memory_format,  # noqa: E402
+                             preserve_format)
+__all__ += ["channels_last", "channels_last_3d", "contiguous_format", "memory_format", "preserve_format"]
+globals().pop("memory_formats", None)
 globals().pop("creation_sequences", None)
 globals().pop("creation_interop", None)

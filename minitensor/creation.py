@@ -10,6 +10,7 @@ from typing import Any, Callable, Sequence, TypeVar
 import numpy as np
 
 from . import dtypes as _dt
+from . import memory_formats as _mf
 from .device import as_device, cpu, device
 from .generator import Generator, stream_of
 from .tensor import Tensor, _bump_version, _wrap
@@ -182,8 +183,9 @@ def ones(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
 
 @_with_out
 def empty(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
-    return _factory("empty", _sizes_or_keyword(args, size, "empty"), dtype, device, requires_grad)
+          requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    out = _factory("empty", _sizes_or_keyword(args, size, "empty"), dtype, device, requires_grad)
+    return out if memory_format is None else _mf.empty_in(out, memory_format)
 
 
 @_with_out
@@ -200,27 +202,28 @@ def _like(t: Tensor, dtype: Any, device: Any) -> tuple[Any, Any]:
 
 
 def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False) -> Tensor:
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     dt, dev = _like(input, dtype, device)
-    return zeros(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _mf.like(input, zeros(input.shape, dtype=dt, device=dev, requires_grad=requires_grad), memory_format)
 
 
 def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     dt, dev = _like(input, dtype, device)
-    return ones(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _mf.like(input, ones(input.shape, dtype=dt, device=dev, requires_grad=requires_grad), memory_format)
 
 
 def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False) -> Tensor:
+               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     dt, dev = _like(input, dtype, device)
-    return empty(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _mf.like(input, empty(input.shape, dtype=dt, device=dev, requires_grad=requires_grad), memory_format)
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     dt, dev = _like(input, dtype, device)
-    return full(input.shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+    out = full(input.shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _mf.like(input, out, memory_format)
 
 
 @_with_out
@@ -323,20 +326,20 @@ def randint(low: int | None = None, high: int | None = None, size: Sequence[int]
     return _leaf(a.astype(dt.np, copy=False), dev, requires_grad)
 
 
-def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:
+def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None, memory_format: Any = None) -> Tensor:
     dt, dev = _like(input, dtype, device)
-    return rand(input.shape, dtype=dt, device=dev)
+    return _mf.like(input, rand(input.shape, dtype=dt, device=dev), memory_format)
 
 
-def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None) -> Tensor:
+def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None, memory_format: Any = None) -> Tensor:
     dt, dev = _like(input, dtype, device)
-    return randn(input.shape, dtype=dt, device=dev)
+    return _mf.like(input, randn(input.shape, dtype=dt, device=dev), memory_format)
 
 
 def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None,
-                 device: Any = None) -> Tensor:
+                 device: Any = None, memory_format: Any = None) -> Tensor:
     dt, dev = _like(input, dtype, device)
-    return randint(low, high, input.shape, dtype=dt, device=dev)
+    return _mf.like(input, randint(low, high, input.shape, dtype=dt, device=dev), memory_format)
 
 
 @_with_out

@@ -280,8 +280,8 @@ class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorExt
         non_blocking=False, copy=False)``, ``to(other, non_blocking=False, copy=False)``. Returns self when
         nothing changes and ``copy`` is False. Differentiable. ``non_blocking`` is accepted for PyTorch's
         code and changes nothing: the copy is ``functional.cast.ToDevice``'s (the DataLoader's ``device=``
-        is the asynchronous path)."""
-        unknown = set(kwargs) - {"device", "dtype", "non_blocking", "copy"}
+        is the asynchronous path). ``memory_format`` lays the result out as ``memory_formats.to`` says."""
+        unknown = set(kwargs) - {"device", "dtype", "non_blocking", "copy", "memory_format"}
         if unknown:
             raise TypeError(f"to() got an unexpected keyword argument '{sorted(unknown)[0]}'")
         dev, dt, flags = self._device, None, []
@@ -306,9 +306,7 @@ class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorExt
             out = _F.to_dtype(out, dt)
         if dev is not out._device:
             out = _F.to_device(out, dev)
-        if copy and out is self:
-            out = self.clone()
-        return out
+        return _memory_formats.to(self, out, kwargs.get("memory_format"), copy)
 
     def cpu(self) -> "Tensor":
         return self.to(cpu)
@@ -396,14 +394,19 @@ class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorExt
         """``hook(tensor)`` runs after this leaf's ``.grad`` has been accumulated in a backward."""
         return _autograd.hooks.register_post_accumulate_grad_hook(self, hook)
 
-    def clone(self) -> "Tensor":
-        return _F.clone(self)
+    def clone(self, *, memory_format: Any = None) -> "Tensor":
+        """A copy; ``memory_format`` (default ``preserve_format``): see ``minitensor.memory_formats``."""
+        return _memory_formats.clone(self, memory_format)
 
-    def contiguous(self) -> "Tensor":
-        return self if self.array.flags.c_contiguous else _F.cast.contiguous(self)
+    def contiguous(self, memory_format: Any = None) -> "Tensor":
+        if memory_format is None:
+            return self if self.array.flags.c_contiguous else _F.cast.contiguous(self)
+        return _memory_formats.contiguous(self, memory_format)
 
-    def is_contiguous(self) -> bool:
-        return bool(self.array.flags.c_contiguous)
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        if memory_format is None:
+            return bool(self.array.flags.c_contiguous)
+        return _memory_formats.is_contiguous(self, memory_format)
 
 
 from . import autograd as _autograd  # noqa: E402  (autograd and the ops need Tensor defined first)
@@ -416,6 +419,7 @@ from . import legacy as _legacy  # noqa: E402  (Tensor(...))
 from . import tensor_sparse as _sparse_methods  # noqa: E402
 from . import tensor_storage as _storage_methods  # noqa: E402
 from . import tensor_extra as _extra_methods  # noqa: E402
+from . import memory_formats as _memory_formats  # noqa: E402
 
 _methods._F = _shape_methods._F = _math_methods._F = _F
 _storage_methods._F = _extra_methods._F = _F

@@ -96,7 +96,7 @@ class TensorMathMethods(TensorShapeMethods):
         return _F.imag(self)
 
     def conj_physical_(self) -> "Tensor":
-        return self  # type: ignore[return-value]  # the mixin is always a Tensor
+        return _F.conj_physical(self)
 
     def __lshift__(self, other: Any) -> "Tensor":
         return _F.bitwise_left_shift(self, other)

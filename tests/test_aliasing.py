@@ -24,7 +24,9 @@ CALLS = [
     ("x.detach()", "alias"), ("x.unfold(2, 2, 1)", "alias"), ("x.squeeze()", "alias"),
     ("x.contiguous()", "same"), ("x.to(x.dtype)", "same"), ("x.float()", "same"), ("x.conj()", "same"),
     ("x.resolve_conj()", "same"), ("x.resolve_neg()", "same"), ("x.conj_physical()", "same"), ("x.real", "same"),
-    ("T.real(x)", "same"), ("T.conj(x)", "same"), ("T.nn.functional.dropout(x, 0.5, training=False)", "same"),
+    ("T.real(x)", "same"), ("T.broadcast_tensors(x, x)[0]", "same"), ("T.broadcast_tensors(x[0], x)[0]", "alias"),
+    ("T.broadcast_to(x, (2, 3, 4))", "alias"), ("x.expand_as(x)", "alias"), ("T.conj(x)", "same"),
+    ("T.nn.functional.dropout(x, 0.5, training=False)", "same"),
 ]
 
 

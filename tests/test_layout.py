@@ -19,7 +19,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "minitensor"
 
 # Files of a device folder that are not an op family: the backend class, the runtime and launch machinery.
 INFRASTRUCTURE = {
-    "backends/cpu": {"__init__", "backend"},
+    "backends/cpu": {"__init__", "backend",
+                     "parallel"},  # how the CPU's convolutions cut a batch into chunks and per-thread parts
     "backends/cuda": {"__init__", "backend", "rawmodule", "runtime", "streams", "prefetch",
                       "nccl",  # the NCCL communicator of minitensor.distributed (CuPy lives here)
                       "flags"},  # torch.backends' TF32 switches applied to CuPy's cuBLAS compute type

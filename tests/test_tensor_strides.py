@@ -47,7 +47,8 @@ def test_known_strides():
     assert x.transpose(0, 2).stride() == (1, 4, 12)
     assert x[1, 2].storage_offset() == 20 and x[:, 1:, ::2].storage_offset() == 4
     assert mt.zeros(3, 1).stride() == (1, 1) and mt.tensor(1.0).stride() == ()
-    assert x.flip(0).stride() == (-12, 4, 1)  # a reversed view (docs/differences.md)
+    assert x.flip(0).stride() == (12, 4, 1)  # a copy, as PyTorch's
+    assert x[::-1].stride() == (-12, 4, 1)  # a reversed view (docs/differences.md)
 
 
 @pytest.mark.parametrize("dim, error", [(3, "Dimension out of range"), (-4, "Dimension out of range")])

@@ -21,6 +21,7 @@ from .generic.normalization import NormOps
 from .generic.optim import OptimOps
 from .generic.pooling import PoolOps
 from .generic.random import RandomOps
+from .generic.recurrent import RecurrentOps
 from .generic.reduce import ReduceOps
 from .generic.shape import ShapeOps
 from .generic.factorization import FactorizationOps
@@ -33,7 +34,7 @@ from .generic.special import SpecialOps
 class Backend(ArrayOps, RandomOps, ElementwiseOps, ComparisonOps, ReduceOps, ShapeOps, LinalgOps, ActivationOps,
               ConvOps, PoolOps, NormOps, LossOps, DropoutOps, EmbeddingOps, OptimOps,
               SolveOps, FactorizationOps, SparseOps, AmpOps,
-              SearchOps, SpecialOps):
+              SearchOps, SpecialOps, RecurrentOps):
     """Identity: ``name`` ("cpu", "cuda"), ``xp`` (the array module), availability and synchronisation."""
 
     name: str = "abstract"

@@ -144,7 +144,8 @@ def cpu_info() -> CpuInfo:
 
 def set_num_threads(n: int) -> None:
     """PyTorch's ``set_num_threads``: the size of the BLAS pool that runs the CPU's matrix products (and so
-    the convolutions' GEMMs). minitensor's own CPU kernels are serial, so this is all of its threading."""
+    the convolutions' GEMMs). minitensor's own CPU kernels are serial, except that a Winograd convolution
+    runs one part of its batch per BLAS thread (``cpu/parallel.py``): this is all of its threading."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise RuntimeError(f"set_num_threads expects a positive integer, got {n!r}")
     from threadpoolctl import threadpool_limits

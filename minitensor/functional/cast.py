@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import dtypes as _dt
+from .. import memory_formats as _memory_formats
 from ..autograd.function import ArrayFunction
 from ..device import device
 from ..tensor import Tensor, _wrap
@@ -52,14 +53,19 @@ class ToDevice(ArrayFunction):
 
 
 class Clone(ArrayFunction):
-    """A copy in the source's layout, or C-contiguous (``contiguous=True``); the gradient passes through."""
+    """A copy in the source's layout, C-contiguous (``contiguous=True``) or with the given dense ``strides``
+    (``memory_formats.clone``); the gradient passes through."""
     backward = staticmethod(gradient_unchanged)
     accepts_sparse = True
 
     @staticmethod
-    def forward(ctx: Any, B: Backend, x: Any, contiguous: bool = False) -> Any:
+    def forward(ctx: Any, B: Backend, x: Any, contiguous: bool = False, strides: Any = None) -> Any:
         if type(x) is SparseCOO:
             return x.map(B.copy)
+        if strides is not None:
+            out = _memory_formats.allocate(B, x.shape, strides, x.dtype)
+            B.copy_into(out, x)
+            return out
         return B.ascontiguous(x) if contiguous else B.copy(x)
 
 
@@ -102,8 +108,11 @@ def to_device(input: Tensor, target: Any) -> Tensor:
     return ToDevice.apply(input, target)
 
 
-def clone(input: Tensor) -> Tensor:
-    return Clone.apply(input)
+def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
+    """A copy (differentiable); ``memory_format`` (default ``preserve_format``) as ``Tensor.clone``'s."""
+    if memory_format is None or type(input.array) is SparseCOO:
+        return Clone.apply(input)
+    return _memory_formats.clone(input, memory_format)
 
 
 def contiguous(input: Tensor) -> Tensor:

@@ -112,9 +112,10 @@ def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
 
 
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
-    """The tensors expanded (views) to their common broadcast shape."""
+    """The tensors expanded (views) to their common broadcast shape; one already of that shape is returned
+    itself, as PyTorch's (code such as distributions' ``broadcast_all`` under ``no_grad`` relies on it)."""
     shape = broadcast_shapes(*(tuple(t.shape) for t in tensors))
-    return tuple(expand(t, shape) for t in tensors)
+    return tuple(t if tuple(t.shape) == shape else expand(t, shape) for t in tensors)
 
 
 def tile(input: Tensor, dims: Sequence[int]) -> Tensor:

@@ -1,7 +1,8 @@
 """Parity cases for the matrix methods of the Backend interface (einsum, inverses and solves, determinants,
-factorizations) and for the sparse COO ones. Matrices are made well conditioned with spread spectra, so that
-float32 results agree to its tolerance and eigen- and singular vectors are unique up to sign; ``SIGN_FREE``
-fixes those signs on each backend's results before they are compared (LAPACK and cuSOLVER may choose either).
+factorizations), for the sparse COO ones and for the LSTM recurrence (GEMMs per step). Matrices are made well
+conditioned with spread spectra, so that float32 results agree to its tolerance and eigen- and singular vectors are
+unique up to sign; ``SIGN_FREE`` fixes those signs on each backend's results before they are compared (LAPACK and
+cuSOLVER may choose either).
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from minitensor.backends.generic.sparse import SparseCOO
-from backend_cases import ONCE, WITH_HALF, Data, On, case
+from backend_cases import CPU, ONCE, WITH_HALF, Data, On, case
 
 # ------------------------------------------------------------------------------------------- einsum
 EINSUM = {"matmul": ("ij,jk->ik", ((3, 4), (4, 5))), "batched": ("bij,bjk->bik", ((2, 3, 4), (2, 4, 2))),
@@ -160,3 +161,21 @@ case("sparse_spgemm_grads", "dense", lambda d: (coo(_A[0], d.n(4), _A[1], True),
                                                 d.n(4, 5)))
 case("sparse_spgemm_grads", "sparse", lambda d: (coo(_A[0], d.n(4), _A[1], True), coo(_B[0], d.n(5), _B[1], True),
                                                  coo(np.array([[0, 1, 3], [0, 3, 4]]), d.n(3), (4, 5), True)))
+
+
+# ----------------------------------------------------------------------------------------- recurrent
+def _lstm_args(d: Data, steps: int = 4, batch: int = 3, hidden: int = 5) -> tuple:
+    """gi (L, N, 4H), h0, c0 (N, H), w_hh (4H, H)."""
+    return d.n(steps, batch, 4 * hidden), d.n(batch, hidden), d.n(batch, hidden), d.n(4 * hidden, hidden) * 0.5
+
+
+case("lstm_forward", "", _lstm_args)
+
+
+def _lstm_backward(d: Data) -> tuple:
+    gi, h0, c0, w_hh = _lstm_args(d)
+    y, cs, acts = CPU.lstm_forward(gi, h0, c0, w_hh)
+    return d.n(*y.shape), h0, c0, w_hh, y, cs, acts
+
+
+case("lstm_backward", "", _lstm_backward)

@@ -3,11 +3,11 @@
 ``CASES`` runs every deterministic method of the Backend interface on both backends from the same host
 data and compares every result and every array argument afterwards (so in-place updates and untouched
 inputs are checked too) with tolerances by dtype. The cases of the nn families are here; those of the math
-(``backend_cases_math``), array (``backend_cases_arrays``) and matrix and sparse (``backend_cases_linalg``)
-methods are in their own modules, all built with ``backend_cases``' kit. The random methods, the identity
-methods, ``data_ptr``, training steps on both devices, memory over 1,000 steps, transfers and seeding have
-their own tests below. ``tests/test_backend_contract.py::test_parity`` also runs its float64 reference cases
-on ``cuda``."""
+(``backend_cases_math``), array (``backend_cases_arrays``) and matrix, sparse and LSTM
+(``backend_cases_linalg``) methods are in their own modules, all built with ``backend_cases``' kit. The random
+methods, the identity methods, ``data_ptr``, training steps on both devices, memory over 1,000 steps, transfers and
+seeding have their own tests below. ``tests/test_backend_contract.py::test_parity`` also runs its float64 reference
+cases on ``cuda``."""
 from __future__ import annotations
 
 import zlib

@@ -18,6 +18,7 @@ import minitensor as mt
 import minitensor.nn.functional as F
 from minitensor.backends import get_backend
 from minitensor.backends.cpu import conv as cpu_conv
+from minitensor.backends.cpu import parallel as cpu_parallel
 from minitensor.backends.cpu import numba_kernels
 from minitensor.testing import gradcheck
 
@@ -249,7 +250,7 @@ def cpu_paths(numba: bool, chunk_bytes: int | None):
         if not numba:
             stack.enter_context(mock.patch.object(numba_kernels, "load", lambda *_: None))
         if chunk_bytes is not None:
-            stack.enter_context(mock.patch.object(cpu_conv, "CHUNK_BYTES", chunk_bytes))
+            stack.enter_context(mock.patch.object(cpu_parallel, "CHUNK_BYTES", chunk_bytes))
         yield get_backend("cpu")
 
 

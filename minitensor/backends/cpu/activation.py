@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..compiled import KERNEL_DTYPES, dense_flat, run_kernel
+from ..compiled import KERNEL_DTYPES, dense_flat, flat, kernel_fits, run_kernel
 from ..generic.activation import ActivationOps
 import minitensor.backends.cpu.numba_kernels as numba_kernels  # the loader (it imports Numba lazily)
 
@@ -38,6 +38,13 @@ def _is_float(dtype: np.dtype) -> bool:
 def _kernels(a: Array) -> Any:
     """The Numba loops' module for ``a``'s dtype, or None (no Numba, or a dtype they are not compiled for)."""
     return numba_kernels.load("activation") if a.dtype in KERNEL_DTYPES else None
+
+
+def _gelu_kernels(approximate: str, *arrays: Array) -> Any:
+    """The Numba loops for the exact GELU on float32 C-contiguous arrays of one shape, else None."""
+    if approximate != "none" or arrays[0].dtype != np.float32 or not kernel_fits(*arrays):
+        return None
+    return numba_kernels.load("activation")
 
 
 class CpuActivationOps(ActivationOps):
@@ -70,3 +77,24 @@ class CpuActivationOps(ActivationOps):
         bits = y.view(_int_type(y.dtype))
         keep = (bits > _bits(-np.inf, y.dtype)) & (bits != 0)  # not y <= 0: positives and every NaN
         return (gy.view(_int_type(gy.dtype)) * keep).view(gy.dtype)
+
+    def gelu(self, x: Array, approximate: str) -> Array:
+        """As ``ActivationOps.gelu``; the exact form on float32 C-contiguous x in one Numba pass."""
+        k = _gelu_kernels(approximate, x)
+        if k is None:
+            return super().gelu(x, approximate)
+        y = np.empty_like(x)
+        run_kernel("gelu", False, k.gelu, flat(x), flat(y))
+        return y
+
+    def gelu_backward(self, gy: Array, x: Array, approximate: str) -> Array:
+        """As ``ActivationOps.gelu_backward``: NumPy's exp pass, then one Numba pass (float32, exact form)."""
+        k = _gelu_kernels(approximate, gy, x)
+        if k is None:
+            return super().gelu_backward(gy, x, approximate)
+        e = np.multiply(x, np.float32(-0.5))
+        e *= x
+        np.exp(e, out=e)
+        gx = np.empty_like(x)
+        run_kernel("gelu_backward", False, k.gelu_backward, flat(gy), flat(x), flat(e), flat(gx))
+        return gx

@@ -1,6 +1,7 @@
 """The CPU backend: NumPy, with channels-last convolution (``conv.py``), max pooling (``pooling.py``),
-fused optimizer updates (``optim.py``), sequential scans (``reduce.py``) where they pay, and float32 GEMMs
-for the 16-bit floats (``linalg.py``).
+fused optimizer updates (``optim.py``), sequential scans (``reduce.py``), the LSTM recurrence
+(``recurrent.py``), layer norm (``normalization.py``) and the embedding gradient (``embedding.py``) where
+they pay, and float32 GEMMs for the 16-bit floats (``linalg.py``).
 
 Creating the backend also tunes glibc's malloc to keep freed memory for reuse (``retain_freed_memory``).
 """
@@ -15,16 +16,20 @@ import numpy as np
 from ..base import Backend
 from .activation import CpuActivationOps
 from .conv import CpuConvOps
+from .embedding import CpuEmbeddingOps
 from .linalg import CpuLinalgOps
+from .normalization import CpuNormOps
 from .optim import CpuOptimOps
 from .pooling import CpuPoolOps
+from .recurrent import CpuRecurrentOps
 from .reduce import CpuReduceOps
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
 MMAP_THRESHOLD, TRIM_THRESHOLD = 32 * 2 ** 20, 256 * 2 ** 20  # see retain_freed_memory
 
 
-class NumpyBackend(CpuActivationOps, CpuConvOps, CpuLinalgOps, CpuPoolOps, CpuOptimOps, CpuReduceOps, Backend):
+class NumpyBackend(CpuActivationOps, CpuConvOps, CpuLinalgOps, CpuPoolOps, CpuOptimOps, CpuReduceOps,
+                   CpuRecurrentOps, CpuNormOps, CpuEmbeddingOps, Backend):
     """The generic bodies on NumPy, with the CPU's own conv, pooling, optimizer and scan families."""
 
     name = "cpu"

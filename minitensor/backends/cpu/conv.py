@@ -10,8 +10,8 @@ GEMM and no result needs a transposing copy (P = oH*oW, K = kH*kW*C_in):
 
 so the output is channels-last in memory (an (N, C, H, W) view of an (N, H, W, C) array). Elementwise ops
 keep that layout, max pooling keeps it, and the next convolution reads it as rows directly; a reshape
-(Flatten) copies it back to NCHW order. The columns are made a few images at a time (CHUNK_BYTES), so that
-each chunk is still in cache when its GEMM reads it, and the full (N*P, K) matrix never exists.
+(Flatten) copies it back to NCHW order. The columns are made a few images at a time (``parallel.CHUNK_BYTES``),
+so that each chunk is still in cache when its GEMM reads it, and the full (N*P, K) matrix never exists.
 
 cols come from one of two copies of a strided view: channels-last rows (N, oH, oW, kH, kW, C) of a padded
 channels-last copy of x, runs of C; or, for an NCHW-contiguous x (the network's input, often one channel,
@@ -19,15 +19,20 @@ where a run of C would be a single element), K-major columns (C, kH, kW, N, oH, 
 transpose is the rows matrix as BLAS reads it. col2im and max pooling use the Numba kernels of
 ``numba_kernels`` when Numba is installed, and NumPy loops over the kernel offsets otherwise.
 
-Winograd. With Numba, a 3x3 stride-1 convolution with at least WINOGRAD_MIN_CHANNELS on each side takes
-Winograd's F(2x2, 3x3) in all three directions: the transforms are Numba kernels, the 16 products per tile one
-batched matmul (16 GEMMs of (tiles, C_in) @ (C_in, C_out)), 2.25x fewer multiplies than im2col. The input
-gradient is the same convolution of gy with the flipped, transposed filter; the weight gradient runs the
-forward's transforms backwards. Measured on the CNN's conv2 (64 images, 32 -> 64 channels, 14x14), one
-core: 35% less time than im2col in each direction on AVX2, 15-28% on AVX-512; with two BLAS threads the
-serial transforms eat part of it (docs/performance.md). F(4x4, 3x3) was slower here (its transforms cost
-more than its GEMMs save on 14x14 images, padded to 16x16) and 20x less accurate (relative error 1e-5
-against 3e-7, which F(2x2) matches with the direct sum's).
+Winograd F(2x2, 3x3). With Numba, a 3x3 stride-1 convolution with at least WINOGRAD_MIN_CHANNELS on each
+side takes it in all three directions: the transforms are Numba kernels (``numba_kernels/conv.py``), the 16
+products per tile one batched matmul (16 GEMMs of (tiles, C_in) @ (C_in, C_out)), 2.25x fewer multiplies
+than im2col. The input gradient is the same convolution of gy with the flipped, transposed filter; the
+weight gradient runs the forward's transforms backwards. The work goes a chunk of images at a time
+(``parallel.CHUNK_BYTES`` of V and M, still in cache when the GEMMs read them).
+
+Threads: the batch is cut into one part per BLAS thread, and each part runs its chunks' transforms and
+single-threaded GEMMs on its own thread (``parallel.over_parts``). The transforms, serial between two-thread
+GEMMs before, now run on every core, and a direction synchronises its threads once instead of at each of its
+GEMMs (80 of them for the CNN's conv2, where a thread that lost its core held the other one waiting).
+
+F(4x4, 3x3) was slower here (its transforms cost more than its GEMMs save on 14x14 images, padded to 16x16)
+and 20x less accurate (relative error 1e-5 against 3e-7, which F(2x2) matches with the direct sum's).
 """
 from __future__ import annotations
 
@@ -39,12 +44,15 @@ from ..compiled import KERNEL_DTYPES, run_kernel
 from ..generic.conv import ConvOps, Pad4, Pair, conv_out_len, pad_hw
 from .linalg import in_float32
 import minitensor.backends.cpu.numba_kernels as numba_kernels  # the loader (it imports Numba lazily)
+from .parallel import images_per_chunk, over_parts, split_batch
 
 Array = Any
-CHUNK_BYTES = 2 ** 22  # the im2col columns of one GEMM: about two cores' L2 caches (1-8 MiB time alike)
 WINOGRAD_MIN_CHANNELS = 16  # below this on either side the GEMMs are too thin to outweigh the transforms
 # G of F(2x2, 3x3): U = G w G^T turns a 3x3 filter into its 4x4 Winograd form (numba_kernels/conv.py)
 WINOGRAD_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
+# kron(G, G) (16, 9): U[4 i + j] = sum over (a, b) of G[i, a] G[j, b] w[a, b], every filter in one GEMM (the
+# 2048 stacked 4x3 @ 3x3 @ 3x4 products of G w G^T took 0.25 ms for the CNN's conv2, this 0.05)
+WINOGRAD_GG = np.kron(WINOGRAD_G, WINOGRAD_G)
 
 
 def is_channels_last(a: Array) -> bool:
@@ -57,31 +65,40 @@ class Im2col:
 
     ``chunks()`` yields (images, cols): cols (len(images)*P, K) holds the rows of those images in the
     K order of ``weight_matrix``: (kH, kW, C) for channels-last rows, (C, kH, kW) for K-major columns.
+    With ``ones``, cols has one more column of ones (index K), so that the GEMM adds the bias (the last
+    column of ``weight_matrix(w, bias)``) and the weight gradient's GEMM sums gy's rows (gb, the last row
+    of gw2) at no cost: a separate ``y2 += bias`` pass over the conv1 output cost more than its GEMM.
     The buffer behind cols is reused by the next chunk."""
 
     def __init__(self, x: Array, kernel: Sequence[int], stride: Pair, padding: Pad4, dilation: Pair,
-                 out_hw: Sequence[int]) -> None:
+                 out_hw: Sequence[int], ones: bool = False) -> None:
         self.n, self.c = x.shape[:2]
         self.kernel, self.stride, self.dilation, self.out_hw = tuple(kernel), stride, dilation, out_hw
         self.k_major = bool(x.flags.c_contiguous)
         self.k = self.c * kernel[0] * kernel[1]
+        self.width = self.k + ones  # columns of cols
         p = out_hw[0] * out_hw[1]
-        self.per_chunk = _images_per_chunk(self.n, p * self.k * x.dtype.itemsize)
-        self.buffer = np.empty(self.per_chunk * p * self.k, dtype=x.dtype)
+        self.per_chunk = images_per_chunk(self.n, p * self.width * x.dtype.itemsize)
+        self.buffer = np.empty(self.per_chunk * p * self.width, dtype=x.dtype)
         if self.k_major:
             self.xpad = pad_hw(np, x, padding, 0)  # (N, C, Hp, Wp)
         else:
             self.xpad = _pad_channels_last(x, padding)  # (N, Hp, Wp, C)
 
-    def weight_matrix(self, weight: Array) -> Array:
-        """weight (C_out, C, kH, kW) as w2 (C_out, K) in the columns' K order."""
+    def weight_matrix(self, weight: Array, bias: Array | None = None) -> Array:
+        """weight (C_out, C, kH, kW) as w2 (C_out, K) in the columns' K order; with ``bias`` (for ``ones``
+        columns), (C_out, K + 1) whose last column is the bias."""
         if self.k_major:
-            return weight.reshape(weight.shape[0], -1)
-        return np.ascontiguousarray(weight.transpose(0, 2, 3, 1)).reshape(weight.shape[0], -1)
+            w2 = weight.reshape(weight.shape[0], -1)
+        else:
+            w2 = np.ascontiguousarray(weight.transpose(0, 2, 3, 1)).reshape(weight.shape[0], -1)
+        return w2 if bias is None else np.concatenate([w2, bias[:, None].astype(w2.dtype)], axis=1)
 
     def weight_grad(self, gw2: Array, weight_shape: Sequence[int]) -> Array:
-        """gw2 (K, C_out) in the columns' K order as the gradient (C_out, C, kH, kW)."""
+        """gw2 (K, C_out) in the columns' K order (its first K rows, with ``ones``) as the gradient
+        (C_out, C, kH, kW)."""
         c_out, c, k_h, k_w = weight_shape
+        gw2 = gw2[:self.k]
         if self.k_major:
             return np.ascontiguousarray(gw2.T).reshape(weight_shape)
         return np.ascontiguousarray(gw2.T.reshape(c_out, k_h, k_w, c).transpose(0, 3, 1, 2))
@@ -101,9 +118,18 @@ class Im2col:
                 s_n, s_h, s_w, s_c = xpad.strides
                 shape = (count, out_h, out_w, k_h, k_w, self.c)
                 strides = (s_n, s[0] * s_h, s[1] * s_w, d[0] * s_h, d[1] * s_w, s_c)
-            cols = self.buffer[:count * out_h * out_w * self.k]
-            np.copyto(cols.reshape(shape), np.lib.stride_tricks.as_strided(xpad, shape, strides))
-            yield images, (cols.reshape(self.k, -1).T if self.k_major else cols.reshape(-1, self.k))
+            rows = count * out_h * out_w
+            if self.k_major:  # (K [+ 1], rows): the ones are a last row
+                cols = self.buffer[:rows * self.width].reshape(self.width, rows)
+                target = cols[:self.k].reshape(shape)
+                ones = cols[self.k:]
+            else:  # (rows, K [+ 1]): the ones are a last column; splitting a slice's last axis is a view
+                cols = self.buffer[:rows * self.width].reshape(rows, self.width)
+                target = cols[:, :self.k].reshape(shape)
+                ones = cols[:, self.k:]
+            np.copyto(target, np.lib.stride_tricks.as_strided(xpad, shape, strides))
+            ones[...] = 1
+            yield images, (cols.T if self.k_major else cols)
 
 
 class CpuConvOps(ConvOps):
@@ -123,16 +149,14 @@ class CpuConvOps(ConvOps):
         if kernels is not None:
             bias = np.zeros(c_out, x.dtype) if bias is None else bias
             y = _winograd(kernels, _channels_last(x), _winograd_weight(weight), bias, padding[0], padding[2],
-                          out_hw)
+                         out_hw)
             return y.transpose(0, 3, 1, 2)
         p = out_hw[0] * out_hw[1]
-        im2col = Im2col(x, kernel, stride, padding, dilation, out_hw)
-        w2t = im2col.weight_matrix(weight).T
+        im2col = Im2col(x, kernel, stride, padding, dilation, out_hw, ones=bias is not None)
+        w2t = im2col.weight_matrix(weight, bias).T
         y2 = np.empty((n * p, c_out), dtype=x.dtype)
         for images, cols in im2col.chunks():
             np.matmul(cols, w2t, out=y2[images.start * p:images.stop * p])
-        if bias is not None:
-            y2 += bias
         return y2.reshape(n, out_hw[0], out_hw[1], c_out).transpose(0, 3, 1, 2)
 
     @in_float32
@@ -151,18 +175,20 @@ class CpuConvOps(ConvOps):
             if needs[0]:  # the convolution of gy with the flipped, transposed filter, padded 2 - padding
                 flipped = _winograd_weight(weight.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1])
                 gx = _winograd(kernels, gy_cl, flipped, np.zeros(x.shape[1], x.dtype), 2 - padding[0],
-                               2 - padding[2], x.shape[2:]).transpose(0, 3, 1, 2)
+                              2 - padding[2], x.shape[2:]).transpose(0, 3, 1, 2)
             if needs[1]:
                 gw = _winograd_weight_grad(kernels, _channels_last(x), gy_cl, padding[0], padding[2])
             needs = (False, False, needs[2])
         if needs[0]:
             gx = self._conv_input_grad(gy2, gy.shape[2:], weight, x.shape, stride, padding, dilation)
-        if needs[1]:
-            im2col = Im2col(x, weight.shape[2:], stride, padding, dilation, gy.shape[2:])
-            gw2 = np.zeros((im2col.k, weight.shape[0]), dtype=gy.dtype)
+        if needs[1]:  # with gb wanted too, the ones column makes it gw2's last row
+            im2col = Im2col(x, weight.shape[2:], stride, padding, dilation, gy.shape[2:], ones=needs[2])
+            gw2 = np.zeros((im2col.width, weight.shape[0]), dtype=gy.dtype)
             for images, cols in im2col.chunks():
                 gw2 += cols.T @ gy2[images.start * p:images.stop * p]
             gw = im2col.weight_grad(gw2, weight.shape)
+            if needs[2]:
+                gb, needs = gw2[im2col.k].copy(), (needs[0], needs[1], False)
         if needs[2]:  # a GEMV: several times faster than sum(axis=0) over short (C_out) rows
             gb = np.ones(gy2.shape[0], dtype=gy2.dtype) @ gy2
         return gx, gw, gb
@@ -177,7 +203,7 @@ class CpuConvOps(ConvOps):
         out_h, out_w = gy_hw
         p = out_h * out_w
         w2 = np.ascontiguousarray(weight.transpose(0, 2, 3, 1)).reshape(c_out, -1)
-        per_chunk = _images_per_chunk(n, p * w2.shape[1] * gy2.dtype.itemsize)
+        per_chunk = images_per_chunk(n, p * w2.shape[1] * gy2.dtype.itemsize)
         gcols = np.empty((per_chunk * p, w2.shape[1]), dtype=gy2.dtype)
         kernels = numba_kernels.load("conv") if gy2.dtype in KERNEL_DTYPES else None
         gx = np.empty((n, h, w, c), dtype=gy2.dtype) if kernels else np.zeros((n, h, w, c), dtype=gy2.dtype)
@@ -197,6 +223,11 @@ class CpuConvOps(ConvOps):
         return gx.transpose(0, 3, 1, 2)
 
 
+def _channels_last(a: Array) -> Array:
+    """a (N, C, H, W) as a C-contiguous (N, H, W, C) array: a view when channels-last, else one copy."""
+    return np.ascontiguousarray(a.transpose(0, 2, 3, 1))
+
+
 def _winograd_kernels(x: Array, weight: Array, stride: Pair, dilation: Pair) -> Any:
     """The Numba kernels' module when Winograd F(2x2, 3x3) serves this convolution (3x3, stride 1, no
     dilation, groups 1 checked by the caller, at least WINOGRAD_MIN_CHANNELS on each side), else None."""
@@ -206,17 +237,29 @@ def _winograd_kernels(x: Array, weight: Array, stride: Pair, dilation: Pair) -> 
     return numba_kernels.load("conv")
 
 
-def _channels_last(a: Array) -> Array:
-    """a (N, C, H, W) as a C-contiguous (N, H, W, C) array: a view when channels-last, else one copy."""
-    return np.ascontiguousarray(a.transpose(0, 2, 3, 1))
-
-
 def _winograd_weight(weight: Array) -> Array:
     """weight (C_out, C_in, 3, 3) -> U (16, C_in, C_out), U[4 i + j] = (G w G^T)[i, j], made in float64
     and rounded once."""
     c_out, c_in = weight.shape[:2]
-    u = WINOGRAD_G @ weight.astype(np.float64) @ WINOGRAD_G.T  # (C_out, C_in, 4, 4)
-    return np.ascontiguousarray(u.reshape(c_out, c_in, 16).transpose(2, 1, 0), dtype=weight.dtype)
+    u = WINOGRAD_GG @ weight.reshape(c_out * c_in, 9).T.astype(np.float64)  # (16, C_out * C_in)
+    return np.ascontiguousarray(u.reshape(16, c_out, c_in).transpose(0, 2, 1), dtype=weight.dtype)
+
+
+class _Chunks:
+    """A part's V and M buffers (16, chunk's tiles, C_in / C_out) and its chunks of images."""
+
+    def __init__(self, images: range, tiles: int, c_in: int, c_out: int, per_chunk: int, dtype: Any) -> None:
+        self.images, self.tiles, self.c_in, self.c_out, self.per_chunk = images, tiles, c_in, c_out, per_chunk
+        self.v_buffer = np.empty(16 * per_chunk * tiles * c_in, dtype)
+        self.m_buffer = np.empty(16 * per_chunk * tiles * c_out, dtype)
+
+    def __iter__(self) -> Any:
+        """(start, stop, v, m) per chunk, v and m views of the buffers for its tiles."""
+        for start in range(self.images.start, self.images.stop, self.per_chunk):
+            stop = min(start + self.per_chunk, self.images.stop)
+            t = (stop - start) * self.tiles
+            yield (start, stop, self.v_buffer[:16 * t * self.c_in].reshape(16, t, self.c_in),
+                   self.m_buffer[:16 * t * self.c_out].reshape(16, t, self.c_out))
 
 
 def _winograd(kernels: Any, x: Array, u: Array, bias: Array, top: int, left: int, out_hw: Sequence[int]
@@ -226,48 +269,39 @@ def _winograd(kernels: Any, x: Array, u: Array, bias: Array, top: int, left: int
     chunk of images, the input transform, 16 GEMMs (one batched matmul), the output transform plus bias."""
     n, c_in, c_out = x.shape[0], u.shape[1], u.shape[2]
     tiles_h, tiles_w = -(-out_hw[0] // 2), -(-out_hw[1] // 2)
-    tiles = tiles_h * tiles_w
-    per_chunk = _images_per_chunk(n, 16 * tiles * (c_in + c_out) * x.dtype.itemsize)
-    v_buffer = np.empty(16 * per_chunk * tiles * c_in, x.dtype)
-    m_buffer = np.empty(16 * per_chunk * tiles * c_out, x.dtype)
     y = np.empty((n, out_hw[0], out_hw[1], c_out), x.dtype)
-    for start in range(0, n, per_chunk):
-        stop = min(start + per_chunk, n)
-        t = (stop - start) * tiles
-        v, m = v_buffer[:16 * t * c_in].reshape(16, t, c_in), m_buffer[:16 * t * c_out].reshape(16, t, c_out)
-        run_kernel("winograd_input", False, kernels.winograd_input, x[start:stop], v, top, left, tiles_h, tiles_w)
-        np.matmul(v, u, out=m)
-        run_kernel("winograd_output", False, kernels.winograd_output, m, y[start:stop], bias, tiles_h, tiles_w)
+
+    def part(images: range, per_chunk: int) -> None:
+        for start, stop, v, m in _Chunks(images, tiles_h * tiles_w, c_in, c_out, per_chunk, x.dtype):
+            run_kernel("winograd_input", False, kernels.winograd_input, x[start:stop], v, top, left, tiles_h,
+                       tiles_w)
+            np.matmul(v, u, out=m)
+            run_kernel("winograd_output", False, kernels.winograd_output, m, y[start:stop], bias, tiles_h, tiles_w)
+
+    over_parts(part, split_batch(n, 16 * tiles_h * tiles_w * (c_in + c_out) * x.dtype.itemsize))
     return y
 
 
 def _winograd_weight_grad(kernels: Any, x: Array, gy: Array, top: int, left: int) -> Array:
     """gw (C_out, C_in, 3, 3) of ``_winograd``'s convolution, through the same transforms: the gradient of the
     16 GEMMs' U is sum over tiles of V^T (A g A^T), and gw = G^T gU G. x (N, H, W, C_in), gy (N, oH, oW,
-    C_out), both channels-last and C-contiguous."""
+    C_out), both channels-last and C-contiguous. Each thread sums its own gU; they add up at the end."""
     n, c_in, c_out = x.shape[0], x.shape[3], gy.shape[3]
     tiles_h, tiles_w = -(-gy.shape[1] // 2), -(-gy.shape[2] // 2)
-    tiles = tiles_h * tiles_w
-    per_chunk = _images_per_chunk(n, 16 * tiles * (c_in + c_out) * x.dtype.itemsize)
-    v_buffer = np.empty(16 * per_chunk * tiles * c_in, x.dtype)
-    m_buffer = np.empty(16 * per_chunk * tiles * c_out, x.dtype)
-    gu = np.zeros((16, c_in, c_out), x.dtype)
-    for start in range(0, n, per_chunk):
-        stop = min(start + per_chunk, n)
-        t = (stop - start) * tiles
-        v, gm = v_buffer[:16 * t * c_in].reshape(16, t, c_in), m_buffer[:16 * t * c_out].reshape(16, t, c_out)
-        run_kernel("winograd_input", False, kernels.winograd_input, x[start:stop], v, top, left, tiles_h, tiles_w)
-        run_kernel("winograd_output_adjoint", False, kernels.winograd_output_adjoint, gy[start:stop], gm,
-                   tiles_h, tiles_w)
-        gu += np.matmul(v.transpose(0, 2, 1), gm)
-    gw = WINOGRAD_G.T @ gu.astype(np.float64).transpose(2, 1, 0).reshape(c_out, c_in, 4, 4) @ WINOGRAD_G
-    return gw.astype(x.dtype)
 
+    def part(images: range, per_chunk: int) -> Array:
+        gu = np.zeros((16, c_in, c_out), x.dtype)
+        for start, stop, v, gm in _Chunks(images, tiles_h * tiles_w, c_in, c_out, per_chunk, x.dtype):
+            run_kernel("winograd_input", False, kernels.winograd_input, x[start:stop], v, top, left, tiles_h,
+                       tiles_w)
+            run_kernel("winograd_output_adjoint", False, kernels.winograd_output_adjoint, gy[start:stop], gm,
+                       tiles_h, tiles_w)
+            gu += np.matmul(v.transpose(0, 2, 1), gm)
+        return gu
 
-def _images_per_chunk(n: int, bytes_per_image: int) -> int:
-    """Images per chunk: as many as fit CHUNK_BYTES (at least one), spread evenly over the chunks."""
-    chunks = -(-n * bytes_per_image // CHUNK_BYTES)
-    return max(1, -(-n // max(chunks, 1)))
+    gu = sum(over_parts(part, split_batch(n, 16 * tiles_h * tiles_w * (c_in + c_out) * x.dtype.itemsize)))
+    gw = WINOGRAD_GG.T @ gu.reshape(16, c_in * c_out).astype(np.float64)  # (9, C_in * C_out): G^T gU G
+    return np.ascontiguousarray(gw.reshape(3, 3, c_in, c_out).transpose(3, 2, 0, 1), dtype=x.dtype)
 
 
 def _taps_inside(offset: int, size: int, pad: int, stride: int, dilation: int, out_len: int

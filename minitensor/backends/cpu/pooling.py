@@ -22,7 +22,8 @@ class CpuPoolOps(PoolOps):
                    ceil_mode: bool) -> tuple[Array, Array]:
         """As ``PoolOps.max_pool2d``; a channels-last x takes the Numba kernel (one pass, y and offsets
         channels-last too). 16-bit x pools in float32 (``in_float32``: a selection, exact)."""
-        kernels = numba_kernels.load("pooling") if x.dtype in KERNEL_DTYPES and is_channels_last(x) else None
+        fits = x.dtype in KERNEL_DTYPES and is_channels_last(x) and kernel_size[0] * kernel_size[1] < 2 ** 31
+        kernels = numba_kernels.load("pooling") if fits else None
         if kernels is None:
             return super().max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode)
         n, c = x.shape[:2]

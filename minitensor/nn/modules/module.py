@@ -317,9 +317,11 @@ class Module(StateDictMixin):
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``: move/cast in place and
-        return self. Only floating-point parameters and buffers change dtype (counters stay int64)."""
+        return self. Only floating-point parameters and buffers change dtype (counters stay int64);
+        ``memory_format=`` lays out the 4-d and 5-d ones."""
         dev, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
+        fmt = kwargs.pop("memory_format", None)  # applied to 4-d and 5-d tensors only, as PyTorch
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
         for a in args:
@@ -332,6 +334,8 @@ class Module(StateDictMixin):
         dt = None if dtype is None else _floating_dtype(dtype)
 
         def convert(t: Tensor) -> Tensor:
+            if fmt is not None and t.dim() in (4, 5):
+                return t.to(dev, dt if t.is_floating_point() else None, memory_format=fmt)
             return t.to(dev, dt if t.is_floating_point() else None)
         return self._apply(convert)
 

@@ -20,6 +20,7 @@ import warnings
 from typing import Any, Callable, Sequence
 
 from ...functional import cat, stack
+from ...functional.recurrent import lstm_applies, lstm_layer
 from ...tensor import Tensor
 from ...creation import empty, zeros
 from .. import functional as F, init
@@ -208,13 +209,19 @@ class RNNBase(Module):
     def _run(self, input: Tensor, states: State, batch_sizes: list[int] | None = None) -> tuple[Tensor, State]:
         """All layers over time-major input (L, N, H_in), or packed data (sum N_t, H_in) with its
         ``batch_sizes``: the last layer's output (same layout) and final states."""
-        finals = []
+        finals: list[State] = []
         layer_input = input
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(self.num_directions):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
                 index = layer * self.num_directions + direction
+                if self.mode == "LSTM" and batch_sizes is None and lstm_applies(layer_input, w_ih, w_hh, states):
+                    out_d, h_n, c_n = lstm_layer(layer_input, states[0][index], states[1][index], w_ih, w_hh,
+                                                 b_ih, b_hh, direction == 1)
+                    outputs.append(out_d)
+                    finals.append((h_n, c_n))
+                    continue
                 gi = F.linear(layer_input, w_ih, b_ih)  # every time step in one matmul
                 # unbind/split make one graph node per step, and each one's backward allocates a zero gradient
                 # of all of gi (O(L^2 N G) in total); a single-node unbind in functional/ would make it linear.
