@@ -66,7 +66,11 @@ def _in_place(name: str) -> Callable[..., Any]:
 
 def _compared_in_place(name: str) -> Callable[..., Any]:
     def method(self: "Tensor", other: Any) -> Any:
-        return _F.copy_(self, getattr(_F, name)(self, other))
+        out = getattr(_F, name)(self, other)
+        if out.shape != self.shape:  # copy_ would broadcast (1,) into (); PyTorch's in-place ops refuse
+            raise RuntimeError(f"output with shape {tuple(self.shape)} doesn't match the broadcast shape "
+                               f"{tuple(out.shape)}")
+        return _F.copy_(self, out)
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"In place: ``self`` becomes ``minitensor.{name}(self, other)`` as 1 / 0 in its dtype."
     return method

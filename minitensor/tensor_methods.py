@@ -166,8 +166,8 @@ class TensorMethods(TensorMathMethods):
     def mul_(self, other: Any) -> "Tensor":
         return _F.inplace(self, _F.mul, other)
 
-    def div_(self, other: Any) -> "Tensor":
-        return _F.inplace(self, _F.div, other)
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> "Tensor":
+        return _F.inplace(self, _F.div, other, rounding_mode=rounding_mode)
 
     __imul__, __itruediv__ = mul_, div_
 

@@ -46,6 +46,8 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """out[i][j] = input[index[i][j]][j] for dim 0 (and so on): ``take_along_axis``. ``index`` may be smaller
     than ``input`` in the other dims, as PyTorch allows."""
     d = norm_dim(dim, input.ndim)
+    if input.ndim == 0 and index.ndim == 0:  # a 0-d tensor is its own dim 0: gather from its 1-element view
+        return gather(input.reshape(1), 0, index.reshape(1)).reshape(())
     if index.ndim != input.ndim:
         raise RuntimeError(f"gather: index tensor must have the same number of dimensions as input tensor "
                            f"({index.ndim} vs {input.ndim})")
@@ -69,6 +71,10 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
         raise RuntimeError(f"index_select(): index must be a 1-D integer tensor, got shape "
                            f"{tuple(index.shape)} and {index.dtype}")
     d = norm_dim(dim, input.ndim)
+    if input.ndim == 0:  # PyTorch: one index into a 0-d tensor gives the 0-d tensor
+        if index.numel() != 1:
+            raise IndexError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
+        return index_select(input.reshape(1), 0, index.reshape(1)).reshape(())
     if out_of_range(index.array, 0, input.shape[d] if input.ndim else 1) is not None:  # take wraps negatives
         raise IndexError("index out of range in self")
     return IndexSelect.apply(input, index, d)

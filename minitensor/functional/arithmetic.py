@@ -203,7 +203,8 @@ def _promote_divisor(input: Any, other: Any) -> tuple[Any, Any]:
     check would cost a host sync."""
     a, b = promote(input, other)
     t = b if isinstance(b, Tensor) else a
-    if t.array.dtype.kind in "iu" and t._device.type == "cpu" and \
+    empty = any(x.array.size == 0 for x in (a, b) if isinstance(x, Tensor))  # nothing divided: no error
+    if t.array.dtype.kind in "iu" and t._device.type == "cpu" and not empty and \
             (bool((b.array == 0).any()) if isinstance(b, Tensor) else b == 0):
         raise IntegerDivisionByZero("ZeroDivisionError")
     return a, b

@@ -7,6 +7,7 @@ import math
 import operator
 from typing import Any, Sequence
 
+from .. import dtypes as _dt
 from ..tensor import Tensor
 from .products import _fused, outer
 from .reorder import meshgrid
@@ -68,7 +69,8 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
         return input.new_empty(0)
-    grids = meshgrid(*[input.new_tensor(range(input.shape[0])).long()] * r, indexing="ij")
+    # positions as int64 (new_tensor alone would take input's dtype: bool positions are 0, 1, 1...)
+    grids = meshgrid(*[input.new_tensor(range(input.shape[0]), dtype=_dt.int64)] * r, indexing="ij")
     keep = grids[0] == grids[0]
     for a, b in zip(grids, grids[1:]):  # positions rising (or not falling) left to right
         keep = keep & ((a <= b) if with_replacement else (a < b))

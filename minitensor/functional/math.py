@@ -191,9 +191,10 @@ def _piecewise_constant(input: Tensor, f: Callable[[Backend, Any], Any]) -> Tens
 
 
 def sign(input: Tensor) -> Tensor:
-    """-1, 0 or 1; 0 at nan, as PyTorch (NumPy's sign gives nan)."""
+    """-1, 0 or 1; 0 at nan, as PyTorch (NumPy's sign gives nan); a bool tensor is its own sign (NumPy has
+    no bool loop)."""
     return _piecewise_constant(input, lambda B, x: B.nan_to_num(B.sign(x), 0.0, 1.0, -1.0)
-                               if x.dtype.kind in "fV" else B.sign(x))
+                               if x.dtype.kind in "fV" else x.copy() if x.dtype.kind == "b" else B.sign(x))
 
 
 def floor(input: Tensor) -> Tensor:

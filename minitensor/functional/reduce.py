@@ -296,7 +296,9 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor
     _tensor_input("prod", input)
     axis = None if dim is None else norm_dim(dim, input.ndim)
     if input.array.dtype.kind not in "fV":
-        return nondiff(lambda B, x: B.prod(x.astype(np.int64), None if axis is None else (axis,), keepdim), input)
+        # a 0-d tensor's dim 0 / -1 is the tensor itself (NumPy has no axis 0 there)
+        axes = None if axis is None or not input.ndim else (axis,)
+        return nondiff(lambda B, x: B.prod(x.astype(np.int64), axes, keepdim), input)
     return Prod.apply(input, axis if input.ndim else None, keepdim)
 
 

@@ -256,6 +256,8 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """input with the slices index along dim set to ``value`` (a number or a 0-d tensor)."""
+    if input.ndim == 0:  # a 0-d tensor is its own dim 0: fill its 1-element view
+        return index_fill(input.reshape(1), norm_dim(dim, 0), index.reshape(-1), value).reshape(())
     d, shape = _index_args("index_fill", input, dim, index, None)
     n = input.shape[d] if input.ndim else 1
     bad = out_of_range(index.array, -n, n)  # unlike index_copy and index_add, PyTorch's index_fill wraps -n..-1

@@ -29,9 +29,13 @@ _SQRT_PI_2 = 2 / math.sqrt(math.pi)
 
 
 def _at_zero(B: Backend, x: Any, value: float, elsewhere: Callable[[Any], Any]) -> Any:
-    """``elsewhere(x)`` (which divides by x), ``value`` at x = 0: PyTorch's limit there."""
+    """``elsewhere(x)`` (which divides by x), ``value`` near x = 0: PyTorch's limit there. Near means 0 or
+    |x| < 1e-30: the limit is exact there (i1'(x) = 1/2 + 3 x^2 / 16...), and below it i1(x) of a subnormal x
+    underflows (i1(x) / x = 0) and float32's 1 / x overflows. 1e-30 rounds to 0 in float16 (NEP 50), hence
+    the explicit x == 0."""
+    near = (x == 0) | (B.abs(x) < 1e-30)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return B.where(x == 0, value, elsewhere(B.where(x == 0, 1, x)))
+        return B.where(near, value, elsewhere(B.where(near, 1, x)))
 
 
 # PyTorch's derivatives: i1' = i0 - i1 / x (1/2 at 0), i0e' = i1e - sgn(x) i0e, i1e' = i0e - i1e (sgn x + 1 / x)

@@ -39,7 +39,8 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         aweights: Tensor | None = None) -> Tensor:
     """Covariance of the rows (variables) of a (V, N) or (N,) ``input`` over its N observations, with
     frequency and observation weights w = fweights * aweights: sum_n w_n (x_n - avg)(y_n - avg) / fact, fact =
-    sum(w) - correction * sum(w * aweights) / sum(w) (NumPy's ``np.cov``); 0-d for one variable."""
+    sum(w) - correction * sum(w * aweights) / sum(w) (NumPy's ``np.cov``); 0-d for one variable (a (1, N)
+    input too, as PyTorch's)."""
     if input.dim() > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
                            f"{input.dim()} dimensions")
@@ -79,7 +80,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         fact = clamp_min(fact, 0)
     xc = x - avg
     c = (xc if w is None else xc * w) @ xc.t() / fact
-    return c.reshape(()) if input.dim() < 2 else c
+    return c.reshape(()) if input.dim() < 2 or c.shape[0] == 1 else c  # PyTorch: one variable gives 0-d
 
 
 def corrcoef(input: Tensor) -> Tensor:

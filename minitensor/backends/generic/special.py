@@ -30,6 +30,10 @@ class SpecialOps:
         """log |Gamma(x)|: inf at the poles (0, -1, -2...) and at +-inf (C's lgamma, as PyTorch; SciPy's
         gammaln gives -inf at -inf)."""
         y = self._special_module().gammaln(self._wide(x))
+        # SciPy's gammaln overflows to inf at subnormal x; there lgamma(x) = -log|x| - euler_gamma x + O(x^2)
+        ax = self.xp.abs(x)
+        with np.errstate(divide="ignore"):
+            y = self.xp.where((ax > 0) & (ax < np.finfo(np.float64).tiny), -self.xp.log(ax), y)
         return self.xp.where(x == -math.inf, math.inf, y).astype(x.dtype, copy=False)
 
     def digamma(self, x: Array) -> Array:
