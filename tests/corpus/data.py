@@ -21,3 +21,22 @@ def shakespeare_char(cwd: Path) -> None:
     ids[n:].tofile(out / "val.bin")
     with open(out / "meta.pkl", "wb") as f:
         pickle.dump({"vocab_size": len(chars), "itos": dict(enumerate(chars)), "stoi": stoi}, f)
+
+
+def wikitext2(cwd: Path, words: int = 6000) -> None:
+    """pytorch/examples' word_language_model data: data/wikitext-2/{train,valid,test}.txt, lines of words
+    (there: WikiText-2, downloaded), here sentences drawn from a small fixed grammar so that a few steps
+    learn something; valid and test are a tenth of train each."""
+    rng = np.random.default_rng(0)
+    nouns, verbs = ["cat", "dog", "king", "river", "city", "ship"], ["sees", "likes", "follows", "finds"]
+    adjs = ["old", "red", "quiet", "large"]
+    out = cwd / "data" / "wikitext-2"
+    out.mkdir(parents=True)
+    for name, n in (("train", words), ("valid", words // 10), ("test", words // 10)):
+        lines, count = [], 0
+        while count < n:
+            s = ["the", str(rng.choice(adjs)), str(rng.choice(nouns)), str(rng.choice(verbs)), "a",
+                 str(rng.choice(nouns)), "."]
+            lines.append(" " + " ".join(s) + " ")
+            count += len(s) + 1
+        (out / f"{name}.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
