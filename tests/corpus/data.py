@@ -7,10 +7,18 @@ from pathlib import Path
 import numpy as np
 
 
+PLAY = "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n"
+
+
+def char_text(cwd: Path) -> None:
+    """minGPT's chargpt reads input.txt (there: tinyshakespeare) and prompts with "O God, O God!"."""
+    (cwd / "input.txt").write_text((PLAY + "\nHAMLET:\nO God, O God!\n") * 100)
+
+
 def shakespeare_char(cwd: Path) -> None:
     """nanoGPT's data/shakespeare_char (train.bin, val.bin, meta.pkl), as its prepare.py writes them, from a
     short play-like text repeated (prepare.py downloads tinyshakespeare)."""
-    text = "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n" * 200
+    text = PLAY * 200
     chars = sorted(set(text))
     stoi = {c: i for i, c in enumerate(chars)}
     ids = np.array([stoi[c] for c in text], dtype=np.uint16)
