@@ -1,6 +1,7 @@
 """The dtypes ops give under ``autocast("cpu", dtype=bfloat16)``, as PyTorch 2.13's CPU policy gives them:
-GEMMs in bfloat16, the losses, cdist, inverse and prod in float32, and everything else (softmax,
-log_softmax, the norms, exp/log, sums and scans) in the dtype it is fed, unlike CUDA's longer float32 list."""
+GEMMs and prelu in bfloat16, the losses, cdist, inverse, prod, trace and the reflect (1-, 2-d) / replicate
+pads in float32, and everything else (softmax, log_softmax, the norms, exp/log, sums and scans, addmv, the
+circular, constant and 3-d reflect pads) in the dtype it is fed, unlike CUDA's longer float32 list."""
 from __future__ import annotations
 
 import pytest
@@ -35,6 +36,10 @@ def autocast_dtypes(lib):
             "kl_div": lambda: F.kl_div(x, t, reduction="batchmean"), "cdist": lambda: lib.cdist(x, x),
             "inverse": lambda: lib.inverse(m + 3 * lib.eye(6).to(dt)),
             "gelu": lambda: F.gelu(x), "add_f32": lambda: x + lib.ones(6), "cat_f32": lambda: lib.cat([x, x.float()]),
+            "prelu": lambda: F.prelu(x, lib.ones(4) / 4), "trace": lambda: lib.trace(m),
+            "addmv": lambda: lib.addmv(w, m, w), "reflection_pad": lambda: lib.nn.ReflectionPad2d(1)(img),
+            **{f"{mode}{d}d": lambda d=d, mode=mode: F.pad(lib.rand(1, 2, *(4,) * d).to(dt), (1, 2) * d, mode=mode)
+               for mode in ("reflect", "replicate", "circular", "constant") for d in (1, 2, 3)},
         }
         with lib.autocast("cpu", dtype=lib.bfloat16):
             for name, op in ops.items():
@@ -52,6 +57,17 @@ def test_cpu_autocast_output_dtypes():
         assert got[f"float32:{name}"] == got[f"bfloat16:{name}"] == "float32", name
     assert got["float32:mv"] == got["float32:dot"] == "float32"  # not on the CPU's lower-precision list
     assert got["bfloat16:add_f32"] == got["bfloat16:cat_f32"] == "float32"
+
+
+def test_cpu_autocast_prelu_trace_pads_and_addmv():
+    """prelu is on the lower-precision list; trace, reflection_pad1d/2d and replication_pad1d/2d/3d on the
+    float32 one; addmv (a CUDA-only entry), reflection_pad3d and the other pads on neither."""
+    got = autocast_dtypes(mt)
+    assert got["float32:prelu"] == got["bfloat16:prelu"] == "bfloat16"
+    for name in ("trace", "reflection_pad", "reflect1d", "reflect2d", "replicate1d", "replicate2d", "replicate3d"):
+        assert got[f"float32:{name}"] == got[f"bfloat16:{name}"] == "float32", name
+    for name in ("addmv", "reflect3d", "circular1d", "circular2d", "circular3d", "constant1d", "constant3d"):
+        assert got[f"float32:{name}"] == "float32" and got[f"bfloat16:{name}"] == "bfloat16", name
 
 
 @pytest.mark.torch

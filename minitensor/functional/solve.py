@@ -14,6 +14,7 @@ from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..tensor import Tensor
 from ..creation import eye
+from ._util import torch_dtype_name
 from .indexing import where
 from .linalg import matmul
 from ..amp.autocast_mode import cast_early
@@ -23,14 +24,15 @@ __all__ = ["inv", "inverse", "solve", "det", "slogdet", "logdet", "matrix_power"
            "cholesky_inverse"]
 
 
-def check_matrices(name: str, A: Any, square: bool = True) -> None:
-    """PyTorch's checks of a linalg input: a tensor of >= 2 dims, float32/float64, square if asked."""
+def check_matrices(name: str, A: Any, square: bool = True, low_precision: bool = False) -> None:
+    """PyTorch's checks of a linalg input: a tensor of >= 2 dims, float32/float64 (float16 and bfloat16
+    only where ``low_precision``: PyTorch has no 16-bit LAPACK kernels), square if asked."""
     if not isinstance(A, Tensor):
         raise TypeError(f"linalg.{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
     if A.ndim < 2:
         raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
-    if A.dtype in (_dt.float16,):
-        raise RuntimeError(f"linalg.{name}: Low precision dtypes not supported. Got {A.dtype}")
+    if A.dtype in (_dt.float16, _dt.bfloat16) and not low_precision:
+        raise RuntimeError(f"linalg.{name}: Low precision dtypes not supported. Got {torch_dtype_name(A.dtype)}")
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. Got {A.dtype}")
     if square and A.shape[-1] != A.shape[-2]:
@@ -199,8 +201,9 @@ def logdet(input: Tensor) -> Tensor:
 
 
 def matrix_power(A: Tensor, n: int) -> Tensor:
-    """A^n for an integer n by repeated squaring (O(log n) matmuls); A^0 = I, A^-n = (A^-1)^n."""
-    check_matrices("matrix_power", A)
+    """A^n for an integer n by repeated squaring (O(log n) matmuls); A^0 = I, A^-n = (A^-1)^n (a 16-bit A
+    only for n >= 0: inv refuses it)."""
+    check_matrices("matrix_power", A, low_precision=True)
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"linalg.matrix_power(): argument 'n' must be int, not {type(n).__name__}")
     if n == 0:
