@@ -60,6 +60,9 @@ CASES = {
     **{f"gan_zoo_{g}": Case("gan_zoo", [[f"{g}.py", *GAN, *(["--img_size", "16"] if g == "dcgan" else [])]],
                             r"G loss: (-?[\d.]+)", env={"CORPUS_MNIST_N": "128"})
        for g in ("gan", "wgan", "dcgan", "cgan")},
+    **{f"gan_zoo_{g}": Case("gan_zoo", [[f"{g}.py", *GAN, "--img_size", "16"]], r"G loss: (-?[\d.]+)",
+                            env={"CORPUS_MNIST_N": "128"})
+       for g in ("aae", "acgan", "ebgan", "infogan", "lsgan", "relativistic_gan", "sgan", "wgan_div", "wgan_gp")},
     **{f"makemore_{t}": Case("makemore", [["makemore.py", "--type", t, *MAKEMORE]], r"\| loss ([\d.]+)", falls=True)
        for t in ("bigram", "mlp", "transformer")},
     "nanogpt_train_sample_resume": Case(
