@@ -64,7 +64,7 @@ CASES = {
                             env={"CORPUS_MNIST_N": "128"})
        for g in ("aae", "acgan", "ebgan", "infogan", "lsgan", "relativistic_gan", "sgan", "wgan_div", "wgan_gp")},
     **{f"makemore_{t}": Case("makemore", [["makemore.py", "--type", t, *MAKEMORE]], r"\| loss ([\d.]+)", falls=True)
-       for t in ("bigram", "mlp", "transformer")},
+       for t in ("bigram", "mlp", "rnn", "gru", "bow", "transformer")},
     "nanogpt_train_sample_resume": Case(
         "nanogpt", [["train.py", *NANOGPT, "--max_iters=20"],
                     ["sample.py", "--init_from=resume", "--out_dir=out-shakespeare-char", "--device=cpu",
