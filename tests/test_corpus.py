@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus.data import char_text, shakespeare_char, wikitext2
+from corpus.data import char_text, cora, shakespeare_char, wikitext2
 
 CORPUS = Path(__file__).parent / "corpus"
 ROOT = Path(__file__).parent.parent
@@ -99,6 +99,8 @@ CASES = {
                          r"Test set results: loss ([\d.]+)",
                          blocked="sparse COO arithmetic: torch.eye(V) + sparse adjacency (load_cora), "
                                  "torch.diag(v).to_sparse() @ dense"),
+    "pygat": Case("pygat", [["train.py", "--epochs", "5", "--hidden", "4", "--nb_heads", "2", "--patience", "5"]],
+                  r"loss_val: ([\d.]+)", falls=True, data=cora),
     "spinn_ode1": Case("spinn", [["ode1.py", "--n-train", "100", "--n-skip", "20"]], r"Loss=([\d.e+-]+)",
                        falls=True),
     "pinn_ode4": Case("spinn", [["ode4_pinn.py", "--n-train", "40", "--n-skip", "10", "--samples", "100",
