@@ -193,7 +193,8 @@ CASES.update({"KLDiv": ("NB", lambda x, t: F.kl_div(x, t, reduction="batchmean")
 CASES.update({"Prelu": (lambda g, n, k: [_normal(g, n, k), _normal(g, k)], F.prelu),
               "Trace": (lambda g, n, k: [_normal(g, k, k)], mt.trace),
               "ReflectionPad": (lambda g, n, k: [_normal(g, n, k + 1)], lambda x: F.pad(x, (1, 1), mode="reflect")),
-              "ReplicationPad": ("N", lambda x: F.pad(x, (2, 1), mode="replicate"))})
+              "ReplicationPad": ("N", lambda x: F.pad(x, (2, 1), mode="replicate")),
+              "Linalg": (lambda g, n, k: [_normal(g, k, k) + 3 * np.eye(k), _normal(g, k, n)], mt.linalg.solve)})
 # The relative error (in the 2-norm) a 16-bit op may have against float32 (a few ulps, over sums).
 TOLERANCE = {mt.bfloat16: 4e-2, mt.float16: 5e-3}
 ROUNDINGS = {"ScaledDotProductAttention": 2}  # two GEMMs and a softmax, each rounded to 16 bits: twice the room

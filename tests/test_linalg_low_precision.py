@@ -1,9 +1,13 @@
 """linalg refuses float16 and bfloat16 matrices outside autocast, as PyTorch (no 16-bit LAPACK kernels): inv,
 slogdet and the rest raise instead of answering in float64; matrix_power of n >= 0 (only matmuls) runs in
-the input's dtype. Under CPU autocast inverse first comes up to float32 (test_amp_cpu_policy)."""
+the input's dtype. Under CPU autocast the ops on PyTorch's float32 list (inverse, solve, cholesky, eigh,
+svd, qr, lstsq, pinverse...) first come up to float32 and run there throughout; det, slogdet,
+solve_triangular and linalg.pinv, not on it, still refuse."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from numpy.testing import assert_allclose
 
 import minitensor as mt
 
@@ -50,3 +54,43 @@ def test_linalg_refuses_16_bit_matrices_as_torch(dtype):
     assert refused[0] == refused[1]
     for op in ("inv", "inverse", "method", "slogdet", "matrix_power_neg", "matrix_power_0", "matrix_power_3"):
         assert ours[op] == theirs[op], op
+
+
+def autocast_results(lib):
+    """The linalg ops on a bfloat16 matrix under CPU autocast: result dtype, or "raises"."""
+    A, b, L = (lib.eye(4) * 3 + 0.1).to(lib.bfloat16), lib.ones(4, 2).to(lib.bfloat16), lib.linalg
+    cases = {
+        "inv": lambda: L.inv(A), "solve": lambda: L.solve(A, b), "cholesky": lambda: L.cholesky(A),
+        "cholesky_solve": lambda: lib.cholesky_solve(b, A), "cholesky_inverse": lambda: lib.cholesky_inverse(A),
+        "eigh": lambda: L.eigh(A)[1], "eigvalsh": lambda: L.eigvalsh(A), "svd": lambda: L.svd(A)[0],
+        "svdvals": lambda: L.svdvals(A), "qr": lambda: L.qr(A)[1], "matrix_rank": lambda: L.matrix_rank(A),
+        "lstsq": lambda: L.lstsq(A, b)[0], "cond": lambda: L.cond(A), "pinverse": lambda: lib.pinverse(A),
+        "torch_svd": lambda: lib.svd(A)[2], "det": lambda: L.det(A), "slogdet": lambda: L.slogdet(A)[1],
+        "solve_triangular": lambda: L.solve_triangular(A, b, upper=True), "pinv": lambda: L.pinv(A),
+    }
+    out = {}
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        for name, fn in cases.items():
+            try:
+                out[name] = str(fn().dtype).split(".")[-1]
+            except RuntimeError:
+                out[name] = "raises"
+    return out
+
+
+def test_linalg_under_cpu_autocast_runs_in_float32():
+    got = autocast_results(mt)
+    for name in ("det", "slogdet", "solve_triangular", "pinv"):
+        assert got.pop(name) == "raises", name
+    assert got.pop("matrix_rank") == "int64"
+    assert set(got.values()) == {"float32"}, got
+    x = (mt.eye(3) * 2 + 0.1).to(mt.bfloat16)
+    with mt.autocast("cpu", dtype=mt.bfloat16):
+        solved = mt.linalg.lstsq(x, mt.ones(3, 1).to(mt.bfloat16)).solution
+    assert_allclose(solved.numpy(), np.linalg.lstsq(x.double().numpy(), np.ones((3, 1)), rcond=None)[0], rtol=1e-5)
+
+
+@pytest.mark.torch
+def test_linalg_under_cpu_autocast_as_torch():
+    torch = pytest.importorskip("torch")
+    assert autocast_results(mt) == autocast_results(torch)

@@ -38,7 +38,13 @@ class ReplicationPad:
     """``pad(mode="replicate")`` of the last 1, 2 or 3 dims."""
 
 
-COMPOSED = (Prelu, Trace, ReflectionPad, ReplicationPad)
+class Linalg:
+    """The linalg ops on the CPU's float32 list: solve, cholesky (and its solve / inverse), eigh, eigvalsh,
+    svd, svdvals, qr, matrix_rank, lstsq, cond, pinverse; they refuse 16-bit matrices outside autocast.
+    (det, slogdet, solve_triangular and linalg.pinv are not on it: PyTorch refuses 16 bits there too.)"""
+
+
+COMPOSED = (Prelu, Trace, ReflectionPad, ReplicationPad, Linalg)
 
 
 _COMMON: dict[str, str] = {
@@ -70,5 +76,6 @@ POLICY: dict[str, dict[str, str]] = {
         # reductions and scans that need range
         "Sum": FP32, "CumSum": FP32, "CumProd": FP32, "LogSumExp": FP32, "LogCumSumExp": FP32,
     },
-    "cpu": {**_COMMON, "Cdist": FP32, "Inv": FP32, "Trace": FP32, "ReflectionPad": FP32, "ReplicationPad": FP32},
+    "cpu": {**_COMMON, "Cdist": FP32, "Inv": FP32, "Trace": FP32, "ReflectionPad": FP32, "ReplicationPad": FP32,
+            "Linalg": FP32},
 }

@@ -18,6 +18,7 @@ from ._util import torch_dtype_name
 from .indexing import where
 from .linalg import matmul
 from ..amp.autocast_mode import cast_early
+from ..amp.policy import Linalg
 from .triangular import tril, triu
 
 __all__ = ["inv", "inverse", "solve", "det", "slogdet", "logdet", "matrix_power", "solve_triangular", "cholesky_solve",
@@ -93,6 +94,7 @@ class Solve(ArrayFunction):
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """X with A X = B (``left``) or X A = B; A (*, n, n), B (*, n, k) or, as PyTorch, a batch of vectors
     (*, n) when B is 1-D or B.shape == A.shape[:-1] (``left=True`` only). The batch dims broadcast."""
+    A, B = cast_early(Linalg, A, B)  # float32 under CPU autocast, as PyTorch's
     check_matrices("solve", A)
     if not isinstance(B, Tensor):
         raise TypeError(f"linalg.solve(): argument 'B' must be Tensor, not {type(B).__name__}")
@@ -239,6 +241,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """X with (L L^T) X = B for L the lower Cholesky factor (or U^T U = A with ``upper``): two triangular
     solves, L Y = B then L^T X = Y. PyTorch's checks first, in its words."""
+    B, L = cast_early(Linalg, B, L)
     for name, t in (("b", B), ("u", L)):
         if t.ndim < 2:
             raise RuntimeError(f"{name} should have at least 2 dimensions, but has {t.ndim} dimensions instead")
@@ -257,5 +260,6 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
 
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """(L L^T)^-1 (or (U^T U)^-1) from a Cholesky factor."""
+    L, = cast_early(Linalg, L)
     check_matrices("cholesky_inverse", L)
     return cholesky_solve(eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(tuple(L.shape)), L, upper)
