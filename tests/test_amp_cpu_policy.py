@@ -74,3 +74,37 @@ def test_cpu_autocast_prelu_trace_pads_and_addmv():
 def test_cpu_autocast_output_dtypes_match_torch():
     torch = pytest.importorskip("torch")
     assert autocast_dtypes(mt) == autocast_dtypes(torch)
+
+
+def float32_list_dtypes(lib):
+    """More of the CPU's float32 list, fed bfloat16 under CPU autocast: the 3-d pools, max_unpool and the
+    margin / embedding losses (composed of ops that would otherwise stay in bfloat16)."""
+    F = lib.nn.functional
+    x = lib.rand(2, 3, 4, 4, 4).to(lib.bfloat16)
+    v, t = lib.rand(4, 5).to(lib.bfloat16) + 0.1, lib.rand(4, 5).to(lib.bfloat16)
+    sign = lib.ones(4, 5).to(lib.bfloat16)
+    ops = {
+        "avg_pool3d": lambda: F.avg_pool3d(x, 2), "max_pool3d": lambda: F.max_pool3d(x, 2),
+        "adaptive_avg_pool3d": lambda: F.adaptive_avg_pool3d(x, 2),
+        "max_unpool2d": lambda: F.max_unpool2d(*F.max_pool2d(x[:, :, 0], 2, return_indices=True), 2),
+        "cosine_embedding": lambda: F.cosine_embedding_loss(v, t, sign[:, 0]),
+        "hinge_embedding": lambda: F.hinge_embedding_loss(v, sign), "poisson_nll": lambda: F.poisson_nll_loss(v, t),
+        "margin_ranking": lambda: F.margin_ranking_loss(v[0], t[0], sign[0]),
+        "soft_margin": lambda: F.soft_margin_loss(v, sign), "triplet": lambda: F.triplet_margin_loss(v, t, v),
+        "multi_margin": lambda: F.multi_margin_loss(v, lib.tensor([0, 1, 2, 3])),
+        "max_pool2d": lambda: F.max_pool2d(x[:, :, 0], 2), "gaussian_nll": lambda: F.gaussian_nll_loss(v, t, v),
+    }
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        return {name: str(op().dtype).split(".")[-1] for name, op in ops.items()}
+
+
+def test_cpu_autocast_3d_pools_and_margin_losses_in_float32():
+    got = float32_list_dtypes(mt)
+    assert got.pop("max_pool2d") == got.pop("gaussian_nll") == "bfloat16"  # on neither list
+    assert set(got.values()) == {"float32"}, got
+
+
+@pytest.mark.torch
+def test_cpu_autocast_3d_pools_and_margin_losses_match_torch():
+    torch = pytest.importorskip("torch")
+    assert float32_list_dtypes(mt) == float32_list_dtypes(torch)

@@ -44,7 +44,16 @@ class Linalg:
     (det, slogdet, solve_triangular and linalg.pinv are not on it: PyTorch refuses 16 bits there too.)"""
 
 
-COMPOSED = (Prelu, Trace, ReflectionPad, ReplicationPad, Linalg)
+class MarginLoss:
+    """The margin_ranking, hinge_embedding, cosine_embedding, soft_margin, multi_margin, triplet_margin and
+    poisson_nll losses (on both devices' float32 lists)."""
+
+
+class Pool3d:
+    """avg_pool3d, max_pool3d, adaptive_avg_pool3d and max_unpool2d / 3d (on the CPU's float32 list)."""
+
+
+COMPOSED = (Prelu, Trace, ReflectionPad, ReplicationPad, Linalg, MarginLoss, Pool3d)
 
 
 _COMMON: dict[str, str] = {
@@ -57,7 +66,7 @@ _COMMON: dict[str, str] = {
     "MSELoss": FP32, "L1Loss": FP32, "BinaryCrossEntropy": FP32, "BinaryCrossEntropyWithLogits": FP32,
     "SmoothL1Loss": FP32, "HuberLoss": FP32,
     "KLDiv": FP32, "PDist": FP32,  # kl_div's pointwise terms; pdist's norms (the other added losses compose ops)
-    "Prod": FP32,
+    "Prod": FP32, "MarginLoss": FP32,
     # several tensors: the widest dtype
     "Add": PROMOTE, "Sub": PROMOTE, "Mul": PROMOTE, "Div": PROMOTE, "Atan2": PROMOTE, "Cat": PROMOTE,
     "Stack": PROMOTE, "Where": PROMOTE, "Maximum": PROMOTE, "Minimum": PROMOTE,
@@ -77,5 +86,5 @@ POLICY: dict[str, dict[str, str]] = {
         "Sum": FP32, "CumSum": FP32, "CumProd": FP32, "LogSumExp": FP32, "LogCumSumExp": FP32,
     },
     "cpu": {**_COMMON, "Cdist": FP32, "Inv": FP32, "Trace": FP32, "ReflectionPad": FP32, "ReplicationPad": FP32,
-            "Linalg": FP32},
+            "Linalg": FP32, "Pool3d": FP32},
 }
