@@ -77,8 +77,9 @@ def test_cpu_autocast_output_dtypes_match_torch():
 
 
 def float32_list_dtypes(lib):
-    """More of the CPU's float32 list, fed bfloat16 under CPU autocast: the 3-d pools, max_unpool and the
-    margin / embedding losses (composed of ops that would otherwise stay in bfloat16)."""
+    """More of the CPU's float32 list, fed bfloat16 under CPU autocast: the 3-d pools, max_unpool, the
+    margin / embedding losses (composed of ops that would otherwise stay in bfloat16) and quantile (which
+    refuses bfloat16 outside autocast)."""
     F = lib.nn.functional
     x = lib.rand(2, 3, 4, 4, 4).to(lib.bfloat16)
     v, t = lib.rand(4, 5).to(lib.bfloat16) + 0.1, lib.rand(4, 5).to(lib.bfloat16)
@@ -92,19 +93,21 @@ def float32_list_dtypes(lib):
         "margin_ranking": lambda: F.margin_ranking_loss(v[0], t[0], sign[0]),
         "soft_margin": lambda: F.soft_margin_loss(v, sign), "triplet": lambda: F.triplet_margin_loss(v, t, v),
         "multi_margin": lambda: F.multi_margin_loss(v, lib.tensor([0, 1, 2, 3])),
+        "quantile": lambda: lib.quantile(v, 0.5, dim=1), "nanquantile": lambda: lib.nanquantile(v, 0.25),
+        "quantile_q": lambda: lib.quantile(v, lib.tensor([0.5, 0.75]).to(lib.bfloat16)),
         "max_pool2d": lambda: F.max_pool2d(x[:, :, 0], 2), "gaussian_nll": lambda: F.gaussian_nll_loss(v, t, v),
     }
     with lib.autocast("cpu", dtype=lib.bfloat16):
         return {name: str(op().dtype).split(".")[-1] for name, op in ops.items()}
 
 
-def test_cpu_autocast_3d_pools_and_margin_losses_in_float32():
+def test_cpu_autocast_3d_pools_margin_losses_and_quantile_in_float32():
     got = float32_list_dtypes(mt)
     assert got.pop("max_pool2d") == got.pop("gaussian_nll") == "bfloat16"  # on neither list
     assert set(got.values()) == {"float32"}, got
 
 
 @pytest.mark.torch
-def test_cpu_autocast_3d_pools_and_margin_losses_match_torch():
+def test_cpu_autocast_3d_pools_margin_losses_and_quantile_match_torch():
     torch = pytest.importorskip("torch")
     assert float32_list_dtypes(mt) == float32_list_dtypes(torch)

@@ -53,7 +53,11 @@ class Pool3d:
     """avg_pool3d, max_pool3d, adaptive_avg_pool3d and max_unpool2d / 3d (on the CPU's float32 list)."""
 
 
-COMPOSED = (Prelu, Trace, ReflectionPad, ReplicationPad, Linalg, MarginLoss, Pool3d)
+class Quantile:
+    """quantile and nanquantile (on the CPU's float32 list; they refuse 16-bit inputs outside autocast)."""
+
+
+COMPOSED = (Prelu, Trace, ReflectionPad, ReplicationPad, Linalg, MarginLoss, Pool3d, Quantile)
 
 
 _COMMON: dict[str, str] = {
@@ -86,5 +90,5 @@ POLICY: dict[str, dict[str, str]] = {
         "Sum": FP32, "CumSum": FP32, "CumProd": FP32, "LogSumExp": FP32, "LogCumSumExp": FP32,
     },
     "cpu": {**_COMMON, "Cdist": FP32, "Inv": FP32, "Trace": FP32, "ReflectionPad": FP32, "ReplicationPad": FP32,
-            "Linalg": FP32, "Pool3d": FP32},
+            "Linalg": FP32, "Pool3d": FP32, "Quantile": FP32},
 }
