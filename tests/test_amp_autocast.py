@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import minitensor as mt
 import minitensor.nn.functional as F
 from minitensor.amp import autocast_mode
-from minitensor.amp.policy import FP32, LOWER, POLICY, PROMOTE
+from minitensor.amp.policy import COMPOSED, FP32, LOWER, POLICY, PROMOTE
 from minitensor.autograd import function as function_module
 from minitensor.autograd.function import ArrayFunction
 from minitensor.functional.cast import ToDtype
@@ -190,6 +190,14 @@ CASES.update({"Mv": (lambda g, n, k: [_normal(g, n, k), _normal(g, k)], mt.mv), 
               "Inv": (lambda g, n, k: [_normal(g, k, k) + 3 * np.eye(k)], mt.inverse)})
 CASES.update({"KLDiv": ("NB", lambda x, t: F.kl_div(x, t, reduction="batchmean")),
               "PDist": (lambda g, n, k: [_normal(g, n + 1, k)], mt.pdist)})
+CASES.update({"Prelu": (lambda g, n, k: [_normal(g, n, k), _normal(g, k)], F.prelu),
+              "Trace": (lambda g, n, k: [_normal(g, k, k)], mt.trace),
+              "ReflectionPad": (lambda g, n, k: [_normal(g, n, k + 1)], lambda x: F.pad(x, (1, 1), mode="reflect")),
+              "ReplicationPad": ("N", lambda x: F.pad(x, (2, 1), mode="replicate")),
+              "Linalg": (lambda g, n, k: [_normal(g, k, k) + 3 * np.eye(k), _normal(g, k, n)], mt.linalg.solve),
+              "MarginLoss": ("NN", F.soft_margin_loss),
+              "Pool3d": (lambda g, n, k: [_normal(g, 1, n, k, 2, 2)], lambda x: F.avg_pool3d(x, (1, 2, 2))),
+              "Quantile": ("N", lambda x: mt.quantile(x, 0.3, dim=-1))})
 # The relative error (in the 2-norm) a 16-bit op may have against float32 (a few ulps, over sums).
 TOLERANCE = {mt.bfloat16: 4e-2, mt.float16: 5e-3}
 ROUNDINGS = {"ScaledDotProductAttention": 2}  # two GEMMs and a softmax, each rounded to 16 bits: twice the room
@@ -205,6 +213,7 @@ def test_the_table_names_functions_and_every_entry_has_a_parity_case():
         cls = stack.pop()
         names.add(cls.__name__)
         stack.extend(cls.__subclasses__())
+    names |= {cls.__name__ for cls in COMPOSED}  # the keys of ops composed of others (prelu, trace, pads)
     assert set(RULES) <= names, sorted(set(RULES) - names)
     assert set(CASES) == set(RULES) and set(POLICY) == {"cpu", "cuda"}
     assert set(RULES.values()) == {LOWER, FP32, PROMOTE}

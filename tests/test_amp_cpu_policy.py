@@ -1,6 +1,7 @@
 """The dtypes ops give under ``autocast("cpu", dtype=bfloat16)``, as PyTorch 2.13's CPU policy gives them:
-GEMMs in bfloat16, the losses, cdist, inverse and prod in float32, and everything else (softmax,
-log_softmax, the norms, exp/log, sums and scans) in the dtype it is fed, unlike CUDA's longer float32 list."""
+GEMMs and prelu in bfloat16, the losses, cdist, inverse, prod, trace and the reflect (1-, 2-d) / replicate
+pads in float32, and everything else (softmax, log_softmax, the norms, exp/log, sums and scans, addmv, the
+circular, constant and 3-d reflect pads) in the dtype it is fed, unlike CUDA's longer float32 list."""
 from __future__ import annotations
 
 import pytest
@@ -35,6 +36,10 @@ def autocast_dtypes(lib):
             "kl_div": lambda: F.kl_div(x, t, reduction="batchmean"), "cdist": lambda: lib.cdist(x, x),
             "inverse": lambda: lib.inverse(m + 3 * lib.eye(6).to(dt)),
             "gelu": lambda: F.gelu(x), "add_f32": lambda: x + lib.ones(6), "cat_f32": lambda: lib.cat([x, x.float()]),
+            "prelu": lambda: F.prelu(x, lib.ones(4) / 4), "trace": lambda: lib.trace(m),
+            "addmv": lambda: lib.addmv(w, m, w), "reflection_pad": lambda: lib.nn.ReflectionPad2d(1)(img),
+            **{f"{mode}{d}d": lambda d=d, mode=mode: F.pad(lib.rand(1, 2, *(4,) * d).to(dt), (1, 2) * d, mode=mode)
+               for mode in ("reflect", "replicate", "circular", "constant") for d in (1, 2, 3)},
         }
         with lib.autocast("cpu", dtype=lib.bfloat16):
             for name, op in ops.items():
@@ -54,7 +59,55 @@ def test_cpu_autocast_output_dtypes():
     assert got["bfloat16:add_f32"] == got["bfloat16:cat_f32"] == "float32"
 
 
+def test_cpu_autocast_prelu_trace_pads_and_addmv():
+    """prelu is on the lower-precision list; trace, reflection_pad1d/2d and replication_pad1d/2d/3d on the
+    float32 one; addmv (a CUDA-only entry), reflection_pad3d and the other pads on neither."""
+    got = autocast_dtypes(mt)
+    assert got["float32:prelu"] == got["bfloat16:prelu"] == "bfloat16"
+    for name in ("trace", "reflection_pad", "reflect1d", "reflect2d", "replicate1d", "replicate2d", "replicate3d"):
+        assert got[f"float32:{name}"] == got[f"bfloat16:{name}"] == "float32", name
+    for name in ("addmv", "reflect3d", "circular1d", "circular2d", "circular3d", "constant1d", "constant3d"):
+        assert got[f"float32:{name}"] == "float32" and got[f"bfloat16:{name}"] == "bfloat16", name
+
+
 @pytest.mark.torch
 def test_cpu_autocast_output_dtypes_match_torch():
     torch = pytest.importorskip("torch")
     assert autocast_dtypes(mt) == autocast_dtypes(torch)
+
+
+def float32_list_dtypes(lib):
+    """More of the CPU's float32 list, fed bfloat16 under CPU autocast: the 3-d pools, max_unpool, the
+    margin / embedding losses (composed of ops that would otherwise stay in bfloat16) and quantile (which
+    refuses bfloat16 outside autocast)."""
+    F = lib.nn.functional
+    x = lib.rand(2, 3, 4, 4, 4).to(lib.bfloat16)
+    v, t = lib.rand(4, 5).to(lib.bfloat16) + 0.1, lib.rand(4, 5).to(lib.bfloat16)
+    sign = lib.ones(4, 5).to(lib.bfloat16)
+    ops = {
+        "avg_pool3d": lambda: F.avg_pool3d(x, 2), "max_pool3d": lambda: F.max_pool3d(x, 2),
+        "adaptive_avg_pool3d": lambda: F.adaptive_avg_pool3d(x, 2),
+        "max_unpool2d": lambda: F.max_unpool2d(*F.max_pool2d(x[:, :, 0], 2, return_indices=True), 2),
+        "cosine_embedding": lambda: F.cosine_embedding_loss(v, t, sign[:, 0]),
+        "hinge_embedding": lambda: F.hinge_embedding_loss(v, sign), "poisson_nll": lambda: F.poisson_nll_loss(v, t),
+        "margin_ranking": lambda: F.margin_ranking_loss(v[0], t[0], sign[0]),
+        "soft_margin": lambda: F.soft_margin_loss(v, sign), "triplet": lambda: F.triplet_margin_loss(v, t, v),
+        "multi_margin": lambda: F.multi_margin_loss(v, lib.tensor([0, 1, 2, 3])),
+        "quantile": lambda: lib.quantile(v, 0.5, dim=1), "nanquantile": lambda: lib.nanquantile(v, 0.25),
+        "quantile_q": lambda: lib.quantile(v, lib.tensor([0.5, 0.75]).to(lib.bfloat16)),
+        "max_pool2d": lambda: F.max_pool2d(x[:, :, 0], 2), "gaussian_nll": lambda: F.gaussian_nll_loss(v, t, v),
+    }
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        return {name: str(op().dtype).split(".")[-1] for name, op in ops.items()}
+
+
+def test_cpu_autocast_3d_pools_margin_losses_and_quantile_in_float32():
+    got = float32_list_dtypes(mt)
+    assert got.pop("max_pool2d") == got.pop("gaussian_nll") == "bfloat16"  # on neither list
+    assert set(got.values()) == {"float32"}, got
+
+
+@pytest.mark.torch
+def test_cpu_autocast_3d_pools_margin_losses_and_quantile_match_torch():
+    torch = pytest.importorskip("torch")
+    assert float32_list_dtypes(mt) == float32_list_dtypes(torch)

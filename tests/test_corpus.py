@@ -1,8 +1,9 @@
 """The corpus tier: real PyTorch programs (tests/corpus/SOURCES.md), not one line changed, run as
 subprocesses with ``import torch`` resolved to minitensor (tests/corpus/shim) and offline stand-ins for
-torchvision, gymnasium, requests and tiktoken (tests/corpus/standins), with short settings on their command
-lines. Each run must exit 0 and print finite losses (falling, where a few steps reliably make them fall);
-where PyTorch is installed the same runs go under PyTorch and the final losses must be of one size."""
+torchvision, gymnasium, requests, tiktoken and matplotlib (tests/corpus/standins), the files they read written
+by tests/corpus/data.py, with short settings on their command lines. Each run must exit 0 and print finite
+losses (falling, where a few steps reliably make them fall); where PyTorch is installed the same runs go
+under PyTorch and the final losses must be of one size."""
 from __future__ import annotations
 
 import math
@@ -11,12 +12,13 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from corpus.data import shakespeare_char
+from corpus.data import char_text, cora, shakespeare_char, wikitext2
 
 CORPUS = Path(__file__).parent / "corpus"
 ROOT = Path(__file__).parent.parent
@@ -25,6 +27,10 @@ NANOGPT = ["config/train_shakespeare_char.py", "--device=cpu", "--compile=False"
            "--dropout=0.0", "--eval_interval=10", "--lr_decay_iters=30", "--warmup_iters=2"]
 MAKEMORE = ["--max-steps", "60", "--num-workers", "0", "--n-layer", "2", "--n-embd", "32", "--n-embd2", "32"]
 GAN = ["--n_epochs", "1", "--batch_size", "64", "--latent_dim", "32", "--sample_interval", "1000"]
+MINGPT = ["--trainer.num_workers=0", "--trainer.max_iters=30"]
+WORD_LM = ["--epochs", "1", "--lr", "5", "--emsize", "16", "--nhid", "16", "--bptt", "10", "--batch_size", "10",
+           "--log-interval", "10"]
+WORD_LM_LOSS = r"(?:\| |valid |test )loss +([\d.]+)"  # every 10 batches, then valid, then test
 
 
 @dataclass
@@ -35,6 +41,7 @@ class Case:
     falls: bool = False  # the last loss printed is below the first
     env: dict[str, str] = field(default_factory=dict)
     blocked: str = ""  # what in minitensor stops it (an xfail, strict: it passes once fixed)
+    data: Callable[[Path], None] | None = None  # writes the files the program reads into its working folder
 
 
 CASES = {
@@ -52,24 +59,63 @@ CASES = {
     **{f"gan_zoo_{g}": Case("gan_zoo", [[f"{g}.py", *GAN, *(["--img_size", "16"] if g == "dcgan" else [])]],
                             r"G loss: (-?[\d.]+)", env={"CORPUS_MNIST_N": "128"})
        for g in ("gan", "wgan", "dcgan", "cgan")},
+    **{f"gan_zoo_{g}": Case("gan_zoo", [[f"{g}.py", *GAN, "--img_size", "16"]], r"G loss: (-?[\d.]+)",
+                            env={"CORPUS_MNIST_N": "128"})
+       for g in ("aae", "acgan", "ebgan", "infogan", "lsgan", "relativistic_gan", "sgan", "wgan_div", "wgan_gp")},
     **{f"makemore_{t}": Case("makemore", [["makemore.py", "--type", t, *MAKEMORE]], r"\| loss ([\d.]+)", falls=True)
-       for t in ("bigram", "mlp", "transformer")},
+       for t in ("bigram", "mlp", "rnn", "gru", "bow", "transformer")},
     "nanogpt_train_sample_resume": Case(
         "nanogpt", [["train.py", *NANOGPT, "--max_iters=20"],
                     ["sample.py", "--init_from=resume", "--out_dir=out-shakespeare-char", "--device=cpu",
                      "--compile=False", "--num_samples=1", "--max_new_tokens=30"],
                     ["train.py", *NANOGPT, "--max_iters=30", "--init_from=resume"]],
-        r"train loss ([\d.]+)", falls=True),
+        r"train loss ([\d.]+)", falls=True, data=shakespeare_char),
+    "mingpt_adder": Case("mingpt", [["adder.py", "--data.ndigit=1", "--trainer.batch_size=32", *MINGPT]],
+                         r"train loss ([\d.]+)", falls=True),
+    "mingpt_chargpt": Case("mingpt", [["chargpt.py", "--model.model_type=None", "--model.n_layer=1",
+                                       "--model.n_head=2", "--model.n_embd=16", "--data.block_size=16",
+                                       "--trainer.batch_size=16", *MINGPT]],
+                           r"train loss ([\d.]+)", falls=True, data=char_text),
+    **{f"examples_word_lm_{m.lower()}": Case(
+        "examples_word_lm", [["main.py", "--model", m, *WORD_LM, *extra], ["generate.py", "--words", "20"]],
+        WORD_LM_LOSS, falls=True, data=wikitext2)
+       for m, extra in (("LSTM", []), ("GRU", ["--tied", "--dropout", "0"]),
+                        ("RNN_TANH", []), ("Transformer", ["--use-optimizer", "--lr", "0.003"]))},
+    "examples_vae": Case("examples_vae", [["main.py", "--epochs", "2", "--no-accel", "--batch-size", "64",
+                                           "--log-interval", "2"]], r"Test set loss: ([\d.]+)", falls=True),
+    "examples_dcgan": Case("examples_dcgan", [["main.py", "--dataset", "fake", "--workers", "0", "--batchSize", "16",
+                                               "--nz", "16", "--ngf", "8", "--ndf", "8", "--niter", "1",
+                                               "--manualSeed", "1"]],
+                           r"Loss_G: ([\d.]+)", env={"CORPUS_FAKEDATA_N": "64"}),
+    "examples_mnist_rnn": Case("examples_mnist_rnn", [["main.py", "--epochs", "1", "--test-batch-size", "64",
+                                                       "--log-interval", "1"]], r"Loss: ([\d.]+)"),
+    "examples_mnist_hogwild": Case("examples_hogwild", [["main.py", "--epochs", "1", "--num-processes", "2",
+                                                         "--test-batch-size", "64", "--log-interval", "2"]],
+                                   r"Average loss: ([\d.]+)"),
+    "examples_regression": Case("examples_regression", [["main.py"]], r"Loss: ([\d.]+) after"),
+    "examples_gat": Case("examples_gat", [["main.py", "--epochs", "20", "--no-accel", "--val-every", "5",
+                                          "--hidden-dim", "8", "--num-heads", "2"]],
+                         r"Test set results: loss ([\d.]+)",
+                         blocked="sparse COO arithmetic: torch.eye(V) + sparse adjacency (load_cora), "
+                                 "torch.diag(v).to_sparse() @ dense"),
+    "pygat": Case("pygat", [["train.py", "--epochs", "5", "--hidden", "4", "--nb_heads", "2", "--patience", "5"]],
+                  r"loss_val: ([\d.]+)", falls=True, data=cora),
+    "spinn_ode1": Case("spinn", [["ode1.py", "--n-train", "100", "--n-skip", "20"]], r"Loss=([\d.e+-]+)",
+                       falls=True),
+    "pinn_ode4": Case("spinn", [["ode4_pinn.py", "--n-train", "40", "--n-skip", "10", "--samples", "100",
+                                 "--neurons", "20", "--layers", "3", "--directory", "out"]], r"Loss=([\d.e+-]+)"),
 }
 
 
 def run_case(case: Case, cwd: Path, with_torch: bool) -> list[float]:
     """The case's runs in ``cwd`` (a copy of its folder); the losses printed, in order."""
     shutil.copytree(CORPUS / "programs" / case.folder, cwd)
-    if case.folder == "nanogpt":
-        shakespeare_char(cwd)
+    if case.data is not None:
+        case.data(cwd)
     paths = [str(CORPUS / "standins")] + ([] if with_torch else [str(CORPUS / "shim"), str(ROOT)])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths[::-1]), "CORPUS_MNIST_N": "256", **case.env}
+    if with_torch:  # PyTorch's intra-op threads only contend on a small CI runner (2 cores): several times slower
+        env.setdefault("OMP_NUM_THREADS", "1")
     out = ""
     for argv in case.runs:
         done = subprocess.run([sys.executable, *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)

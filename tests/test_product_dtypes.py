@@ -24,6 +24,9 @@ def mixed_errors(lib):
         "addmm": lambda: lib.addmm(lib.zeros(4, 2), f, d),
         "addmm_self": lambda: lib.addmm(lib.zeros(4, 2, dtype=lib.float64), f, d.float()),
         "addbmm": lambda: lib.addbmm(lib.zeros(4, 2), f[None], d[None]),
+        "addmv": lambda: lib.addmv(lib.zeros(4), f, d[:, 0]),
+        "addmv_self": lambda: lib.addmv(lib.zeros(4, dtype=lib.float64), f, f[0]),
+        "addmv_mat": lambda: lib.addmv(lib.zeros(3, dtype=lib.float64), d, d[0].to(lib.bfloat16)),
         "baddbmm": lambda: lib.baddbmm(lib.zeros(1, 4, 2), f[None], d[None]),
         "conv2d": lambda: F.conv2d(lib.ones(1, 1, 4, 4), lib.ones(1, 1, 2, 2, dtype=lib.float64)),
         "conv1d": lambda: F.conv1d(lib.ones(1, 1, 4), lib.ones(1, 1, 2, dtype=lib.float64)),
@@ -56,6 +59,9 @@ def test_products_refuse_mixed_dtypes():
     assert got["dot"] == got["vdot"] == "dot : expected both vectors to have same dtype, but found Float and Double"
     assert got["mv"] == got["matvec"] == \
         "addmv input tensors must have the same dtype, but got Double, Float, and Double"
+    assert got["addmv"] == "addmv input tensors must have the same dtype, but got Float, Float, and Double"
+    assert got["addmv_self"] == "addmv input tensors must have the same dtype, but got Double, Float, and Float"
+    assert got["addmv_mat"] == "addmv input tensors must have the same dtype, but got Double, Double, and BFloat16"
     assert got["linear_bias"] == got["addmm_self"] == "self and mat2 must have the same dtype, but got Double and Float"
     assert got["addmm"] == got["addbmm"] == "self and mat2 must have the same dtype, but got Float and Double"
     assert got["nn_linear"] == "mat1 and mat2 must have the same dtype, but got Double and Float"

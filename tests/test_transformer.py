@@ -404,3 +404,29 @@ def test_transformer_matches_pytorch_from_the_same_weights():
     lm = TransformerModel(20, 16, 2, 32, 2)
     assert list(lm.state_dict()) == transformer_keys(2, 0)[:-2] + ["decoder.weight", "decoder.bias",
                                                                     "pos_encoder.pe", "input_emb.weight"]
+
+
+# ------------------------------------------------- where PyTorch keeps the out_proj class (corpus: word LM)
+def test_out_proj_class_lives_in_nn_modules_linear(tmp_path):
+    """PyTorch's word_language_model names ``torch.nn.modules.linear.NonDynamicallyQuantizableLinear`` in
+    ``safe_globals`` to load a whole saved Transformer: the class must be there, and a whole
+    MultiheadAttention saved with ``torch.save`` must load back under those safe globals."""
+    from minitensor.nn.modules import linear
+    mha = nn.MultiheadAttention(8, 2)
+    assert type(mha.out_proj) is linear.NonDynamicallyQuantizableLinear
+    assert linear.NonDynamicallyQuantizableLinear.__module__ == "minitensor.nn.modules.linear"
+    mt.save(mha, tmp_path / "m.pt")
+    allowed = [nn.MultiheadAttention, linear.NonDynamicallyQuantizableLinear, nn.modules.linear.Linear]
+    with mt.serialization.safe_globals(allowed):
+        back = mt.load(tmp_path / "m.pt")
+    x = mt.randn(3, 1, 8)
+    assert_close(as_np(back(x, x, x)[0]), as_np(mha(x, x, x)[0]), rtol=0, atol=0)
+
+
+@pytest.mark.torch
+def test_out_proj_class_lives_in_nn_modules_linear_torch():
+    torch = pytest.importorskip("torch")
+    from minitensor.nn.modules import linear
+    theirs = torch.nn.modules.linear.NonDynamicallyQuantizableLinear
+    assert type(torch.nn.MultiheadAttention(8, 2).out_proj) is theirs
+    assert theirs.__module__ == "torch.nn.modules.linear" and theirs.__name__ in dir(linear)

@@ -9,25 +9,68 @@ Ops not in the table (relu, pooling, views, most elementwise ops...) run in what
 float64 inputs are never cast, as in PyTorch. RNN cells are made of ``Linear``/``MatMul`` and follow them.
 
 CUDA's FP32 list is long (pointwise exp/log/pow, softmax, the norms, sums and scans); the CPU's is short
-(the losses, cdist, inverse, prod): under ``autocast("cpu")`` softmax, layer_norm, group_norm, exp or sum
-of a bfloat16 tensor stay bfloat16, as PyTorch 2.13 gives them. ``mv`` is lowered on CUDA only and ``dot``
-on neither (PyTorch's lists), though ``matmul`` of the same shapes is lowered on both.
+(the losses, cdist, inverse, prod, trace, the reflect / replicate pads): under ``autocast("cpu")`` softmax,
+layer_norm, group_norm, exp or sum of a bfloat16 tensor stay bfloat16, as PyTorch 2.13 gives them. ``mv``
+and ``addmv`` are lowered on CUDA only and ``dot`` on neither (PyTorch's lists), though ``matmul`` of the
+same shapes is lowered on both.
 """
 from __future__ import annotations
 
 LOWER, FP32, PROMOTE = "lower", "fp32", "promote"
 
+
+# Keys for ops composed of other ops (no ``Function`` of their own): their front ends cast their inputs by
+# ``cast_early(Key, ...)`` first, so that the policy reads the op's name, as PyTorch's does, and not those
+# of the ops it is made of.
+class Prelu:
+    """``prelu``: where(x > 0, x, weight * x)."""
+
+
+class Trace:
+    """``trace``: diagonal(x).sum()."""
+
+
+class ReflectionPad:
+    """``pad(mode="reflect")`` of the last 1 or 2 dims (PyTorch's 3-d reflection_pad3d is not on the list)."""
+
+
+class ReplicationPad:
+    """``pad(mode="replicate")`` of the last 1, 2 or 3 dims."""
+
+
+class Linalg:
+    """The linalg ops on the CPU's float32 list: solve, cholesky (and its solve / inverse), eigh, eigvalsh,
+    svd, svdvals, qr, matrix_rank, lstsq, cond, pinverse; they refuse 16-bit matrices outside autocast.
+    (det, slogdet, solve_triangular and linalg.pinv are not on it: PyTorch refuses 16 bits there too.)"""
+
+
+class MarginLoss:
+    """The margin_ranking, hinge_embedding, cosine_embedding, soft_margin, multi_margin, triplet_margin and
+    poisson_nll losses (on both devices' float32 lists)."""
+
+
+class Pool3d:
+    """avg_pool3d, max_pool3d, adaptive_avg_pool3d and max_unpool2d / 3d (on the CPU's float32 list)."""
+
+
+class Quantile:
+    """quantile and nanquantile (on the CPU's float32 list; they refuse 16-bit inputs outside autocast)."""
+
+
+COMPOSED = (Prelu, Trace, ReflectionPad, ReplicationPad, Linalg, MarginLoss, Pool3d, Quantile)
+
+
 _COMMON: dict[str, str] = {
     # matmul, mm, bmm, addmm/baddbmm/addbmm (their input too: products.py), linear, RNN cells,
     # conv (conv1d is conv2d), attention, einsum
     "MatMul": LOWER, "Linear": LOWER, "Conv2d": LOWER, "ConvTranspose2d": LOWER,
-    "ScaledDotProductAttention": LOWER, "Einsum": LOWER,
+    "ScaledDotProductAttention": LOWER, "Einsum": LOWER, "Prelu": LOWER,
     # the losses
     "CrossEntropy": FP32, "NLLLoss": FP32, "CrossEntropyProbs": FP32,
     "MSELoss": FP32, "L1Loss": FP32, "BinaryCrossEntropy": FP32, "BinaryCrossEntropyWithLogits": FP32,
     "SmoothL1Loss": FP32, "HuberLoss": FP32,
     "KLDiv": FP32, "PDist": FP32,  # kl_div's pointwise terms; pdist's norms (the other added losses compose ops)
-    "Prod": FP32,
+    "Prod": FP32, "MarginLoss": FP32,
     # several tensors: the widest dtype
     "Add": PROMOTE, "Sub": PROMOTE, "Mul": PROMOTE, "Div": PROMOTE, "Atan2": PROMOTE, "Cat": PROMOTE,
     "Stack": PROMOTE, "Where": PROMOTE, "Maximum": PROMOTE, "Minimum": PROMOTE,
@@ -46,5 +89,6 @@ POLICY: dict[str, dict[str, str]] = {
         # reductions and scans that need range
         "Sum": FP32, "CumSum": FP32, "CumProd": FP32, "LogSumExp": FP32, "LogCumSumExp": FP32,
     },
-    "cpu": {**_COMMON, "Cdist": FP32, "Inv": FP32},
+    "cpu": {**_COMMON, "Cdist": FP32, "Inv": FP32, "Trace": FP32, "ReflectionPad": FP32, "ReplicationPad": FP32,
+            "Linalg": FP32, "Pool3d": FP32, "Quantile": FP32},
 }

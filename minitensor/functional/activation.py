@@ -14,6 +14,8 @@ from ._util import keep_bfloat16, norm_dim, to_float
 from .indexing import where
 from .inplace import inplace as _inplace
 from ..backends.base import Backend
+from ..amp.autocast_mode import cast_early
+from ..amp.policy import Prelu
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu", "silu",
            "softplus", "sigmoid", "tanh", "hardtanh", "hardtanh_", "softmax", "log_softmax"]
@@ -293,7 +295,9 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 
 # ------------------------------------------------- activations composed of other ops (autograd differentiates)
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    """x where x > 0, weight * x elsewhere; ``weight`` has one slope or one per channel (dim 1)."""
+    """x where x > 0, weight * x elsewhere; ``weight`` has one slope or one per channel (dim 1). Autocast
+    runs it in the 16-bit dtype, as PyTorch's lists do."""
+    input, weight = cast_early(Prelu, input, weight)
     channels = input.shape[1] if input.ndim >= 2 else 1
     if weight.numel() not in (1, channels):
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "

@@ -8,7 +8,7 @@ from typing import Any
 from ._util import torch_dtype_name
 from .random import _CTYPES
 
-__all__ = ["check_matmul", "check_same", "check_addmm", "check_conv"]
+__all__ = ["check_matmul", "check_same", "check_addmm", "check_addmv", "check_conv"]
 
 # the C++ names PyTorch's "m1 and m2" error prints
 _C_NAMES = {**_CTYPES, "int16": "short int", "complex64": "c10::complex<float>",
@@ -48,6 +48,13 @@ def check_addmm(input: Any, mat1: Any, mat2: Any) -> None:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_s(input)} and {_s(mat2)}")
     if mat1.array.dtype != mat2.array.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_s(mat1)} and {_s(mat2)}")
+
+
+def check_addmv(input: Any, mat: Any, vec: Any) -> None:
+    """addmv's check: input, mat and vec of one dtype (elementwise promotion does not apply)."""
+    if not input.array.dtype == mat.array.dtype == vec.array.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_s(input)}, {_s(mat)}, and "
+                           f"{_s(vec)}")
 
 
 def check_conv(input: Any, weight: Any, bias: Any) -> None:

@@ -20,9 +20,16 @@ from ..tensor import Tensor
 from .indexing import where
 from .reduce import amax
 from .solve import check_matrices, mT, rows
+from ..amp.autocast_mode import autocast, cast_early
+from ..amp.policy import Linalg
 
 __all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "pinv", "pinverse", "matrix_rank", "torch_svd",
            "torch_qr", "lstsq"]
+
+
+def _device_type(x: Any) -> str:
+    """x's device type, for an autocast region around a composed op ("cpu" for a non-tensor: checked later)."""
+    return x.device.type if isinstance(x, Tensor) else "cpu"
 
 
 def _pack(B: Backend, ctx: Any, *outs: Any) -> Any:
@@ -70,6 +77,7 @@ class Cholesky(ArrayFunction):
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """L (lower-triangular) with A = L L^T for A (*, n, n) symmetric positive-definite; ``upper``: L^T."""
+    A, = cast_early(Linalg, A)
     check_matrices("cholesky", A)
     return Cholesky.apply(A, upper)
 
@@ -126,6 +134,7 @@ def _uplo(name: str, UPLO: str) -> bool:
 
 def eigh(A: Tensor, UPLO: str = "L") -> Eigen:
     """(w ascending (*, n), V (*, n, n)) with A = V diag(w) V^T, reading A's ``UPLO`` triangle only."""
+    A, = cast_early(Linalg, A)
     check_matrices("eigh", A)
     w, v = _unpack(Eigh.apply(A, _uplo("eigh", UPLO)), [tuple(A.shape[:-1]), tuple(A.shape)])
     return Eigen(w, v)
@@ -133,6 +142,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> Eigen:
 
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     """The eigenvalues of a symmetric A (*, n, n), ascending."""
+    A, = cast_early(Linalg, A)
     check_matrices("eigvalsh", A)
     return Eigvalsh.apply(A, _uplo("eigvalsh", UPLO))
 
@@ -202,6 +212,7 @@ class SVD(NamedTuple):
 def svd(A: Tensor, full_matrices: bool = True) -> SVD:
     """A = U diag(S) Vh for A (*, m, n): S (*, k) descending, k = min(m, n); U (*, m, m) and Vh (*, n, n)
     with ``full_matrices``, else U (*, m, k) and Vh (*, k, n)."""
+    A, = cast_early(Linalg, A)
     check_matrices("svd", A, square=False)
     *batch, m, n = A.shape
     k = min(m, n)
@@ -211,6 +222,7 @@ def svd(A: Tensor, full_matrices: bool = True) -> SVD:
 
 def svdvals(A: Tensor) -> Tensor:
     """The singular values of A (*, m, n), descending (*, min(m, n))."""
+    A, = cast_early(Linalg, A)
     check_matrices("svdvals", A, square=False)
     return Svdvals.apply(A)
 
@@ -268,6 +280,7 @@ class QR(NamedTuple):
 def qr(A: Tensor, mode: str = "reduced") -> QR:
     """A = Q R for A (*, m, n), Q orthonormal columns, R upper-triangular; ``mode`` "reduced" (Q (*, m, k),
     R (*, k, n), k = min(m, n)), "complete" (Q (*, m, m), R (*, m, n)) or "r" (Q empty, R (*, k, n))."""
+    A, = cast_early(Linalg, A)
     check_matrices("qr", A, square=False)
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
@@ -290,6 +303,7 @@ def _cutoff(A: Tensor, s: Tensor, atol: Any, rtol: Any) -> Tensor:
 
 def matrix_rank(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
     """The number of singular values (|eigenvalues| if ``hermitian``) above the tolerance of ``pinv``, int64."""
+    A, = cast_early(Linalg, A)
     check_matrices("matrix_rank", A, square=hermitian)
     s = eigvalsh(A).abs() if hermitian else svdvals(A)
     return (s > _cutoff(A, s, atol, rtol)).sum(-1)
@@ -311,8 +325,11 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
-    """``torch.pinverse``: ``linalg.pinv`` with rtol ``rcond``."""
-    return pinv(input, rtol=rcond)
+    """``torch.pinverse``: ``linalg.pinv`` with rtol ``rcond`` (float32 under CPU autocast, where
+    ``linalg.pinv`` refuses a 16-bit matrix, as PyTorch's)."""
+    input, = cast_early(Linalg, input)
+    with autocast(_device_type(input), enabled=False):  # float32 throughout (no 16-bit GEMM inside), as PyTorch's
+        return pinv(input, rtol=rcond)
 
 
 def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SVD:
@@ -343,6 +360,12 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     pseudo-inverse with rank cutoff ``rcond``. What else comes back depends on ``driver`` as in PyTorch:
     the rank (not with "gels"), the singular values ("gelsd", "gelss"), the squared residuals (not with
     "gelsy", the default; only when m > n and A has full rank); empty tensors otherwise."""
+    A, B = cast_early(Linalg, A, B)
+    with autocast(_device_type(A), enabled=False):  # float32 throughout (no 16-bit GEMM inside), as PyTorch's
+        return _lstsq(A, B, rcond, driver)
+
+
+def _lstsq(A: Tensor, B: Tensor, rcond: float | None, driver: str | None) -> Lstsq:
     check_matrices("lstsq", A, square=False)
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):

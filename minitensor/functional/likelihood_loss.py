@@ -17,6 +17,8 @@ from ._util import ClampMinValue, broadcast_error, broadcast_shapes_or_none, pro
 from .indexing import where
 from .loss import _reduce_tensor, _reduction
 from .reduce import any as _any
+from ..amp.autocast_mode import cast_early
+from ..amp.policy import MarginLoss
 
 __all__ = ["kl_div", "poisson_nll_loss", "gaussian_nll_loss"]
 
@@ -82,6 +84,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     log(input + eps); ``full`` adds Stirling's term target log target - target + log(2 pi target) / 2 where
     target > 1. input and target broadcast."""
     reduction = _reduction(size_average, reduce, reduction)
+    input, target = cast_early(MarginLoss, input, target)  # autocast: float32, as PyTorch's
     losses = input.exp() - target * input if log_input else input - target * (input + eps).log()
     if full:
         kept = target > 1

@@ -19,6 +19,8 @@ from .indexing import where
 from .distance import pairwise_distance
 from .loss import _reduce_tensor, _reduction
 from .math import minimum
+from ..amp.autocast_mode import cast_early
+from ..amp.policy import MarginLoss
 
 __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "soft_margin_loss",
            "multilabel_soft_margin_loss", "multi_margin_loss", "triplet_margin_loss"]
@@ -32,6 +34,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     """max(0, -target (input1 - input2) + margin): target 1 asks input1 to rank above input2 by ``margin``,
     -1 below. The three broadcast but must have the same number of dims."""
     reduction = _reduction(size_average, reduce, reduction)
+    input1, input2, target = cast_early(MarginLoss, input1, input2, target)  # autocast: float32, as PyTorch's
     if not input1.dim() == input2.dim() == target.dim():
         raise RuntimeError("margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
@@ -43,6 +46,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     """input where target is 1, max(0, margin - input) where it is -1 (both terms for any other target value,
     as PyTorch); input and target broadcast."""
     reduction = _reduction(size_average, reduce, reduction)
+    input, target = cast_early(MarginLoss, input, target)
     losses = where(target != 1, (float(margin) - input).clamp(min=0), 0.0) + where(target != -1, input, 0.0)
     return _reduce_tensor(losses, reduction)
 
@@ -53,6 +57,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1, 0 elsewhere; inputs
     (N, D) with target (N,), or (D,) with a 0-d target. cos = x.y / sqrt((|x|^2 + 1e-12)(|y|^2 + 1e-12))."""
     reduction = _reduction(size_average, reduce, reduction)
+    input1, input2, target = cast_early(MarginLoss, input1, input2, target)
     t_dim = target.dim()
     if t_dim not in (0, 1):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -70,6 +75,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     """log(1 + exp(-target input)), as softplus (finite where PyTorch's exp overflows); target broadcasts to
     input's shape and is taken in input's dtype."""
     reduction = _reduction(size_average, reduce, reduction)
+    input, target = cast_early(MarginLoss, input, target)
     if not input.is_floating_point():
         raise RuntimeError("result type Float can't be cast to the desired output type "
                            f"{torch_dtype_name(input.dtype)}")
@@ -132,6 +138,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
+    input, weight = cast_early(MarginLoss, input, weight)
     frames, classes = _check_multi_margin(input, target, weight)
     x, t = input.reshape(frames, classes), target.reshape(frames, 1)
     h = ((float(margin) - x.gather(1, t)) + x).relu()  # PyTorch's order of the sums; no gradient at 0
@@ -156,6 +163,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
         raise RuntimeError("The anchor, positive, and negative tensors are expected to have the same number of "
                            f"dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and negative "
                            f"{negative.dim()}D inputs")
+    anchor, positive, negative = cast_early(MarginLoss, anchor, positive, negative)
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:

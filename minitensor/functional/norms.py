@@ -9,6 +9,8 @@ from ._util import norm_dim
 from .factorization import svdvals
 from .solve import check_matrices, inv
 from .indexing import where
+from ..amp.autocast_mode import cast_early
+from ..amp.policy import Linalg
 from .reduce import amax, amin, norm as _pnorm, sum
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "cond", "torch_norm"]
@@ -88,6 +90,7 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, 
 def cond(A: Tensor, p: Any = None) -> Tensor:
     """The condition number: the largest over the smallest singular value (p None or 2; -2: the inverse),
     else matrix_norm(A, p) * matrix_norm(A^-1, p) (square A)."""
+    A, = cast_early(Linalg, A)
     check_matrices("cond", A, square=p not in (None, 2, -2))
     if p in (None, 2, -2):
         s = svdvals(A)

@@ -22,6 +22,8 @@ from ._util import nondiff, norm_dim
 from .cumulative import take_along
 from .math import lerp
 from .reduce import _check_reducible, _tensor_input, tie_shares, values_indices
+from ..amp.autocast_mode import cast_early
+from ..amp.policy import Quantile
 
 __all__ = ["median", "nanmedian", "kthvalue", "mode", "quantile", "nanquantile"]
 
@@ -164,6 +166,7 @@ def _quantile(name: str, input: Tensor, q: Any, dim: int | None, keepdim: bool, 
     (linear), or one neighbour (lower, higher, nearest: rounded half to even), or their mean (midpoint).
     Output (Q, *reduced shape) for a 1-d q of Q values, the reduced shape for a number or a 0-d q."""
     _tensor_input(name, input)
+    input, q = cast_early(Quantile, input, q)  # CPU autocast: float32, as PyTorch's
     if input.dtype.name not in ("float32", "float64"):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     qs = _quantile_q(name, input, q)

@@ -15,6 +15,8 @@ from .conv import IntPair, batched, check_input, ntuple, pair, single, triple
 from .along_axis import gather
 from ..backends.base import Backend
 from ..dtypes import int64
+from ..amp.autocast_mode import cast_early
+from ..amp.policy import Pool3d
 
 __all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
 __all__ += ["max_pool1d", "avg_pool1d", "max_pool3d", "avg_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
@@ -238,6 +240,7 @@ def max_pool3d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
     flat positions in each D*H*W volume (ties: the first (h, w), then the first d, where PyTorch takes the
     first (d, h, w))."""
     name = "max_pool3d"
+    input, = cast_early(Pool3d, input)  # CPU autocast: float32, as PyTorch's
     k, s, p = _pool3d_args(name, input, kernel_size, stride, padding)
     dil = triple(dilation, "dilation", name)
 
@@ -262,6 +265,7 @@ def avg_pool3d(input: Tensor, kernel_size: IntPair, stride: IntPair | None = Non
     window's extent clipped per dim) both factor over depth and the (H, W) plane, so it is avg_pool2d over
     depth, then over the planes (``divisor_override`` divides once, at the end)."""
     name = "avg_pool3d"
+    input, = cast_early(Pool3d, input)
     k, s, p = _pool3d_args(name, input, kernel_size, stride, padding)
     if divisor_override is not None and operator.index(divisor_override) == 0:
         raise RuntimeError(f"{name}: divisor_override must not be zero")
@@ -288,6 +292,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) 
     """(N, C, D, H, W) -> (N, C, oD, oH, oW) with adaptive windows; separable, so adaptive_avg_pool2d over depth
     and then over the planes. A None entry keeps the input's size."""
     name = "adaptive_avg_pool3d"
+    input, = cast_early(Pool3d, input)
     check_input(name, input, dims=3)
     sizes = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * 3
     if len(sizes) != 3:
@@ -366,10 +371,12 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: IntPair, stride: I
     """The partial inverse of max_pool2d: (N, C, H, W) values put at their max_pool2d ``indices`` (flat
     positions in each output plane) of an otherwise zero (N, C, oH, oW), oH = (H - 1) s - 2 p + k unless
     ``output_size`` says otherwise (within one stride of that)."""
+    input, = cast_early(Pool3d, input)
     return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
 
 
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: IntPair, stride: IntPair | None = None,
                  padding: IntPair = 0, output_size: Sequence[int] | None = None) -> Tensor:
     """The partial inverse of max_pool3d: (N, C, D, H, W) values at their flat ``indices`` in each volume."""
+    input, = cast_early(Pool3d, input)
     return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)

@@ -9,11 +9,12 @@ from typing import Any
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from ._util import norm_dim
-from .linalg import MatMul, cross as _linalg_cross, einsum, matmul, multi_dot
+from .linalg import MatMul, Mv, cross as _linalg_cross, einsum, matmul, multi_dot, mv
 from ..amp.autocast_mode import cast_early
+from ..amp.policy import Trace
 from .shape import cat, pad, reshape
 from .triangular import diagonal
-from .dtype_match import check_addmm
+from .dtype_match import check_addmm, check_addmv
 
 __all__ = ["outer", "ger", "inner", "vdot", "tensordot", "kron", "trace", "addmm", "addmv", "addbmm", "baddbmm",
            "chain_matmul", "cross", "block_diag"]
@@ -93,16 +94,18 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
 
 
 def trace(input: Tensor) -> Tensor:
-    """The sum of the main diagonal of a matrix (integers sum to int64)."""
+    """The sum of the main diagonal of a matrix (integers sum to int64); float32 under CPU autocast."""
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    input, = cast_early(Trace, input)
     return diagonal(input).sum()
 
 
-def _fused(name: str, input: Tensor, product: Tensor, beta: Any, alpha: Any) -> Tensor:
+def _fused(name: str, input: Tensor, product: Tensor, beta: Any, alpha: Any, op: type = MatMul) -> Tensor:
     """beta * input + alpha * product, input ignored (nan and all) when beta is 0, as PyTorch. Under autocast
-    the input joins the product's 16-bit dtype (PyTorch's addmm family runs in it, input included)."""
-    input, = cast_early(MatMul, input)
+    the input is cast as the product's ``op`` casts (PyTorch's addmm family runs in 16 bits, input included;
+    addmv only on CUDA)."""
+    input, = cast_early(op, input)
     out = product if alpha == 1 else product * alpha
     _check_broadcast(name, input, out)
     if beta == 0:
@@ -128,10 +131,12 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
-    """beta * input + alpha * (mat @ vec), mat (n, m), vec (m,)."""
+    """beta * input + alpha * (mat @ vec), mat (n, m), vec (m,): the three of one dtype, as PyTorch's."""
     if mat.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
-    return _fused("addmv", input, matmul(mat, vec), beta, alpha)
+    if isinstance(input, Tensor):
+        check_addmv(*cast_early(Mv, input, mat, vec))
+    return _fused("addmv", input, mv(mat, vec), beta, alpha, Mv)
 
 
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:

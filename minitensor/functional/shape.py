@@ -15,6 +15,8 @@ from .cast import contiguous
 from ._util import gradient_unchanged, norm_dim, promote, tensor_sequence
 from .along_axis import IndexSelect
 from ..backends.base import Backend
+from ..amp.autocast_mode import cast_early
+from ..amp.policy import ReflectionPad, ReplicationPad
 
 __all__ = ["reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose", "swapaxes", "permute",
            "movedim", "expand", "broadcast_to", "repeat", "cat", "concat", "concatenate", "stack", "split",
@@ -394,6 +396,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         return ConstantPad.apply(input, tuple(widths), 0 if value is None else value)
     if value is not None and value != 0:
         raise RuntimeError(f"pad: padding mode '{mode}' doesn't take in value argument")
+    if (mode, k) in (("reflect", 1), ("reflect", 2), ("replicate", 1), ("replicate", 2), ("replicate", 3)):
+        input, = cast_early(ReflectionPad if mode == "reflect" else ReplicationPad, input)  # CPU autocast: fp32
     out = input
     for axis, (lo, hi) in enumerate(widths):
         if lo or hi:

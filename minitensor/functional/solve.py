@@ -14,23 +14,26 @@ from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..tensor import Tensor
 from ..creation import eye
+from ._util import torch_dtype_name
 from .indexing import where
 from .linalg import matmul
 from ..amp.autocast_mode import cast_early
+from ..amp.policy import Linalg
 from .triangular import tril, triu
 
 __all__ = ["inv", "inverse", "solve", "det", "slogdet", "logdet", "matrix_power", "solve_triangular", "cholesky_solve",
            "cholesky_inverse"]
 
 
-def check_matrices(name: str, A: Any, square: bool = True) -> None:
-    """PyTorch's checks of a linalg input: a tensor of >= 2 dims, float32/float64, square if asked."""
+def check_matrices(name: str, A: Any, square: bool = True, low_precision: bool = False) -> None:
+    """PyTorch's checks of a linalg input: a tensor of >= 2 dims, float32/float64 (float16 and bfloat16
+    only where ``low_precision``: PyTorch has no 16-bit LAPACK kernels), square if asked."""
     if not isinstance(A, Tensor):
         raise TypeError(f"linalg.{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
     if A.ndim < 2:
         raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
-    if A.dtype in (_dt.float16,):
-        raise RuntimeError(f"linalg.{name}: Low precision dtypes not supported. Got {A.dtype}")
+    if A.dtype in (_dt.float16, _dt.bfloat16) and not low_precision:
+        raise RuntimeError(f"linalg.{name}: Low precision dtypes not supported. Got {torch_dtype_name(A.dtype)}")
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. Got {A.dtype}")
     if square and A.shape[-1] != A.shape[-2]:
@@ -110,6 +113,7 @@ class SolveTriangular(ArrayFunction):
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """X with A X = B (``left``) or X A = B; A (*, n, n), B (*, n, k) or, as PyTorch, a batch of vectors
     (*, n) when B is 1-D or B.shape == A.shape[:-1] (``left=True`` only). The batch dims broadcast."""
+    A, B = cast_early(Linalg, A, B)  # float32 under CPU autocast, as PyTorch's
     check_matrices("solve", A)
     if not isinstance(B, Tensor):
         raise TypeError(f"linalg.solve(): argument 'B' must be Tensor, not {type(B).__name__}")
@@ -221,8 +225,9 @@ def logdet(input: Tensor) -> Tensor:
 
 
 def matrix_power(A: Tensor, n: int) -> Tensor:
-    """A^n for an integer n by repeated squaring (O(log n) matmuls); A^0 = I, A^-n = (A^-1)^n."""
-    check_matrices("matrix_power", A)
+    """A^n for an integer n by repeated squaring (O(log n) matmuls); A^0 = I, A^-n = (A^-1)^n (a 16-bit A
+    only for n >= 0: inv refuses it)."""
+    check_matrices("matrix_power", A, low_precision=True)
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"linalg.matrix_power(): argument 'n' must be int, not {type(n).__name__}")
     if n == 0:
@@ -258,6 +263,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """X with (L L^T) X = B for L the lower Cholesky factor (or U^T U = A with ``upper``): two triangular
     solves, L Y = B then L^T X = Y. PyTorch's checks first, in its words."""
+    B, L = cast_early(Linalg, B, L)
     for name, t in (("b", B), ("u", L)):
         if t.ndim < 2:
             raise RuntimeError(f"{name} should have at least 2 dimensions, but has {t.ndim} dimensions instead")
@@ -316,6 +322,7 @@ def _check_diagonal(name: str, L: Tensor) -> None:
 
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """(L L^T)^-1 (or (U^T U)^-1) from a Cholesky factor."""
+    L, = cast_early(Linalg, L)
     check_matrices("cholesky_inverse", L)
     _check_diagonal("cholesky_inverse", L)
     return cholesky_solve(eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(tuple(L.shape)), L, upper)

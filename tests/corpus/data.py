@@ -1,16 +1,26 @@
 """Data the corpus programs read from their working folder, made locally (their own scripts download)."""
 from __future__ import annotations
 
+import importlib.util
 import pickle
+import tarfile
 from pathlib import Path
 
 import numpy as np
 
 
+PLAY = "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n"
+
+
+def char_text(cwd: Path) -> None:
+    """minGPT's chargpt reads input.txt (there: tinyshakespeare) and prompts with "O God, O God!"."""
+    (cwd / "input.txt").write_text((PLAY + "\nHAMLET:\nO God, O God!\n") * 100)
+
+
 def shakespeare_char(cwd: Path) -> None:
     """nanoGPT's data/shakespeare_char (train.bin, val.bin, meta.pkl), as its prepare.py writes them, from a
     short play-like text repeated (prepare.py downloads tinyshakespeare)."""
-    text = "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n" * 200
+    text = PLAY * 200
     chars = sorted(set(text))
     stoi = {c: i for i, c in enumerate(chars)}
     ids = np.array([stoi[c] for c in text], dtype=np.uint16)
@@ -21,3 +31,34 @@ def shakespeare_char(cwd: Path) -> None:
     ids[n:].tofile(out / "val.bin")
     with open(out / "meta.pkl", "wb") as f:
         pickle.dump({"vocab_size": len(chars), "itos": dict(enumerate(chars)), "stoi": stoi}, f)
+
+
+def wikitext2(cwd: Path, words: int = 6000) -> None:
+    """pytorch/examples' word_language_model data: data/wikitext-2/{train,valid,test}.txt, lines of words
+    (there: WikiText-2, downloaded), here sentences drawn from a small fixed grammar so that a few steps
+    learn something; valid and test are a tenth of train each."""
+    rng = np.random.default_rng(0)
+    nouns, verbs = ["cat", "dog", "king", "river", "city", "ship"], ["sees", "likes", "follows", "finds"]
+    adjs = ["old", "red", "quiet", "large"]
+    out = cwd / "data" / "wikitext-2"
+    out.mkdir(parents=True)
+    for name, n in (("train", words), ("valid", words // 10), ("test", words // 10)):
+        lines, count = [], 0
+        while count < n:
+            s = ["the", str(rng.choice(adjs)), str(rng.choice(nouns)), str(rng.choice(verbs)), "a",
+                 str(rng.choice(nouns)), "."]
+            lines.append(" " + " ".join(s) + " ")
+            count += len(s) + 1
+        (out / f"{name}.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
+
+
+def cora(cwd: Path) -> None:
+    """data/cora/cora.{content,cites} as pyGAT keeps them (there: the real Cora): the synthetic Cora the
+    requests stand-in serves to pytorch/examples' gcn and gat, with 1,600 nodes: enough for pyGAT's fixed
+    train/val/test ranges (up to node 1,500), and its dense attention (nodes x nodes) stays small."""
+    spec = importlib.util.spec_from_file_location("corpus_requests", Path(__file__).parent / "standins" / "requests.py")
+    assert spec is not None and spec.loader is not None
+    requests = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(requests)
+    with tarfile.open(fileobj=requests._cora_tgz(n=1600), mode="r:gz") as tgz:
+        tgz.extractall(cwd / "data", filter="data")

@@ -9,13 +9,10 @@ from ...creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A ``Linear`` under PyTorch's name for ``MultiheadAttention.out_proj`` (a marker for its quantization
-    tooling; nothing differs here)."""
+__all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
 
 
 class MultiheadAttention(Module):

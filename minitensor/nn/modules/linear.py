@@ -1,4 +1,4 @@
-"""``Identity``, ``Linear`` and ``Bilinear``."""
+"""``Identity``, ``Linear`` (and ``NonDynamicallyQuantizableLinear``, where PyTorch has it) and ``Bilinear``."""
 from __future__ import annotations
 
 import math
@@ -63,6 +63,11 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A ``Linear`` under PyTorch's name for ``MultiheadAttention.out_proj`` (a marker for its quantization
+    tooling; nothing differs here). Here, in ``nn.modules.linear``, as in PyTorch: programs name it there."""
 
 
 class Bilinear(Module):

@@ -1,5 +1,6 @@
 """``MNIST``: synthetic 28x28 uint8 digits, ten fixed templates plus noise (learnable in a few steps);
-``CORPUS_MNIST_N`` training images (default 512), a quarter as many test ones."""
+``CORPUS_MNIST_N`` training images (default 512), a quarter as many test ones. ``FakeData``: random
+images as torchvision's (``CORPUS_FAKEDATA_N`` of them in place of ``size``, when set)."""
 import os
 
 import numpy as np
@@ -28,6 +29,30 @@ class MNIST(torch.utils.data.Dataset):
 
     def __getitem__(self, i):
         img, target = self.data[i].numpy(), int(self.targets[i])
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+
+class FakeData(torch.utils.data.Dataset):
+    """Random (H, W, C) uint8 images (torchvision: PIL images) of ``image_size`` (C, H, W), random targets."""
+
+    def __init__(self, size=1000, image_size=(3, 224, 224), num_classes=10, transform=None,
+                 target_transform=None, random_offset=0):
+        self.size = int(os.environ.get("CORPUS_FAKEDATA_N", size))
+        self.image_size, self.num_classes = tuple(image_size), num_classes
+        self.transform, self.target_transform, self.random_offset = transform, target_transform, random_offset
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, i):
+        r = np.random.default_rng(i + self.random_offset)
+        c, h, w = self.image_size
+        img = r.integers(0, 256, (h, w, c), dtype=np.uint8)
+        img, target = (img[..., 0] if c == 1 else img), int(r.integers(0, self.num_classes))
         if self.transform is not None:
             img = self.transform(img)
         if self.target_transform is not None:

@@ -1,4 +1,4 @@
-"""The transforms the corpus programs use, on (H, W) uint8 arrays (torchvision's PIL images)."""
+"""The transforms the corpus programs use, on (H, W) or (H, W, C) uint8 arrays (torchvision's PIL images)."""
 import numpy as np
 import torch
 
@@ -15,7 +15,8 @@ class Compose:
 
 class ToTensor:
     def __call__(self, img):
-        return torch.tensor(np.asarray(img, dtype=np.float32)[None] / 255.0)
+        a = np.asarray(img, dtype=np.float32) / 255.0
+        return torch.tensor(a[None] if a.ndim == 2 else a.transpose(2, 0, 1).copy())
 
 
 class Normalize:
