@@ -39,7 +39,7 @@ ALIAS_FORWARDED = ("absolute", "divide", "multiply", "subtract", "negative", "po
                    "less", "less_equal", "not_equal", "true_divide", "floor_divide", "sgn", "deg2rad", "rad2deg",
                    "fmax", "fmin", "gcd", "lcm", "ldexp", "frexp", "nextafter", "isposinf", "isneginf", "isreal",
                    "igamma", "igammac", "mvlgamma", "hardshrink", "prelu", "renorm", "conj", "conj_physical",
-                   "resolve_conj", "resolve_neg", "is_conj", "is_neg")
+                   "resolve_conj", "resolve_neg", "is_conj", "is_neg", "conj_physical_")
 ALIAS_IN_PLACE = ("absolute", "divide", "multiply", "subtract", "negative", "true_divide", "floor_divide", "clip",
                   "sgn", "deg2rad", "rad2deg", "gcd", "lcm", "ldexp", "nextafter", "igamma", "igammac", "mvlgamma",
                   "renorm")
@@ -94,9 +94,6 @@ class TensorMathMethods(TensorShapeMethods):
     @property
     def imag(self) -> "Tensor":
         return _F.imag(self)
-
-    def conj_physical_(self) -> "Tensor":
-        return _F.conj_physical(self)
 
     def __lshift__(self, other: Any) -> "Tensor":
         return _F.bitwise_left_shift(self, other)

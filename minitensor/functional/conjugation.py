@@ -5,8 +5,10 @@ code written for both kinds (``x.conj().T`` in an adjoint, ``torch.real(z)``) ru
 from __future__ import annotations
 
 from ..tensor import Tensor
+from .inplace import check_writable
 
-__all__ = ["conj", "conj_physical", "resolve_conj", "resolve_neg", "real", "imag", "is_conj", "is_neg"]
+__all__ = ["conj", "conj_physical", "conj_physical_", "resolve_conj", "resolve_neg", "real", "imag", "is_conj",
+           "is_neg"]
 
 
 def conj(input: Tensor) -> Tensor:
@@ -15,6 +17,12 @@ def conj(input: Tensor) -> Tensor:
 
 
 conj_physical = resolve_conj = resolve_neg = real = conj
+
+
+def conj_physical_(input: Tensor) -> Tensor:
+    """In place, a no-op on real data, but refused where any in-place write is (a leaf that requires grad)."""
+    check_writable(input)
+    return input
 
 
 def imag(input: Tensor) -> Tensor:

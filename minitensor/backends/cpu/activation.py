@@ -92,7 +92,7 @@ class CpuActivationOps(ActivationOps):
         k = _gelu_kernels(approximate, gy, x)
         if k is None:
             return super().gelu_backward(gy, x, approximate)
-        e = np.multiply(x, np.float32(-0.5))
+        e = np.multiply(x, np.float32(-0.5), out=np.empty_like(x))  # out=: a 0-d x still gives an array
         e *= x
         np.exp(e, out=e)
         gx = np.empty_like(x)
