@@ -96,7 +96,7 @@ for _internal in ("creation", "deterministic", "generator", "legacy", "printing"
     globals().pop(_internal, None)
 globals().pop("type_info", None)
 globals().pop("tensor_storage", None)
-globals().pop("tensor_extra", None)
+globals().pop("tensor_layout", None)
 
 
 __all__ += ["onnx"]

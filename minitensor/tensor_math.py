@@ -29,11 +29,13 @@ IN_PLACE = ("floor", "ceil", "trunc", "fix", "frac", "round", "exp", "exp2", "ex
             "bitwise_left_shift", "bitwise_right_shift", "logical_not", "logical_and", "logical_or", "logical_xor")
 
 # The pointwise ops of functional/special.py, the math and arithmetic families' later additions, nansum, nanmean
-# and diff (whose functions take NumPy's axis= / keepdims= too).
+# and diff (whose functions take NumPy's axis= / keepdims= too); then products, statistics and index_reduce.
 ADDED_FORWARDED = ("addcmul", "addcdiv", "xlogy", "logit", "sinc", "lgamma", "digamma", "i0", "nan_to_num", "heaviside",
-                   "float_power", "clamp_min", "clamp_max", "nansum", "nanmean", "diff")
+                   "float_power", "clamp_min", "clamp_max", "nansum", "nanmean", "diff",
+                   "movedim", "swapaxes", "dot", "mv", "diagflat", "addr", "split_with_sizes", "aminmax", "cov",
+                   "corrcoef", "histogram", "index_reduce")
 ADDED_IN_PLACE = ("addcmul", "addcdiv", "xlogy", "logit", "sinc", "lgamma", "digamma", "i0", "nan_to_num", "heaviside",
-                  "clamp_min", "clamp_max")
+                  "clamp_min", "clamp_max", "addr", "index_reduce")
 # PyTorch's other names (functional/aliases.py) and smaller pointwise ops (functional/pointwise.py, special.py).
 ALIAS_FORWARDED = ("absolute", "divide", "multiply", "subtract", "negative", "positive", "greater", "greater_equal",
                    "less", "less_equal", "not_equal", "true_divide", "floor_divide", "sgn", "deg2rad", "rad2deg",

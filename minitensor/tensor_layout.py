@@ -1,25 +1,19 @@
-"""``TensorExtraMethods``: more of PyTorch's ``Tensor`` methods. One-call methods forward to
-``minitensor.functional`` (from the tables below, as ``tensor_math.py``'s); the in-place shape changes
-(``t_``, ``transpose_``, ``squeeze_``, ``unsqueeze_``, ``swapaxes_``) re-point ``self`` at the view the
-out-of-place op makes, graph node included, so a tensor in a graph stays differentiable as in PyTorch;
-``as_strided`` / ``as_strided_``, ``resize_`` and ``sum_to_size``. ``_F`` is bound by ``tensor.py``."""
+"""``TensorLayoutMethods``: the ``Tensor`` methods that change a tensor's shape or layout in place. The in-place
+shape changes (``t_``, ``transpose_``, ``squeeze_``, ``unsqueeze_``, ``swapaxes_``) re-point ``self`` at the view
+the out-of-place op makes, graph node included, so a tensor in a graph stays differentiable as in PyTorch;
+``as_strided`` / ``as_strided_``, ``resize_`` / ``resize_as_`` and ``sum_to_size``. ``_F`` is bound by
+``tensor.py``."""
 from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING, Any, Callable
 
-from .tensor_math import _forwarded, _in_place
 from .tensor_shape import sizes_of
 
 if TYPE_CHECKING:
     from .tensor import Tensor
 
 _F: Any = None  # minitensor.functional, bound by tensor.py
-
-# Methods that are functional.<name>(self, *args, **kwargs), and in-place forms self.<name>_(...).
-FORWARDED = ("movedim", "swapaxes", "dot", "mv", "diagflat", "addr", "split_with_sizes", "aminmax", "cov",
-             "corrcoef", "histogram", "index_reduce")
-IN_PLACE = ("addr", "index_reduce")
 
 
 def _become(self: "Tensor", make: Callable[..., "Tensor"], *args: Any) -> "Tensor":
@@ -106,14 +100,10 @@ def resize_as_(self: "Tensor", the_template: "Tensor", memory_format: Any = None
     return resize_(self, the_template.shape)
 
 
-class TensorExtraMethods:
+class TensorLayoutMethods:
     __slots__ = ()
 
 
 for _method in (as_strided, as_strided_, t_, transpose_, swapaxes_, swapdims_, squeeze_, unsqueeze_, sum_to_size,
                 resize_, resize_as_):
-    setattr(TensorExtraMethods, _method.__name__, _method)
-for _name in FORWARDED:
-    setattr(TensorExtraMethods, _name, _forwarded(_name))
-for _name in IN_PLACE:
-    setattr(TensorExtraMethods, _name + "_", _in_place(_name))
+    setattr(TensorLayoutMethods, _method.__name__, _method)
