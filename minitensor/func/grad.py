@@ -16,7 +16,7 @@ from .. import autograd
 from ..autograd.grad_mode import enable_grad
 from ..creation import zeros_like
 from ..tensor import Tensor
-from ._pytree import flatten, unflatten
+from ._pytree import flatten, tree_map, unflatten
 
 
 def _track(t: Any, fn: str) -> Any:
@@ -24,6 +24,39 @@ def _track(t: Any, fn: str) -> Any:
         raise ValueError(f"{fn}: Expected the differentiated inputs to be Tensors (or dicts/lists/tuples of "
                          f"Tensors), got {type(t)}")
     return t.view_as(t) if t.requires_grad else t.detach().requires_grad_(True)
+
+
+def _reaches_outside(t: Any, fresh: set[int], internal: set[Any]) -> bool:
+    """Whether t's graph reaches a tensor requiring grad other than this transform's ``fresh`` leaves
+    (a closed-over parameter, an outer transform's input); ``internal``: nodes known not to."""
+    seen, stack = set(), [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node in seen or node in internal:
+            continue
+        seen.add(node)
+        for _, edge, is_node, _, _ in node._next:
+            if is_node:
+                stack.append(edge)
+            elif edge is not None and id(edge) not in fresh:
+                return True
+    internal |= seen
+    return False
+
+
+def _release(tree: Any, fresh: list[Any]) -> Any:
+    """The results with their graphs dropped where they depend only on this transform's own leaves: as
+    torch.func, ``grad(f)(x)`` of a plain x is a plain tensor, while a gradient that depends on a model's
+    parameters (a PINN's u_x) keeps its graph to them."""
+    ids, internal = {id(t) for t in fresh}, set()  # type: ignore[var-annotated]
+
+    def one(t: Any) -> Any:
+        if isinstance(t, Tensor) and t.grad_fn is not None and not _reaches_outside(t, ids, internal):
+            return t.detach()
+        if isinstance(t, Tensor) and t.grad_fn is None and id(t) in ids:
+            return t.detach()  # an output that is the input itself
+        return t
+    return tree_map(one, tree)
 
 
 def _argnums(argnums: int | tuple[int, ...], nargs: int, fn: str) -> tuple[int, ...]:
@@ -95,6 +128,7 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                                    f"instead?")
             grads = _grads([out], [t for ts in leaves for t in ts], None)
         result = _regroup(grads, leaves, specs, isinstance(argnums, int))
+        result, out, aux = _release((result, out, aux), [t for ts in leaves for t in ts])
         return (result, (out, aux)) if has_aux else (result, out)
     return wrapper
 
@@ -135,8 +169,9 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
                                    f"{tuple(getattr(c, 'shape', ()))} and output has a shape of {tuple(o.shape)}")
         with enable_grad():
             grads = _grads(out_leaves, [t for ts in leaves for t in ts], cots)
-        return _regroup(grads, leaves, specs, False)
-    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+        return _release(_regroup(grads, leaves, specs, False), [t for ts in leaves for t in ts])
+    out_r, aux = _release((out, aux), [t for ts in leaves for t in ts])
+    return (out_r, vjp_fn, aux) if has_aux else (out_r, vjp_fn)
 
 
 def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
@@ -164,5 +199,6 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
                                allow_unused=True, materialize_grads=True)
         else:
             jv = tuple(zeros_like(o) for o in outs)
-    result = (out, unflatten(out_spec, list(jv)))
+    result = _release((out, unflatten(out_spec, list(jv))), flat_in + dummies)
+    aux = _release(aux, flat_in)
     return (*result, aux) if has_aux else result

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from ..creation import eye
 from ..tensor import Tensor
 from ._pytree import flatten, unflatten
-from .grad import _argnums, _grads, _split_aux, _track_args
+from .grad import _argnums, _grads, _release, _split_aux, _track_args
 from .vmap import _check_randomness, vmap
 
 
@@ -48,7 +48,7 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
                     grouped.append(unflatten(spec, jac[at:at + len(tracked)]))
                     at += len(tracked)
                 per_output.append(grouped[0] if isinstance(argnums, int) else tuple(grouped))
-        result = unflatten(out_spec, per_output)
+        result, aux = _release((unflatten(out_spec, per_output), aux), flat_in)
         return (result, aux) if has_aux else result
     return wrapper
 

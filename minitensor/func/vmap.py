@@ -34,7 +34,7 @@ def _run_batch(func: Callable[..., Any], spec: Any, leaves: list[Any], dims: lis
             _random.set_rng_state(state)  # each item draws the same numbers
         args = unflatten(spec, [x if d is None else x.select(d, b) for x, d in zip(leaves, dims)])
         outs.append(func(*args, **kwargs))
-    if randomness == "error" and not bool((_random.get_rng_state() == state).all()):
+    if randomness == "error" and not _random.get_rng_state().equal(state):
         raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use "
                            "the 'same' or 'different' randomness flags on vmap or perform the randomness "
                            "operation out of vmap")
