@@ -229,3 +229,14 @@ def test_vjp_jvp_jacobians_hessian_against_closed_forms():
     jx, jy = jacrev(lambda a, b: a * b, argnums=(0, 1))(x, x * 2)
     np.testing.assert_allclose(jx.detach().numpy(), np.diag(2 * x.numpy()))
     assert tuple(jacrev(lambda m: m.sum(0))(A).shape) == (3, 2, 3)
+
+
+def test_second_derivative_of_ops_saving_their_output_on_0d_slices():
+    """vmap hands grad 0-d slices; NumPy's 0-d exp/tanh/sigmoid return scalars, and the saved output must
+    still be linked to the result for the double backward (it raised NotImplementedError)."""
+    xs = t64(np.linspace(-1.5, 1.5, 5))
+    xn = xs.numpy()
+    got = vmap(grad(grad(lambda x: x.exp() + mt.tanh(x) + mt.sigmoid(x) + (x + 2).sqrt())))(xs).numpy()
+    th, sg = np.tanh(xn), 1 / (1 + np.exp(-xn))
+    expected = np.exp(xn) - 2 * th * (1 - th ** 2) + sg * (1 - sg) * (1 - 2 * sg) - 0.25 * (xn + 2) ** -1.5
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
