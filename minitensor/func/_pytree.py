@@ -60,6 +60,6 @@ def broadcast_prefix(prefix: Any, tree: Any, what: str) -> list[Any]:
         keys = list(prefix.keys()) if isinstance(prefix, dict) else range(len(prefix))
         out: list[Any] = []
         for k in keys:
-            out += broadcast_prefix(prefix[k], tree[k], what)  # type: ignore[index]
+            out += broadcast_prefix(prefix[k], tree[k], what)
         return out
     return [prefix] * len(flatten(tree)[0])

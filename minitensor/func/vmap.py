@@ -85,7 +85,8 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomne
                              f"has length {len(args)}.")
         leaves, spec = flatten(args)
         dims = broadcast_prefix(in_dims, args, "vmap: in_dims")
-        sizes, norm = [], []
+        sizes: list[int] = []
+        norm: list[int | None] = []
         for x, d in zip(leaves, dims):
             if d is None:
                 norm.append(None)
