@@ -94,3 +94,41 @@ def test_functional_call_and_stateless_match_torch():
     np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-12)
     np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-12)
     assert outs[0][2] == outs[1][2]
+
+
+def _edge_cases(lib):
+    F, x = lib.func, lib.tensor([1.0, 2.0, 3.0])
+    return {
+        "inplace on the input": lambda: F.grad(lambda x: x.mul_(2).sum())(x.clone()),
+        "integer input": lambda: F.grad(lambda x: x.sum())(lib.tensor([1, 2])),
+        "kwargs pass through": lambda: F.grad(lambda x, s=1.0: (x * s).sum())(x, s=3.0),
+        "negative dims": lambda: F.vmap(lambda r: r * 2, in_dims=-1, out_dims=-1)(lib.ones(2, 3) * x[:2, None]),
+        "nested in_dims": lambda: F.vmap(lambda t: t[0] + t[1], in_dims=((0, None),))((lib.ones(2, 3), x)),
+        "unbatched output": lambda: F.vmap(lambda r: (r * 2, lib.ones(2)), out_dims=(0, None))(lib.ones(2, 3))[1],
+        "non-tensor output": lambda: F.vmap(lambda r: 3.0)(lib.ones(2, 3)),
+        "0-d mapped input": lambda: F.vmap(lambda r: r)(lib.tensor(1.0)),
+        "0-d jacrev": lambda: F.jacrev(lambda r: r.sin())(lib.tensor(1.0)),
+        "hessian of a dict": lambda: F.hessian(lambda p: (p["a"] ** 3).sum())({"a": x})["a"]["a"],
+        "constant output": lambda: F.grad(lambda r: lib.tensor(1.0))(x),
+        "vjp of a tuple": lambda: F.vjp(lambda r: (r * 2, r.sum()), x)[1]((lib.ones(3), lib.tensor(1.0)))[0],
+        "jvp aux": lambda: F.jvp(lambda r: (r * 2, r), (x,), (x,), has_aux=True)[2],
+    }
+
+
+def _outcome(fn):
+    try:
+        r = fn()
+    except Exception as e:  # noqa: BLE001  (the error's type is what is compared)
+        return type(e).__name__
+    return r.detach().numpy(), tuple(r.shape), r.requires_grad
+
+
+@pytest.mark.parametrize("case", list(_edge_cases(mt)))
+def test_edge_cases_match_torch(case):
+    torch = pytest.importorskip("torch")
+    ours, theirs = _outcome(_edge_cases(mt)[case]), _outcome(_edge_cases(torch)[case])
+    if isinstance(theirs, str):
+        assert ours == theirs  # the same error
+        return
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6)  # float32: cos's last bits differ
+    assert ours[1:] == theirs[1:]
