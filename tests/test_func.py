@@ -240,3 +240,18 @@ def test_second_derivative_of_ops_saving_their_output_on_0d_slices():
     th, sg = np.tanh(xn), 1 / (1 + np.exp(-xn))
     expected = np.exp(xn) - 2 * th * (1 - th ** 2) + sg * (1 - sg) * (1 - 2 * sg) - 0.25 * (xn + 2) ** -1.5
     np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_stack_module_state_ensembles_through_vmap():
+    mt.manual_seed(1)
+    models = [mt.nn.Linear(3, 2, dtype=mt.float64) for _ in range(4)]
+    params, buffers = mt.func.stack_module_state(models)
+    assert tuple(params["weight"].shape) == (4, 2, 3) and params["weight"].is_leaf and params["weight"].requires_grad
+    data = t64(np.arange(15.0).reshape(5, 3))
+    out = vmap(lambda p, b, x: functional_call(models[0], (p, b), (x,)), in_dims=(0, 0, None))(params, buffers, data)
+    expected = np.stack([data.numpy() @ m.weight.detach().numpy().T + m.bias.detach().numpy() for m in models])
+    np.testing.assert_allclose(out.detach().numpy(), expected)
+    out.sum().backward()
+    np.testing.assert_allclose(params["bias"].grad.numpy(), np.full((4, 2), 5.0))
+    with pytest.raises(RuntimeError, match="same class"):
+        mt.func.stack_module_state([models[0], mt.nn.Identity()])

@@ -109,3 +109,27 @@ def functional_call(module: Any, parameter_and_buffer_dicts: dict[str, Any] | Se
         raise ValueError(f"Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got "
                          f"{type(parameter_and_buffer_dicts)}")
     return _functional_call(module, tensors, args, kwargs, tie_weights, strict)
+
+
+def _stacked_leaf(tensors: list[Any], name: str) -> Any:
+    from ..functional import stack
+    wants = {t.requires_grad for t in tensors}
+    if len(wants) > 1:
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    result = stack(tensors)
+    return result.detach().requires_grad_() if wants == {True} else result
+
+
+def stack_module_state(models: Sequence[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(params, buffers): each of the models' tensors stacked along a new dim 0 (M models), the parameters
+    as new leaves, for ``vmap(lambda p, b, x: functional_call(models[0], (p, b), x), (0, 0, None))``."""
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({m.training for m in models}) > 1:
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    all_params = [dict(m.named_parameters()) for m in models]
+    all_buffers = [dict(m.named_buffers()) for m in models]
+    return ({k: _stacked_leaf([p[k] for p in all_params], k) for k in all_params[0]},
+            {k: _stacked_leaf([b[k] for b in all_buffers], k) for k in all_buffers[0]})
