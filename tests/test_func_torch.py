@@ -98,6 +98,7 @@ def test_functional_call_and_stateless_match_torch():
 
 def _edge_cases(lib):
     F, x = lib.func, lib.tensor([1.0, 2.0, 3.0])
+    w = lib.tensor(2.0, requires_grad=True)
     return {
         "inplace on the input": lambda: F.grad(lambda x: x.mul_(2).sum())(x.clone()),
         "integer input": lambda: F.grad(lambda x: x.sum())(lib.tensor([1, 2])),
@@ -112,6 +113,8 @@ def _edge_cases(lib):
         "constant output": lambda: F.grad(lambda r: lib.tensor(1.0))(x),
         "vjp of a tuple": lambda: F.vjp(lambda r: (r * 2, r.sum()), x)[1]((lib.ones(3), lib.tensor(1.0)))[0],
         "jvp aux": lambda: F.jvp(lambda r: (r * 2, r), (x,), (x,), has_aux=True)[2],
+        "input requiring grad": lambda: F.grad(lambda r: (r ** 3).sum())(x.clone().requires_grad_()),
+        "closed-over weight": lambda: F.hessian(lambda r: (w * r ** 3).sum())(x),
     }
 
 
