@@ -57,6 +57,7 @@ from . import special  # noqa: E402  (torch.special)
 from .random import default_generator  # noqa: E402
 from .deterministic import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
 from . import distributions  # noqa: E402  (torch.distributions)
+from . import func  # noqa: E402,F401  (torch.func: grad, vmap, functional_call...)
 
 __version__ = "0.1.0"
 

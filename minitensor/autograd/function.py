@@ -172,7 +172,10 @@ class ArrayFunction:
                     return _run_sparse(_sparse_kernel(cls, None, device.type == "cuda"), args, kwargs)
             else:  # NumPy reductions return scalars. By the output's backend: a device copy's result lives on the
                 # target (np.asarray of a CuPy array raises; cupy.asarray of a host result would upload it back)
-                out = (B if ctx.out_device is None else ctx.out_device.backend).asarray(out)
+                scalar, out = out, (B if ctx.out_device is None else ctx.out_device.backend).asarray(out)
+                if ctx._saved and any(s is scalar for s in ctx._saved):  # a 0-d exp/tanh saving its output:
+                    # save the array the result holds, so create_graph links it to the output (higher_order.py)
+                    ctx._saved = tuple(out if s is scalar else s for s in ctx._saved)
         if state.anomaly:
             _check_finite(B, out, f"Function '{cls.__name__}' returned nan or inf values in its forward output")
             ctx._stack = traceback.format_stack()[:-1]
