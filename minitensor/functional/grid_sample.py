@@ -16,6 +16,8 @@ import math
 import warnings
 from typing import Any, Sequence
 
+import numpy as np
+
 from ..creation import full_like, zeros_like
 from ..tensor import Tensor
 from .along_axis import gather
@@ -196,6 +198,11 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         warnings.warn(_DEFAULT_WARNING, stacklevel=2)
         align_corners = False
     _check(input, grid, mode)
+    with np.errstate(invalid="ignore"):  # NaN and inf coordinates are meant to give NaN, silently as PyTorch
+        return _sample(input, grid, mode, padding_mode, align_corners)
+
+
+def _sample(input: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool) -> Tensor:
     n, c, spatial = input.shape[0], input.shape[1], tuple(input.shape[2:])
     out_spatial = tuple(grid.shape[1:-1])
     d = len(spatial)
