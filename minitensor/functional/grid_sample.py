@@ -92,10 +92,13 @@ def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
     return ((coord + 1) * size - 1) / 2
 
 
-def _clip(x: Tensor, size: int) -> Tensor:
-    """x clamped to [0, size - 1] with gradient 0 at and beyond the ends (PyTorch's clip_coordinates_set_grad);
-    NaN becomes 0, as PyTorch's vectorised kernel."""
-    return where(x > 0, where(x >= size - 1, full_like(x, size - 1), x), zeros_like(x))
+def _clip(x: Tensor, size: int, nan_high: bool = False) -> Tensor:
+    """x clamped to [0, size - 1] with gradient 0 at and beyond the ends (PyTorch's clip_coordinates_set_grad).
+    NaN becomes 0 as PyTorch's vectorised 2-d kernel, or size - 1 with ``nan_high`` as its scalar 3-d kernel
+    (std::min(size - 1, std::max(NaN, 0)))."""
+    high = full_like(x, size - 1)
+    out = where(x > 0, where(x >= size - 1, high, x), zeros_like(x))
+    return where(x != x, high, out) if nan_high else out
 
 
 def _reflect(x: Tensor, twice_low: int, twice_high: int) -> Tensor:
@@ -111,20 +114,20 @@ def _reflect(x: Tensor, twice_low: int, twice_high: int) -> Tensor:
     return where(even, extra + low, (span - extra) + low)
 
 
-def _pad_coords(x: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+def _pad_coords(x: Tensor, size: int, padding_mode: str, align_corners: bool, nan_high: bool = False) -> Tensor:
     """PyTorch's compute_coordinates: border clips, reflection reflects then clips, zeros keeps."""
     if padding_mode == "border":
-        return _clip(x, size)
+        return _clip(x, size, nan_high)
     if padding_mode == "reflection":
         low, high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
-        return _clip(_reflect(x, low, high), size)
+        return _clip(_reflect(x, low, high), size, nan_high)
     return x
 
 
 # ------------------------------------------------------------------------------------------ sampling
-def _read(flat: Tensor, taps: Sequence[Tensor], sizes: Sequence[int]) -> Tensor:
-    """flat (N, C, prod(sizes)) read at integral float positions ``taps`` (one (N, P) per axis, x first);
-    a tap outside [0, size) (NaN included) reads 0."""
+def _read(flat: Tensor, taps: Sequence[Tensor], sizes: Sequence[int]) -> tuple[Tensor, Tensor]:
+    """(values, valid): flat (N, C, prod(sizes)) read at integral float positions ``taps`` (one (N, P) per
+    axis, x first); a tap outside [0, size) (NaN included) reads 0 and is not valid."""
     valid = None
     index = None
     stride = 1
@@ -139,7 +142,7 @@ def _read(flat: Tensor, taps: Sequence[Tensor], sizes: Sequence[int]) -> Tensor:
     index = where(valid, index, zeros_like(index)).long()  # NaN, inf and far taps read position 0, then masked
     n, c = flat.shape[0], flat.shape[1]
     values = gather(flat, 2, index.unsqueeze(1).expand(n, c, index.shape[1]))
-    return where(valid.unsqueeze(1), values, zeros_like(values))
+    return where(valid.unsqueeze(1), values, zeros_like(values)), valid
 
 
 def _cubic_weights(t: Tensor) -> list[Tensor]:
@@ -213,9 +216,9 @@ def _sample(input: Tensor, grid: Tensor, mode: str, padding_mode: str, align_cor
     if mode == "bicubic":
         out = _bicubic(flat, coords, sizes, padding_mode, align_corners)
     else:
-        coords = [_pad_coords(x, s, padding_mode, align_corners) for x, s in zip(coords, sizes)]
+        coords = [_pad_coords(x, s, padding_mode, align_corners, d == 3) for x, s in zip(coords, sizes)]
         if mode == "nearest":
-            out = _read(flat, [round_half_even(x.detach()) for x in coords], sizes)
+            out = _read(flat, [round_half_even(x.detach()) for x in coords], sizes)[0]
             if grid.requires_grad:  # PyTorch's grid gradient is zeros; x - (+0) keeps a -0 output
                 out = out - g.reshape(-1)[:0].sum()
         else:
@@ -224,17 +227,24 @@ def _sample(input: Tensor, grid: Tensor, mode: str, padding_mode: str, align_cor
 
 
 def _linear(flat: Tensor, coords: list[Tensor], sizes: Sequence[int]) -> Tensor:
-    """Sum over the corners of w * value, w the product over axes of (x0 + 1 - x) or (x - x0) (the form
-    of PyTorch's kernel, so NaN and inf coordinates give NaN)."""
+    """Sum over the corners (x fastest, PyTorch's order) of w * value, w the product over axes of
+    (x0 + 1 - x) or (x - x0), the form of PyTorch's kernel. 2-d, as its vectorised kernel, multiplies an
+    outside corner's 0 by its weight (NaN and inf coordinates give NaN); 3-d, as its scalar kernel, skips
+    it and sums from +0 (NaN and inf coordinates give 0 with zeros padding)."""
     lows = [floor(x.detach()) for x in coords]
+    skip = len(coords) == 3
     out: Any = None
-    for corner in itertools.product((0, 1), repeat=len(coords)):
+    for reversed_corner in itertools.product((0, 1), repeat=len(coords)):
+        corner = reversed_corner[::-1]
         weight: Any = None
         for bit, x, x0 in zip(corner, coords, lows):
             w = (x - x0) if bit else ((x0 + 1) - x)
             weight = w if weight is None else weight * w
-        term = weight.unsqueeze(1) * _read(flat, [x0 + bit for bit, x0 in zip(corner, lows)], sizes)
-        out = term if out is None else out + term
+        values, valid = _read(flat, [x0 + bit for bit, x0 in zip(corner, lows)], sizes)
+        term = weight.unsqueeze(1) * values
+        if skip:
+            term = where(valid.unsqueeze(1), term, zeros_like(term))
+        out = (term + 0.0 if skip else term) if out is None else out + term
     return out
 
 
@@ -252,7 +262,7 @@ def _bicubic(flat: Tensor, coords: list[Tensor], sizes: Sequence[int], padding_m
     for j in range(4):
         row: Any = None
         for i in range(4):
-            term = wx[i].unsqueeze(1) * _read(flat, [taps_x[i], taps_y[j]], sizes)
+            term = wx[i].unsqueeze(1) * _read(flat, [taps_x[i], taps_y[j]], sizes)[0]
             row = term if row is None else row + term
         term = wy[j].unsqueeze(1) * row
         out = term if out is None else out + term

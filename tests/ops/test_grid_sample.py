@@ -215,6 +215,19 @@ def test_nonfinite_grid():
     assert np.isnan(as_np(F.grid_sample(x, grid, mode="bicubic", padding_mode="border", align_corners=False))).all()
 
 
+def test_nonfinite_grid_5d():
+    """PyTorch's 3-d kernel skips outside corners (NaN coordinates read 0) and clips NaN to the far edge."""
+    x = mt.tensor(np.arange(24.0).reshape(1, 1, 2, 3, 4))
+    grid = mt.tensor(np.array([[[[[np.nan, 0.0, 0.0], [np.inf, 0.0, 0.0], [-np.inf, 0.0, 0.0]]]]]))
+    assert_close(F.grid_sample(x, grid, align_corners=True), np.zeros((1, 1, 1, 1, 3)))
+    assert_close(F.grid_sample(x, grid, padding_mode="border", align_corners=True), [[[[[13.0, 13.0, 10.0]]]]])
+    assert_close(F.grid_sample(x, grid, padding_mode="reflection", align_corners=True), [[[[[13.0, 13.0, 13.0]]]]])
+    assert_close(F.grid_sample(x, grid, mode="nearest", padding_mode="border", align_corners=True),
+                 [[[[[7.0, 7.0, 4.0]]]]])
+    neg = F.grid_sample(-mt.zeros(1, 1, 2, 2, 2), mt.zeros(1, 1, 1, 1, 3), align_corners=False)
+    assert math.copysign(1.0, float(as_np(neg).ravel()[0])) == 1.0  # summed from +0, as PyTorch's
+
+
 def test_an_inf_pixel_reaches_only_the_outputs_whose_corners_hold_it():
     """A zero-weight corner holding inf makes NaN, as PyTorch's kernel (0 * inf); a masked corner reads 0."""
     x = np.zeros((1, 1, 2, 2))

@@ -78,12 +78,14 @@ def test_affine_grid_matches_torch(dims, ac, seed, h, w):
 
 
 @SETTINGS
-@given(MODES, PADS, st.booleans(), st.integers(0, 2 ** 16), st.sampled_from([np.float32, np.float64]))
-def test_nonfinite_grids_and_inputs_match_torch_values(mode, pad, ac, seed, dtype):
+@given(MODES, PADS, st.booleans(), st.integers(0, 2 ** 16), st.sampled_from([np.float32, np.float64]),
+       st.booleans())
+def test_nonfinite_grids_and_inputs_match_torch_values(mode, pad, ac, seed, dtype, volumetric):
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal((1, 2, 3, 4)).astype(dtype)
+    volumetric = volumetric and mode != "bicubic"
+    x = rng.standard_normal((1, 2, 2, 3, 4) if volumetric else (1, 2, 3, 4)).astype(dtype)
     x.ravel()[rng.integers(0, x.size)] = rng.choice([np.inf, -np.inf, np.nan])
-    grid = rng.uniform(-1.5, 1.5, (1, 3, 3, 2)).astype(dtype)
+    grid = rng.uniform(-1.5, 1.5, (1, 2, 3, 3, 3) if volumetric else (1, 3, 3, 2)).astype(dtype)
     grid.ravel()[rng.integers(0, grid.size, 4)] = rng.choice([np.inf, -np.inf, np.nan], 4)
     ty = torch.nn.functional.grid_sample(torch.tensor(x), torch.tensor(grid), mode=mode, padding_mode=pad,
                                          align_corners=ac)
