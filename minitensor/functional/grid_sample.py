@@ -104,8 +104,9 @@ def _clip(x: Tensor, size: int, nan_high: bool = False) -> Tensor:
 def _reflect(x: Tensor, twice_low: int, twice_high: int) -> Tensor:
     """x reflected into [twice_low / 2, twice_high / 2] (PyTorch's reflect_coordinates): the gradient is
     +1 or -1 by the parity of the number of reflections; inf and NaN become NaN."""
-    if twice_low == twice_high:
-        return zeros_like(x)
+    if twice_low == twice_high:  # one pixel with align_corners: 0, with a zero gradient (not none)
+        zero = zeros_like(x)
+        return where(zero > 0, x, zero)
     low, span = twice_low / 2, (twice_high - twice_low) / 2
     x = x - low
     x = where(x < 0, -x, x)

@@ -266,3 +266,12 @@ def test_errors_and_the_default_warning():
         F.affine_grid(mt.zeros(1, 2, 3), (1, 1, 2), align_corners=False)
     with pytest.warns(UserWarning, match="unit-size grids"):
         F.affine_grid(mt.zeros(1, 2, 3), (1, 1, 1, 2), align_corners=True)
+
+
+@pytest.mark.parametrize("pad", PADS)
+def test_one_pixel_axes_give_a_zero_grid_gradient(pad):
+    """A single pixel with align_corners reflects every coordinate to 0: the grid's gradient is zeros."""
+    x = mt.tensor(np.array([[[[0.5]]]]), requires_grad=True)
+    grid = mt.tensor(np.array([[[[-0.4, -0.8]]]]), requires_grad=True)
+    F.grid_sample(x, grid, padding_mode=pad, align_corners=True).sum().backward()
+    assert grid.grad is not None and not as_np(grid.grad).any()
