@@ -37,3 +37,6 @@ __all__ += ["fold", "unfold"]
 
 from ..functional.linalg import bilinear  # noqa: E402
 __all__ += ["bilinear"]
+
+from ..functional.grid_sample import affine_grid, grid_sample  # noqa: E402
+__all__ += ["affine_grid", "grid_sample"]
