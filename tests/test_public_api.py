@@ -27,6 +27,7 @@ TORCH_MODULES |= {"profiler"}
 TORCH_MODULES |= {"distributed"}
 TORCH_MODULES |= {"compiler"}
 TORCH_MODULES |= {"special"}
+TORCH_MODULES |= {"func"}
 TORCH_MODULES |= {"distributions"}
 # minitensor's own public modules, named in its __all__ (torchvision-style datasets; the dtype objects).
 OWN_MODULES = {"datasets", "dtypes"}
