@@ -83,29 +83,6 @@ def test_forward_and_backward_match_the_float64_reference(body, dtype, tol):
         np.testing.assert_allclose(got, want, rtol=10 * tol, atol=10 * tol)
 
 
-@pytest.mark.parametrize("threads, min_rows, parts", [(2, 4, 2), (3, 1, 3), (3, 4, 2), (1, 1, 1), (4, 20, 1)])
-def test_the_cpu_cuts_the_batch_into_one_part_per_blas_thread(monkeypatch, threads, min_rows, parts):
-    """Rows of the batch run on their own threads (single-threaded GEMMs): 10 rows in 3 parts of 3, 3, 4
-    rows, 2 parts of 5, or one; each matches the float64 reference, forward and backward."""
-    from minitensor.backends.cpu import recurrent
-
-    if load("recurrent") is None:
-        pytest.skip("no Numba: the generic body runs, on the whole batch")
-    monkeypatch.setattr(recurrent, "blas_threads", lambda: threads)
-    monkeypatch.setattr(recurrent, "MIN_PART_ROWS", min_rows)
-    assert len(recurrent._row_parts(10)) == parts
-    seen = []
-    real = recurrent.over_parts
-    monkeypatch.setattr(recurrent, "over_parts", lambda fn, p: seen.append(len(p)) or real(fn, p))
-    args = data(np.float32, steps=6, batch=10, hidden=8, seed=3)
-    y_ref, grads_ref = reference(*args)
-    y, grads = _run("cpu", *args)
-    assert seen == [parts, parts]
-    np.testing.assert_allclose(y, y_ref, rtol=2e-5, atol=2e-5)
-    for got, want in zip(grads, grads_ref):
-        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4)
-
-
 @pytest.mark.parametrize("body", ["cpu", "generic"])
 def test_one_step_and_saturated_gates(body):
     """L = 1 (no recurrence GEMM in dW) and pre-activations far past tanh's float32 range."""
