@@ -56,3 +56,16 @@ def assert_close(actual: Any, expected: Any, rtol: float = 1e-6, atol: float = 1
 def check_grad(fn: Callable[..., mt.Tensor], *arrays: Any, **kwargs: Any) -> None:
     """gradcheck ``fn`` at float64 copies of ``arrays`` (every one requires grad)."""
     assert gradcheck(fn, [t64(a) for a in arrays], **kwargs)
+
+
+def kernel_launches(run: Callable[[], Any]) -> list[str]:
+    """The names of our compiled kernels that ``run()`` launched (through ``backends.compiled``'s hook)."""
+    from minitensor.backends import compiled
+    names: list[str] = []
+    previous, compiled.launch_hook = compiled.launch_hook, lambda name, on_device, kernel, args: (
+        names.append(name), kernel(*args))
+    try:
+        run()
+    finally:
+        compiled.launch_hook = previous
+    return names

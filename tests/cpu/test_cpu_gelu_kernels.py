@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import minitensor as mt
-from minitensor.backends import compiled, get_backend
+from helpers import kernel_launches
+from minitensor.backends import get_backend
 from minitensor.backends.cpu.numba_kernels import load
 from minitensor.backends.generic.activation import ActivationOps
 
@@ -23,16 +24,6 @@ def reference(x, gy):
     return x * cdf, gy * (cdf + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi))
 
 
-def _launches(run):
-    """The names of our compiled kernels that ``run()`` launched."""
-    names = []
-    previous, compiled.launch_hook = compiled.launch_hook, lambda name, on_device, kernel, args: (
-        names.append(name), kernel(*args))
-    try:
-        run()
-    finally:
-        compiled.launch_hook = previous
-    return names
 
 
 def test_float32_forward_and_backward_match_the_float64_reference():
@@ -50,12 +41,12 @@ def test_float32_forward_and_backward_match_the_float64_reference():
 def test_the_kernels_run_for_float32_and_the_generic_body_elsewhere():
     x = np.random.default_rng(1).standard_normal((6, 8)).astype(np.float32)
     gy = np.ones_like(x)
-    launched = _launches(lambda: (CPU.gelu(x, "none"), CPU.gelu_backward(gy, x, "none")))
+    launched = kernel_launches(lambda: (CPU.gelu(x, "none"), CPU.gelu_backward(gy, x, "none")))
     if load("activation") is None:
         assert launched == []  # no Numba: the NumPy body
         return
     assert launched == ["gelu", "gelu_backward"]
-    others = _launches(lambda: (CPU.gelu(x, "tanh"), CPU.gelu(x[:, ::2], "none"),
+    others = kernel_launches(lambda: (CPU.gelu(x, "tanh"), CPU.gelu(x[:, ::2], "none"),
                                 CPU.gelu(x.astype(np.float64), "none"), CPU.gelu_backward(gy, x, "tanh")))
     assert others == []
     y_ref, gx_ref = reference(x[:, ::2], gy[:, ::2])

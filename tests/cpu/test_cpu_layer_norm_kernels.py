@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import minitensor as mt
-from minitensor.backends import compiled, get_backend
+from helpers import kernel_launches
+from minitensor.backends import get_backend
 from minitensor.backends.cpu.numba_kernels import load
 
 CPU = get_backend("cpu")
@@ -28,15 +29,6 @@ def reference(x, w, b, k, eps, gy):
     return x_hat * w64 + b64, mean, invstd, gx, (gy * x_hat).sum(axis=lead), gy.sum(axis=lead)
 
 
-def _launches(run):
-    names = []
-    previous, compiled.launch_hook = compiled.launch_hook, lambda name, on_device, kernel, args: (
-        names.append(name), kernel(*args))
-    try:
-        run()
-    finally:
-        compiled.launch_hook = previous
-    return names
 
 
 @pytest.mark.parametrize("k, affine", [(1, "weight"), (1, "both"), (1, "none"), (2, "both")])
@@ -49,7 +41,7 @@ def test_forward_and_backward_match_the_float64_reference(k, affine):
     gy = r.standard_normal(x.shape).astype(np.float32)
     want = reference(x, w, b, k, 1e-5, gy)
     got: list = []
-    launched = _launches(lambda: got.extend(CPU.layer_norm_forward(x, w, b, k, 1e-5)))
+    launched = kernel_launches(lambda: got.extend(CPU.layer_norm_forward(x, w, b, k, 1e-5)))
     y, mean, invstd = got
     grads = CPU.layer_norm_backward(gy, x, w, mean, invstd, k, (True, w is not None, b is not None))
     for have, ref in zip((y, mean, invstd), want[:3]):
@@ -66,8 +58,8 @@ def test_forward_and_backward_match_the_float64_reference(k, affine):
 
 def test_the_generic_body_serves_float64_and_strided_input():
     x = np.random.default_rng(0).standard_normal((4, 10))
-    assert _launches(lambda: CPU.layer_norm_forward(x, None, None, 1, 1e-5)) == []
-    assert _launches(lambda: CPU.layer_norm_forward(x.astype(np.float32)[:, ::2], None, None, 1, 1e-5)) == []
+    assert kernel_launches(lambda: CPU.layer_norm_forward(x, None, None, 1, 1e-5)) == []
+    assert kernel_launches(lambda: CPU.layer_norm_forward(x.astype(np.float32)[:, ::2], None, None, 1, 1e-5)) == []
 
 
 def test_nn_layer_norm_through_autograd():
