@@ -40,6 +40,7 @@ from .sparse import (sparse_bsc, sparse_bsc_tensor, sparse_bsr, sparse_bsr_tenso
                      sparse_compressed_tensor, sparse_csc, sparse_csc_tensor, sparse_csr, sparse_csr_tensor)
 from .sparse_products import spmm  # noqa: F401
 from . import sparse_ops  # noqa: F401  (the sparse kernels of +, -, *, /, **, neg, permute)
+from . import sparse_unary  # noqa: F401  (the sparse kernels of abs, sqrt, sin, relu, sign, isnan...)
 from .searching import (bincount, bucketize, count_nonzero, histc, isin, searchsorted, unique,  # noqa: F401
                         unique_consecutive)
 from .order_stats import kthvalue, median, mode, nanmedian, nanquantile, quantile
