@@ -398,8 +398,8 @@ class NanToNum(ArrayFunction):
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
     """nan -> ``nan``, inf -> ``posinf``, -inf -> ``neginf`` (default: the dtype's largest finite number and its
     negative); integer and bool tensors come back as a copy."""
-    if input.array.dtype.kind not in "fV":
-        return input.clone()
+    if input.array.dtype.kind not in "fV":  # a sparse copy comes back coalesced, as PyTorch's
+        return (input.coalesce() if input.is_sparse else input).clone()
     top = float(ml_dtypes.finfo(input.array.dtype).max)
     return NanToNum.apply(input, float(nan), top if posinf is None else float(posinf),
                           -top if neginf is None else float(neginf))
