@@ -349,3 +349,16 @@ def test_flat_pieces_of_activations_stop_a_nan_gradient(name, x, passes, dtype):
     getattr(F, name)(t).backward(mt.tensor([np.inf, np.inf, np.inf], dtype=dtype))
     got = t.grad.float().numpy()
     assert np.all(got[~np.array(passes)] == 0) and np.all(np.isinf(got[np.array(passes)]))
+
+
+@pytest.mark.parametrize("op, error, message", [
+    (lambda x: x.abs(), NotImplementedError, "\"abs_cpu\" not implemented for 'Bool'"),
+    (mt.absolute, NotImplementedError, "\"abs_cpu\" not implemented for 'Bool'"),
+    (lambda x: x.argmax(), RuntimeError, r"argmax\(\): does not support bool input"),
+    (lambda x: mt.argmin(x, 1, keepdim=True), RuntimeError, r"argmin\(\): does not support bool input")])
+def test_bool_inputs_refused_as_pytorch(op, error, message):
+    # PyTorch has no bool kernel for these (sgn, max and min take bool, and still do here)
+    x = mt.tensor([[True, False, True]])
+    with pytest.raises(error, match=message):
+        op(x)
+    assert mt.sgn(x).tolist() == [[True, False, True]] and mt.max(x, 1).indices.tolist() == [0]

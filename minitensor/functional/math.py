@@ -164,6 +164,8 @@ def frac(input: Tensor) -> Tensor:
 def abs(input: Tensor) -> Tensor:
     if input.array.dtype.kind in "fV":
         return Abs.apply(input)
+    if input.array.dtype.kind == "b":  # PyTorch has no bool kernel (sgn takes bool)
+        raise NotImplementedError('"abs_cpu" not implemented for \'Bool\'')
     return nondiff(lambda B, x: B.abs(x), input)
 
 

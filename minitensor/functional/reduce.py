@@ -373,6 +373,8 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
 
 def _arg(op: str, input: Tensor, dim: int | None, keepdim: bool) -> Tensor:
     _tensor_input(op, input)
+    if input.array.dtype.kind == "b":  # PyTorch has no bool kernel (max and min take bool)
+        raise RuntimeError(f"{op}(): does not support bool input")
     _check_reducible(op, input, None if dim is None or not input.ndim else (norm_dim(dim, input.ndim),))
 
     def arg(B: Backend, x: Any) -> Any:
