@@ -61,7 +61,6 @@ RANDOM = {"bernoulli", "normal", "poisson", "rand_like", "randn_like", "randint_
 LEFT = {  # differences found by this sweep and left (see the report of issue 25)
     "softmax", "softmin", "log_softmax",  # minitensor requires dim (PyTorch's implicit dim is deprecated)
     "FloatTensor", "DoubleTensor", "unique", "unique_consecutive", "cholesky",
-    "relu", "relu_",  # relu(-0) is -0 in PyTorch, 0 here (the CPU kernel's max(x, 0))
     "gelu",  # PyTorch's vectorised erf makes gelu(inf) NaN inside a vector, inf alone
 }
 LEFT_CASES = {  # single inputs left: PyTorch's gradient of a NaN is inf for var of one element (2 / 0 dof),

@@ -49,8 +49,8 @@ def _gelu_kernels(approximate: str, *arrays: Array) -> Any:
 
 class CpuActivationOps(ActivationOps):
     def relu(self, x: Array) -> Array:
-        """As ``ActivationOps.relu``: keeps NaN and x > 0, gives +0 elsewhere (negatives and -0, as PyTorch);
-        the result has x's layout."""
+        """As ``ActivationOps.relu``: keeps NaN, -0 and x >= 0, gives +0 for negatives (PyTorch's clamp_min:
+        ``x < 0 ? 0 : x``); the result has x's layout."""
         kernels = _kernels(x)
         source = dense_flat(x) if kernels is not None else None
         if source is not None:
@@ -60,7 +60,10 @@ class CpuActivationOps(ActivationOps):
         if not _is_float(x.dtype):
             return super().relu(x)
         bits = x.view(_int_type(x.dtype))
-        return (bits * (bits > _bits(-np.inf, x.dtype))).view(x.dtype)
+        # the negatives (-0 excluded) are the bit patterns in (int min, -inf]: bits - 1 wraps -0 (int min) to the
+        # int max, so one comparison keeps -0 and the NaNs with a sign (above -inf) and zeroes the others
+        shifted = bits - 1
+        return np.multiply(bits, shifted >= _bits(-np.inf, x.dtype), out=shifted).view(x.dtype)
 
     def relu_backward(self, gy: Array, y: Array) -> Array:
         """As ``ActivationOps.relu_backward``: +0 where y <= 0 (exactly the float comparison), gy elsewhere (y > 0

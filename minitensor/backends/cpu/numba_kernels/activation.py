@@ -21,10 +21,10 @@ jit = functools.partial(numba.njit, cache=True, nogil=True, error_model="numpy",
 
 @jit
 def relu(x, y):  # pragma: no cover - compiled
-    """y = x where x > 0 or x is NaN, else +0 (negatives and -0 give +0, as PyTorch). Flat arrays."""
+    """y = +0 where x < 0, else x (NaN and -0 kept, as PyTorch's clamp_min). Flat arrays."""
     for i in range(x.size):
         v = x[i]
-        y[i] = 0 if v <= 0 else v
+        y[i] = 0 if v < 0 else v
 
 
 @jit
