@@ -87,8 +87,8 @@ def test_cpu_gemms_run_in_float32_and_return_the_16_bit_dtype(dtype):
 def test_cpu_relu_and_max_pool_on_16_bits(dtype, layout):
     """The CPU's 16-bit ReLU (on the bits) and max-pool (in float32, rounded once) against float32's results
     rounded, bit for bit, NaN (either sign), infinities and signed zeros included (NumPy's float16 maximum(-0.,
-    0) is -0., float32's and PyTorch's +0.), and the values of the 16-bit loops (the generic bodies); ReLU's
-    backward is PyTorch's threshold_backward (+0 where y <= 0, even for an infinite gradient; gy where y is
+    0) is -0., float32's and PyTorch's max-pool +0.; PyTorch's ReLU keeps -0), and the values of the 16-bit loops
+    (the generic bodies); ReLU's backward is PyTorch's threshold_backward (+0 where y <= 0, even for an infinite gradient; gy where y is
     NaN). The dtype and the memory layout are kept; gradients add up in float32: a few 16-bit values, exactly."""
     from minitensor.backends import get_backend
     from minitensor.backends.generic.activation import ActivationOps
@@ -104,7 +104,7 @@ def test_cpu_relu_and_max_pool_on_16_bits(dtype, layout):
         x, gy = (np.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2) for a in (x, gy))
     x32, gy32 = x.astype(np.float32), gy.astype(np.float32)
     y = B.relu(x)
-    for got, loops, wide in [(y, ActivationOps.relu(B, x), np.maximum(x32, np.float32(0))),
+    for got, loops, wide in [(y, ActivationOps.relu(B, x), np.where(x32 < 0, np.float32(0), x32)),
                              (B.relu_backward(gy, y), None, np.where(x32 <= 0, np.float32(0), gy32))]:
         assert got.dtype == dt and got.strides == x.strides
         np.testing.assert_array_equal(got.view(np.uint16), wide.astype(dt).view(np.uint16))

@@ -30,8 +30,8 @@ _ZERO_PRESERVING: tuple[type[ArrayFunction], ...] = (
 
 # The array ops without a gradient (bool results, integer rounding) that PyTorch runs on sparse COO, by the name
 # the sparse array's refusal gives: the others sharing NoGrad (comparisons, logical_not, isfinite) refuse there.
-_NO_GRAD_OPS = frozenset({"abs", "absolute", "sign", "floor", "ceil", "trunc", "rint", "round", "around", "isnan", "isinf",
-                          "signbit"})
+_NO_GRAD_OPS = frozenset({"abs", "absolute", "sign", "floor", "ceil", "trunc", "rint", "round", "around", "isnan",
+                          "isinf", "signbit"})
 
 
 def _on_values(cls: type[ArrayFunction]) -> Callable[..., Tensor]:
