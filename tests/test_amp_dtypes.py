@@ -89,7 +89,8 @@ def test_cpu_relu_and_max_pool_on_16_bits(dtype, layout):
     rounded, bit for bit, NaN (either sign), infinities and signed zeros included (NumPy's float16 maximum(-0.,
     0) is -0., float32's and PyTorch's max-pool +0.; PyTorch's ReLU keeps -0), and the values of the 16-bit loops
     (the generic bodies); ReLU's backward is PyTorch's threshold_backward (+0 where y <= 0, even for an infinite
-    gradient; gy where y is NaN). The dtype and the memory layout are kept; gradients add up in float32: a few 16-bit values, exactly."""
+    gradient; gy where y is NaN). The dtype and the memory layout are kept; gradients add up in float32: a few
+    16-bit values, exactly."""
     from minitensor.backends import get_backend
     from minitensor.backends.generic.activation import ActivationOps
     from minitensor.backends.generic.pooling import PoolOps
