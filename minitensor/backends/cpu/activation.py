@@ -62,7 +62,7 @@ class CpuActivationOps(ActivationOps):
         bits = x.view(_int_type(x.dtype))
         # the negatives (-0 excluded) are the bit patterns in (int min, -inf]: bits - 1 wraps -0 (int min) to the
         # int max, so one comparison keeps -0 and the NaNs with a sign (above -inf) and zeroes the others
-        shifted = bits - 1
+        shifted = np.subtract(bits, 1, out=np.empty_like(bits))  # out=: a 0-d x still gives an array
         return np.multiply(bits, shifted >= _bits(-np.inf, x.dtype), out=shifted).view(x.dtype)
 
     def relu_backward(self, gy: Array, y: Array) -> Array:
