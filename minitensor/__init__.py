@@ -8,7 +8,7 @@ from __future__ import annotations
 import builtins as _builtins
 
 from . import backends  # first: it chooses OpenBLAS's kernels before NumPy loads (backends/blas.py)
-from . import accelerator, autograd, cuda, dtypes, testing
+from . import accelerator, autograd, cuda, dtypes, return_types, testing
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .device import device
 from .dtypes import (bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int,
@@ -88,7 +88,7 @@ __all__ += ["layout", "sparse", "sparse_coo", "sparse_coo_tensor", "spmm", "stri
 __all__ += ["are_deterministic_algorithms_enabled", "get_deterministic_debug_mode",
             "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
             "use_deterministic_algorithms"]
-__all__ += ["linalg", "tril_indices", "triu_indices"]
+__all__ += ["linalg", "return_types", "tril_indices", "triu_indices"]
 __all__ += [_op for _op in _functional_all if _op not in __all__]  # every op of the families as minitensor.<op>
 
 # Importing a submodule binds it on the package: these internal ones are no PyTorch names (tests/test_public_api.py).

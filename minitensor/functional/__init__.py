@@ -18,7 +18,7 @@ from .reduce import all, any, max, min, sum  # noqa: F401
 from .shape import *  # noqa: F401,F403
 from .triangular import tril, triu
 from .factorization import cholesky, pinverse
-from .solve import det, inverse, logdet, matrix_power, slogdet
+from .solve import det, inverse, logdet, matrix_power, torch_slogdet as slogdet
 from .linalg import einsum
 from .products import (addbmm, addmm, addmv, baddbmm, block_diag, chain_matmul, cross, ger, inner, kron, outer,
                        tensordot, trace, vdot)

@@ -3,13 +3,13 @@ the trapezoid rule's integral and running integral (trapezoid, trapz, cumulative
 ``take_along``, the gather by computed indices that cummax/cummin and the sorts share."""
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import return_types as rt
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ..tensor_shape import numpy_aliases
@@ -19,10 +19,6 @@ from ..backends.base import Backend
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "trapezoid", "trapz", "cumulative_trapezoid"]
 __all__ += ["diff"]
-
-# What cummax and cummin return, like torch.return_types.cummax.
-cummax_result = namedtuple("cummax_result", ["values", "indices"])
-
 
 def _reverse_cumsum(B: Backend, g: Any, axis: int) -> Any:
     """sum over j >= i of g[j] along ``axis``: the gradient of cumsum."""
@@ -153,7 +149,7 @@ def _running(op: str, input: Tensor, dim: int) -> Any:
     values = take_along(x, indices, axis)
     if input.ndim == 0:
         values, indices = values.reshape(()), indices.reshape(())
-    return cummax_result(values, indices)
+    return (rt.cummax if op == "cummax" else rt.cummin)((values, indices))
 
 
 def cummax(input: Tensor, dim: int) -> Any:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 from itertools import accumulate
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
+from .. import return_types as rt
 from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..tensor import Tensor
@@ -120,24 +121,18 @@ class Eigvalsh(ArrayFunction):
         return _eigh_grad(B, w, v, gw, None), None
 
 
-class Eigen(NamedTuple):
-    """What ``eigh`` returns, as ``torch.return_types.linalg_eigh``."""
-    eigenvalues: Tensor
-    eigenvectors: Tensor
-
-
 def _uplo(name: str, UPLO: str) -> bool:
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"linalg.{name}: Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     return UPLO == "L"
 
 
-def eigh(A: Tensor, UPLO: str = "L") -> Eigen:
+def eigh(A: Tensor, UPLO: str = "L") -> rt.linalg_eigh:
     """(w ascending (*, n), V (*, n, n)) with A = V diag(w) V^T, reading A's ``UPLO`` triangle only."""
     A, = cast_early(Linalg, A)
     check_matrices("eigh", A)
     w, v = _unpack(Eigh.apply(A, _uplo("eigh", UPLO)), [tuple(A.shape[:-1]), tuple(A.shape)])
-    return Eigen(w, v)
+    return rt.linalg_eigh((w, v))
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
@@ -202,14 +197,7 @@ class Svdvals(ArrayFunction):
         return _svd_grad(B, u, s, vh, None, gs, None)
 
 
-class SVD(NamedTuple):
-    """What ``svd`` returns, as ``torch.return_types.linalg_svd``."""
-    U: Tensor
-    S: Tensor
-    Vh: Tensor
-
-
-def svd(A: Tensor, full_matrices: bool = True) -> SVD:
+def svd(A: Tensor, full_matrices: bool = True) -> rt.linalg_svd:
     """A = U diag(S) Vh for A (*, m, n): S (*, k) descending, k = min(m, n); U (*, m, m) and Vh (*, n, n)
     with ``full_matrices``, else U (*, m, k) and Vh (*, k, n)."""
     A, = cast_early(Linalg, A)
@@ -217,7 +205,7 @@ def svd(A: Tensor, full_matrices: bool = True) -> SVD:
     *batch, m, n = A.shape
     k = min(m, n)
     shapes = [(*batch, m, m if full_matrices else k), (*batch, k), (*batch, n if full_matrices else k, n)]
-    return SVD(*_unpack(Svd.apply(A, full_matrices), shapes))
+    return rt.linalg_svd(_unpack(Svd.apply(A, full_matrices), shapes))
 
 
 def svdvals(A: Tensor) -> Tensor:
@@ -271,13 +259,7 @@ class Qr(ArrayFunction):
         return B.concatenate([gx, gy], -1), None
 
 
-class QR(NamedTuple):
-    """What ``qr`` returns, as ``torch.return_types.linalg_qr``."""
-    Q: Tensor
-    R: Tensor
-
-
-def qr(A: Tensor, mode: str = "reduced") -> QR:
+def qr(A: Tensor, mode: str = "reduced") -> rt.linalg_qr:
     """A = Q R for A (*, m, n), Q orthonormal columns, R upper-triangular; ``mode`` "reduced" (Q (*, m, k),
     R (*, k, n), k = min(m, n)), "complete" (Q (*, m, m), R (*, m, n)) or "r" (Q empty, R (*, k, n))."""
     A, = cast_early(Linalg, A)
@@ -289,7 +271,7 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:
     k = m if mode == "complete" else min(m, n)
     shapes = [(*batch, 0) if mode == "r" else (*batch, m, k), (*batch, k, n)]
     q, r = _unpack(Qr.apply(A, mode), shapes)
-    return QR(q.reshape(0) if mode == "r" else q, r)
+    return rt.linalg_qr((q.reshape(0) if mode == "r" else q, r))
 
 
 def _cutoff(A: Tensor, s: Tensor, atol: Any, rtol: Any) -> Tensor:
@@ -332,30 +314,22 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
         return pinv(input, rtol=rcond)
 
 
-def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SVD:
+def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> rt.svd:
     """``torch.svd``, the older form: (U, S, V) with V = Vh^T, reduced unless ``some`` is False; without
     ``compute_uv``, U and V are zero-filled (m, m) and (n, n), as PyTorch's."""
     if not compute_uv:
         *batch, m, n = input.shape
-        return SVD(input.new_zeros((*batch, m, m)), svdvals(input), input.new_zeros((*batch, n, n)))
+        return rt.svd((input.new_zeros((*batch, m, m)), svdvals(input), input.new_zeros((*batch, n, n))))
     u, s, vh = svd(input, full_matrices=not some)
-    return SVD(u, s, vh.transpose(-2, -1))
+    return rt.svd((u, s, vh.transpose(-2, -1)))
 
 
-def torch_qr(input: Tensor, some: bool = True) -> QR:
+def torch_qr(input: Tensor, some: bool = True) -> rt.qr:
     """``torch.qr``, the older form: ``linalg.qr`` with mode "reduced" (``some``) or "complete"."""
-    return qr(input, "reduced" if some else "complete")
+    return rt.qr(qr(input, "reduced" if some else "complete"))
 
 
-class Lstsq(NamedTuple):
-    """What ``lstsq`` returns, as ``torch.return_types.linalg_lstsq``."""
-    solution: Tensor
-    residuals: Tensor
-    rank: Tensor
-    singular_values: Tensor
-
-
-def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> Lstsq:
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None) -> rt.linalg_lstsq:
     """The least-squares X = argmin ||A X - B|| for A (*, m, n), B (*, m, k) (or (m,) with a 2-D A), by the
     pseudo-inverse with rank cutoff ``rcond``. What else comes back depends on ``driver`` as in PyTorch:
     the rank (not with "gels"), the singular values ("gelsd", "gelss"), the squared residuals (not with
@@ -365,7 +339,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
         return _lstsq(A, B, rcond, driver)
 
 
-def _lstsq(A: Tensor, B: Tensor, rcond: float | None, driver: str | None) -> Lstsq:
+def _lstsq(A: Tensor, B: Tensor, rcond: float | None, driver: str | None) -> rt.linalg_lstsq:
     check_matrices("lstsq", A, square=False)
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
@@ -378,5 +352,5 @@ def _lstsq(A: Tensor, B: Tensor, rcond: float | None, driver: str | None) -> Lst
     rank = matrix_rank(A, rtol=rcond) if driver != "gels" else empty.long()
     full = driver != "gelsy" and m > n and bool((matrix_rank(A, rtol=rcond) == n).all())
     residuals = ((A @ X - Bm) ** 2).sum(-2) if full else empty
-    return Lstsq(X.squeeze(-1) if vector else X, residuals.squeeze(-1) if full and vector else residuals, rank,
-                 svdvals(A) if driver in ("gelsd", "gelss") else empty)
+    return rt.linalg_lstsq((X.squeeze(-1) if vector else X, residuals.squeeze(-1) if full and vector else residuals,
+                            rank, svdvals(A) if driver in ("gelsd", "gelss") else empty))

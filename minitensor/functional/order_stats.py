@@ -15,13 +15,14 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import return_types as rt
 from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..tensor import Tensor
 from ._util import nondiff, norm_dim
 from .cumulative import take_along
 from .math import lerp
-from .reduce import _check_reducible, _tensor_input, tie_shares, values_indices
+from .reduce import _check_reducible, _tensor_input, tie_shares
 from ..amp.autocast_mode import cast_early
 from ..amp.policy import Quantile
 
@@ -76,11 +77,12 @@ def _pick(name: str, input: Any, dim: int, keepdim: bool, position: Position, k:
         return B.take_along_axis(order, position(B, a, order, axis).astype(np.int64), axis)
     indices = nondiff(indices_of, x)
     values = take_along(x, indices, axis)
+    result = getattr(rt, name)  # median, nanmedian, kthvalue or mode: each its own type
     if input.ndim == 0:
-        return values_indices(values.reshape(()), indices.reshape(()))
+        return result((values.reshape(()), indices.reshape(())))
     if not keepdim:
         values, indices = values.squeeze(axis), indices.squeeze(axis)
-    return values_indices(values, indices)
+    return result((values, indices))
 
 
 class ShareAmongTies(ArrayFunction):

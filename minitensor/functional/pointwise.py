@@ -5,11 +5,11 @@ classifiers ``isposinf`` / ``isneginf`` / ``isreal``. No backend family of its o
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 from typing import Any
 
 from ..autograd.function import ArrayFunction
 from .. import dtypes as _dt
+from .. import return_types as rt
 from ..backends.base import Backend
 from ..tensor import Tensor
 from ._util import check_integer, promote, to_float, torch_dtype_name
@@ -18,10 +18,6 @@ from .indexing import where
 
 __all__ = ["deg2rad", "rad2deg", "fmax", "fmin", "gcd", "lcm", "ldexp", "frexp", "nextafter", "isposinf",
            "isneginf", "isreal"]
-
-# What frexp returns, like torch.return_types.frexp.
-frexp_result = namedtuple("frexp_result", ["mantissa", "exponent"])
-
 
 def deg2rad(input: Tensor) -> Tensor:
     """x * pi / 180 (integers and bools give the default float dtype)."""
@@ -91,11 +87,11 @@ class Frexp(ArrayFunction):
         return gm / B.exp2(e.astype(gm.dtype))
 
 
-def frexp(input: Tensor) -> Any:
+def frexp(input: Tensor) -> rt.frexp:
     """(mantissa, exponent) with input = mantissa * 2^exponent, 0.5 <= |mantissa| < 1; exponent int32."""
     if input.array.dtype.kind not in "fV":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    return frexp_result(*Frexp.apply(input))
+    return rt.frexp(Frexp.apply(input))
 
 
 class NextAfter(ArrayFunction):

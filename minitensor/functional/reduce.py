@@ -3,12 +3,12 @@ std, are in ``moments.py``)."""
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import return_types as rt
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ._util import nondiff, norm_dim, norm_dims, to_float, torch_dtype_name
@@ -21,10 +21,6 @@ from .sparse import sparse_sum
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
            "logsumexp", "all", "any", "norm"]
 __all__ += ["nansum", "nanmean"]
-
-# What max(dim=...) and min(dim=...) return, like torch.return_types.max.
-values_indices = namedtuple("values_indices", ["values", "indices"])
-
 
 def _keep(B: Backend, g: Any, axes: tuple[int, ...] | None, keepdims: bool, ndim: int) -> Any:
     """A reduced gradient with the reduced axes put back as size 1, so it broadcasts against x."""
@@ -348,8 +344,9 @@ def _along(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:
     arg = "argmax" if op == "amax" else "argmin"
     if input.ndim:
         _check_reducible(op[1:], input, (axis,))
+    result = rt.max if op == "amax" else rt.min
     if input.ndim == 0:
-        return values_indices(input, nondiff(lambda B, x: B.zeros((), np.int64), input))
+        return result((input, nondiff(lambda B, x: B.zeros((), np.int64), input)))
     if input.array.dtype.kind not in "fV":
         def along(B: Backend, x: Any) -> tuple[Any, Any]:
             idx = (B.argmax if arg == "argmax" else B.argmin)(x, axis, True)
@@ -357,8 +354,8 @@ def _along(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:
             if not keepdim:
                 vals, idx = B.squeeze(vals, axis), B.squeeze(idx, axis)
             return vals, idx.astype(np.int64, copy=False)
-        return values_indices(*nondiff(along, input))
-    return values_indices(*ExtremeAlongDim.apply(input, axis, keepdim, arg))
+        return result(nondiff(along, input))
+    return result(ExtremeAlongDim.apply(input, axis, keepdim, arg))
 
 
 @numpy_aliases

@@ -5,11 +5,12 @@ d inv: -A^-T g A^-T; d solve: gB = A^-T g, gA = -gB X^T; d det: g det(A) A^-T; d
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import return_types as rt
 from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..tensor import Tensor
@@ -205,17 +206,16 @@ class SlogDet(ArrayFunction):
         return B.expand_dims(g, (-2, -1)) * B.inv_unchecked(mT(B, a))  # PyTorch's A^-H: +-inf where A is singular
 
 
-class SignLogAbsDet(NamedTuple):
-    """What ``slogdet`` returns, as ``torch.return_types.linalg_slogdet``."""
-    sign: Tensor
-    logabsdet: Tensor
-
-
-def slogdet(A: Tensor) -> SignLogAbsDet:
+def slogdet(A: Tensor) -> rt.linalg_slogdet:
     """(sign, log|det A|): the determinant without overflow; sign 0 and logabsdet -inf for a singular A."""
     check_matrices("slogdet", A)
     logabsdet, sign = SlogDet.apply(A)
-    return SignLogAbsDet(sign, logabsdet)
+    return rt.linalg_slogdet((sign, logabsdet))
+
+
+def torch_slogdet(input: Tensor) -> rt.slogdet:
+    """``torch.slogdet`` and ``Tensor.slogdet``: ``linalg.slogdet`` as PyTorch's older type ``slogdet``."""
+    return rt.slogdet(slogdet(input))
 
 
 def logdet(input: Tensor) -> Tensor:

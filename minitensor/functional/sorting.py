@@ -3,18 +3,14 @@ values are a gather by the sort order (``cumulative.take_along``), so their grad
 value came from."""
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any
 
+from .. import return_types as rt
 from ..tensor import Tensor
 from ._util import nondiff, norm_dim
 from .cumulative import take_along
 
 __all__ = ["sort", "argsort", "msort", "topk"]
-
-# What sort and topk return, like torch.return_types.sort / topk.
-sort_result = namedtuple("sort_result", ["values", "indices"])
-
 
 def _order(name: str, input: Any, dim: int, descending: bool) -> tuple[Tensor, Tensor, int]:
     """(input as at least 1-d, its stable sort order along dim, the axis)."""
@@ -25,14 +21,14 @@ def _order(name: str, input: Any, dim: int, descending: bool) -> tuple[Tensor, T
     return x, nondiff(lambda B, a: B.argsort(a, axis, descending), x), axis
 
 
-def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> rt.sort:
     """(values, indices) sorted along ``dim``. Always stable (equal elements keep their order, which also
     satisfies ``stable=False``); nans sort as the largest values, as PyTorch."""
     x, order, axis = _order("sort", input, dim, descending)
     values = take_along(x, order, axis)
     if input.ndim == 0:
         values, order = values.reshape(()), order.reshape(())
-    return sort_result(values, order)
+    return rt.sort((values, order))
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
@@ -46,7 +42,7 @@ def msort(input: Tensor) -> Tensor:
     return sort(input, 0).values
 
 
-def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> rt.topk:
     """(values, indices) of the ``k`` largest (``largest=False``: smallest) elements along ``dim``, in sorted
     order (also for ``sorted=False``, which leaves the order open)."""
     x, order, axis = _order("topk", input, dim, largest)
@@ -56,4 +52,4 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     values = take_along(x, order, axis)
     if input.ndim == 0:
         values, order = values.reshape(()), order.reshape(())
-    return sort_result(values, order)
+    return rt.topk((values, order))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections import namedtuple
 from typing import Any, Sequence
 
 from .. import dtypes as _dt
+from .. import return_types as rt
 from ..tensor import Tensor
 from .cumulative import diff
 from .math import clamp_min
@@ -17,18 +17,13 @@ from .shape import cat, narrow
 
 __all__ = ["aminmax", "corrcoef", "cov", "gradient", "histogram"]
 
-# What aminmax and histogram return, like torch.return_types.aminmax / histogram.
-aminmax_result = namedtuple("aminmax_result", ["min", "max"])
-histogram_result = namedtuple("histogram_result", ["hist", "bin_edges"])
-
-
-def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> aminmax_result:
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> rt.aminmax:
     """(amin, amax) over ``dim`` (None: all elements; keepdim then keeps every dim as size 1)."""
     if input.numel() == 0 and (dim is None or input.shape[dim] == 0):
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
                            "identity.")
     dims: Any = tuple(range(input.dim())) if dim is None else dim
-    return aminmax_result(amin(input, dims, keepdim), amax(input, dims, keepdim))
+    return rt.aminmax((amin(input, dims, keepdim), amax(input, dims, keepdim)))
 
 
 def _float(x: Tensor) -> Tensor:
@@ -93,7 +88,7 @@ def corrcoef(input: Tensor) -> Tensor:
 
 
 def histogram(input: Tensor, bins: Any = 100, *, range: Sequence[float] | None = None,
-              weight: Tensor | None = None, density: bool = False) -> histogram_result:
+              weight: Tensor | None = None, density: bool = False) -> rt.histogram:
     """Counts (or ``weight`` sums) of ``input``'s elements in ``bins`` (a count of equal bins over ``range``,
     default the data's min and max, or the ascending edges as a 1-D tensor); a bin holds edges[i] <= x <
     edges[i+1], the last one also its right edge. ``density`` divides by the total and the bins' widths."""
@@ -134,7 +129,7 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Sequence[float] | None =
     hist = x.new_zeros(max(nbins, 0)).index_add(0, index[inside], w[inside])
     if density:
         hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
-    return histogram_result(hist, edges)
+    return rt.histogram((hist, edges))
 
 
 def _coefficients(dx1: Any, dx2: Any) -> tuple[Any, Any, Any]:

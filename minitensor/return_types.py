@@ -1,0 +1,179 @@
+"""``torch.return_types``: the named tuples that multi-result ops return, one type per op as PyTorch's
+structseqs (``x.topk(2)`` is a ``return_types.topk``, ``x.max(1)`` a ``return_types.max``). Each is a
+tuple (unpacking, indexing, equality with a plain tuple), with fields by name, PyTorch's multi-line repr,
+construction from one sequence, and pickling by reference to this module."""
+from __future__ import annotations
+
+from inspect import get_annotations
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+__all__ = ["aminmax", "cummax", "cummin", "frexp", "histogram", "kthvalue", "linalg_eigh", "linalg_lstsq",
+           "linalg_qr", "linalg_slogdet", "linalg_svd", "max", "median", "min", "mode", "nanmedian", "qr",
+           "slogdet", "sort", "svd", "topk", "all_return_types"]
+
+
+class _StructSeq(tuple):
+    """The base of every return type: a tuple whose fields (the subclass's annotations, in order) are also
+    read-only attributes, as PyTorch's C structseq types."""
+    __slots__ = ()
+    n_fields: ClassVar[int] = 0
+    n_sequence_fields: ClassVar[int] = 0
+    n_unnamed_fields: ClassVar[int] = 0
+    __match_args__: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        names = tuple(get_annotations(cls))  # its own fields, in order
+        cls.__match_args__ = names
+        cls.n_fields = cls.n_sequence_fields = len(names)
+        for i, name in enumerate(names):
+            setattr(cls, name, property(itemgetter(i), doc=f"Alias for field number {i}"))
+
+    def __new__(cls, sequence: Iterable[Any], dict: Any = None) -> Any:
+        # ``dict`` is structseq's second argument (extra, unnamed fields); no type here has any
+        try:
+            items = tuple(sequence)
+        except TypeError:
+            raise TypeError("constructor requires a sequence") from None
+        if len(items) != cls.n_fields:
+            raise TypeError(f"{cls._type_name()}() takes a {cls.n_fields}-sequence ({len(items)}-sequence given)")
+        return super().__new__(cls, items)
+
+    @classmethod
+    def _type_name(cls) -> str:
+        return f"{cls.__module__}.{cls.__qualname__}"
+
+    def __repr__(self) -> str:
+        # PyTorch's structseq repr: one field a line, so tensors' own multi-line reprs stay aligned
+        fields = ",\n".join(f"{name}={value!r}" for name, value in zip(self.__match_args__, self))
+        return f"{self._type_name()}(\n{fields})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (tuple(self), {})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self.__match_args__:
+            raise AttributeError("readonly attribute")
+        raise AttributeError(f"'{self._type_name()}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        self.__setattr__(name, None)  # the same refusals
+
+
+class aminmax(_StructSeq):
+    min: Tensor
+    max: Tensor
+
+
+class cummax(_StructSeq):
+    values: Tensor
+    indices: Tensor
+
+
+class cummin(_StructSeq):
+    values: Tensor
+    indices: Tensor
+
+
+class frexp(_StructSeq):
+    mantissa: Tensor
+    exponent: Tensor
+
+
+class histogram(_StructSeq):
+    hist: Tensor
+    bin_edges: Tensor
+
+
+class kthvalue(_StructSeq):
+    values: Tensor
+    indices: Tensor
+
+
+class linalg_eigh(_StructSeq):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class linalg_lstsq(_StructSeq):
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+
+class linalg_qr(_StructSeq):
+    Q: Tensor
+    R: Tensor
+
+
+class linalg_slogdet(_StructSeq):
+    sign: Tensor
+    logabsdet: Tensor
+
+
+class linalg_svd(_StructSeq):
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+
+class max(_StructSeq):
+    values: Tensor
+    indices: Tensor
+
+
+class median(_StructSeq):
+    values: Tensor
+    indices: Tensor
+
+
+class min(_StructSeq):
+    values: Tensor
+    indices: Tensor
+
+
+class mode(_StructSeq):
+    values: Tensor
+    indices: Tensor
+
+
+class nanmedian(_StructSeq):
+    values: Tensor
+    indices: Tensor
+
+
+class qr(_StructSeq):
+    Q: Tensor
+    R: Tensor
+
+
+class slogdet(_StructSeq):
+    sign: Tensor
+    logabsdet: Tensor
+
+
+class sort(_StructSeq):
+    values: Tensor
+    indices: Tensor
+
+
+class svd(_StructSeq):
+    """``torch.svd``'s (U, S, V): V itself, where ``linalg_svd`` has its transpose Vh."""
+    U: Tensor
+    S: Tensor
+    V: Tensor
+
+
+class topk(_StructSeq):
+    values: Tensor
+    indices: Tensor
+
+
+all_return_types: list[type] = [aminmax, cummax, cummin, frexp, histogram, kthvalue, linalg_eigh, linalg_lstsq,
+                                linalg_qr, linalg_slogdet, linalg_svd, max, median, min, mode, nanmedian, qr,
+                                slogdet, sort, svd, topk]
