@@ -19,7 +19,7 @@ __all__ = ["aminmax", "cummax", "cummin", "frexp", "histogram", "kthvalue", "lin
 class _StructSeq(tuple):
     """The base of every return type: a tuple whose fields (the subclass's annotations, in order) are also
     read-only attributes, as PyTorch's C structseq types."""
-    __slots__ = ()
+    __slots__ = ()  # (in every subclass too) no instance dict: fields only, as a structseq
     n_fields: ClassVar[int] = 0
     n_sequence_fields: ClassVar[int] = 0
     n_unnamed_fields: ClassVar[int] = 0
@@ -65,41 +65,49 @@ class _StructSeq(tuple):
 
 
 class aminmax(_StructSeq):
+    __slots__ = ()
     min: Tensor
     max: Tensor
 
 
 class cummax(_StructSeq):
+    __slots__ = ()
     values: Tensor
     indices: Tensor
 
 
 class cummin(_StructSeq):
+    __slots__ = ()
     values: Tensor
     indices: Tensor
 
 
 class frexp(_StructSeq):
+    __slots__ = ()
     mantissa: Tensor
     exponent: Tensor
 
 
 class histogram(_StructSeq):
+    __slots__ = ()
     hist: Tensor
     bin_edges: Tensor
 
 
 class kthvalue(_StructSeq):
+    __slots__ = ()
     values: Tensor
     indices: Tensor
 
 
 class linalg_eigh(_StructSeq):
+    __slots__ = ()
     eigenvalues: Tensor
     eigenvectors: Tensor
 
 
 class linalg_lstsq(_StructSeq):
+    __slots__ = ()
     solution: Tensor
     residuals: Tensor
     rank: Tensor
@@ -107,69 +115,82 @@ class linalg_lstsq(_StructSeq):
 
 
 class linalg_qr(_StructSeq):
+    __slots__ = ()
     Q: Tensor
     R: Tensor
 
 
 class linalg_slogdet(_StructSeq):
+    __slots__ = ()
     sign: Tensor
     logabsdet: Tensor
 
 
 class linalg_svd(_StructSeq):
+    __slots__ = ()
     U: Tensor
     S: Tensor
     Vh: Tensor
 
 
 class max(_StructSeq):
+    __slots__ = ()
     values: Tensor
     indices: Tensor
 
 
 class median(_StructSeq):
+    __slots__ = ()
     values: Tensor
     indices: Tensor
 
 
 class min(_StructSeq):
+    __slots__ = ()
     values: Tensor
     indices: Tensor
 
 
 class mode(_StructSeq):
+    __slots__ = ()
     values: Tensor
     indices: Tensor
 
 
 class nanmedian(_StructSeq):
+    __slots__ = ()
     values: Tensor
     indices: Tensor
 
 
 class qr(_StructSeq):
+    __slots__ = ()
     Q: Tensor
     R: Tensor
 
 
 class slogdet(_StructSeq):
+    __slots__ = ()
     sign: Tensor
     logabsdet: Tensor
 
 
 class sort(_StructSeq):
+    __slots__ = ()
     values: Tensor
     indices: Tensor
 
 
 class svd(_StructSeq):
     """``torch.svd``'s (U, S, V): V itself, where ``linalg_svd`` has its transpose Vh."""
+    __slots__ = ()
     U: Tensor
     S: Tensor
     V: Tensor
 
 
 class topk(_StructSeq):
+    __slots__ = ()
     values: Tensor
     indices: Tensor
 
