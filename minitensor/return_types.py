@@ -28,7 +28,7 @@ class _StructSeq(tuple):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         names = tuple(get_annotations(cls))  # its own fields, in order
-        cls.__match_args__ = names
+        setattr(cls, "__match_args__", names)  # (mypy refuses a plain assignment to this name)
         cls.n_fields = cls.n_sequence_fields = len(names)
         for i, name in enumerate(names):
             setattr(cls, name, property(itemgetter(i), doc=f"Alias for field number {i}"))
