@@ -11,7 +11,6 @@ from minitensor import nn
 from minitensor.autograd import gradcheck, gradgradcheck
 from minitensor.backends import get_backend
 from minitensor.backends.base import Backend
-from minitensor.backends.cpu.numba_kernels import load
 from minitensor.functional.recurrent import LSTMSequence, lstm_sequence
 
 CPU = get_backend("cpu")
@@ -169,17 +168,3 @@ def test_autocast_and_packed_input_keep_the_per_step_path():
     packed = nn.utils.rnn.pack_padded_sequence(mt.randn(5, 2, 3), [5, 3])
     out, _ = lstm(packed)
     assert "LSTMSequence" not in _grad_names(out.data)[0]
-
-
-def test_the_float32_tanh_is_within_8_ulp():
-    kernels = load("recurrent")
-    if kernels is None:
-        pytest.skip("no Numba: the generic body (NumPy's tanh) runs")
-    x = np.concatenate([np.linspace(-12, 12, 200001), [0.0, -0.0, 1e-30, -1e-8]]).astype(np.float32)
-    y = np.empty_like(x)
-    kernels.tanh_flat(x, y)
-    want = np.tanh(x.astype(np.float64))
-    assert np.all(np.abs(y - want) <= 8 * np.spacing(np.abs(want).astype(np.float32)))
-    special = np.array([np.nan, np.inf, -np.inf], np.float32)
-    kernels.tanh_flat(special, out := np.empty_like(special))
-    assert np.isnan(out[0]) and out[1] == 1 and out[2] == -1

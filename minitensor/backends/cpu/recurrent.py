@@ -32,11 +32,14 @@ class CpuRecurrentOps(RecurrentOps):
         steps, batch, gates = gi.shape
         y = np.empty((steps + 1, batch, gates // 4), dtype=_F32)
         cs, acts = np.empty((steps, batch, gates // 4), dtype=_F32), np.empty_like(gi)
-        hw = np.empty((batch, gates), dtype=_F32)
+        hw, hw_t = np.empty((batch, gates), dtype=_F32), np.empty((gates, batch), dtype=_F32)
         h, c = np.ascontiguousarray(h0), np.ascontiguousarray(c0)
-        w_t = w_hh.T  # a transposed view: BLAS reads it as such, no copy
         for t in range(steps):
-            np.matmul(h, w_t, out=hw)
+            # (h W_hh^T)^T = W_hh h^T, the big matrix first: OpenBLAS runs this (4H, H) x (H, N) product 1.4x
+            # (Haswell) to 2.8x (SkylakeX) faster than (N, H) x (H, 4H) at N = 16 (docs/performance.md);
+            # transposing its 4H x N result back costs less than the cell reading it strided
+            np.matmul(w_hh, h.T, out=hw_t)
+            np.copyto(hw, hw_t.T)
             run_kernel("lstm_cell", False, k.lstm_cell, gi[t], hw, c, acts[t], cs[t], y[t])
             h, c = y[t], cs[t]
         y[steps] = c
@@ -51,14 +54,17 @@ class CpuRecurrentOps(RecurrentOps):
         gy, c0 = np.ascontiguousarray(gy), np.ascontiguousarray(c0)
         steps = cs.shape[0]
         dgi = np.empty_like(acts)
-        dh = np.zeros(h0.shape, dtype=_F32)
+        dh_t = np.zeros(h0.shape[::-1], dtype=_F32)
+        dh = dh_t.T  # the kernel reads dh strided: cheaper than a transposing copy there
         dc = gy[steps].copy()  # updated in place, step by step
+        w_t = np.ascontiguousarray(w_hh.T)
         for t in range(steps - 1, -1, -1):
             run_kernel("lstm_cell_backward", False, k.lstm_cell_backward, gy[t], dh, dc, acts[t],
                        cs[t - 1] if t else c0, cs[t], dgi[t])
-            np.matmul(dgi[t], w_hh, out=dh)
+            # (dz W_hh)^T = W_hh^T dz^T, the big matrix first, as in the forward (1.4x to 1.9x faster)
+            np.matmul(w_t, dgi[t].T, out=dh_t)
         gates, hidden = w_hh.shape
         dw_hh = dgi[0].T @ h0  # the sum over steps of dz_t^T h_{t-1}: h_0, then y's h_1 .. h_{L-1} in one GEMM
         if steps > 1:
             dw_hh += dgi[1:].reshape(-1, gates).T @ y[:steps - 1].reshape(-1, hidden)
-        return dgi, dh, dc, dw_hh
+        return dgi, np.ascontiguousarray(dh), dc, dw_hh
