@@ -225,6 +225,14 @@ class MultiMarginLoss(_WeightedLoss):
                                    reduction=self.reduction)
 
 
+class MultiLabelMarginLoss(_Loss):
+    """The multi-label hinge loss: per sample, sum over the target labels j (before the first -1) and the
+    other classes i of max(0, 1 - (x[j] - x[i])), divided by the number of classes."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
 class TripletMarginLoss(_Loss):
     """mean of max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise p-distance."""
 
