@@ -41,5 +41,5 @@ __all__ += ["bilinear"]
 from ..functional.grid_sample import affine_grid, grid_sample  # noqa: E402
 __all__ += ["affine_grid", "grid_sample"]
 
-from ..functional.ctc_loss import ctc_loss  # noqa: E402
+from ..functional.ctc import ctc_loss  # noqa: E402
 __all__ += ["ctc_loss"]

@@ -160,3 +160,17 @@ def test_module_matches_pytorch():
     want = torch.nn.MultiLabelMarginLoss(reduction="sum")(torch.tensor(x), torch.tensor(y))
     got = mt.nn.MultiLabelMarginLoss(reduction="sum")(mt.tensor(x), mt.tensor(y))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_on_each_device(device):
+    """The composed ops on the device (CuPy on CUDA) against the CPU's float64 values and gradients."""
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((4, 5)), targets(rng, 4, 5)
+    results = []
+    for dev in (mt.device("cpu"), device):
+        xt = mt.tensor(x, device=dev, requires_grad=True)
+        out = F.multilabel_margin_loss(xt, mt.tensor(y, device=dev), reduction="sum")
+        out.backward()
+        results.append((out.item(), xt.grad.cpu().numpy()))
+    assert results[1][0] == pytest.approx(results[0][0], rel=1e-12)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-12)

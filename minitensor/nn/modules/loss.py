@@ -251,7 +251,7 @@ class TripletMarginLoss(_Loss):
 
 class CTCLoss(_Loss):
     """The connectionist temporal classification loss of log-probabilities (T, N, C) against unaligned
-    targets, class ``blank`` the blank (see ``functional.ctc_loss``)."""
+    targets, class ``blank`` the blank (see ``nn.functional.ctc_loss``)."""
 
     def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
         super().__init__(reduction=reduction)
