@@ -69,7 +69,8 @@ _COMMON: dict[str, str] = {
     "CrossEntropy": FP32, "NLLLoss": FP32, "CrossEntropyProbs": FP32,
     "MSELoss": FP32, "L1Loss": FP32, "BinaryCrossEntropy": FP32, "BinaryCrossEntropyWithLogits": FP32,
     "SmoothL1Loss": FP32, "HuberLoss": FP32,
-    "KLDiv": FP32, "PDist": FP32, "CTCLoss": FP32,  # kl_div's pointwise terms; pdist's norms (the other added losses compose ops)
+    "KLDiv": FP32, "PDist": FP32,  # kl_div's pointwise terms; pdist's norms (the other added losses compose ops)
+    "CTCLoss": FP32,
     "Prod": FP32, "MarginLoss": FP32,
     # several tensors: the widest dtype
     "Add": PROMOTE, "Sub": PROMOTE, "Mul": PROMOTE, "Div": PROMOTE, "Atan2": PROMOTE, "Cat": PROMOTE,

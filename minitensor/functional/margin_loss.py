@@ -4,7 +4,8 @@ triplet_margin_loss.
 
 Each is composed of differentiable tensor ops, as PyTorch's composite versions are, so the broadcasting and
 the gradients follow: ``clamp(min=0)`` where PyTorch clamps (its gradient passes at 0), ``relu`` where
-PyTorch's kernel tests ``> 0`` (multi_margin_loss, multilabel_margin_loss), softplus for log(1 + exp(z)) (finite for any z).
+PyTorch's kernel tests ``> 0`` (multi_margin_loss, multilabel_margin_loss), softplus for log(1 + exp(z))
+(finite for any z).
 ``size_average`` / ``reduce`` are the deprecated spellings of ``reduction``, as in ``loss.py``.
 """
 from __future__ import annotations

@@ -328,3 +328,11 @@ def test_module_matches_pytorch():
     want = torch.nn.CTCLoss(**kwargs)(torch.tensor(lp), *map(torch.tensor, args))
     got = mt.nn.CTCLoss(**kwargs)(mt.tensor(lp), *map(mt.tensor, args))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_double_backward_raises_as_in_pytorch():
+    x = f64(log_softmax(np.random.default_rng(10).standard_normal((5, 2, 4))), True)
+    loss = F.ctc_loss(x, mt.tensor([[1, 2], [3, 3]]), [5, 5], [2, 2])
+    (g,) = mt.autograd.grad(loss, x, create_graph=True)
+    with pytest.raises(NotImplementedError, match="double backward of CTCLoss"):
+        g.sum().backward()
