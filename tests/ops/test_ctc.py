@@ -334,5 +334,6 @@ def test_double_backward_raises_as_in_pytorch():
     x = f64(log_softmax(np.random.default_rng(10).standard_normal((5, 2, 4))), True)
     loss = F.ctc_loss(x, mt.tensor([[1, 2], [3, 3]]), [5, 5], [2, 2])
     (g,) = mt.autograd.grad(loss, x, create_graph=True)
-    with pytest.raises(NotImplementedError, match="double backward of CTCLoss"):
+    # the recorded backward body meets the raise after log(0)'s 0 / 0 (the classes absent from a target)
+    with pytest.raises(NotImplementedError, match="double backward of CTCLoss"), np.errstate(invalid="ignore"):
         g.sum().backward()
