@@ -175,6 +175,10 @@ def test_unbatched_input_and_module():
         out = F.ctc_loss(f64(lp), t, il, tl, reduction="none")
         assert out.shape == () and out.item() == batched.item()
         assert F.ctc_loss(f64(lp), t, il, tl).item() == pytest.approx(batched.item() / 3, rel=1e-14)
+    top = mt.ctc_loss(f64(lp[:, None]), mt.tensor([[1, 2, 2]]), [6], [3])  # ATen's signature: 'none' by default
+    assert top.shape == (1,) and top.item() == batched.item()
+    assert mt.ctc_loss(f64(lp[:, None]), mt.tensor([[1, 2, 2]]), [6], [3], 0, 1).item() == \
+        pytest.approx(batched.item() / 3, rel=1e-14)
     module = mt.nn.CTCLoss(blank=3, reduction="sum", zero_infinity=True)
     assert module.blank == 3 and module.reduction == "sum" and module.zero_infinity
     got = module(f64(lp[:, None]), mt.tensor([[1, 1, 1, 1]]), [6], [4])  # 7 steps needed: inf, zeroed
