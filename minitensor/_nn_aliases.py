@@ -19,7 +19,7 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "avg_pool1d", "batch_no
            "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "cosine_embedding_loss", "dropout", "embedding", "group_norm", "hinge_embedding_loss", "instance_norm",
            "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "pixel_shuffle",
-           "pixel_unshuffle", "poisson_nll_loss", "triplet_margin_loss"]
+           "pixel_unshuffle", "poisson_nll_loss", "triplet_margin_loss", "ctc_loss"]
 
 _REDUCTIONS = ("none", "mean", "sum")  # ATen's Reduction enum, by value
 
@@ -111,3 +111,8 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2.0,
                         eps: float = 1e-6, swap: bool = False, reduction: int = 0) -> Tensor:
     return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction=_reduction(reduction))
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any, blank: int = 0,
+             reduction: int = 0, zero_infinity: bool = False) -> Tensor:
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _reduction(reduction), zero_infinity)

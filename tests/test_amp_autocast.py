@@ -198,6 +198,9 @@ CASES.update({"Prelu": (lambda g, n, k: [_normal(g, n, k), _normal(g, k)], F.pre
               "MarginLoss": ("NN", F.soft_margin_loss),
               "Pool3d": (lambda g, n, k: [_normal(g, 1, n, k, 2, 2)], lambda x: F.avg_pool3d(x, (1, 2, 2))),
               "Quantile": ("N", lambda x: mt.quantile(x, 0.3, dim=-1))})
+CASES.update({"CTCLoss": (lambda g, n, k: [_normal(g, n + 3, 2, k + 1)],  # (T, N, C): T >= 4 fits both targets
+                          lambda x: F.ctc_loss(x.log_softmax(-1), mt.tensor([[1, 1], [1, 0]]), [x.shape[0]] * 2,
+                                               [2, 1]))})
 # The relative error (in the 2-norm) a 16-bit op may have against float32 (a few ulps, over sums).
 TOLERANCE = {mt.bfloat16: 4e-2, mt.float16: 5e-3}
 ROUNDINGS = {"ScaledDotProductAttention": 2}  # two GEMMs and a softmax, each rounded to 16 bits: twice the room

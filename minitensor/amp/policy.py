@@ -45,8 +45,8 @@ class Linalg:
 
 
 class MarginLoss:
-    """The margin_ranking, hinge_embedding, cosine_embedding, soft_margin, multi_margin, triplet_margin and
-    poisson_nll losses (on both devices' float32 lists)."""
+    """The margin_ranking, hinge_embedding, cosine_embedding, soft_margin, multi_margin, multilabel_margin,
+    triplet_margin and poisson_nll losses (on both devices' float32 lists)."""
 
 
 class Pool3d:
@@ -70,6 +70,7 @@ _COMMON: dict[str, str] = {
     "MSELoss": FP32, "L1Loss": FP32, "BinaryCrossEntropy": FP32, "BinaryCrossEntropyWithLogits": FP32,
     "SmoothL1Loss": FP32, "HuberLoss": FP32,
     "KLDiv": FP32, "PDist": FP32,  # kl_div's pointwise terms; pdist's norms (the other added losses compose ops)
+    "CTCLoss": FP32,
     "Prod": FP32, "MarginLoss": FP32,
     # several tensors: the widest dtype
     "Add": PROMOTE, "Sub": PROMOTE, "Mul": PROMOTE, "Div": PROMOTE, "Atan2": PROMOTE, "Cat": PROMOTE,

@@ -12,6 +12,7 @@ from .generic.amp import AmpOps
 from .generic.arithmetic import ComparisonOps
 from .generic.array import ArrayOps
 from .generic.conv import ConvOps
+from .generic.ctc import CTCOps
 from .generic.dropout import DropoutOps
 from .generic.embedding import EmbeddingOps
 from .generic.math import ElementwiseOps
@@ -34,7 +35,7 @@ from .generic.special import SpecialOps
 class Backend(ArrayOps, RandomOps, ElementwiseOps, ComparisonOps, ReduceOps, ShapeOps, LinalgOps, ActivationOps,
               ConvOps, PoolOps, NormOps, LossOps, DropoutOps, EmbeddingOps, OptimOps,
               SolveOps, FactorizationOps, SparseOps, AmpOps,
-              SearchOps, SpecialOps, RecurrentOps):
+              SearchOps, SpecialOps, RecurrentOps, CTCOps):
     """Identity: ``name`` ("cpu", "cuda"), ``xp`` (the array module), availability and synchronisation."""
 
     name: str = "abstract"

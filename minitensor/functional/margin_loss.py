@@ -1,9 +1,11 @@
 """The margin and embedding losses of ``torch.nn.functional``: margin_ranking_loss, hinge_embedding_loss,
-cosine_embedding_loss, soft_margin_loss, multilabel_soft_margin_loss, multi_margin_loss, triplet_margin_loss.
+cosine_embedding_loss, soft_margin_loss, multilabel_soft_margin_loss, multi_margin_loss, multilabel_margin_loss,
+triplet_margin_loss.
 
 Each is composed of differentiable tensor ops, as PyTorch's composite versions are, so the broadcasting and
 the gradients follow: ``clamp(min=0)`` where PyTorch clamps (its gradient passes at 0), ``relu`` where
-PyTorch's kernel tests ``> 0`` (multi_margin_loss), softplus for log(1 + exp(z)) (finite for any z).
+PyTorch's kernel tests ``> 0`` (multi_margin_loss, multilabel_margin_loss), softplus for log(1 + exp(z))
+(finite for any z).
 ``size_average`` / ``reduce`` are the deprecated spellings of ``reduction``, as in ``loss.py``.
 """
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ..amp.autocast_mode import cast_early
 from ..amp.policy import MarginLoss
 
 __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "soft_margin_loss",
-           "multilabel_soft_margin_loss", "multi_margin_loss", "triplet_margin_loss"]
+           "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_loss"]
 
 _COSINE_EPS = 1e-12  # PyTorch's EPSILON added to each squared norm in cosine_embedding_loss
 
@@ -149,6 +151,49 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     h = where(arange(classes, device=input.device) != t, h, 0.0)  # the target's own class takes no part
     losses = h.sum(1) / classes
     return _reduce_tensor(losses.reshape(()) if target.dim() == 0 else losses, reduction)
+
+
+def _check_multilabel_margin(input: Tensor, target: Tensor) -> tuple[int, int]:
+    """PyTorch's checks of multilabel_margin_loss's operands, in its order; -> (samples, classes)."""
+    ndim = input.dim()
+    if not ((ndim == 2 and input.shape[1] != 0) or (ndim == 1 and input.shape[0] != 0) or ndim == 0):
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    frames, classes = (input.shape[0], input.shape[1]) if ndim == 2 else (1, input.numel())
+    fits = target.dim() <= 1 and target.numel() == classes if ndim <= 1 else \
+        target.dim() == 2 and tuple(target.shape) == (frames, classes)
+    if not fits:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    if input.numel() and out_of_range(target.array, -1, classes) is not None:  # after a -1 too, as PyTorch
+        raise RuntimeError("argument #2 'target' is out of range")
+    if input.dtype not in (_dt.float32, _dt.float64):
+        raise NotImplementedError("\"multilabel_margin_loss_forward_out_frame\" not implemented for "
+                                  f"'{torch_dtype_name(input.dtype)}'")
+    if target.dtype != _dt.int64:
+        raise RuntimeError(f"expected scalar type Long but found {torch_dtype_name(target.dtype)}")
+    return frames, classes
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                           reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Per sample, sum over the labels j in the target and the classes i not in it of
+    max(0, 1 - (x[j] - x[i])), divided by the number of classes C. input (N, C), (C,) or (); target of
+    the same shape holds class indices, padded with -1: only those before the first -1 count (a label
+    given twice counts twice, as in PyTorch). A 1-D or 0-d target gives a 0-d loss, even with 'none'."""
+    reduction = _reduction(size_average, reduce, reduction)
+    (input,) = cast_early(MarginLoss, input)  # autocast: float32, as PyTorch's
+    target = as_tensor(target, device=input.device)
+    frames, classes = _check_multilabel_margin(input, target)
+    x, t = input.reshape(frames, classes), target.reshape(frames, classes)
+    kept = (t < 0).cumsum(1) == 0  # (N, C): the labels before the first -1
+    labels = where(kept, t, 0)
+    is_label = ((labels.unsqueeze(2) == arange(classes, device=input.device)) & kept.unsqueeze(2)).any(1)
+    # (N, labels j, classes i): (1 - x[j]) + x[i], PyTorch's order; relu: no gradient at 0 (its kernel's z > 0)
+    h = ((1 - x.gather(1, labels)).unsqueeze(2) + x.unsqueeze(1)).relu()
+    h = where(kept.unsqueeze(2) & ~is_label.unsqueeze(1), h, 0.0)
+    losses = h.sum((1, 2)) / classes
+    return _reduce_tensor(losses.reshape(()) if target.dim() <= 1 else losses, reduction)
 
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,

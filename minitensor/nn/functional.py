@@ -40,3 +40,6 @@ __all__ += ["bilinear"]
 
 from ..functional.grid_sample import affine_grid, grid_sample  # noqa: E402
 __all__ += ["affine_grid", "grid_sample"]
+
+from ..functional.ctc import ctc_loss  # noqa: E402
+__all__ += ["ctc_loss"]

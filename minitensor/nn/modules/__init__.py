@@ -55,11 +55,12 @@ __all__ += ["PReLU", "GLU", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink
 __all__ += ["AdaptiveAvgPool1d", "AdaptiveAvgPool3d"]
 from .loss import CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, KLDivLoss, MarginRankingLoss  # noqa: E402
 from .loss import MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss  # noqa: E402
-from .loss import TripletMarginLoss  # noqa: E402
+from .loss import CTCLoss, MultiLabelMarginLoss, TripletMarginLoss  # noqa: E402
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
 __all__ += ["KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
             "CosineEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
-            "TripletMarginLoss", "CosineSimilarity", "PairwiseDistance"]
+            "TripletMarginLoss", "CosineSimilarity", "PairwiseDistance", "MultiLabelMarginLoss",
+            "CTCLoss"]
 
 from .fold import Fold, Unfold  # noqa: E402
 __all__ += ["Fold", "Unfold"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 from ...tensor import Tensor
 from .. import functional as F
@@ -225,6 +226,14 @@ class MultiMarginLoss(_WeightedLoss):
                                    reduction=self.reduction)
 
 
+class MultiLabelMarginLoss(_Loss):
+    """The multi-label hinge loss: per sample, sum over the target labels j (before the first -1) and the
+    other classes i of max(0, 1 - (x[j] - x[i])), divided by the number of classes."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
 class TripletMarginLoss(_Loss):
     """mean of max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise p-distance."""
 
@@ -238,3 +247,16 @@ class TripletMarginLoss(_Loss):
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
                                      swap=self.swap, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss of log-probabilities (T, N, C) against unaligned
+    targets, class ``blank`` the blank (see ``nn.functional.ctc_loss``)."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
