@@ -26,7 +26,8 @@ INFRASTRUCTURE = {
                       "flags"},  # torch.backends' TF32 switches applied to CuPy's cuBLAS compute type
     "backends/cuda/kernels": {"common"},
     "backends/cuda/numba_kernels": {"__init__", "launch"},
-    "backends/cpu/numba_kernels": {"__init__"},
+    "backends/cpu/numba_kernels": {"__init__",
+                                   "elementary"},  # the vectorisable exp and tanh the kernels share
 }
 # Generic families whose front end is not a functional/ module.
 FRONT_ENDS = {"array": "creation.py", "random": "creation.py", "optim": "optim/__init__.py"}

@@ -11,6 +11,7 @@ from .generic.activation import ActivationOps
 from .generic.amp import AmpOps
 from .generic.arithmetic import ComparisonOps
 from .generic.array import ArrayOps
+from .generic.attention import AttentionOps
 from .generic.conv import ConvOps
 from .generic.ctc import CTCOps
 from .generic.dropout import DropoutOps
@@ -35,7 +36,7 @@ from .generic.special import SpecialOps
 class Backend(ArrayOps, RandomOps, ElementwiseOps, ComparisonOps, ReduceOps, ShapeOps, LinalgOps, ActivationOps,
               ConvOps, PoolOps, NormOps, LossOps, DropoutOps, EmbeddingOps, OptimOps,
               SolveOps, FactorizationOps, SparseOps, AmpOps,
-              SearchOps, SpecialOps, RecurrentOps, CTCOps):
+              SearchOps, SpecialOps, RecurrentOps, CTCOps, AttentionOps):
     """Identity: ``name`` ("cpu", "cuda"), ``xp`` (the array module), availability and synchronisation."""
 
     name: str = "abstract"

@@ -58,9 +58,7 @@ class ScaledDotProductAttention(ArrayFunction):
                 s += bias
             else:  # the mask has batch dims that q and k lack
                 s = s + bias
-        if causal:  # top-left aligned: query i sees keys 0..i
-            s += B.triu(B.full(s.shape[-2:], -np.inf, s.dtype), 1)  # -inf above the diagonal, 0 on and below
-        p = _safe_softmax(B, s)
+        p = B.attention_softmax(s, causal)  # causal: top-left aligned, query i sees keys 0..i
         keep = None
         pd = p
         if dropout_p > 0:
@@ -85,8 +83,7 @@ class ScaledDotProductAttention(ArrayFunction):
         gs = B.matmul(go, v.swapaxes(-1, -2))  # dP, then dS in place
         if dropped:
             gs = B.dropout_backward(gs, keep, ctx.dropout_p)
-        gs *= p
-        gs -= p * gs.sum(axis=-1, keepdims=True)
+        gs = B.attention_softmax_backward(gs, p)
         gbias = gs if need_bias else None
         scale = gs.dtype.type(ctx.scale)
         gq = _scaled(B.matmul(gs, k), scale) if need_q else None
@@ -97,19 +94,6 @@ class ScaledDotProductAttention(ArrayFunction):
 def _scaled(a: Any, scale: Any) -> Any:
     a *= scale
     return a
-
-
-def _safe_softmax(B: Backend, s: Any) -> Any:
-    """softmax over the last axis in place of ``s``, with the max subtracted; a row of -inf (every key
-    masked) gives zeros rather than 0 / 0."""
-    m = s.max(axis=-1, keepdims=True)
-    m[~B.isfinite(m)] = 0  # -inf rows: exp(-inf - 0) = 0 below
-    s -= m
-    s = B.exp(s)
-    total = s.sum(axis=-1, keepdims=True)
-    total[total == 0] = 1
-    s /= total
-    return s
 
 
 def _mask_bias(attn_mask: Tensor, query: Tensor) -> Tensor:

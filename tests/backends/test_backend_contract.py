@@ -897,6 +897,8 @@ POINTERS.update({
 # The LSTM recurrence (tests/test_lstm_sequence.py checks both against a float64 NumPy BPTT reference).
 POINTERS.update({
     "lstm_forward": "test_lstm_sequence.py::test_forward_and_backward_match_the_float64_reference",
+    "attention_softmax": "cpu/test_cpu_attention_kernels.py::test_forward_and_backward_match_float64",
+    "attention_softmax_backward": "cpu/test_cpu_attention_kernels.py::test_forward_and_backward_match_float64",
     "lstm_backward": "test_lstm_sequence.py::test_forward_and_backward_match_the_float64_reference",
 })
 

@@ -1,7 +1,7 @@
 """The CPU backend: NumPy, with channels-last convolution (``conv.py``), max pooling (``pooling.py``),
 fused optimizer updates (``optim.py``), sequential scans (``reduce.py``), the LSTM recurrence
-(``recurrent.py``), layer norm (``normalization.py``) and the embedding gradient (``embedding.py``) where
-they pay, and float32 GEMMs for the 16-bit floats (``linalg.py``).
+(``recurrent.py``), attention's softmax (``attention.py``), layer norm (``normalization.py``) and the
+embedding gradient (``embedding.py``) where they pay, and float32 GEMMs for the 16-bit floats (``linalg.py``).
 
 Creating the backend also tunes glibc's malloc to keep freed memory for reuse (``retain_freed_memory``).
 """
@@ -15,6 +15,7 @@ import numpy as np
 
 from ..base import Backend
 from .activation import CpuActivationOps
+from .attention import CpuAttentionOps
 from .conv import CpuConvOps
 from .embedding import CpuEmbeddingOps
 from .linalg import CpuLinalgOps
@@ -29,7 +30,7 @@ MMAP_THRESHOLD, TRIM_THRESHOLD = 32 * 2 ** 20, 256 * 2 ** 20  # see retain_freed
 
 
 class NumpyBackend(CpuActivationOps, CpuConvOps, CpuLinalgOps, CpuPoolOps, CpuOptimOps, CpuReduceOps,
-                   CpuRecurrentOps, CpuNormOps, CpuEmbeddingOps, Backend):
+                   CpuRecurrentOps, CpuNormOps, CpuEmbeddingOps, CpuAttentionOps, Backend):
     """The generic bodies on NumPy, with the CPU's own conv, pooling, optimizer and scan families."""
 
     name = "cpu"

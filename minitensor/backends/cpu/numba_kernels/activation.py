@@ -14,6 +14,7 @@ import functools
 import numba
 import numpy as np
 
+from .elementary import exp_nonpositive
 from ...generic.activation import _ERF32_CLAMP, _ERF32_P, _ERF32_Q, _INV_SQRT_2, _INV_SQRT_2PI
 
 jit = functools.partial(numba.njit, cache=True, nogil=True, error_model="numpy", _nrt=False)
@@ -38,8 +39,8 @@ def relu_backward(gy, y, gx):  # pragma: no cover - compiled
 # ---------------------------------------------------------------------------------------- GELU
 # The exact (erf) form, one float32 pass each way, where NumPy's body takes a dozen passes and temporaries (the
 # erf's two Horner polynomials alone are ten). erf is the generic body's float32 rational (Eigen's, on x clamped
-# to +-3.8325, clipped to [-1, 1]) without branches or libm calls, so LLVM vectorises it. The backward's
-# exp(-x^2 / 2) comes from NumPy's vectorised exp (Numba has no vector exp here).
+# to +-3.8325, clipped to [-1, 1]) without branches or libm calls, so LLVM vectorises it, and the backward's
+# exp(-x^2 / 2) is elementary.py's (NumPy's exp was a pass and a temporary of its own).
 _f = np.float32
 P0, P1, P2, P3, P4 = (_f(c) for c in _ERF32_P)
 Q0, Q1, Q2, Q3, Q4, Q5, Q6 = (_f(c) for c in _ERF32_Q)
@@ -65,8 +66,9 @@ def gelu(x, y):  # pragma: no cover - compiled
 
 
 @jit
-def gelu_backward(gy, x, e, gx):  # pragma: no cover - compiled
-    """gx = gy (Phi(x) + x phi(x)) with e = exp(-x^2 / 2), phi = e / sqrt(2 pi); flat arrays."""
+def gelu_backward(gy, x, gx):  # pragma: no cover - compiled
+    """gx = gy (Phi(x) + x phi(x)) with phi(x) = exp(-x^2 / 2) / sqrt(2 pi); flat arrays."""
     for k in range(x.size):
         v = x[k]
-        gx[k] = gy[k] * (HALF * (ONE + erf(v * INV_SQRT_2)) + v * e[k] * INV_SQRT_2PI)
+        phi = exp_nonpositive(-HALF * v * v) * INV_SQRT_2PI
+        gx[k] = gy[k] * (HALF * (ONE + erf(v * INV_SQRT_2)) + v * phi)

@@ -1,0 +1,45 @@
+"""The CPU's attention softmax: one Numba pass over each row of the scores, forward and backward, for
+float32 (``numba_kernels/attention.py``); other dtypes, other layouts, or no Numba run the generic body."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..compiled import run_kernel
+from ..generic.attention import AttentionOps
+import minitensor.backends.cpu.numba_kernels as numba_kernels  # the loader (it imports Numba lazily)
+
+Array = Any
+
+
+def _kernels(*arrays: Array) -> Any:
+    """The Numba module for non-empty C-contiguous float32 arrays of at least 2 dims, else None."""
+    for a in arrays:
+        if a.dtype != np.float32 or a.ndim < 2 or a.size == 0 or not a.flags.c_contiguous:
+            return None
+    return numba_kernels.load("attention")
+
+
+def _rows(a: Array) -> Array:
+    """(R, L, S), a view of a C-contiguous (..., L, S) array."""
+    return a.reshape(-1, *a.shape[-2:])
+
+
+class CpuAttentionOps(AttentionOps):
+    def attention_softmax(self, s: Array, causal: bool) -> Array:
+        """As ``AttentionOps.attention_softmax``."""
+        k = _kernels(s)
+        if k is None:
+            return super().attention_softmax(s, causal)
+        run_kernel("attention_softmax", False, k.softmax_rows, _rows(s), causal)
+        return s
+
+    def attention_softmax_backward(self, gp: Array, p: Array) -> Array:
+        """As ``AttentionOps.attention_softmax_backward``."""
+        k = _kernels(gp, p)
+        if k is None or gp.shape != p.shape:
+            return super().attention_softmax_backward(gp, p)
+        scratch = np.empty(p.shape[-1], dtype=np.float32)
+        run_kernel("attention_softmax_backward", False, k.softmax_rows_backward, _rows(gp), _rows(p), scratch)
+        return gp

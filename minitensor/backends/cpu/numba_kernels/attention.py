@@ -1,0 +1,66 @@
+"""Attention's softmax over the keys and its backward as one float32 pass over each row of the scores (the
+CPU's ``attention.py`` calls them; the maths is in ``backends/generic/attention.py``).
+
+NumPy's body makes seven passes over the (..., L, S) scores (the causal mask's add, max, subtract, exp, sum,
+divide, and the checks for fully masked rows), the max along a 64-long axis alone slower than the exp; here a
+row is read once into cache and finished there, and a causal row stops at its last visible key (the rest are
+written as zeros). The exp is ``elementary.exp_nonpositive`` (vectorised; x - max <= 0). The sums run in a
+function with reassociation allowed, so that LLVM vectorises them too (a different order of the same
+additions); the max stays a scalar loop, which keeps NaN semantics exact.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .elementary import ONE, ZERO, exp_nonpositive, jit
+
+NEG_INF = np.float32(-np.inf)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False, fastmath={"reassoc", "contract"})
+def _row_sum(a, n):  # pragma: no cover - compiled
+    total = ZERO
+    for j in range(n):
+        total += a[j]
+    return total
+
+
+@jit
+def softmax_rows(s, causal):  # pragma: no cover - compiled
+    """s (R, L, S) C-contiguous float32, in place: each row's softmax over its keys, key j of query i
+    visible when not ``causal`` or j <= i (top-left aligned); hidden keys, and every key of a row whose
+    visible scores are all -inf, give 0."""
+    rows, queries, keys = s.shape
+    for b in range(rows):
+        for i in range(queries):
+            row = s[b, i]
+            n = min(i + 1, keys) if causal else keys
+            m = NEG_INF
+            for j in range(n):
+                m = max(m, row[j])  # a NaN score is skipped here and makes the row NaN through the sum
+            if m == NEG_INF:
+                n = 0
+            else:
+                for j in range(n):
+                    row[j] = exp_nonpositive(row[j] - m)
+                inv = ONE / _row_sum(row, n)
+                for j in range(n):
+                    row[j] *= inv
+            for j in range(n, keys):
+                row[j] = ZERO
+
+
+@jit
+def softmax_rows_backward(gp, p, scratch):  # pragma: no cover - compiled
+    """gp (R, L, S) = dL/dP in place -> dL/dS = P (dP - sum_j dP_j P_j) per row (P, C-contiguous float32);
+    ``scratch`` a float32 array of at least S elements."""
+    rows, queries, keys = p.shape
+    for b in range(rows):
+        for i in range(queries):
+            g, pr = gp[b, i], p[b, i]
+            for j in range(keys):
+                scratch[j] = g[j] * pr[j]
+            dot = _row_sum(scratch, keys)
+            for j in range(keys):
+                g[j] = scratch[j] - pr[j] * dot
