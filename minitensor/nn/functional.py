@@ -40,3 +40,8 @@ __all__ += ["bilinear"]
 
 from ..functional.grid_sample import affine_grid, grid_sample  # noqa: E402
 __all__ += ["affine_grid", "grid_sample"]
+
+from ..functional.pooling_windows import *  # noqa: F401,F403,E402
+from ..functional.lp_pool import *  # noqa: F401,F403,E402
+from ..functional import lp_pool as _lp_pool, pooling_windows as _pooling_windows  # noqa: E402
+__all__ += [*_pooling_windows.__all__, *_lp_pool.__all__]
