@@ -254,3 +254,33 @@ def test_error_messages_match_torch():
         with pytest.raises(RuntimeError) as m_err:
             F.fractional_max_pool2d(mt.tensor(x), kernel, out, _random_samples=mt.tensor(s))
         assert str(m_err.value) == str(t_err.value).splitlines()[0]
+
+
+@pytest.mark.gpu
+def test_on_cuda_matches_the_cpu():
+    """The front ends on CUDA tensors (samples on the device, or drawn there), values, indices and
+    gradients equal to the CPU's; adaptive_max_pool3d and lp_pool3d too."""
+    if not mt.cuda.is_available():
+        pytest.skip("no CUDA device")
+    rng = np.random.default_rng(12)
+    x = values(rng, (2, 3, 6, 7, 8), True)
+    samples = rng.random((2, 3, 3))
+    calls = [lambda t, s: F.fractional_max_pool3d(t, (2, 3, 2), (3, 4, 5), return_indices=True, _random_samples=s),
+             lambda t, s: F.fractional_max_pool2d(t[:, :, 0], 2, output_ratio=0.5, return_indices=True,
+                                                  _random_samples=s[..., :2]),
+             lambda t, s: F.adaptive_max_pool3d(t, (4, 3, 5), return_indices=True),
+             lambda t, s: (F.lp_pool3d(t, 2.0, 2), t)]
+    for call in calls:
+        outs = []
+        for device in ("cpu", "cuda"):
+            t = mt.tensor(x, device=device, requires_grad=True)
+            y, idx = call(t, mt.tensor(samples, device=device))
+            mt.nan_to_num(y).sum().backward()
+            outs.append((y.detach().cpu().numpy(), idx.detach().cpu().numpy(), t.grad.cpu().numpy()))
+        for got, want in zip(outs[1], outs[0]):
+            np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+    with pytest.raises(RuntimeError, match="device"):
+        F.fractional_max_pool2d(mt.tensor(x[0], device="cuda"), 2, 3, _random_samples=mt.tensor(samples[..., :2]))
+    mt.cuda.manual_seed(4)
+    drawn = F.fractional_max_pool2d(mt.tensor(x[0], device="cuda"), 2, 3, return_indices=True)[1]
+    assert drawn.device.type == "cuda" and drawn.shape == (3, 6, 3, 3)
