@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..autograd import function as _function
 from ..tensor import Tensor
 from .activation import relu
 from .conv import IntPair, check_input, ntuple
@@ -37,6 +38,10 @@ def lp_pool3d(input: Tensor, norm_type: float, kernel_size: IntPair, stride: Int
 def _lp_pool(name: str, dims: int, input: Tensor, norm_type: float, kernel_size: IntPair,
              stride: IntPair | None, ceil_mode: bool) -> Tensor:
     check_input(name, input, dims=dims)
+    if _function.tracer is not None:  # an ONNX export: name this op, not the sign() it is built from
+        from ..onnx.errors import UnsupportedOperatorError
+        raise UnsupportedOperatorError(f"minitensor::{name}", _function.tracer.graph.opset, None,
+                                       "the ONNX exporter has no conversion for it (ONNX's LpPool is not written)")
     kernel = ntuple(kernel_size, "kernel_size", name, dims)
     max_pool: Any = (max_pool1d, max_pool2d, max_pool3d)[dims - 1]
     if norm_type == math.inf:  # the limit p -> inf: PyTorch's max pooling of |x|

@@ -113,3 +113,17 @@ def test_against_torch(dims, shape, kernel, stride, ceil_mode, p):
     mt.nan_to_num(m_y * mt.tensor(g)).sum().backward()
     np.testing.assert_allclose(m_x.grad.numpy(), t_x.grad.numpy(), rtol=1e-10, atol=1e-12)
     assert repr(m_layer) == repr(t_layer)
+
+
+def test_onnx_export_names_the_unsupported_poolings():
+    pytest.importorskip("onnx")
+    from minitensor.onnx.errors import UnsupportedOperatorError
+
+    for module, shape, op in [(nn.LPPool2d(2, 2), (1, 2, 4, 4), "lp_pool2d"),
+                              (nn.LPPool1d(2, 2), (1, 2, 4), "lp_pool1d"),
+                              (nn.LPPool3d(2, 2), (1, 2, 4, 4, 4), "lp_pool3d"),
+                              (nn.AdaptiveMaxPool3d(2), (1, 2, 4, 4, 4), "AdaptiveMaxPool3d"),
+                              (nn.FractionalMaxPool2d(2, output_size=3), (1, 2, 7, 7), "FractionalMaxPool2d"),
+                              (nn.FractionalMaxPool3d(2, output_size=2), (1, 2, 5, 5, 5), "FractionalMaxPool3d")]:
+        with pytest.raises(UnsupportedOperatorError, match=f"'minitensor::{op}' to ONNX opset version"):
+            mt.onnx.export(module, (mt.randn(*shape),), None)
