@@ -37,7 +37,8 @@ def lp_pool3d(input: Tensor, norm_type: float, kernel_size: IntPair, stride: Int
 
 def _lp_pool(name: str, dims: int, input: Tensor, norm_type: float, kernel_size: IntPair,
              stride: IntPair | None, ceil_mode: bool) -> Tensor:
-    check_input(name, input, dims=dims)
+    # integers as PyTorch: x**p stays int64 for an int p and avg_pool truncates (avg_pool3d refuses them)
+    check_input(name, input, integers=dims < 3, dims=dims)
     if _function.tracer is not None:  # an ONNX export: name this op, not the sign() it is built from
         from ..onnx.errors import UnsupportedOperatorError
         raise UnsupportedOperatorError(f"minitensor::{name}", _function.tracer.graph.opset, None,

@@ -79,12 +79,22 @@ def test_a_window_of_zeros_gets_zero_gradient():
     np.testing.assert_allclose(g[0, 0, :, 2:], np.array([[1.0, 2.0], [3.0, 4.0]]) / 30 ** 0.5, rtol=1e-12)  # x / y
 
 
+def test_integers_as_pytorch():
+    """int64 in 1-D and 2-D: x**2 stays int64 and the window mean truncates before the 1/p power."""
+    x = np.array([[[[3, -2, 1, 1], [0, 1, 2, 2]]]])
+    got = F.lp_pool2d(mt.tensor(x), 2, 2)
+    assert got.dtype == mt.float32
+    np.testing.assert_allclose(got.numpy(), [[[[np.sqrt(4 * (14 // 4)), np.sqrt(4 * (10 // 4))]]]], rtol=1e-6)
+    np.testing.assert_allclose(F.lp_pool1d(mt.tensor(x[0, 0]), 2, 2).numpy(), np.sqrt(2 * (np.array(
+        [[13, 2], [1, 8]]) // 2)), rtol=1e-6)
+
+
 def test_modules_and_errors():
     assert repr(nn.LPPool2d(2, 3, stride=2)) == "LPPool2d(norm_type=2, kernel_size=3, stride=2, ceil_mode=False)"
     assert repr(nn.LPPool3d(1.5, (2, 2, 1))) == \
         "LPPool3d(norm_type=1.5, kernel_size=(2, 2, 1), stride=None, ceil_mode=False)"
-    with pytest.raises(RuntimeError, match="floating point"):
-        F.lp_pool2d(mt.ones(1, 1, 4, 4, dtype=mt.int64), 2, 2)
+    with pytest.raises(RuntimeError, match="floating point"):  # PyTorch's avg_pool3d refuses integers too
+        F.lp_pool3d(mt.ones(1, 1, 4, 4, 4, dtype=mt.int64), 2, 2)
     with pytest.raises(RuntimeError, match="kernel_size must be an int or a tuple of 3 ints"):
         F.lp_pool3d(mt.ones(1, 1, 4, 4, 4), 2, (2, 2))
     with pytest.raises(RuntimeError, match="3D .unbatched. or 4D"):
@@ -113,6 +123,10 @@ def test_against_torch(dims, shape, kernel, stride, ceil_mode, p):
     mt.nan_to_num(m_y * mt.tensor(g)).sum().backward()
     np.testing.assert_allclose(m_x.grad.numpy(), t_x.grad.numpy(), rtol=1e-10, atol=1e-12)
     assert repr(m_layer) == repr(t_layer)
+    if p != math.inf and p != -math.inf and dims < 3:  # integers: truncating means, as PyTorch
+        ints = rng.integers(-5, 6, shape)
+        np.testing.assert_allclose(m_layer(mt.tensor(ints)).numpy(), t_layer(torch.tensor(ints)).numpy(),
+                                   rtol=1e-6, equal_nan=True)
 
 
 def test_onnx_export_names_the_unsupported_poolings():

@@ -33,7 +33,7 @@ def volume_taps(axes: Sequence[Any], sizes: Sequence[int]) -> Any:
     of (p_0, p_1, ...) is (p_0 * size_1 + p_1) * size_2 + ..."""
     dims = len(axes)
     lead = axes[0].ndim - 2
-    flat = None
+    flat: Any = None
     for a, taps in enumerate(axes):
         # axis a's (O_a, K_a) go to places a and dims + a of 2 * dims trailing dims
         shape = [1] * (2 * dims)
@@ -75,7 +75,7 @@ class WindowPoolOps:
         flat positions (d*H + h)*W + w, the first max in (d, h, w) scan order or the last NaN."""
         return self._adaptive_max_pool(x, output_size)
 
-    def fractional_max_pool2d(self, x: Array, kernel_size: Pair, output_size: Pair,
+    def fractional_max_pool2d(self, x: Array, kernel_size: Sequence[int], output_size: Sequence[int],
                               samples: Array) -> tuple[Array, Array]:
         """(y, indices), both (N, C, oH, oW): the max over the kH x kW window at rows from
         ``fractional_starts`` with samples[n, c, 1], columns with samples[n, c, 0] (PyTorch's order), and
