@@ -284,3 +284,16 @@ def test_on_cuda_matches_the_cpu():
     mt.cuda.manual_seed(4)
     drawn = F.fractional_max_pool2d(mt.tensor(x[0], device="cuda"), 2, 3, return_indices=True)[1]
     assert drawn.device.type == "cuda" and drawn.shape == (3, 6, 3, 3)
+
+
+def test_double_backward():
+    """Second-order gradients (the backward is a scatter-add at the saved indices: linear in gy)."""
+    from minitensor.autograd import gradgradcheck
+
+    rng = np.random.default_rng(13)
+    x = mt.tensor(rng.standard_normal((1, 2, 5, 4, 6)), requires_grad=True)
+    s = mt.tensor(rng.random((1, 2, 3)))
+    assert gradgradcheck(lambda t: F.fractional_max_pool3d(t, 2, (2, 2, 3), _random_samples=s) ** 2, [x])
+    assert gradgradcheck(lambda t: F.fractional_max_pool2d(t[0, :, 0], 2, (2, 3), _random_samples=s[..., :2]) ** 2, [x])
+    assert gradgradcheck(lambda t: F.adaptive_max_pool3d(t, (2, 3, 4)) ** 2, [x])
+    assert gradgradcheck(lambda t: F.lp_pool3d(t.abs() + 1, 2, 2), [x])
