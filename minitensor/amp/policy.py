@@ -50,7 +50,8 @@ class MarginLoss:
 
 
 class Pool3d:
-    """avg_pool3d, max_pool3d, adaptive_avg_pool3d and max_unpool2d / 3d (on the CPU's float32 list)."""
+    """avg_pool3d, max_pool3d, adaptive_avg_pool3d, adaptive_max_pool3d, fractional_max_pool2d / 3d and
+    max_unpool2d / 3d (on the CPU's float32 list)."""
 
 
 class Quantile:

@@ -43,3 +43,7 @@ __all__ += ["affine_grid", "grid_sample"]
 
 from ..functional.ctc import ctc_loss  # noqa: E402
 __all__ += ["ctc_loss"]
+from ..functional.pooling_windows import *  # noqa: F401,F403,E402
+from ..functional.lp_pool import *  # noqa: F401,F403,E402
+from ..functional import lp_pool as _lp_pool, pooling_windows as _pooling_windows  # noqa: E402
+__all__ += [*_pooling_windows.__all__, *_lp_pool.__all__]

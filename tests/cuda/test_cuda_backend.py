@@ -298,6 +298,19 @@ for _label, _out in {"shrink": (3, 4), "global": (1, 1), "grow": (9, 11)}.items(
     case("adaptive_max_pool2d", _label, lambda d, o=_out: (d.n(2, 3, 7, 9), o), WITH_HALF)
 case("adaptive_max_pool2d", "ties", lambda d: (np.round(d.n(2, 3, 7, 9)).astype(d.dt), (3, 4)))
 case("adaptive_max_pool2d", "nan-inf", lambda d: (_with_nans(d), (4, 4)), WITH_HALF)
+case("adaptive_max_pool3d", "shrink", lambda d: (np.round(d.n(2, 3, 5, 7, 6)).astype(d.dt), (2, 3, 4)), WITH_HALF)
+case("adaptive_max_pool3d", "grow-nan", lambda d: (_with_nans(d).reshape(2, 3, 4, 3, 3), (5, 2, 4)))
+
+
+def _samples(d: Data, dims: int) -> np.ndarray:
+    return np.random.default_rng(dims).random((3, 3, dims)).astype(d.dt)  # more rows than the batch
+
+
+case("fractional_max_pool2d", "", lambda d: (np.round(d.n(2, 3, 9, 8)).astype(d.dt), (2, 3), (5, 4), _samples(d, 2)),
+     WITH_HALF)
+case("fractional_max_pool2d", "nan-inf", lambda d: (_with_nans(d), (2, 2), (4, 5), _samples(d, 2)))
+case("fractional_max_pool3d", "", lambda d: (np.round(d.n(2, 3, 6, 7, 5)).astype(d.dt), (2, 3, 2), (3, 4, 3),
+                                             _samples(d, 3)), WITH_HALF)
 
 
 # ------------------------------------------------------------------------------------------------ norm

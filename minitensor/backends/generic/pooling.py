@@ -1,4 +1,5 @@
-"""Pooling over (N, C, H, W): max (with argmax), average, adaptive average and max.
+"""Pooling over (N, C, H, W): max (with argmax), average, adaptive average (adaptive and fractional max:
+``pooling_windows.py``).
 
 Max and average pooling loop over the kH*kW kernel offsets only: each offset is one strided view of the
 padded input covering every output position at once (``kernel_offsets``), so the work per offset is a
@@ -13,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .conv import Pair, kernel_offsets, pad_hw
+from .pooling_windows import WindowPoolOps, adaptive_taps
 
 Array = Any
 
@@ -25,15 +27,6 @@ def pool_out_len(size: int, kernel: int, stride: int, pad: int, dilation: int, c
     if ceil_mode and (out - 1) * stride >= size + pad:
         out -= 1
     return out
-
-
-def adaptive_taps(size: int, out: int) -> np.ndarray:
-    """(out, longest window) int64: the positions of adaptive window i = [floor(i*size/out),
-    ceil((i+1)*size/out)), a shorter window repeating its last position."""
-    i = np.arange(out)
-    start, end = (i * size) // out, -((-(i + 1) * size) // out)
-    steps = np.arange(int((end - start).max(initial=1)))
-    return start[:, None] + np.minimum(steps[None, :], (end - start - 1)[:, None])
 
 
 def adaptive_stencil(size: int, out: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -82,7 +75,10 @@ def offset_dtype(cells: int) -> np.dtype:
     return np.dtype(np.uint8 if cells <= 256 else np.int32 if cells <= 2**31 else np.int64)
 
 
-class PoolOps:
+class PoolOps(WindowPoolOps):
+    """Max (with argmax), average and adaptive average pooling; the windowed max poolings (adaptive, fractional)
+    come from ``WindowPoolOps``."""
+
     xp: Any
     index_add: Callable[..., Array]  # from ShapeOps: out[index] += src with repeats accumulating
 
@@ -219,25 +215,6 @@ class PoolOps:
         for axis in (2, 3):
             gy = self.axis_stencil_backward(gy, axis, *adaptive_stencil(x_shape[axis], gy.shape[axis]), x_shape[axis])
         return gy
-
-    def adaptive_max_pool2d(self, x: Array, output_size: Pair) -> tuple[Array, Array]:
-        """(y, indices), both (N, C, oH, oW): the max of x over PyTorch's adaptive window (rows
-        [floor(i*H/oH), ceil((i+1)*H/oH)), likewise columns) and its int64 flat position h*W + w in the plane:
-        the first max in scan order, or the last NaN (PyTorch takes every NaN it meets).
-
-        One gather makes every window (N, C, oH, oW, kH*kW), kH the longest window; a shorter one repeats its
-        last row / column, which changes neither its max nor where that max first occurs."""
-        xp = self.xp
-        h, w = x.shape[2:]
-        rows, cols = adaptive_taps(h, output_size[0]), adaptive_taps(w, output_size[1])
-        taps = (rows[:, None, :, None] * w + cols[None, :, None, :]).reshape(-1, rows.shape[1] * cols.shape[1])
-        windows = x.reshape(x.shape[:2] + (h * w,))[:, :, xp.asarray(taps)]  # (N, C, oH*oW, K)
-        k = taps.shape[1]
-        nan = xp.isnan(windows)
-        arg = xp.where(nan.any(-1), k - 1 - xp.argmax(nan[..., ::-1], -1), xp.argmax(windows, -1))
-        y = xp.take_along_axis(windows, arg[..., None], -1)[..., 0]
-        indices = xp.take(xp.asarray(taps.reshape(-1)), arg + xp.asarray(np.arange(taps.shape[0]) * k))
-        return y.reshape(x.shape[:2] + tuple(output_size)), indices.reshape(y.shape[:2] + tuple(output_size))
 
     # ------------------------------------------------------------------------------ helpers
     def _first_valid_offsets(self, in_hw: tuple[int, ...], kernel_size: Pair, stride: Pair, padding: Pair,

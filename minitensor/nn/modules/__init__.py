@@ -65,8 +65,10 @@ __all__ += ["KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss
 from .fold import Fold, Unfold  # noqa: E402
 __all__ += ["Fold", "Unfold"]
 
-from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d  # noqa: E402
-__all__ += ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d  # noqa: E402
+from .pooling import FractionalMaxPool2d, FractionalMaxPool3d, LPPool1d, LPPool2d, LPPool3d  # noqa: E402
+__all__ += ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "FractionalMaxPool2d",
+            "FractionalMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d"]
 
 from .pixelshuffle import ChannelShuffle  # noqa: E402
 from .linear import Bilinear  # noqa: E402

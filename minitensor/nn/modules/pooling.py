@@ -1,5 +1,5 @@
-"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d``,
-``MaxUnpool1d/2d/3d``."""
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d``,
+``MaxUnpool1d/2d/3d``, ``LPPool1d/2d/3d``, ``FractionalMaxPool2d/3d``."""
 from __future__ import annotations
 
 from typing import Any
@@ -117,7 +117,7 @@ class _AdaptiveMaxPoolNd(Module):
         self.output_size, self.return_indices = output_size, return_indices
 
     def forward(self, input: Tensor) -> Any:
-        pool = F.adaptive_max_pool1d if self._dims == 1 else F.adaptive_max_pool2d
+        pool = (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[self._dims - 1]
         return pool(input, self.output_size, self.return_indices)
 
 
@@ -128,6 +128,11 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """Over (N, C, H, W) or (C, H, W); a None entry in ``output_size`` keeps that input size."""
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Over (N, C, D, H, W) or (C, D, H, W); indices are flat positions in each D*H*W volume."""
+    _dims = 3
 
 
 def _ntuple(x: Any, n: int) -> tuple[Any, ...]:
@@ -153,3 +158,63 @@ class _MaxUnpoolNd(Module):
 
 MaxUnpool1d, MaxUnpool2d, MaxUnpool3d = dim_variants(
     _MaxUnpoolNd, "MaxUnpool{n}d", "MaxPool{n}d's output values back at its indices.", __name__)
+
+
+class _LPPoolNd(Module):
+    """(sum over each window of x**p) ** (1/p) over (N, C, *spatial): ``norm_type`` p (inf: the max of |x|),
+    ``stride`` the kernel's when None, no padding."""
+    _dims = 2
+    _repr_options = ("norm_type", "kernel_size", "stride", "ceil_mode")
+
+    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        pool = (F.lp_pool1d, F.lp_pool2d, F.lp_pool3d)[self._dims - 1]
+        return pool(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+LPPool1d, LPPool2d, LPPool3d = dim_variants(
+    _LPPoolNd, "LPPool{n}d", "Power-average pooling over (N, C, {spatial}) or (C, {spatial}).", __name__)
+
+
+class _FractionalMaxPoolNd(Module):
+    """The max over kernel windows at pseudo-random starts (Graham's fractional max pooling) down to
+    ``output_size``, or to int(size * ``output_ratio``) with each ratio in (0, 1). ``_random_samples``
+    (a buffer) fixes the starts; else each call draws them from minitensor's generator."""
+    _dims = 2
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Tensor | None = None) -> None:
+        super().__init__()
+        n = self._dims
+        if (isinstance(kernel_size, int) and kernel_size <= 0) or (
+                isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size)):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, n) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"FractionalMaxPool{n}d requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor) -> Any:
+        pool = F.fractional_max_pool2d if self._dims == 2 else F.fractional_max_pool3d
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                    _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Over (N, C, H, W) or (C, H, W); ``_random_samples`` is (N, C, 2): columns, then rows."""
+    _dims = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Over (N, C, D, H, W) or (C, D, H, W); ``_random_samples`` is (N, C, 3): depth, rows, columns."""
+    _dims = 3
