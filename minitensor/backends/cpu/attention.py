@@ -9,8 +9,10 @@ import numpy as np
 from ..compiled import run_kernel
 from ..generic.attention import AttentionOps
 import minitensor.backends.cpu.numba_kernels as numba_kernels  # the loader (it imports Numba lazily)
+from .parallel import over_leading_parts
 
 Array = Any
+PARALLEL_MIN_ELEMENTS = 2 ** 16  # scores above this are cut into one part per BLAS thread (the exps dominate)
 
 
 def _kernels(*arrays: Array) -> Any:
@@ -32,7 +34,8 @@ class CpuAttentionOps(AttentionOps):
         k = _kernels(s)
         if k is None:
             return super().attention_softmax(s, causal)
-        run_kernel("attention_softmax", False, k.softmax_rows, _rows(s), causal)
+        run_kernel("attention_softmax", False, over_leading_parts, lambda rows: k.softmax_rows(rows, causal),
+                   (_rows(s),), PARALLEL_MIN_ELEMENTS)
         return s
 
     def attention_softmax_backward(self, gp: Array, p: Array) -> Array:

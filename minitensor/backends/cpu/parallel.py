@@ -100,15 +100,30 @@ def _executor(workers: int) -> ThreadPoolExecutor:
         return _pool["executor"]
 
 
-def over_parts(fn: Callable[..., Any], parts: Sequence[tuple[Any, ...]]) -> list[Any]:
+def over_parts(fn: Callable[..., Any], parts: Sequence[tuple[Any, ...]], gemms: bool = True) -> list[Any]:
     """[fn(*part) for part in parts], the parts at once on as many threads, the caller's doing the first,
-    with the BLAS single-threaded meanwhile; one part runs directly, on the BLAS's own threads."""
+    with the BLAS single-threaded meanwhile when the parts run ``gemms``; one part runs directly, on the
+    BLAS's own threads."""
     if len(parts) == 1:
         return [fn(*parts[0])]
-    with single_threaded_blas():
+    with single_threaded_blas() if gemms else contextlib.nullcontext():
         futures = [_executor(len(parts) - 1).submit(fn, *part) for part in parts[1:]]
         try:
             first = fn(*parts[0])
         finally:
             wait(futures)  # no part may outlive the single-threaded section, even when one failed
         return [first, *(future.result() for future in futures)]
+
+
+def over_leading_parts(kernel: Callable[..., Any], arrays: Sequence[Any], min_elements: int) -> None:
+    """``kernel(*arrays)`` for a kernel that works row by row along the arrays' first axis (flat arrays:
+    element by element), cut along that axis into one part per BLAS thread when the first array holds at
+    least ``min_elements``: for compute-heavy kernels (GELU's erf, attention's exp), whose one pass over a
+    large array outlasts the hand-off to a thread several times over."""
+    n = arrays[0].shape[0] if arrays[0].ndim else 1
+    parts = min(blas_threads(), n) if arrays[0].size >= min_elements else 1
+    if parts <= 1:
+        kernel(*arrays)
+        return
+    bounds = [n * i // parts for i in range(parts + 1)]
+    over_parts(lambda lo, hi: kernel(*(a[lo:hi] for a in arrays)), list(zip(bounds[:-1], bounds[1:])), gemms=False)
