@@ -29,7 +29,7 @@ linalg_solve_ex = namedtuple("linalg_solve_ex", ["result", "info"])
 
 def _first_failure(info: Tensor) -> tuple[int, int] | None:
     """(flat batch index, info) of the first failed matrix, or None."""
-    flat = info.detach().reshape(-1).numpy()
+    flat = info.detach().reshape(-1).cpu().numpy()
     bad = np.flatnonzero(flat)
     return None if bad.size == 0 else (int(bad[0]), int(flat[bad[0]]))
 
