@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import minitensor as mt
+from minitensor.testing import gradgradcheck
 
 from helpers import FEW, SETTINGS, as_np, assert_close, check_grad, randn, seeds, t64
 
@@ -70,6 +71,16 @@ def test_lu_solve_matches_numpy_with_gradients(left, adjoint):
     check_grad(lambda lu, rhs: L.lu_solve(lu, pivots, rhs, left=left, adjoint=adjoint), as_np(LU), b)
     # end to end: the gradient of A's solve through the factorization is solve's
     check_grad(lambda x, rhs: L.lu_solve(*L.lu_factor(x), rhs, left=left, adjoint=adjoint), a, b)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 3), (2, 3, 2), (2, 2, 3)])
+def test_lu_double_backward(shape):
+    a = randn(15, shape) + 2 * np.eye(*shape[-2:])
+    assert gradgradcheck(lambda x: L.lu_factor(x).LU, [t64(a)])
+    if shape[-1] == shape[-2]:
+        LU, pivots = L.lu_factor(t64(a, False))
+        assert gradgradcheck(lambda lu, b: L.lu_solve(lu, pivots, b, adjoint=True), [t64(as_np(LU)),
+                                                                                   t64(randn(16, (2, 3, 2)))])
 
 
 def test_lu_solve_broadcasts_batches():
