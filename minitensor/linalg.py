@@ -7,6 +7,7 @@ from typing import Any
 from .backends.generic.solve import LinAlgError
 from .functional.factorization import cholesky, eigh, eigvalsh, lstsq, matrix_rank, pinv, qr, svd, svdvals
 from .functional.linalg import cross, matmul, multi_dot, vecdot
+from .functional.householder import householder_product
 from .functional.linalg_ex import cholesky_ex, inv_ex, solve_ex
 from .functional.lu import lu, lu_factor, lu_factor_ex, lu_solve
 from .functional.matrix_exp import matrix_exp
@@ -20,7 +21,7 @@ __all__ = ["LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "matmul"
 __all__ += ["cross", "diagonal", "matrix_rank", "multi_dot", "vecdot"]
 __all__ += ["cond", "lstsq", "solve_triangular"]
 __all__ += ["cholesky_ex", "inv_ex", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp", "solve_ex"]
-__all__ += ["eig", "eigvals"]
+__all__ += ["eig", "eigvals", "householder_product"]
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:

@@ -169,6 +169,12 @@ class TensorMathMethods(TensorShapeMethods):
     def lu_solve(self, LU_data: "Tensor", LU_pivots: "Tensor") -> "Tensor":
         return _F.lu_solve(self, LU_data, LU_pivots)
 
+    def orgqr(self, input2: "Tensor") -> "Tensor":
+        return _F.orgqr(self, input2)
+
+    def geqrf(self) -> Any:
+        return _F.geqrf(self)
+
     def outer(self, vec2: "Tensor") -> "Tensor":
         return _F.outer(self, vec2)
 

@@ -776,7 +776,20 @@ def factorization_cases() -> dict[str, Callable[[Backend], None]]:
             np.testing.assert_allclose(np.triu(r), r)
             np.testing.assert_allclose(q.swapaxes(-1, -2) @ q, np.broadcast_to(np.eye(k), (2, k, k)), atol=1e-10)
         close(B, np.abs(host(B, B.qr(dev(B, a), "r")[1])), np.abs(np.linalg.qr(a, mode="r")), rtol=1e-10)
-    return {"cholesky": cholesky, "cholesky_ex": cholesky_ex, "eigh": eigh, "svd": svd, "svdvals": svdvals, "qr": qr}
+    def geqrf(B):
+        for shape in ((2, 5, 3), (2, 3, 4)):
+            m = x64(*shape)
+            h, tau = (host(B, r) for r in B.geqrf(dev(B, m)))
+            k = min(shape[-2:])
+            assert h.shape == shape and tau.shape == (2, k)
+            q = np.broadcast_to(np.eye(shape[-2]), (2, shape[-2], shape[-2])).copy()
+            for i in reversed(range(k)):  # Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^T
+                v = np.concatenate([np.zeros((2, i)), np.ones((2, 1)), h[:, i + 1:, i]], -1)[..., None]
+                q = q - tau[:, i, None, None] * (v @ (np.swapaxes(v, -1, -2) @ q))
+            np.testing.assert_allclose(q @ np.triu(h), m, atol=1e-12)
+
+    return {"cholesky": cholesky, "cholesky_ex": cholesky_ex, "geqrf": geqrf, "eigh": eigh, "svd": svd,
+            "svdvals": svdvals, "qr": qr}
 
 
 # -------------------------------------------------------------------------------------- activations

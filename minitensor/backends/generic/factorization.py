@@ -86,6 +86,12 @@ class FactorizationOps:
                               "non-finite values.")
         return ~xp.isfinite(a).all(axis=(-2, -1))
 
+    def geqrf(self, a: Array) -> tuple[Array, Array]:
+        """LAPACK's geqrf (a QR in Householder form) of a (..., m, n): (R on and above the diagonal, the
+        reflectors' vectors v_i below it (v_i's leading 1 implicit), tau (..., min(m, n)))."""
+        h, tau = self.xp.linalg.qr(a, mode="raw")  # h is the transpose (LAPACK's column-major array)
+        return self.xp.ascontiguousarray(self.xp.moveaxis(h, -1, -2)), tau
+
     def qr(self, a: Array, mode: str) -> tuple[Array, Array]:
         """(Q, R) with a = Q R; ``mode`` "reduced" (Q (..., m, k)), "complete" (Q (..., m, m)) or "r"
         (Q empty)."""
