@@ -9,8 +9,8 @@ from .functional.factorization import cholesky, eigh, eigvalsh, lstsq, matrix_ra
 from .functional.linalg import cross, matmul, multi_dot, vecdot
 from .functional.householder import householder_product
 from .functional.linalg_ex import cholesky_ex, inv_ex, solve_ex
-from .functional.lu import lu, lu_factor, lu_factor_ex, lu_solve
-from .functional.matrix_exp import matrix_exp
+from .functional.lu_decomposition import lu, lu_factor, lu_factor_ex, lu_solve
+from .functional.matrix_functions import matrix_exp
 from .functional.norms import cond, matrix_norm, norm, vector_norm
 from .functional.solve import det, inv, matrix_power, slogdet, solve, solve_triangular
 from .functional.triangular import diagonal as _diagonal

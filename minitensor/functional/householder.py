@@ -20,7 +20,7 @@ from .triangular import tril
 
 __all__ = ["householder_product", "orgqr", "geqrf"]
 
-geqrf_type = namedtuple("geqrf", ["a", "tau"])  # torch.return_types.geqrf
+geqrf_type = namedtuple("geqrf", ["a", "tau"])  # type: ignore[name-match]  # torch.return_types.geqrf
 
 
 def _check(A: Any, tau: Any) -> None:

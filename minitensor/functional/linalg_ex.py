@@ -17,7 +17,7 @@ from ..tensor import Tensor
 from ..amp.autocast_mode import cast_early
 from ..amp.policy import Linalg
 from .factorization import Cholesky
-from .lu import LuFactor, lu_solve
+from .lu_decomposition import LuFactor, lu_solve
 from .solve import Inv, _check_shapes, check_matrices, inv, solve
 
 __all__ = ["inv_ex", "cholesky_ex", "solve_ex"]

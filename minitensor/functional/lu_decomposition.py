@@ -28,7 +28,7 @@ __all__ = ["lu_factor", "lu_factor_ex", "lu", "lu_unpack", "lu_solve", "torch_lu
 linalg_lu_factor = namedtuple("linalg_lu_factor", ["LU", "pivots"])
 linalg_lu_factor_ex = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
 linalg_lu = namedtuple("linalg_lu", ["P", "L", "U"])
-lu_unpack_type = namedtuple("lu_unpack", ["P", "L", "U"])  # torch.return_types.lu_unpack
+lu_unpack_type = namedtuple("lu_unpack", ["P", "L", "U"])  # type: ignore[name-match]  # torch.return_types.lu_unpack
 
 
 def _right_solve(B: Backend, x: Any, r: Any, upper: bool) -> Any:
