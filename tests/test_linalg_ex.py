@@ -106,3 +106,19 @@ def test_ex_forms_match_torch():
                          (L.cholesky_ex(mt.tensor(a)), torch.linalg.cholesky_ex(torch.tensor(a)))):
         np.testing.assert_array_equal(as_np(mine[1]), theirs[1].numpy())
         np.testing.assert_array_equal(as_np(mine[0]), theirs[0].numpy())  # inf / nan where they fail too
+
+
+def test_cpu_autocast_float32_list():
+    """As PyTorch's CPU autocast: inv_ex, cholesky_ex, householder_product and geqrf run a bfloat16 matrix in
+    float32; lu_factor and solve_ex are not on the list and refuse it; matrix_exp keeps the dtype."""
+    x = mt.tensor(randn(0, (3, 3)) + 3 * np.eye(3)).bfloat16()
+    with mt.autocast("cpu", dtype=mt.bfloat16):
+        assert L.inv_ex(x).inverse.dtype == mt.float32
+        assert L.cholesky_ex(x @ x.mT).L.dtype == mt.float32
+        assert L.householder_product(x, x[0]).dtype == mt.float32
+        assert mt.geqrf(x).a.dtype == mt.float32
+        assert L.matrix_exp(x).dtype == mt.bfloat16
+        with pytest.raises(NotImplementedError, match="\"lu_cpu\" not implemented for 'BFloat16'"):
+            L.lu_factor(x)
+        with pytest.raises(RuntimeError, match="Low precision dtypes not supported"):
+            L.solve_ex(x, x)

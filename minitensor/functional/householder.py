@@ -15,6 +15,8 @@ from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..creation import eye
 from ..tensor import Tensor
+from ..amp.autocast_mode import cast_early
+from ..amp.policy import Linalg
 from ._util import torch_dtype_name
 from .triangular import tril
 
@@ -51,6 +53,7 @@ def _check(A: Any, tau: Any) -> None:
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     """Q (*, m, n): the first n columns of H_1 ... H_k for A (*, m, n) holding the v_i below its diagonal
     (``geqrf``'s form) and tau (*, k)."""
+    A, tau = cast_early(Linalg, A, tau)  # float32 under CPU autocast, as PyTorch's
     _check(A, tau)
     m, n = A.shape[-2:]
     k = tau.shape[-1]
@@ -83,6 +86,7 @@ def geqrf(input: Tensor) -> Any:
     as PyTorch's."""
     if not isinstance(input, Tensor):
         raise TypeError(f"geqrf(): argument 'input' must be Tensor, not {type(input).__name__}")
+    input, = cast_early(Linalg, input)
     if input.ndim < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
     if not input.dtype.is_floating_point or input.dtype in (_dt.float16, _dt.bfloat16):

@@ -93,8 +93,8 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> Any:
-    """(result, info (*) int32) of ``solve`` (its shapes and broadcasting); info from A's LU."""
-    A, B = cast_early(Linalg, A, B)
+    """(result, info (*) int32) of ``solve`` (its shapes and broadcasting); info from A's LU. Not on the
+    CPU autocast float32 list (PyTorch's refuses a 16-bit A there too)."""
     check_matrices("solve_ex", A)
     info = _getrf_info(A)
     failure = _first_failure(info)
