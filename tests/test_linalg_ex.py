@@ -122,3 +122,13 @@ def test_cpu_autocast_float32_list():
             L.lu_factor(x)
         with pytest.raises(RuntimeError, match="Low precision dtypes not supported"):
             L.solve_ex(x, x)
+
+
+def test_cholesky_ex_backward_through_a_failed_factor_does_not_raise():
+    """As PyTorch's: the failed matrix's gradient is inf / NaN, the others' are cholesky's."""
+    A = t64(np.stack([2 * np.eye(2), SINGULAR]))
+    L.cholesky_ex(A).L.sum().backward()
+    ref = t64(2 * np.eye(2))
+    L.cholesky(ref).sum().backward()
+    assert_close(A.grad[0], as_np(ref.grad))
+    assert not np.isfinite(as_np(A.grad[1])).all()
