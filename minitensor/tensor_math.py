@@ -160,6 +160,21 @@ class TensorMathMethods(TensorShapeMethods):
     def cholesky_inverse(self, upper: bool = False) -> "Tensor":
         return _F.cholesky_inverse(self, upper)
 
+    def matrix_exp(self) -> "Tensor":
+        return _F.matrix_exp(self)
+
+    def lu(self, pivot: bool = True, get_infos: bool = False) -> Any:
+        return _F.lu(self, pivot, get_infos)
+
+    def lu_solve(self, LU_data: "Tensor", LU_pivots: "Tensor") -> "Tensor":
+        return _F.lu_solve(self, LU_data, LU_pivots)
+
+    def orgqr(self, input2: "Tensor") -> "Tensor":
+        return _F.orgqr(self, input2)
+
+    def geqrf(self) -> Any:
+        return _F.geqrf(self)
+
     def outer(self, vec2: "Tensor") -> "Tensor":
         return _F.outer(self, vec2)
 

@@ -40,7 +40,8 @@ class ReplicationPad:
 
 class Linalg:
     """The linalg ops on the CPU's float32 list: solve, cholesky (and its solve / inverse), eigh, eigvalsh,
-    svd, svdvals, qr, matrix_rank, lstsq, cond, pinverse; they refuse 16-bit matrices outside autocast.
+    svd, svdvals, qr, matrix_rank, lstsq, cond, pinverse, cholesky_ex, householder_product (orgqr), geqrf (and
+    inv_ex, by inv's rule); they refuse 16-bit matrices outside autocast.
     (det, slogdet, solve_triangular and linalg.pinv are not on it: PyTorch refuses 16 bits there too.)"""
 
 

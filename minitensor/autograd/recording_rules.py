@@ -222,4 +222,6 @@ RULES: dict[str, Callable[..., Any]] = {
     "slogdet": _op(lambda a: tuple(mt.linalg.slogdet(a))),
     "eigh": _op(lambda a, lower: tuple(mt.linalg.eigh(a, "L" if lower else "U"))),
     "qr": _op(lambda a, mode: tuple(mt.linalg.qr(a, mode))),
+    "matrix_exp": _op(lambda a: mt.linalg.matrix_exp(a)),
+    "solve_triangular": _function(lambda: mt.functional.solve.SolveTriangular, 2, ("upper",)),
 }

@@ -19,6 +19,8 @@ from .generic.embedding import EmbeddingOps
 from .generic.math import ElementwiseOps
 from .generic.linalg import LinalgOps
 from .generic.loss import LossOps
+from .generic.lu import LuOps
+from .generic.matrix_exp import MatrixExpOps
 from .generic.normalization import NormOps
 from .generic.optim import OptimOps
 from .generic.pooling import PoolOps
@@ -35,7 +37,7 @@ from .generic.special import SpecialOps
 
 class Backend(ArrayOps, RandomOps, ElementwiseOps, ComparisonOps, ReduceOps, ShapeOps, LinalgOps, ActivationOps,
               ConvOps, PoolOps, NormOps, LossOps, DropoutOps, EmbeddingOps, OptimOps,
-              SolveOps, FactorizationOps, SparseOps, AmpOps,
+              SolveOps, FactorizationOps, LuOps, MatrixExpOps, SparseOps, AmpOps,
               SearchOps, SpecialOps, RecurrentOps, CTCOps, AttentionOps):
     """Identity: ``name`` ("cpu", "cuda"), ``xp`` (the array module), availability and synchronisation."""
 

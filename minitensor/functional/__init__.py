@@ -33,6 +33,9 @@ from .stacking import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, bro
 from .triangular import diagonal_scatter
 from .factorization import torch_qr as qr, torch_svd as svd
 from .solve import cholesky_inverse, cholesky_solve
+from .lu_decomposition import lu_unpack, torch_lu as lu, torch_lu_solve as lu_solve
+from .matrix_functions import matrix_exp
+from .householder import geqrf, orgqr
 from .norms import torch_norm as norm  # torch.norm: reduce.norm's vector norms, and "nuc" through linalg
 from . import sparse  # noqa: F401  (sparse COO tensors: minitensor.sparse_coo_tensor, minitensor.sparse.mm)
 from .sparse import layout, sparse_coo, sparse_coo_tensor, strided  # noqa: F401
@@ -81,6 +84,7 @@ __all__ += ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broad
             "index_fill", "masked_scatter", "moveaxis", "put", "ravel", "row_stack", "select", "select_scatter",
             "slice_scatter", "swapdims", "take", "tensor_split", "tile", "vsplit", "vstack"]
 __all__ += ["cholesky_inverse", "cholesky_solve", "qr", "svd"]
+__all__ += ["geqrf", "lu", "lu_solve", "lu_unpack", "matrix_exp", "orgqr"]
 __all__ += ["layout", "sparse_coo", "sparse_coo_tensor", "spmm", "strided"]
 __all__ += ["sparse_bsc", "sparse_bsc_tensor", "sparse_bsr", "sparse_bsr_tensor", "sparse_compressed_tensor",
             "sparse_csc", "sparse_csc_tensor", "sparse_csr", "sparse_csr_tensor"]

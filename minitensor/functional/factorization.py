@@ -71,8 +71,9 @@ class Cholesky(ArrayFunction):
             gL = mT(B, gL)
         eye = _eye(B, L.shape[-1], L)
         phi = B.tril(B.matmul(mT(B, L), gL), 0) * (1 - 0.5 * eye)
-        L_inv = B.solve(L, B.broadcast_to(eye, L.shape))
-        g = B.matmul(B.matmul(mT(B, L_inv), phi), L_inv)
+        with np.errstate(all="ignore"):  # cholesky_ex's failed factor: inf / NaN, no error (as PyTorch's)
+            L_inv = B.solve_triangular(L, B.broadcast_to(eye, L.shape), False)
+            g = B.matmul(B.matmul(mT(B, L_inv), phi), L_inv)
         return 0.5 * (g + mT(B, g)), None
 
 

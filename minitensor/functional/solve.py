@@ -312,7 +312,7 @@ def _check_diagonal(name: str, L: Tensor) -> None:
     """PyTorch's potri check: a zero on a factor's diagonal is its LinAlgError, naming the first (1-based)
     and, for a batch, the batch element (flat); unlike trsm, which divides by it."""
     from ..backends.generic.solve import LinAlgError
-    zero = (L.detach().diagonal(dim1=-2, dim2=-1) == 0).numpy()
+    zero = (L.detach().diagonal(dim1=-2, dim2=-1) == 0).cpu().numpy()  # read on the host (a CUDA L too)
     if zero.any():
         batch, where_ = divmod(int(np.argmax(zero.reshape(-1))), L.shape[-1])
         prefix = f"(Batch element {batch}): " if L.ndim > 2 else ""

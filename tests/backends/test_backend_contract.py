@@ -695,8 +695,36 @@ def solve_cases() -> dict[str, Callable[[Backend], None]]:
 
     def det(B):
         close(B, B.det(dev(B, a)), np.linalg.det(a), rtol=1e-10)
+
+    def lu_factor(B):
+        for shape in ((2, 4, 4), (2, 5, 3), (3, 2, 4)):
+            m = x64(*shape)
+            lu, pivots, info = (host(B, r) for r in B.lu_factor(dev(B, m)))
+            k = min(shape[-2:])
+            low = np.tril(lu[..., :, :k], -1) + np.eye(shape[-2], k)
+            rows = host(B, B.lu_permutation(dev(B, pivots), shape[-2]))
+            np.testing.assert_allclose(np.take_along_axis(m, rows[..., None], -2), low @ np.triu(lu[..., :k, :]),
+                                       atol=1e-12)
+            assert pivots.dtype == np.int32 and pivots.min() >= 1 and info.dtype == np.int32 and not info.any()
+            # getrf's pivots: the largest |entry| of each column at or below the diagonal, 1-based
+            assert (pivots[..., 0] == np.abs(m[..., :, 0]).argmax(-1) + 1).all()
+        _, _, info = B.lu_factor(dev(B, np.array([[[1.0, 2.0], [2.0, 4.0]], [[0.0, 0.0], [0.0, 1.0]]])))
+        assert host(B, info).tolist() == [2, 1]  # the first exact zero on U's diagonal, no error
+
+    def lu_permutation(B):
+        rows = host(B, B.lu_permutation(dev(B, np.array([[3, 3, 3], [1, 3, 3]], dtype=np.int32)), 4))
+        assert rows.tolist() == [[2, 0, 1, 3], [0, 2, 1, 3]]
+
+    def matrix_exp(B):
+        import scipy.linalg
+        for scale in (0.1, 5.0, 40.0):  # no scaling, and 2^s scalings of different s in one batch
+            m = x64(3, 4, 4) * np.array([scale, 1.0, 0.01])[:, None, None]
+            close(B, B.matrix_exp(dev(B, m)), scipy.linalg.expm(m), rtol=1e-10, atol=1e-12)
+        nan = host(B, B.matrix_exp(dev(B, np.array([[[np.nan, 0.0], [0.0, 1.0]], [[0.0, 0.0], [0.0, 0.0]]]))))
+        assert np.isnan(nan[0]).all() and np.allclose(nan[1], np.eye(2), rtol=0, atol=1e-15)
     return {"inv": inv, "inv_unchecked": inv_unchecked, "solve": solve, "solve_triangular": solve_triangular,
-            "slogdet": slogdet, "det": det}
+            "slogdet": slogdet, "det": det, "lu_factor": lu_factor, "lu_permutation": lu_permutation,
+            "matrix_exp": matrix_exp}
 
 
 def factorization_cases() -> dict[str, Callable[[Backend], None]]:
@@ -705,6 +733,20 @@ def factorization_cases() -> dict[str, Callable[[Backend], None]]:
     def cholesky(B):
         s = spd(4, 3)
         close(B, B.cholesky(dev(B, s)), np.linalg.cholesky(s), rtol=1e-10, atol=1e-12)
+
+    def cholesky_ex(B):
+        s = spd(4, 3)
+        L, info = B.cholesky_ex(dev(B, s))
+        close(B, L, np.linalg.cholesky(s), rtol=1e-10, atol=1e-12)
+        assert host(B, info).tolist() == [0, 0, 0]
+        s[1, 2, 2] = -100.0  # the leading minor of order 3 fails; potf2 leaves the failed pivot there
+        L, info = (host(B, r) for r in B.cholesky_ex(dev(B, s)))
+        assert info.tolist() == [0, 3, 0]
+        good = np.linalg.cholesky(s[1, :2, :2])
+        np.testing.assert_allclose(L[1, :2, :2], good, atol=1e-12)
+        np.testing.assert_allclose(L[1, 2, 2], s[1, 2, 2] - (np.linalg.solve(good, s[1, :2, 2]) ** 2).sum())
+        np.testing.assert_allclose(L[1, 3, 2:], s[1, 3, 2:])
+        np.testing.assert_allclose(L[[0, 2]], np.linalg.cholesky(s[[0, 2]]), atol=1e-12)
 
     def eigh(B):
         m = x64(3, 4, 4)  # not symmetric: only the triangle asked for is read
@@ -734,7 +776,20 @@ def factorization_cases() -> dict[str, Callable[[Backend], None]]:
             np.testing.assert_allclose(np.triu(r), r)
             np.testing.assert_allclose(q.swapaxes(-1, -2) @ q, np.broadcast_to(np.eye(k), (2, k, k)), atol=1e-10)
         close(B, np.abs(host(B, B.qr(dev(B, a), "r")[1])), np.abs(np.linalg.qr(a, mode="r")), rtol=1e-10)
-    return {"cholesky": cholesky, "eigh": eigh, "svd": svd, "svdvals": svdvals, "qr": qr}
+    def geqrf(B):
+        for shape in ((2, 5, 3), (2, 3, 4)):
+            m = x64(*shape)
+            h, tau = (host(B, r) for r in B.geqrf(dev(B, m)))
+            k = min(shape[-2:])
+            assert h.shape == shape and tau.shape == (2, k)
+            q = np.broadcast_to(np.eye(shape[-2]), (2, shape[-2], shape[-2])).copy()
+            for i in reversed(range(k)):  # Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^T
+                v = np.concatenate([np.zeros((2, i)), np.ones((2, 1)), h[:, i + 1:, i]], -1)[..., None]
+                q = q - tau[:, i, None, None] * (v @ (np.swapaxes(v, -1, -2) @ q))
+            np.testing.assert_allclose(q @ np.triu(h), m, atol=1e-12)
+
+    return {"cholesky": cholesky, "cholesky_ex": cholesky_ex, "geqrf": geqrf, "eigh": eigh, "svd": svd,
+            "svdvals": svdvals, "qr": qr}
 
 
 # -------------------------------------------------------------------------------------- activations

@@ -65,6 +65,15 @@ def test_cholesky_inverse_names_the_zero_diagonal():
 
 
 @pytest.mark.torch
+def test_cholesky_inverse_on_device(device):
+    """The zero-diagonal check reads the factor on the host, so a CUDA factor passes through it."""
+    a = np.array([[4.0, 0.0], [1.0, 3.0]])
+    out = mt.cholesky_inverse(mt.tensor(a, device=device))
+    np.testing.assert_allclose(out.cpu().numpy(), np.linalg.inv(a @ a.T), rtol=1e-12)
+    with pytest.raises(mt.linalg.LinAlgError, match="The diagonal element 2 is zero"):
+        mt.cholesky_inverse(mt.tensor([[1.0, 0.0], [1.0, 0.0]], device=device))
+
+
 def test_singular_triangles_match_torch():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(1)

@@ -22,6 +22,33 @@ class FactorizationOps:
             raise LinAlgError(f"linalg.cholesky: {problem}")
         return L
 
+    def cholesky_ex(self, a: Array) -> tuple[Array, Array]:
+        """(L, info (...) int32): potrf's info, 0 or the order j of the first leading minor that is not
+        positive-definite, where L is left as unblocked potf2 leaves it: the columns before j factored, the
+        failed pivot a_jj - sum_k L_jk^2 at (j, j), a's lower triangle after it. Past the one-call
+        factorization (a batch with a failure only): potf2's left-looking steps, one column per step over
+        the batch, each matrix frozen at its failure."""
+        xp = self.xp
+        try:
+            L = self.cholesky(a)
+            if bool(xp.isfinite(L).all()) or not bool(xp.isfinite(a).all()):  # CuPy: NaN, not an error
+                return L, xp.zeros(a.shape[:-2], dtype=np.int32)
+        except LinAlgError:
+            pass
+        L = xp.tril(a)
+        info = xp.zeros(a.shape[:-2], dtype=np.int32)
+        for j in range(a.shape[-1]):
+            go = info == 0
+            d = L[..., j, j] - (L[..., j, :j] ** 2).sum(-1)
+            failed = go & ~(d > 0)  # a NaN pivot fails too
+            info = xp.where(failed, j + 1, info).astype(np.int32)
+            L[..., j, j] = xp.where(go, xp.where(failed, d, xp.sqrt(xp.where(d > 0, d, 1))), L[..., j, j])
+            go = (info == 0)[..., None]
+            col = (L[..., j + 1:, j] - xp.einsum("...ik,...k->...i", L[..., j + 1:, :j], L[..., j, :j])) \
+                / xp.where(go, L[..., j, j, None], 1)
+            L[..., j + 1:, j] = xp.where(go, col, L[..., j + 1:, j])
+        return L, info
+
     def eigh(self, a: Array, lower: bool) -> tuple[Array, Array]:
         """(w ascending (..., n), V (..., n, n)) with a = V diag(w) V^T, reading one triangle of a."""
         w, v = lapack(self.xp, "eigh", "the algorithm failed to converge", self.xp.linalg.eigh, a,
@@ -58,6 +85,12 @@ class FactorizationOps:
             raise LinAlgError("linalg.svd: The algorithm failed to converge because the input matrix contained "
                               "non-finite values.")
         return ~xp.isfinite(a).all(axis=(-2, -1))
+
+    def geqrf(self, a: Array) -> tuple[Array, Array]:
+        """LAPACK's geqrf (a QR in Householder form) of a (..., m, n): (R on and above the diagonal, the
+        reflectors' vectors v_i below it (v_i's leading 1 implicit), tau (..., min(m, n)))."""
+        h, tau = self.xp.linalg.qr(a, mode="raw")  # h is the transpose (LAPACK's column-major array)
+        return self.xp.ascontiguousarray(self.xp.moveaxis(h, -1, -2)), tau
 
     def qr(self, a: Array, mode: str) -> tuple[Array, Array]:
         """(Q, R) with a = Q R; ``mode`` "reduced" (Q (..., m, k)), "complete" (Q (..., m, m)) or "r"

@@ -1,7 +1,6 @@
 """Inverses and determinants of (batches of) square matrices: LAPACK through NumPy, cuSOLVER through CuPy."""
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -61,16 +60,19 @@ class SolveOps:
     def inv_unchecked(self, a: Array) -> Array:
         """a^-1 as PyTorch's backward formulas get it, from an LU factorization without a singularity check:
         a singular a gives the infinities and NaNs of its zero pivot, not an error (CuPy never checks)."""
+        xp = self.xp
         try:
-            return self.xp.linalg.inv(a)
-        except self.xp.linalg.LinAlgError:
-            import scipy.linalg
-            eye = np.eye(a.shape[-1], dtype=a.dtype)
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
-                out = [scipy.linalg.lu_solve(scipy.linalg.lu_factor(m, check_finite=False), eye, check_finite=False)
-                       for m in a.reshape((-1,) + a.shape[-2:])]
-            return np.stack(out).reshape(a.shape)
+            return xp.linalg.inv(a)
+        except xp.linalg.LinAlgError:
+            pass
+        # getrf without its check, then L^-1 and U^-1 applied to P^T I over the whole batch: the zero pivot's
+        # inf / NaN come from the substitution, as getri's
+        lu, pivots, _ = self.lu_factor(a)  # type: ignore[attr-defined]  # LuOps, a sibling mixin of Backend
+        n = a.shape[-1]
+        eye = xp.eye(n, dtype=a.dtype)
+        rhs = eye[self.lu_permutation(pivots, n)]  # type: ignore[attr-defined]  # (P^T I)_i = I_perm[i]
+        with np.errstate(all="ignore"):
+            return self.solve_triangular(xp.triu(lu), self.solve_triangular(xp.tril(lu, -1) + eye, rhs, False), True)
 
     def _nan_matrices(self, a: Array) -> Array:
         """Where a matrix of the batch holds a NaN, which LAPACK's LU may pivot past (NumPy's det gives 0)."""
