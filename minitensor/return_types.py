@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 if TYPE_CHECKING:
     from .tensor import Tensor
 
-__all__ = ["aminmax", "cummax", "cummin", "frexp", "histogram", "kthvalue", "linalg_eigh", "linalg_lstsq",
-           "linalg_qr", "linalg_slogdet", "linalg_svd", "max", "median", "min", "mode", "nanmedian", "qr",
-           "slogdet", "sort", "svd", "topk", "all_return_types"]
+__all__ = ["aminmax", "cummax", "cummin", "frexp", "geqrf", "histogram", "kthvalue", "linalg_cholesky_ex",
+           "linalg_eigh", "linalg_inv_ex", "linalg_lstsq", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex",
+           "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "lu_unpack", "max", "median", "min",
+           "mode", "nanmedian", "qr", "slogdet", "sort", "svd", "topk", "all_return_types"]
 
 
 class _StructSeq(tuple):
@@ -195,6 +196,58 @@ class topk(_StructSeq):
     indices: Tensor
 
 
-all_return_types: list[type] = [aminmax, cummax, cummin, frexp, histogram, kthvalue, linalg_eigh, linalg_lstsq,
-                                linalg_qr, linalg_slogdet, linalg_svd, max, median, min, mode, nanmedian, qr,
-                                slogdet, sort, svd, topk]
+class geqrf(_StructSeq):
+    __slots__ = ()
+    a: Tensor
+    tau: Tensor
+
+
+class linalg_cholesky_ex(_StructSeq):
+    __slots__ = ()
+    L: Tensor
+    info: Tensor
+
+
+class linalg_inv_ex(_StructSeq):
+    __slots__ = ()
+    inverse: Tensor
+    info: Tensor
+
+
+class linalg_lu(_StructSeq):
+    __slots__ = ()
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+
+class linalg_lu_factor(_StructSeq):
+    __slots__ = ()
+    LU: Tensor
+    pivots: Tensor
+
+
+class linalg_lu_factor_ex(_StructSeq):
+    __slots__ = ()
+    LU: Tensor
+    pivots: Tensor
+    info: Tensor
+
+
+class linalg_solve_ex(_StructSeq):
+    __slots__ = ()
+    result: Tensor
+    info: Tensor
+
+
+class lu_unpack(_StructSeq):
+    __slots__ = ()
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+
+all_return_types: list[type] = [aminmax, cummax, cummin, frexp, geqrf, histogram, kthvalue, linalg_cholesky_ex,
+                                linalg_eigh, linalg_inv_ex, linalg_lstsq, linalg_lu, linalg_lu_factor,
+                                linalg_lu_factor_ex, linalg_qr, linalg_slogdet, linalg_solve_ex, linalg_svd,
+                                lu_unpack, max, median, min, mode, nanmedian, qr, slogdet, sort, svd, topk]

@@ -40,8 +40,8 @@ def test_ex_forms_match_the_checked_ones_with_gradients():
     assert_close(L.solve_ex(t64(a, False), t64(v, False)).result, np.linalg.solve(a, v[..., None])[..., 0],
                  rtol=1e-10)
     assert type(L.inv_ex(t64(a, False))).__name__ == "linalg_inv_ex"
-    assert L.cholesky_ex(t64(s, False))._fields == ("L", "info")
-    assert L.solve_ex(t64(a, False), t64(b, False))._fields == ("result", "info")
+    assert L.cholesky_ex(t64(s, False)).__match_args__ == ("L", "info")
+    assert L.solve_ex(t64(a, False), t64(b, False)).__match_args__ == ("result", "info")
 
 
 def test_failures_give_info_not_errors():

@@ -158,8 +158,8 @@ def test_lu_unpack_flags_and_older_forms():
     b = randn(5, (2, 3, 1))
     assert_close(mt.lu_solve(t64(b, False), LU, pivots), np.linalg.solve(a, b), rtol=1e-10)
     assert_close(t64(b, False).lu_solve(LU, pivots), np.linalg.solve(a, b), rtol=1e-10)
-    assert type(L.lu_factor(A)).__name__ == "linalg_lu_factor" and L.lu(A)._fields == ("P", "L", "U")
-    assert L.lu_factor_ex(A)._fields == ("LU", "pivots", "info")
+    assert type(L.lu_factor(A)).__name__ == "linalg_lu_factor" and L.lu(A).__match_args__ == ("P", "L", "U")
+    assert L.lu_factor_ex(A).__match_args__ == ("LU", "pivots", "info")
 
 
 def test_lu_on_device(device):

@@ -45,13 +45,23 @@ CALLS = [
     ("linalg_svd", lambda L, x, s: L.linalg.svd(x, full_matrices=False)),
     ("linalg_eigh", lambda L, x, s: L.linalg.eigh(s)),
     ("linalg_lstsq", lambda L, x, s: L.linalg.lstsq(s, s)),
+    ("linalg_lu_factor", lambda L, x, s: L.linalg.lu_factor(s)),
+    ("linalg_lu_factor_ex", lambda L, x, s: L.linalg.lu_factor_ex(s)),
+    ("linalg_lu", lambda L, x, s: L.linalg.lu(s)), ("lu_unpack", lambda L, x, s: L.lu_unpack(*L.linalg.lu_factor(s))),
+    ("linalg_inv_ex", lambda L, x, s: L.linalg.inv_ex(s)),
+    ("linalg_cholesky_ex", lambda L, x, s: L.linalg.cholesky_ex(s)),
+    ("linalg_solve_ex", lambda L, x, s: L.linalg.solve_ex(s, s)),
+    ("geqrf", lambda L, x, s: L.geqrf(s)),
 ]
 NAMES = sorted({name for name, _ in CALLS})
 FIELDS = {"aminmax": ("min", "max"), "frexp": ("mantissa", "exponent"), "histogram": ("hist", "bin_edges"),
           "slogdet": ("sign", "logabsdet"), "linalg_slogdet": ("sign", "logabsdet"), "qr": ("Q", "R"),
           "linalg_qr": ("Q", "R"), "svd": ("U", "S", "V"), "linalg_svd": ("U", "S", "Vh"),
           "linalg_eigh": ("eigenvalues", "eigenvectors"),
-          "linalg_lstsq": ("solution", "residuals", "rank", "singular_values")}
+          "linalg_lstsq": ("solution", "residuals", "rank", "singular_values"),
+          "linalg_lu_factor": ("LU", "pivots"), "linalg_lu_factor_ex": ("LU", "pivots", "info"),
+          "linalg_lu": ("P", "L", "U"), "lu_unpack": ("P", "L", "U"), "linalg_inv_ex": ("inverse", "info"),
+          "linalg_cholesky_ex": ("L", "info"), "linalg_solve_ex": ("result", "info"), "geqrf": ("a", "tau")}
 # ops whose results are the same numbers in minitensor and PyTorch (no LAPACK sign or rounding choices)
 EXACT = ["topk", "sort", "max", "min", "median", "nanmedian", "mode", "kthvalue", "cummax", "cummin", "aminmax",
          "frexp", "histogram"]

@@ -19,8 +19,8 @@ from .generic.embedding import EmbeddingOps
 from .generic.math import ElementwiseOps
 from .generic.linalg import LinalgOps
 from .generic.loss import LossOps
-from .generic.lu import LuOps
-from .generic.matrix_exp import MatrixExpOps
+from .generic.lu_decomposition import LuOps
+from .generic.matrix_functions import MatrixExpOps
 from .generic.normalization import NormOps
 from .generic.optim import OptimOps
 from .generic.pooling import PoolOps

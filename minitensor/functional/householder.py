@@ -7,9 +7,9 @@ order, are those of the composition (PyTorch's formula gives the same first deri
 """
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any
 
+from .. import return_types
 from .. import dtypes as _dt
 from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
@@ -22,7 +22,6 @@ from .triangular import tril
 
 __all__ = ["householder_product", "orgqr", "geqrf"]
 
-geqrf_type = namedtuple("geqrf", ["a", "tau"])  # type: ignore[name-match]  # torch.return_types.geqrf
 
 
 def _check(A: Any, tau: Any) -> None:
@@ -92,4 +91,4 @@ def geqrf(input: Tensor) -> Any:
     if not input.dtype.is_floating_point or input.dtype in (_dt.float16, _dt.bfloat16):
         raise NotImplementedError(f"\"geqrf_cpu\" not implemented for '{torch_dtype_name(input.dtype)}'")
     a, tau = Geqrf.apply(input)
-    return geqrf_type(a, tau)
+    return return_types.geqrf((a, tau))

@@ -6,11 +6,11 @@ own); the results and their gradients are those of inv, cholesky and solve where
 """
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
+from .. import return_types
 from ..backends.base import Backend
 from ..backends.generic.solve import LinAlgError
 from ..tensor import Tensor
@@ -22,9 +22,6 @@ from .solve import Inv, _check_shapes, check_matrices, inv, solve
 
 __all__ = ["inv_ex", "cholesky_ex", "solve_ex"]
 
-linalg_inv_ex = namedtuple("linalg_inv_ex", ["inverse", "info"])
-linalg_cholesky_ex = namedtuple("linalg_cholesky_ex", ["L", "info"])
-linalg_solve_ex = namedtuple("linalg_solve_ex", ["result", "info"])
 
 
 def _first_failure(info: Tensor) -> tuple[int, int] | None:
@@ -59,12 +56,12 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> Any:
     info = _getrf_info(A)
     failure = _first_failure(info)
     if failure is None:
-        return linalg_inv_ex(inv(A), info)
+        return return_types.linalg_inv_ex((inv(A), info))
     if check_errors:
         where, j = failure
         raise LinAlgError(f"linalg.inv_ex: {_batch_prefix(info, where)}The diagonal element {j} is zero, the "
                           "inversion could not be completed because the input matrix is singular.")
-    return linalg_inv_ex(InvUnchecked.apply(A), info)
+    return return_types.linalg_inv_ex((InvUnchecked.apply(A), info))
 
 
 class CholeskyEx(Cholesky):
@@ -89,7 +86,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
         raise LinAlgError(f"linalg.cholesky_ex: {_batch_prefix(info, where)}The factorization could not be "
                           f"completed because the input is not positive-definite (the leading minor of order {j} "
                           "is not positive-definite).")
-    return linalg_cholesky_ex(L, info)
+    return return_types.linalg_cholesky_ex((L, info))
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> Any:
@@ -99,7 +96,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     info = _getrf_info(A)
     failure = _first_failure(info)
     if failure is None:
-        return linalg_solve_ex(solve(A, B, left=left), info)
+        return return_types.linalg_solve_ex((solve(A, B, left=left), info))
     if check_errors:
         raise LinAlgError(f"torch.linalg.solve_ex: {_batch_prefix(info, failure[0])}The solver failed because the "
                           "input matrix is singular.")
@@ -110,4 +107,4 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     LU, pivots, _ = LuFactor.apply(A)
     with np.errstate(all="ignore"):  # the singular matrices' inf / NaN, as PyTorch's
         X = lu_solve(LU, pivots, B.unsqueeze(-1) if vector else B, left=left)
-    return linalg_solve_ex(X.squeeze(-1) if vector else X, info)
+    return return_types.linalg_solve_ex((X.squeeze(-1) if vector else X, info))

@@ -10,9 +10,9 @@ lu_solve is two triangular solves of LU's triangles and a row gather, so its gra
 """
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any
 
+from .. import return_types
 from .. import dtypes as _dt
 from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
@@ -24,11 +24,6 @@ from .solve import _broadcast_batch, _check_shapes, check_matrices, mT, solve_tr
 from .triangular import tril, triu
 
 __all__ = ["lu_factor", "lu_factor_ex", "lu", "lu_unpack", "lu_solve", "torch_lu", "torch_lu_solve"]
-
-linalg_lu_factor = namedtuple("linalg_lu_factor", ["LU", "pivots"])
-linalg_lu_factor_ex = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
-linalg_lu = namedtuple("linalg_lu", ["P", "L", "U"])
-lu_unpack_type = namedtuple("lu_unpack", ["P", "L", "U"])  # type: ignore[name-match]  # torch.return_types.lu_unpack
 
 
 def _right_solve(B: Backend, x: Any, r: Any, upper: bool) -> Any:
@@ -121,7 +116,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     LU, pivots, info = LuFactor.apply(A)
     if check_errors:
         _raise_singular("lu_factor_ex", info)
-    return linalg_lu_factor_ex(LU, pivots, info)
+    return return_types.linalg_lu_factor_ex((LU, pivots, info))
 
 
 def lu_factor(A: Tensor, *, pivot: bool = True) -> Any:
@@ -130,7 +125,7 @@ def lu_factor(A: Tensor, *, pivot: bool = True) -> Any:
     _check_pivot(pivot)
     LU, pivots, info = LuFactor.apply(A)
     _raise_singular("lu_factor", info)
-    return linalg_lu_factor(LU, pivots)
+    return return_types.linalg_lu_factor((LU, pivots))
 
 
 def lu(A: Tensor, *, pivot: bool = True) -> Any:
@@ -138,7 +133,7 @@ def lu(A: Tensor, *, pivot: bool = True) -> Any:
     _check_lu_input("lu_factor", A)
     _check_pivot(pivot)
     LU, pivots, _ = LuFactor.apply(A)
-    return linalg_lu(*lu_unpack(LU, pivots))
+    return return_types.linalg_lu(lu_unpack(LU, pivots))
 
 
 def _permutation(pivots: Tensor, m: int) -> Tensor:
@@ -165,7 +160,7 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
     if unpack_pivots:
         perm = _permutation(LU_pivots, m)
         P = (perm.unsqueeze(-2) == arange(m, device=LU_data.device).unsqueeze(-1)).to(LU_data.dtype)
-    return lu_unpack_type(P, L, U)
+    return return_types.lu_unpack((P, L, U))
 
 
 def _check_lu_solve(LU: Any, pivots: Any, B: Any, left: bool) -> None:
