@@ -16,9 +16,10 @@ How it measures, per workload:
 2. The first step's losses must agree within --rtol (both compute in float32), or the workload is
    skipped with a message: its timings would compare different computations.
 3. --warmup more steps each, then --repeats rounds. A round times a chunk of --steps steps of minitensor,
-   then one of PyTorch (A B A B ...), each chunk between two device synchronisations, so that the drift
-   of a shared, noisy machine hits both alike. ms/step is the median over the rounds; the ratio is
-   minitensor / PyTorch of the medians (below 1: minitensor is faster).
+   then one of PyTorch (A B A B ...), each chunk between two device synchronisations and after a pause
+   (SETTLE_SECONDS) in which the other's threads stop spinning, so that the drift of a shared, noisy
+   machine hits both alike and neither pays for the other's idle threads. ms/step is the median over the
+   rounds; the ratio is minitensor / PyTorch of the medians (below 1: minitensor is faster).
 4. Peak memory of a training step, everything live included (weights, gradients, optimizer state, the
    batch, activations, temporaries, the libraries' work buffers), after the timed steps:
    - cpu: from the kernel's accounting of the worker. A throw-away copy of the workload first runs two
@@ -64,6 +65,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -79,6 +81,11 @@ from benchmarks.compare_worker import MINITENSOR, PYTORCH, Worker  # noqa: E402
 TITLES = {"mlp-s": "MLP-S", "mlp-l": "MLP-L", "cnn": "CNN", "gan": "GAN", "transformer": "Transformer",
           "gpt": "GPT", "lstm": "LSTM"}
 AMP_DEFAULT = ("mlp-s", "mlp-l", "cnn", "transformer")  # --amp's workloads unless --workloads names others
+# Idle time before each timed chunk. A framework's worker threads spin-wait after its chunk ends (measured
+# here after a GPT chunk: OpenBLAS's ~100 ms of CPU, PyTorch's OpenMP ~10 ms), on the cores the other
+# framework's chunk, next, needs: without the pause each chunk paid for the previous one's spinning (the
+# GPT's minitensor steps took 36.5 ms in compare.py against 30-32 ms alone).
+SETTLE_SECONDS = 0.15
 CHUNK_SECONDS = 0.25  # --steps by default: steps per chunk for the slower framework's chunk to last this
 AMP_SUFFIX = " AMP"  # the label of a framework's AMP worker: "minitensor AMP"
 AMP_RTOL = 3e-2      # the AMP first losses' agreement: 16-bit matmuls round each product to ~3 digits
@@ -142,12 +149,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 # ------------------------------------------------------------------------------------------------ timing
-def alternate(chunks: dict[str, Callable[[], float]], repeats: int) -> dict[str, list[float]]:
+def alternate(chunks: dict[str, Callable[[], float]], repeats: int, settle: float = SETTLE_SECONDS
+              ) -> dict[str, list[float]]:
     """Run each framework's chunk once per round, in the dict's order (A B A B ...), for ``repeats``
-    rounds; returns each one's results, round by round."""
+    rounds, each after ``settle`` seconds of quiet; returns each one's results, round by round."""
     samples: dict[str, list[float]] = {name: [] for name in chunks}
     for _ in range(repeats):
         for name, chunk in chunks.items():
+            time.sleep(settle)
             samples[name].append(chunk())
     return samples
 

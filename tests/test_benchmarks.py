@@ -164,9 +164,18 @@ def test_alternate_runs_the_frameworks_in_turn_and_keeps_rounds_apart():
     def chunk(name):
         return lambda: calls.append(name) or next(values[name])
 
-    samples = compare.alternate({"minitensor": chunk("minitensor"), "PyTorch": chunk("PyTorch")}, repeats=3)
+    samples = compare.alternate({"minitensor": chunk("minitensor"), "PyTorch": chunk("PyTorch")}, repeats=3,
+                                settle=0.0)
     assert calls == ["minitensor", "PyTorch"] * 3
     assert samples == {"minitensor": [3.0, 1.0, 2.0], "PyTorch": [10.0, 30.0, 20.0]}
+
+
+def test_alternate_leaves_each_chunk_a_quiet_start(monkeypatch):
+    events = []
+    monkeypatch.setattr(compare.time, "sleep", lambda s: events.append(("sleep", s)))
+    compare.alternate({"a": lambda: events.append("a") or 1.0, "b": lambda: events.append("b") or 2.0}, repeats=2)
+    pause = ("sleep", compare.SETTLE_SECONDS)
+    assert events == [pause, "a", pause, "b"] * 2 and compare.SETTLE_SECONDS > 0
 
 
 def test_summarize_takes_medians_in_ms_and_their_ratio():
