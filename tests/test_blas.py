@@ -63,8 +63,27 @@ def test_choose_sets_the_variable_only_when_every_condition_holds(monkeypatch):
     assert blas.choose_openblas_coretype({}, ZEN5) is None  # NumPy loaded already: too late to choose
 
 
+def test_the_thread_timeout_is_set_unless_the_user_or_numpy_came_first(monkeypatch):
+    loaded = dict(sys.modules)
+    monkeypatch.setattr(blas.sys, "modules", {k: v for k, v in loaded.items() if k != "numpy"})
+    env: dict[str, str] = {}
+    assert blas.choose_openblas_thread_timeout(env) == "20" and env == {"OPENBLAS_THREAD_TIMEOUT": "20"}
+    for environ in [{"OPENBLAS_THREAD_TIMEOUT": "28"}, {"MINITENSOR_BLAS_TUNING": "0"}]:
+        before = dict(environ)
+        assert blas.choose_openblas_thread_timeout(environ) is None and environ == before
+    monkeypatch.setattr(blas.sys, "modules", loaded)
+    assert blas.choose_openblas_thread_timeout({}) is None
+
+
+def test_a_fresh_process_gets_the_thread_timeout():
+    code = "import json, os, minitensor\nprint(json.dumps(os.environ.get('OPENBLAS_THREAD_TIMEOUT')))"
+    assert run_python(code, OPENBLAS_THREAD_TIMEOUT=None) == "20"
+    assert run_python(code, OPENBLAS_THREAD_TIMEOUT="25") == "25"
+
+
 def run_python(code: str, **env: str | None) -> dict:
-    environ = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "MINITENSOR_BLAS_TUNING")}
+    environ = {k: v for k, v in os.environ.items()
+               if k not in ("OPENBLAS_CORETYPE", "MINITENSOR_BLAS_TUNING", "OPENBLAS_THREAD_TIMEOUT")}
     environ.update({k: v for k, v in env.items() if v is not None})
     out = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -10,6 +10,7 @@ import importlib
 from . import blas
 
 blas.choose_openblas_coretype()  # before the first import of NumPy (the next line's): OpenBLAS reads it once
+blas.choose_openblas_thread_timeout()  # (read once too)
 from . import cudnn, mps  # noqa: E402  (PyTorch's torch.backends.cudnn / .mps: flags and queries only)
 from .base import Backend  # noqa: E402
 from .blas import cpu_info  # noqa: E402
