@@ -112,6 +112,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help=f"steps per timed chunk (default: enough for about {CHUNK_SECONDS} s of the slower "
                         "framework, judged from the warm-up; at least 3)")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps after the first one (default: 3)")
+    p.add_argument("--settle", type=float, default=SETTLE_SECONDS, metavar="SECONDS",
+                   help=f"idle time before each timed chunk (default: {SETTLE_SECONDS}; 0: the chunks back to "
+                        f"back, as before 2026-11-28, when each paid for the other's spinning threads)")
     p.add_argument("--rtol", type=float, default=1e-4,
                    help="relative tolerance of the first losses' agreement (default: 1e-4)")
     p.add_argument("--seed", type=int, default=0, help="seeds the weights, the batch and the noise (default: 0)")
@@ -238,7 +241,7 @@ def compare_workload(name: str, args: argparse.Namespace, with_torch: bool) -> d
         warm = [w.call("seconds_per_step", max(args.warmup, 1)) for w in workers.values()]
         row["steps"] = args.steps or auto_steps(max(warm))
         samples = alternate({fw: (lambda w=w: w.call("seconds_per_step", row["steps"])) for fw, w in workers.items()},
-                            args.repeats)
+                            args.repeats, args.settle)
         fp32 = summarize({label: v for label, v in samples.items() if not label.endswith(AMP_SUFFIX)})
         row.update(fp32, samples_ms={label: [1e3 * s for s in v] for label, v in samples.items()})
         if args.amp:

@@ -178,6 +178,16 @@ def test_alternate_leaves_each_chunk_a_quiet_start(monkeypatch):
     assert events == [pause, "a", pause, "b"] * 2 and compare.SETTLE_SECONDS > 0
 
 
+def test_step_ab_runs_every_tree_with_every_environment(capsys):
+    from benchmarks import step_ab
+    args = step_ab.parse_args(["mlp-s", "--tree", ".", "--env", "A=1", "--env", "A=2"])
+    labels = [label for label, _, _ in step_ab.variants(args)]
+    assert len(labels) == 2 and labels[0].endswith("A=1") and labels[1].endswith("A=2")
+    assert step_ab.main(["mlp-s", "--rounds", "1", "--chunks", "1", "--steps", "1", "--warmup", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "mlp-s" in out and "x1.000" in out
+
+
 def test_summarize_takes_medians_in_ms_and_their_ratio():
     summary = compare.summarize({"minitensor": [0.003, 0.001, 0.002, 0.100], "PyTorch": [0.004, 0.005, 0.006]})
     assert summary["minitensor_ms"] == pytest.approx(2.5)  # median of an even count: the mean of the middle two
