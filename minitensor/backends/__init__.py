@@ -6,11 +6,20 @@ imported the first time a tensor asks for that device type, and one instance is 
 from __future__ import annotations
 
 import importlib
+import warnings
 
 from . import blas
 
 blas.choose_openblas_coretype()  # before the first import of NumPy (the next line's): OpenBLAS reads it once
 blas.choose_openblas_thread_timeout()  # (read once too)
+
+# NumPy reports IEEE special cases (log(0), 0 / 0, sqrt(-1), overflow, a mean of nothing) as RuntimeWarnings;
+# PyTorch computes them silently (inf, nan). Ignored where minitensor's own code makes the NumPy call (the
+# warning's module is then one of ours); a user's own NumPy calls warn as before.
+warnings.filterwarnings(
+    "ignore", category=RuntimeWarning, module=r"minitensor(\.|$)",
+    message=r"(divide by zero|invalid value|overflow|underflow) encountered|Mean of empty slice|"
+            r"Degrees of freedom <= 0|All-NaN (slice|axis) encountered")
 from . import cudnn, mps  # noqa: E402  (PyTorch's torch.backends.cudnn / .mps: flags and queries only)
 from .base import Backend  # noqa: E402
 from .blas import cpu_info  # noqa: E402

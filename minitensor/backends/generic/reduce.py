@@ -1,5 +1,7 @@
 """Reductions over an axis tuple (None means all axes), through the array methods (``x.sum(...)``): the
-same reductions as ``xp.sum(x, ...)`` without NumPy's Python-level dispatch, a microsecond per call. Also the
+same reductions as ``xp.sum(x, ...)`` without NumPy's Python-level dispatch, a microsecond per call; on NumPy
+arrays sum, prod, amax, amin, cumsum and cumprod call the ufunc itself (what ``x.sum`` wraps), so that an IEEE warning
+(inf - inf) names minitensor's module, which ``backends/__init__.py`` silences as PyTorch is silent. Also the
 scans along one axis (cumsum, cumprod, cummax, cummin, logcumsumexp) and the stable sort order (argsort)."""
 from __future__ import annotations
 
@@ -14,21 +16,31 @@ class ReduceOps:
     xp: Any
 
     def sum(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
+        if type(x) is np.ndarray:  # the ufunc's reduce (see the module's docstring)
+            return np.add.reduce(x, axis=axis, keepdims=keepdims)
         return x.sum(axis=axis, keepdims=keepdims)
 
     def mean(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
-        return x.mean(axis=axis, keepdims=keepdims)
+        with np.errstate(divide="ignore", invalid="ignore"):  # an empty mean is nan without a warning (PyTorch)
+            return x.mean(axis=axis, keepdims=keepdims)
 
     def var(self, x: Array, axis: tuple[int, ...] | None, correction: float, keepdims: bool) -> Array:
-        return x.var(axis=axis, ddof=correction, keepdims=keepdims)
+        with np.errstate(divide="ignore", invalid="ignore"):  # (NumPy's division happens in its own module)
+            return x.var(axis=axis, ddof=correction, keepdims=keepdims)
 
     def prod(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
+        if type(x) is np.ndarray:
+            return np.multiply.reduce(x, axis=axis, keepdims=keepdims)
         return x.prod(axis=axis, keepdims=keepdims)
 
     def amax(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
+        if type(x) is np.ndarray:
+            return np.maximum.reduce(x, axis=axis, keepdims=keepdims)
         return x.max(axis=axis, keepdims=keepdims)
 
     def amin(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
+        if type(x) is np.ndarray:
+            return np.minimum.reduce(x, axis=axis, keepdims=keepdims)
         return x.min(axis=axis, keepdims=keepdims)
 
     def argmax(self, x: Array, axis: int | None, keepdims: bool) -> Array:
@@ -56,10 +68,14 @@ class ReduceOps:
 
     def cumprod(self, x: Array, axis: int) -> Array:
         """Running products along ``axis``: out[..., i] = x[..., 0] * ... * x[..., i]."""
+        if type(x) is np.ndarray and x.dtype.kind == "f":  # the ufunc itself (see the module's docstring)
+            return np.multiply.accumulate(x, axis=axis)
         return self.xp.cumprod(x, axis=axis)
 
     def cumsum(self, x: Array, axis: int) -> Array:
         """Running sums along ``axis``, in x's dtype."""
+        if type(x) is np.ndarray:
+            return np.add.accumulate(x, axis=axis, dtype=x.dtype)
         return self.xp.cumsum(x, axis=axis, dtype=x.dtype)
 
     def _scan(self, x: Array, axis: int, combine: Callable[[Array, Array], Array]) -> Array:
