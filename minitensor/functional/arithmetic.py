@@ -127,7 +127,7 @@ class Pow(ArrayFunction):
         need_a, need_b = ctx.needs_input_grad
         # b a^(b-1) is 0 where b = 0 (PyTorch): use exponent 0 there, not 0^-1 = inf times 0 = nan at a = 0.
         b_nonzero = B.where(b == 0, 1, b) if hasattr(b, "shape") else (b or 1)
-        ga = gy * b * B.power(a, b_nonzero - 1) if need_a else None
+        ga = gy * (b * B.power(a, b_nonzero - 1)) if need_a else None  # grouped as PyTorch (overflow order)
         if need_b:
             if not hasattr(a, "shape"):  # a Python base: an array of y's dtype, so log(a) is not float64
                 a = B.asarray(a, y.dtype)

@@ -151,7 +151,8 @@ def adaptive_max_pool1d(input: Tensor, output_size: int | Sequence[int], return_
     a unit height; indices are positions along L."""
     name = "adaptive_max_pool1d"
     check_input(name, input, dims=1)
-    y, indices = adaptive_max_pool2d(input.unsqueeze(-2), (1, single(output_size, "output_size", name)), True)
+    size = single(output_size, "output_size", name, minimum=0)  # 0: an empty output, as PyTorch
+    y, indices = adaptive_max_pool2d(input.unsqueeze(-2), (1, size), True)
     return (y.squeeze(-2), indices.squeeze(-2)) if return_indices else y.squeeze(-2)
 
 
@@ -161,7 +162,8 @@ def _adaptive_size(name: str, input: Tensor, output_size: int | Sequence[int | N
     sizes = (output_size,) * 2 if not isinstance(output_size, (tuple, list)) else tuple(output_size)
     if len(sizes) != 2:
         raise RuntimeError(f"{name}: output_size must be an int or a pair, got {output_size!r}")
-    return pair(tuple(input.shape[-2 + a] if s is None else s for a, s in enumerate(sizes)), "output_size", name)
+    return pair(tuple(input.shape[-2 + a] if s is None else s for a, s in enumerate(sizes)), "output_size", name,
+                minimum=0)  # 0: an empty output, as PyTorch
 
 
 def _pool_args(name: str, input: Tensor, kernel_size: IntPair, stride: IntPair | None, padding: IntPair,
@@ -285,7 +287,8 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     unit height."""
     name = "adaptive_avg_pool1d"
     check_input(name, input, dims=1)
-    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, single(output_size, "output_size", name))).squeeze(-2)
+    size = single(output_size, "output_size", name, minimum=0)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
@@ -297,7 +300,8 @@ def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) 
     sizes = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * 3
     if len(sizes) != 3:
         raise RuntimeError(f"{name}: output_size must be an int or 3 ints, got {output_size!r}")
-    out = triple(tuple(input.shape[-3 + a] if s is None else s for a, s in enumerate(sizes)), "output_size", name)
+    out = triple(tuple(input.shape[-3 + a] if s is None else s for a, s in enumerate(sizes)), "output_size", name,
+                 minimum=0)
 
     def pool(x: Tensor) -> Tensor:
         _, y2, prefix = _over_depth_then_planes(x, lambda v: adaptive_avg_pool2d(v, (out[0], None)),
