@@ -12,12 +12,17 @@ import numpy as np
 Array = Any
 
 
+def _ufunc_reduce(ufunc: Any, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
+    """``ufunc.reduce`` over ``axis``: what ``x.sum()`` and its kin call, minus NumPy's Python wrapper."""
+    return ufunc.reduce(x, axis=axis, keepdims=keepdims)
+
+
 class ReduceOps:
     xp: Any
 
     def sum(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
         if type(x) is np.ndarray:  # the ufunc's reduce (see the module's docstring)
-            return np.add.reduce(x, axis=axis, keepdims=keepdims)
+            return _ufunc_reduce(np.add, x, axis, keepdims)
         return x.sum(axis=axis, keepdims=keepdims)
 
     def mean(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
@@ -30,17 +35,17 @@ class ReduceOps:
 
     def prod(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
         if type(x) is np.ndarray:
-            return np.multiply.reduce(x, axis=axis, keepdims=keepdims)
+            return _ufunc_reduce(np.multiply, x, axis, keepdims)
         return x.prod(axis=axis, keepdims=keepdims)
 
     def amax(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
         if type(x) is np.ndarray:
-            return np.maximum.reduce(x, axis=axis, keepdims=keepdims)
+            return _ufunc_reduce(np.maximum, x, axis, keepdims)
         return x.max(axis=axis, keepdims=keepdims)
 
     def amin(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
         if type(x) is np.ndarray:
-            return np.minimum.reduce(x, axis=axis, keepdims=keepdims)
+            return _ufunc_reduce(np.minimum, x, axis, keepdims)
         return x.min(axis=axis, keepdims=keepdims)
 
     def argmax(self, x: Array, axis: int | None, keepdims: bool) -> Array:

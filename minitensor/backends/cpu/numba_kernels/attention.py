@@ -10,15 +10,20 @@ additions); the max stays a scalar loop, which keeps NaN semantics exact.
 """
 from __future__ import annotations
 
+import functools
+
 import numba
 import numpy as np
 
 from .elementary import ONE, ZERO, exp_nonpositive, jit
 
 NEG_INF = np.float32(-np.inf)
+# jit, with the additions free to reassociate (no other fast-math: NaN and inf keep their meaning)
+reassociating_jit = functools.partial(numba.njit, cache=True, nogil=True, error_model="numpy", _nrt=False,
+                                      fastmath={"reassoc", "contract"})
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False, fastmath={"reassoc", "contract"})
+@reassociating_jit
 def _row_sum(a, n):  # pragma: no cover - compiled
     total = ZERO
     for j in range(n):
