@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+import time
 import warnings
 from datetime import timedelta
 from types import TracebackType
@@ -339,8 +340,15 @@ def _at_exit() -> None:
         _abort_if_live()
 
 
+ABORT_GRACE_SECONDS = 0.5  # for mpiexec's proxy to forward this rank's last output before the abort kills it
+
+
 def _abort_if_live() -> None:
     for g in _GROUPS:
         if g.size() > 1:
+            sys.stdout.flush()
             sys.stderr.flush()
+            # The abort ends every process of the job at once, the I/O forwarders included: without a pause the
+            # traceback just printed was sometimes lost (CI: the failing rank's error missing from the output)
+            time.sleep(ABORT_GRACE_SECONDS)
             g.engine.abort_job()
