@@ -181,3 +181,13 @@ def _lstm_backward(d: Data) -> tuple:
 
 
 case("lstm_backward", "", _lstm_backward)
+
+
+# ------------------------------------------------------------------ LU, matrix exponential, _ex, geqrf
+case("lu_factor", "", lambda d: (well_conditioned(d, 2, 4, 4),))
+case("lu_factor", "wide", lambda d: (d.n(2, 3, 5),))
+case("lu_permutation", "", lambda d: (np.array([[2, 3, 3, 4], [1, 2, 4, 4]], np.int32), 4), ONCE)
+case("matrix_exp", "", lambda d: (d.n(2, 4, 4) * 0.5,))
+case("matrix_exp", "large-norm", lambda d: (d.n(3, 3) * 4,))  # several squarings
+case("cholesky_ex", "", lambda d: (symmetric(d, [0.5, 1.0, 2.0, 4.0]),))
+case("geqrf", "", lambda d: (d.n(2, 5, 3),))

@@ -189,6 +189,10 @@ case("elu_backward", "from-x", lambda d: (d.n(3, 5), d.away(3, 5), 1.3, False))
 case("gelu", "tanh", lambda d: (d.n(3, 5), "tanh"), WITH_HALF)
 case("gelu_backward", "tanh", lambda d: (d.n(3, 5), d.n(3, 5), "tanh"), WITH_HALF)
 case("softmax", "last", lambda d: (d.n(2, 3, 7) * 10, -1), WITH_HALF)
+case("attention_softmax", "causal", lambda d: (d.n(2, 3, 5, 7) * 4, True))
+case("attention_softmax", "masked-rows", lambda d: (np.where(d.bools(2, 4, 6), -np.inf, d.n(2, 4, 6)).astype(d.dt),
+                                                    False))
+case("attention_softmax_backward", "", lambda d: (d.n(2, 3, 5, 7), CPU.attention_softmax(d.n(2, 3, 5, 7), True)))
 case("log_softmax", "last", lambda d: (d.n(2, 3, 7) * 10, -1), WITH_HALF)
 case("erf", "tails", lambda d: (np.linspace(-6, 6, 97).astype(d.dt),), WITH_HALF)
 case("erf", "", lambda d: (d.n(3, 5),), WITH_HALF)
@@ -402,6 +406,21 @@ for _name, _params in {"smooth_l1_loss": (1.0, 0.0), "huber_loss": (1.0, 0.5)}.i
 for _name in ("mse_loss", "l1_loss"):
     case(_name, "broadcast", lambda d: (d.n(4, 3), d.n(4, 1)))
     case(_name + "_backward", "broadcast", lambda d: (d.n(4, 3), d.n(4, 3), d.n(4, 1)))
+
+
+
+def _ctc_args(d: Data) -> tuple:
+    """log_probs (T=6, N=3, C=4) normalised over C, targets (3, 3) padded, input and target lengths, blank 0."""
+    z = d.n(6, 3, 4)
+    log_probs = (z - np.log(np.exp(z.astype(np.float64)).sum(-1, keepdims=True))).astype(d.dt)
+    targets = np.array([[1, 2, 2], [3, 1, 0], [2, 0, 0]], np.int64)
+    return log_probs, targets, np.array([6, 5, 2], np.int64), np.array([3, 2, 1], np.int64), 0
+
+
+case("ctc_loss", "", _ctc_args)
+for _zero_infinity in (False, True):
+    case("ctc_loss_backward", f"zero_infinity={_zero_infinity}", lambda d, z=_zero_infinity: (
+        d.pos(3), *_ctc_args(d)[:4], *CPU.ctc_loss(*_ctc_args(d)), 0, z))
 
 # ----------------------------------------------------------------------------------- dropout, embedding
 case("dropout_backward", "", lambda d: (d.n(4, 5), d.bools(4, 5), 0.3), WITH_HALF)

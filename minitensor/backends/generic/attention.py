@@ -27,7 +27,7 @@ class AttentionOps:
         m = s.max(axis=-1, keepdims=True)
         m[~b.isfinite(m)] = 0  # -inf rows: exp(-inf - 0) = 0 below
         s -= m
-        s = b.exp(s)
+        b.xp.exp(s, out=s)  # in place to the end: s holds P afterwards, as the CPU kernel leaves it
         total = s.sum(axis=-1, keepdims=True)
         total[total == 0] = 1
         s /= total
