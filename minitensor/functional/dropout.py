@@ -1,17 +1,18 @@
 """Dropout: zero each element with probability p while training, scaling the rest by 1 / (1 - p)."""
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ..backends.base import Backend
-from ..creation import ones
+from ..creation import full, ones
 from .inplace import inplace as _inplace
 
 __all__ = ["dropout"]
-__all__ += ["dropout1d", "dropout2d", "dropout3d"]
+__all__ += ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
 
 
 class Dropout(ArrayFunction):
@@ -110,3 +111,36 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     rule: channels along its first dim), with PyTorch's warning."""
     _deprecated_dims("dropout3d", input, (4, 5))
     return _feature_dropout(input, p, training, inplace, batched=input.ndim == 5)
+
+
+SELU_SATURATION = 1.7580993408473766  # SELU's scale * alpha: a dropped unit goes to SELU's negative limit
+
+
+def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bool) -> Tensor:
+    """PyTorch's alpha dropout: with keep ~ Bernoulli(1 - p) (one per element, or per (n, c) for
+    ``feature``), y = a (x keep + alpha' (1 - keep)) + b, a = ((alpha^2 p + 1)(1 - p))^-1/2,
+    alpha' = -alpha, b = alpha a p: a SELU network's zero mean and unit variance are kept."""
+    if not _active(input, p, training) or input.numel() == 0:
+        return input
+    if p == 1:
+        return _inplace(input, lambda t: t * 0) if inplace else input * 0
+    if feature and input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = (*input.shape[:2], *(1,) * (input.ndim - 2)) if feature else tuple(input.shape)
+    keep = full(shape, 1 - p, dtype=input.dtype, device=input.device).bernoulli()
+    a = 1.0 / math.sqrt((SELU_SATURATION ** 2 * p + 1) * (1 - p))
+    shift = (keep - 1) * (SELU_SATURATION * a) + SELU_SATURATION * a * p
+    scale = keep * a
+    return _inplace(input, lambda t: t * scale + shift) if inplace else input * scale + shift
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Dropout for SELU networks (``_alpha_dropout``): each element set, with probability ``p``, to SELU's
+    saturation value, then an affine map that keeps the mean and variance. The identity unless ``training``
+    (which defaults to False here, as in PyTorch)."""
+    return _alpha_dropout(input, float(p), training, inplace, feature=False)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """``alpha_dropout`` of whole channels: one draw per (n, c) of an (N, C, ...) input."""
+    return _alpha_dropout(input, float(p), training, inplace, feature=True)

@@ -194,7 +194,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     return out
 
 
-__all__ += ["rms_norm"]
+__all__ += ["rms_norm", "local_response_norm"]
 
 
 def rms_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
@@ -208,3 +208,25 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tenso
     dims = tuple(range(-len(shape), 0))
     out = input * (input * input).mean(dims, keepdim=True).add(eps).rsqrt()
     return out if weight is None else out * weight
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """AlexNet's normalization across channels, as PyTorch composes it: for input (N, C, ...),
+    y_c = x_c / (k + alpha / size * sum over the ``size`` channels around c of x^2) ^ beta, the window
+    zero-padded (size // 2 before, (size - 1) // 2 after)."""
+    from .pooling import avg_pool2d, avg_pool3d
+    from .shape import pad
+    dim = input.ndim
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input * input
+    if dim == 3:
+        div = pad(div.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.shape
+        div = pad(div.reshape(sizes[0], 1, sizes[1], sizes[2], -1), (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).reshape(sizes)
+    return input / (div * alpha + k) ** beta

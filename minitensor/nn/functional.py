@@ -43,6 +43,8 @@ __all__ += ["affine_grid", "grid_sample"]
 
 from ..functional.ctc import ctc_loss  # noqa: E402
 __all__ += ["ctc_loss"]
+from ..functional.gumbel import gumbel_softmax  # noqa: E402
+__all__ += ["gumbel_softmax"]
 from ..functional.pooling_windows import *  # noqa: F401,F403,E402
 from ..functional.lp_pool import *  # noqa: F401,F403,E402
 from ..functional import lp_pool as _lp_pool, pooling_windows as _pooling_windows  # noqa: E402

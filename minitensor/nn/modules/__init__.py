@@ -4,7 +4,7 @@ from __future__ import annotations
 from .activation import ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, ReLU, ReLU6, Sigmoid, SiLU, Softmax, \
     Softplus, Tanh
 from .loss import HuberLoss, SmoothL1Loss
-from .dropout import Dropout1d, Dropout2d, Dropout3d
+from .dropout import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .padding import CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, \
     ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, \
     ZeroPad1d, ZeroPad2d, ZeroPad3d
@@ -43,7 +43,7 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer"]
 __all__ += ["CELU", "SELU", "Mish", "Hardsigmoid", "Hardswish", "LogSigmoid", "Softsign", "Softmin"]
 __all__ += ["SmoothL1Loss", "HuberLoss"]
-__all__ += ["Dropout1d", "Dropout2d", "Dropout3d"]
+__all__ += ["Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 __all__ += ["ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
             "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
             "ConstantPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "PixelShuffle", "PixelUnshuffle", "Upsample",
@@ -72,5 +72,5 @@ __all__ += ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Frac
 
 from .pixelshuffle import ChannelShuffle  # noqa: E402
 from .linear import Bilinear  # noqa: E402
-from .normalization import RMSNorm  # noqa: E402
-__all__ += ["Bilinear", "ChannelShuffle", "RMSNorm"]
+from .normalization import LocalResponseNorm, RMSNorm  # noqa: E402
+__all__ += ["Bilinear", "ChannelShuffle", "RMSNorm", "LocalResponseNorm"]

@@ -42,3 +42,17 @@ class Dropout3d(Dropout):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(Dropout):
+    """While training, alpha dropout (``F.alpha_dropout``) for SELU networks; the identity in eval mode."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.alpha_dropout(input, self.p, self.training, self.inplace)
+
+
+class FeatureAlphaDropout(Dropout):
+    """While training, alpha dropout of whole channels (``F.feature_alpha_dropout``)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.feature_alpha_dropout(input, self.p, self.training, self.inplace)
