@@ -86,13 +86,18 @@ def recommended_coretype(cpu: CpuFeatures) -> str | None:
     return None
 
 
+def _may_set(environ: Any, name: str) -> bool:
+    """Whether minitensor may set OpenBLAS's variable ``name``: OpenBLAS has not loaded yet (NumPy is not
+    imported), the user has not set it, and ``MINITENSOR_BLAS_TUNING`` is not ``0``."""
+    return not ("numpy" in sys.modules or environ.get(name) or environ.get("MINITENSOR_BLAS_TUNING", "1") == "0")
+
+
 def choose_openblas_coretype(environ: Any = os.environ, cpuinfo: str | None = None) -> str | None:
     """Set ``OPENBLAS_CORETYPE`` in ``environ`` where the module docstring's four conditions hold; return the
     core type set, or None."""
     if environ is os.environ:
         _STATE["numpy_first"] = "numpy" in sys.modules
-    if ("numpy" in sys.modules or environ.get("OPENBLAS_CORETYPE")
-            or environ.get("MINITENSOR_BLAS_TUNING", "1") == "0" or not sys.platform.startswith("linux")):
+    if not _may_set(environ, "OPENBLAS_CORETYPE") or not sys.platform.startswith("linux"):
         return None
     coretype = recommended_coretype(read_cpu_features(cpuinfo))
     if coretype is not None:
@@ -108,8 +113,7 @@ THREAD_TIMEOUT = "20"  # log2 of the cycles OpenBLAS's idle workers spin before 
 def choose_openblas_thread_timeout(environ: Any = os.environ) -> str | None:
     """Set ``OPENBLAS_THREAD_TIMEOUT`` in ``environ`` (see the module's docstring) unless NumPy is loaded,
     the user set it, or ``MINITENSOR_BLAS_TUNING=0``; return the value set, or None."""
-    if ("numpy" in sys.modules or environ.get("OPENBLAS_THREAD_TIMEOUT")
-            or environ.get("MINITENSOR_BLAS_TUNING", "1") == "0"):
+    if not _may_set(environ, "OPENBLAS_THREAD_TIMEOUT"):
         return None
     environ["OPENBLAS_THREAD_TIMEOUT"] = THREAD_TIMEOUT
     return THREAD_TIMEOUT

@@ -57,17 +57,28 @@ def _active(input: Tensor, p: float, training: bool) -> bool:
     return True
 
 
+def _trivial_dropout(input: Tensor, p: float, training: bool, inplace: bool, feature_dims: int | None
+                     ) -> Tensor | None:
+    """What a dropout that needs no draws returns (PyTorch's order: ``input`` itself in eval mode, with p = 0
+    or when empty; ``input * 0`` for p = 1, NaN kept), or None; a feature dropout (``feature_dims``: the
+    input's dims counting its batch) then needs 2 dims."""
+    if not _active(input, p, training) or input.numel() == 0:
+        return input
+    if p == 1:
+        return _inplace(input, lambda t: t * 0) if inplace else input * 0
+    if feature_dims is not None and feature_dims < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return None
+
+
 def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, batched: bool = True) -> Tensor:
     """Whole channels zeroed: one kept-and-scaled factor per (n, c) (per c when not ``batched``), from dropout
     of an (N, C, 1, ...) array of ones, multiplied in by broadcasting (the gradient is the same factor).
     As PyTorch's feature_dropout: an empty input or p = 0 comes back as is and p = 1 is ``input * 0`` (NaN
     stays NaN) before any channel is needed; only then does a (batched) input need 2 dims."""
-    if not _active(input, p, training) or input.numel() == 0:
-        return input
-    if p == 1:
-        return _inplace(input, lambda t: t * 0) if inplace else input * 0
-    if input.ndim + (0 if batched else 1) < 2:  # PyTorch adds the missing batch dim first
-        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    trivial = _trivial_dropout(input, p, training, inplace, input.ndim + (0 if batched else 1))
+    if trivial is not None:  # (PyTorch adds a missing batch dim first)
+        return trivial
     kept = 2 if batched else 1
     factor = _dropout(ones(*input.shape[:kept], *(1,) * (input.ndim - kept), dtype=input.dtype,
                            device=input.device), float(p))
@@ -120,12 +131,9 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, featu
     """PyTorch's alpha dropout: with keep ~ Bernoulli(1 - p) (one per element, or per (n, c) for
     ``feature``), y = a (x keep + alpha' (1 - keep)) + b, a = ((alpha^2 p + 1)(1 - p))^-1/2,
     alpha' = -alpha, b = alpha a p: a SELU network's zero mean and unit variance are kept."""
-    if not _active(input, p, training) or input.numel() == 0:
-        return input
-    if p == 1:
-        return _inplace(input, lambda t: t * 0) if inplace else input * 0
-    if feature and input.ndim < 2:
-        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    trivial = _trivial_dropout(input, p, training, inplace, input.ndim if feature else None)
+    if trivial is not None:
+        return trivial
     shape = (*input.shape[:2], *(1,) * (input.ndim - 2)) if feature else tuple(input.shape)
     keep = full(shape, 1 - p, dtype=input.dtype, device=input.device).bernoulli()
     a = 1.0 / math.sqrt((SELU_SATURATION ** 2 * p + 1) * (1 - p))

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..compiled import run_kernel
+from ..compiled import kernel_fits, run_kernel
 from ..generic.attention import AttentionOps
 import minitensor.backends.cpu.numba_kernels as numba_kernels  # the loader (it imports Numba lazily)
 from .parallel import over_leading_parts
@@ -15,11 +15,10 @@ Array = Any
 PARALLEL_MIN_ELEMENTS = 2 ** 16  # scores above this are cut into one part per BLAS thread (the exps dominate)
 
 
-def _kernels(*arrays: Array) -> Any:
-    """The Numba module for non-empty C-contiguous float32 arrays of at least 2 dims, else None."""
-    for a in arrays:
-        if a.dtype != np.float32 or a.ndim < 2 or a.size == 0 or not a.flags.c_contiguous:
-            return None
+def _kernels(first: Array, *others: Array) -> Any:
+    """The Numba module for non-empty C-contiguous float32 arrays of one shape, at least 2-D, else None."""
+    if first.dtype != np.float32 or first.ndim < 2 or first.size == 0 or not kernel_fits(first, *others):
+        return None
     return numba_kernels.load("attention")
 
 
@@ -41,7 +40,7 @@ class CpuAttentionOps(AttentionOps):
     def attention_softmax_backward(self, gp: Array, p: Array) -> Array:
         """As ``AttentionOps.attention_softmax_backward``."""
         k = _kernels(gp, p)
-        if k is None or gp.shape != p.shape:
+        if k is None:
             return super().attention_softmax_backward(gp, p)
         scratch = np.empty(p.shape[-1], dtype=np.float32)
         run_kernel("attention_softmax_backward", False, k.softmax_rows_backward, _rows(gp), _rows(p), scratch)
