@@ -53,6 +53,7 @@ class ProcessGroup:
         self.engine, self.backend_name = engine, backend
         self.ranks, self.global_rank, self.timeout = ranks, global_rank, timeout
         self.failure: str | None = None
+        self.peer_ended = False  # the failure is a peer's process having ended: its launcher ends the job
         self.gate = Gate(self)  # the cross-rank check of every collective's signature (checks.py)
 
     def rank(self) -> int:
@@ -64,9 +65,11 @@ class ProcessGroup:
     def name(self) -> str:
         return self.backend_name
 
-    def fail(self, message: str) -> DistBackendError:
-        """Record the group's first failure; the error to raise."""
-        self.failure = self.failure or message
+    def fail(self, message: str, peer_ended: bool = False) -> DistBackendError:
+        """Record the group's first failure; the error to raise. ``peer_ended``: the failure is that a peer's
+        process ended (not this rank's own error)."""
+        if self.failure is None:
+            self.failure, self.peer_ended = message, peer_ended
         return DistBackendError(message)
 
     def check(self) -> None:
@@ -341,6 +344,7 @@ def _at_exit() -> None:
 
 
 ABORT_GRACE_SECONDS = 0.5  # for mpiexec's proxy to forward this rank's last output before the abort kills it
+PEER_END_GRACE_SECONDS = 5.0  # for the launcher to end the job itself after a rank's process ended
 
 
 def _abort_if_live() -> None:
@@ -349,6 +353,9 @@ def _abort_if_live() -> None:
             sys.stdout.flush()
             sys.stderr.flush()
             # The abort ends every process of the job at once, the I/O forwarders included: without a pause the
-            # traceback just printed was sometimes lost (CI: the failing rank's error missing from the output)
-            time.sleep(ABORT_GRACE_SECONDS)
+            # traceback just printed was sometimes lost (CI: the failing rank's error missing from the output).
+            # When a peer's process ended, mpiexec's default cleanup is already ending the job and reports the
+            # dead rank's status, the real cause; aborting first would replace it with ours (CI: 1 instead of
+            # the dead rank's 3). So wait longer there; the abort is for launchers that leave us running.
+            time.sleep(PEER_END_GRACE_SECONDS if any(h.peer_ended for h in _GROUPS) else ABORT_GRACE_SECONDS)
             g.engine.abort_job()

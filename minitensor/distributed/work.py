@@ -123,7 +123,7 @@ class Work:
             if lost:
                 raise self._group.fail(f"{self._op} failed on rank {self._group.global_rank}: the process of rank "
                                        f"{', '.join(map(str, lost))} of the group has ended (exited or killed "
-                                       "before reaching this collective)")
+                                       "before reaching this collective)", peer_ended=True)
         return False
 
     def is_completed(self) -> bool:
