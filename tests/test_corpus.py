@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus.data import char_text, cora, shakespeare_char, wikitext2
+from corpus.data import char_text, cora, ptb_like, shakespeare_char, wikitext2
 
 CORPUS = Path(__file__).parent / "corpus"
 ROOT = Path(__file__).parent.parent
@@ -31,6 +31,23 @@ MINGPT = ["--trainer.num_workers=0", "--trainer.max_iters=30"]
 WORD_LM = ["--epochs", "1", "--lr", "5", "--emsize", "16", "--nhid", "16", "--bptt", "10", "--batch_size", "10",
            "--log-interval", "10"]
 WORD_LM_LOSS = r"(?:\| |valid |test )loss +([\d.]+)"  # every 10 batches, then valid, then test
+
+ACCURACY = r"images: ([\d.]+) %"  # the tutorials below print only their test accuracy at these sizes
+# yunjey/pytorch-tutorial: no command line and no seed, so the sizes (the stand-in datasets' lengths) are
+# large enough that every run of either framework learns the synthetic images (RNNs at 1,000 did not always)
+YUNJEY = [
+    ("linear_regression", "01-basics/linear_regression", r"Loss: ([\d.]+)", True, {}, None),
+    ("logistic_regression", "01-basics/logistic_regression", ACCURACY, False, {"CORPUS_MNIST_N": "2000"}, None),
+    ("feedforward", "01-basics/feedforward_neural_network", ACCURACY, False, {"CORPUS_MNIST_N": "1000"}, None),
+    ("cnn", "02-intermediate/convolutional_neural_network", ACCURACY, False, {"CORPUS_MNIST_N": "500"}, None),
+    ("rnn", "02-intermediate/recurrent_neural_network", ACCURACY, False, {"CORPUS_MNIST_N": "2000"}, None),
+    ("birnn", "02-intermediate/bidirectional_recurrent_neural_network", ACCURACY, False,
+     {"CORPUS_MNIST_N": "2000"}, None),
+    ("resnet", "02-intermediate/deep_residual_network", ACCURACY, False, {"CORPUS_CIFAR_N": "32"}, None),
+    ("language_model", "02-intermediate/language_model", r"Loss: ([\d.]+), Perplexity", True, {}, ptb_like),
+    ("vae", "03-advanced/variational_autoencoder", r"Reconst Loss: ([\d.]+)", False, {"CORPUS_MNIST_N": "1280"},
+     None),
+]
 
 
 @dataclass
@@ -100,6 +117,8 @@ CASES = {
                   r"loss_val: ([\d.]+)", falls=True, data=cora),
     "spinn_ode1": Case("spinn", [["ode1.py", "--n-train", "100", "--n-skip", "20"]], r"Loss=([\d.e+-]+)",
                        falls=True),
+    **{f"yunjey_{name}": Case("yunjey_tutorial", [[f"{path}/main.py"]], loss, falls=falls, env=env, data=data)
+       for name, path, loss, falls, env, data in YUNJEY},
     "pinn_ode4": Case("spinn", [["ode4_pinn.py", "--n-train", "40", "--n-skip", "10", "--samples", "100",
                                  "--neurons", "20", "--layers", "3", "--directory", "out"]], r"Loss=([\d.e+-]+)"),
 }

@@ -52,6 +52,13 @@ def wikitext2(cwd: Path, words: int = 6000) -> None:
         (out / f"{name}.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
 
 
+def ptb_like(cwd: Path) -> None:
+    """yunjey/pytorch-tutorial's language model reads data/train.txt (there: Penn Treebank): the same
+    grammar's sentences as ``wikitext2``, 3,000 words."""
+    wikitext2(cwd, words=3000)
+    (cwd / "data" / "wikitext-2" / "train.txt").rename(cwd / "data" / "train.txt")
+
+
 def cora(cwd: Path) -> None:
     """data/cora/cora.{content,cites} as pyGAT keeps them (there: the real Cora): the synthetic Cora the
     requests stand-in serves to pytorch/examples' gcn and gat, with 1,600 nodes: enough for pyGAT's fixed

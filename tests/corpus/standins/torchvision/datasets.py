@@ -1,5 +1,6 @@
 """``MNIST``: synthetic 28x28 uint8 digits, ten fixed templates plus noise (learnable in a few steps);
-``CORPUS_MNIST_N`` training images (default 512), a quarter as many test ones. ``FakeData``: random
+``CORPUS_MNIST_N`` training images (default 512), a quarter as many test ones. ``CIFAR10``: the same for
+32x32x3 colour images (``CORPUS_CIFAR_N``, default 256). ``FakeData``: random
 images as torchvision's (``CORPUS_FAKEDATA_N`` of them in place of ``size``, when set)."""
 import os
 
@@ -29,6 +30,33 @@ class MNIST(torch.utils.data.Dataset):
 
     def __getitem__(self, i):
         img, target = self.data[i].numpy(), int(self.targets[i])
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+
+class CIFAR10(torch.utils.data.Dataset):
+    """(32, 32, 3) uint8 images (torchvision: PIL images) of ten fixed colour templates plus noise."""
+
+    classes = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
+
+    def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
+        n = int(os.environ.get("CORPUS_CIFAR_N", "256"))
+        n = n if train else max(n // 4, 1)
+        templates = np.random.default_rng(0).integers(0, 256, (10, 32, 32, 3))
+        r = np.random.default_rng(1 if train else 2)
+        self.targets = r.integers(0, 10, n).tolist()
+        noise = r.integers(-40, 41, (n, 32, 32, 3))
+        self.data = np.clip(templates[self.targets] + noise, 0, 255).astype(np.uint8)
+        self.transform, self.target_transform = transform, target_transform
+
+    def __len__(self):
+        return len(self.targets)
+
+    def __getitem__(self, i):
+        img, target = self.data[i], self.targets[i]
         if self.transform is not None:
             img = self.transform(img)
         if self.target_transform is not None:

@@ -1,4 +1,5 @@
-"""The transforms the corpus programs use, on (H, W) or (H, W, C) uint8 arrays (torchvision's PIL images)."""
+"""The transforms the corpus programs use, on (H, W) or (H, W, C) uint8 arrays (torchvision's PIL images);
+the random ones draw from NumPy's global generator (torchvision: Python's and torch's)."""
 import numpy as np
 import torch
 
@@ -46,3 +47,34 @@ class Lambda:
 
     def __call__(self, x):
         return self.fn(x)
+
+
+class Pad:
+    """Zero padding of ``padding`` pixels on every side of an (H, W) or (H, W, C) array."""
+
+    def __init__(self, padding):
+        self.padding = padding
+
+    def __call__(self, img):
+        a = np.asarray(img)
+        return np.pad(a, [(self.padding, self.padding)] * 2 + [(0, 0)] * (a.ndim - 2))
+
+
+class RandomCrop:
+    def __init__(self, size, padding=None):
+        self.size = (size, size) if isinstance(size, int) else tuple(size)
+        self.padding = padding
+
+    def __call__(self, img):
+        a = Pad(self.padding)(img) if self.padding else np.asarray(img)
+        top = np.random.randint(0, a.shape[0] - self.size[0] + 1)
+        left = np.random.randint(0, a.shape[1] - self.size[1] + 1)
+        return a[top:top + self.size[0], left:left + self.size[1]]
+
+
+class RandomHorizontalFlip:
+    def __init__(self, p=0.5):
+        self.p = p
+
+    def __call__(self, img):
+        return np.asarray(img)[:, ::-1] if np.random.rand() < self.p else img
