@@ -1,11 +1,11 @@
-"""``nn.utils``: gradient clipping, parameter/vector conversion, and ``rnn`` (padding and
-packing sequences)."""
+"""``nn.utils``: gradient clipping, parameter/vector conversion, ``rnn`` (padding and packing sequences),
+``parametrize`` / ``parametrizations`` (tensors computed from unconstrained originals)."""
 from __future__ import annotations
 
 from .clip_grad import clip_grad_norm_, clip_grad_value_
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
-from . import rnn, stateless
+from . import parametrizations, parametrize, rnn, stateless
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
-__all__ += ["rnn", "stateless"]
+__all__ += ["parametrizations", "parametrize", "rnn", "stateless"]
