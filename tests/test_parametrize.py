@@ -274,3 +274,92 @@ def test_layout_matches_pytorch():
     tm(torch.tensor(x)).pow(2).sum().backward()
     np.testing.assert_allclose(m.parametrizations.weight.original.grad.numpy(),
                                tm.parametrizations.weight.original.grad.numpy(), rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------------ parametrizations.orthogonal
+from minitensor.nn.utils import parametrizations as PZ  # noqa: E402
+from minitensor.testing import gradcheck  # noqa: E402
+
+
+def _orthonormality_error(w: np.ndarray) -> float:
+    q = w if w.shape[-2] >= w.shape[-1] else np.swapaxes(w, -1, -2)
+    return float(np.abs(np.swapaxes(q, -1, -2) @ q - np.eye(q.shape[-1])).max())
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+@pytest.mark.parametrize("orth_map", [None, "matrix_exp", "cayley", "householder"])
+@pytest.mark.parametrize("triv", [True, False])
+def test_orthogonal_is_orthogonal_and_trains(shape, orth_map, triv):
+    mt.manual_seed(0)
+    m = nn.Linear(shape[1], shape[0]).double()
+    PZ.orthogonal(m, orthogonal_map=orth_map, use_trivialization=triv)
+    assert _orthonormality_error(m.weight.detach().numpy()) < 1e-12
+    expected_map = orth_map or ("matrix_exp" if shape[0] == shape[1] else "householder")
+    assert m.parametrizations.weight[0].orthogonal_map.name == expected_map
+    assert ("parametrizations.weight.0.base" in m.state_dict()) == triv
+    opt = mt.optim.SGD(m.parameters(), lr=0.1)
+    x = mt.randn(8, shape[1], dtype=mt.float64)
+    before = m.weight.detach().numpy().copy()
+    for _ in range(3):
+        opt.zero_grad()
+        m(x).pow(3).sum().backward()
+        opt.step()
+    after = m.weight.detach().numpy()
+    assert _orthonormality_error(after) < 1e-10 and np.abs(after - before).max() > 1e-6
+
+
+def test_orthogonal_keeps_an_orthogonal_weight_and_assignment():
+    q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((5, 5)))
+    m = nn.Linear(5, 5).double()
+    m.weight.data = mt.tensor(q)
+    PZ.orthogonal(m)  # trivialization: base = the weight itself, original = -I
+    np.testing.assert_allclose(m.weight.detach().numpy(), q, atol=1e-12)
+    np.testing.assert_array_equal(m.parametrizations.weight.original.detach().numpy(), -np.eye(5))
+    q2, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((5, 5)))
+    m.weight = mt.tensor(q2)
+    np.testing.assert_allclose(m.weight.detach().numpy(), q2, atol=1e-12)
+    m3 = nn.Linear(5, 5).double()
+    PZ.orthogonal(m3, orthogonal_map="cayley", use_trivialization=False)
+    with pytest.raises(NotImplementedError, match="use_trivialization=False"):
+        m3.weight = mt.tensor(q2)
+    with pytest.raises(ValueError, match="orthogonal_map has to be one of"):
+        PZ.orthogonal(nn.Linear(3, 3), orthogonal_map="qr")
+    with pytest.raises(ValueError, match="matrix or batch of matrices"):
+        PZ.orthogonal(nn.Linear(3, 3), "bias")
+
+
+@pytest.mark.parametrize("orth_map", ["matrix_exp", "cayley", "householder"])
+def test_orthogonal_gradient_by_finite_differences(orth_map):
+    mt.manual_seed(1)
+    m = nn.Linear(3, 4).double()
+    PZ.orthogonal(m, orthogonal_map=orth_map)
+    chain = m.parametrizations.weight
+    x = np.random.default_rng(0).standard_normal((4, 3))
+    # householder reads the diagonal's signs through .int() (truncation): -1.5 stays -1 under the nudges
+    x[np.arange(3), np.arange(3)] = -1.5
+    X = mt.tensor(x, requires_grad=True)
+    assert gradcheck(lambda t: chain[0](t), (X,))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("orth_map", ["matrix_exp", "cayley", "householder"])
+def test_orthogonal_forward_matches_pytorch(orth_map):
+    torch = pytest.importorskip("torch")
+    from torch.nn.utils import parametrizations as TPZ
+    m, tm = nn.Linear(3, 5).double(), torch.nn.Linear(3, 5).double()
+    PZ.orthogonal(m, orthogonal_map=orth_map)
+    TPZ.orthogonal(tm, orthogonal_map=orth_map)
+    assert list(m.state_dict()) == list(tm.state_dict())
+    base = np.linalg.qr(np.random.default_rng(0).standard_normal((5, 5)))[0]
+    x = np.random.default_rng(1).standard_normal((5, 3))
+    x[np.arange(3), np.arange(3)] = -1.0
+    with torch.no_grad():
+        tm.parametrizations.weight[0].base.copy_(torch.tensor(base))
+        tm.parametrizations.weight.original.copy_(torch.tensor(x))
+    m.parametrizations.weight[0].base = mt.tensor(base)
+    m.parametrizations.weight.original.data = mt.tensor(x)
+    np.testing.assert_allclose(m.weight.detach().numpy(), tm.weight.detach().numpy(), atol=1e-12)
+    m.weight.pow(3).sum().backward()
+    tm.weight.pow(3).sum().backward()
+    np.testing.assert_allclose(m.parametrizations.weight.original.grad.numpy(),
+                               tm.parametrizations.weight.original.grad.numpy(), atol=1e-10)
