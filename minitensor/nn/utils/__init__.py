@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from .clip_grad import clip_grad_norm_, clip_grad_value_
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .spectral_norm import remove_spectral_norm, spectral_norm
+from .weight_norm import remove_weight_norm, weight_norm
 
 from . import parametrizations, parametrize, rnn, stateless
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+__all__ += ["remove_spectral_norm", "remove_weight_norm", "spectral_norm", "weight_norm"]
 __all__ += ["parametrizations", "parametrize", "rnn", "stateless"]
