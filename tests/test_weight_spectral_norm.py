@@ -332,3 +332,31 @@ def test_spectral_norm_matches_pytorch(hook_form, transpose):
     for (name, p), (t_name, tp) in zip(m.named_parameters(), tm.named_parameters()):
         assert name == t_name
         np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-8, atol=1e-12)
+
+
+def test_parametrized_weight_norm_loads_a_hook_based_state_dict():
+    old = _quiet_weight_norm(_conv(4))
+    old.weight_g.data = mt.tensor(_rng(0).standard_normal((4, 1, 1, 1)))
+    state = old.state_dict()
+    new = PZ.weight_norm(_conv(5))
+    result = new.load_state_dict(state)
+    assert not result.missing_keys and not result.unexpected_keys
+    assert list(state) == ["bias", "weight_g", "weight_v"]  # the caller's dict is left as it was
+    x = mt.tensor(_rng(1).standard_normal((1, 3, 5, 5)))
+    np.testing.assert_allclose(new(x).detach().numpy(), old(x).detach().numpy(), rtol=1e-12)
+    # in a parent module the keys carry its prefix
+    parent_old, parent_new = nn.Sequential(_quiet_weight_norm(_conv(6))), nn.Sequential(PZ.weight_norm(_conv(7)))
+    parent_new.load_state_dict(parent_old.state_dict())
+    np.testing.assert_allclose(parent_new(x).detach().numpy(), parent_old(x).detach().numpy(), rtol=1e-12)
+
+
+def test_load_state_dict_pre_hook_handle_and_with_module():
+    m = nn.Linear(2, 2)
+    seen = []
+    handle = m._register_load_state_dict_pre_hook(lambda mod, sd, prefix, *rest: seen.append((mod, prefix)),
+                                                  with_module=True)
+    m.load_state_dict(m.state_dict())
+    assert seen == [(m, "")]
+    handle.remove()
+    m.load_state_dict(m.state_dict())
+    assert len(seen) == 1

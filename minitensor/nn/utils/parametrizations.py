@@ -156,7 +156,7 @@ class _WeightNorm(Module):
         super().__init__()
         self.dim = -1 if dim is None else dim
 
-    def forward(self, weight_g: Tensor, weight_v: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(self, weight_g: Tensor, weight_v: Tensor) -> Tensor:
         return _aten._weight_norm(weight_v, weight_g, self.dim)
 
     def right_inverse(self, weight: Tensor) -> tuple[Tensor, Tensor]:
@@ -165,8 +165,18 @@ class _WeightNorm(Module):
 
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
     """Reparametrize ``module.<name>`` as ``g * v / ||v||``: ``parametrizations.<name>.original0`` is the
-    magnitude ``g``, ``original1`` the direction ``v`` (both trained)."""
+    magnitude ``g``, ``original1`` the direction ``v`` (both trained). A state_dict of the hook-based
+    ``nn.utils.weight_norm`` (``<name>_g``, ``<name>_v``) loads into it."""
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def _weight_norm_compat_hook(state_dict: dict, prefix: str, *_: Any) -> None:
+        # checkpoints of the hook-based nn.utils.weight_norm name the originals <name>_g and <name>_v
+        g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
+
+    module._register_load_state_dict_pre_hook(_weight_norm_compat_hook)
     return module
 
 

@@ -96,7 +96,7 @@ class ParametrizationList(ModuleList):
                              f"Got {type(new).__name__}")
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
-        if self.is_tensor:
+        if isinstance(new, Tensor):
             if original.dtype != new.dtype:
                 raise ValueError("When `right_inverse` outputs one tensor, it may not change the dtype.\n"
                                  f"original.dtype: {original.dtype}\nright_inverse(original).dtype: {new.dtype}")
@@ -154,7 +154,7 @@ class ParametrizationList(ModuleList):
                                      f"`original{i}` has dtype {original_i.dtype}")
                 _maybe_set(original_i, tensor)
 
-    def forward(self) -> Tensor:  # type: ignore[override]
+    def forward(self) -> Tensor:
         first, *rest = list(self)
         if self.is_tensor:
             x = first(self.original)
