@@ -363,3 +363,19 @@ def test_orthogonal_forward_matches_pytorch(orth_map):
     tm.weight.pow(3).sum().backward()
     np.testing.assert_allclose(m.parametrizations.weight.original.grad.numpy(),
                                tm.parametrizations.weight.original.grad.numpy(), atol=1e-10)
+
+
+def test_assignment_is_a_write_for_autograd():
+    class Square(nn.Module):
+        def forward(self, X: mt.Tensor) -> mt.Tensor:
+            return X * X  # saves X for backward
+
+        def right_inverse(self, A: mt.Tensor) -> mt.Tensor:
+            return A
+
+    m = _linear()
+    P.register_parametrization(m, "weight", Square(), unsafe=True)
+    out = m(mt.randn(2, 4, dtype=mt.float64)).sum()
+    m.weight = mt.zeros(4, 4, dtype=mt.float64)  # PyTorch's set_: the saved original is stale now
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from ...autograd import no_grad
-from ...tensor import Tensor
+from ...tensor import Tensor, _bump_version
 from ..modules.container import ModuleDict, ModuleList
 from ..modules.module import Module
 from ..parameter import Parameter
@@ -52,8 +52,10 @@ def _register_parameter_or_buffer(module: Module, name: str, value: Tensor) -> N
 
 def _maybe_set(dest: Tensor, src: Tensor) -> None:
     """PyTorch's ``dest.set_(src)``: ``dest`` (the same object, so optimizers holding it keep working) now
-    holds ``src``'s memory."""
+    holds ``src``'s memory. A write to ``dest``: its version moves, so a graph that saved it refuses to
+    backpropagate through the old value, as PyTorch's."""
     dest.data = src
+    _bump_version(dest)
 
 
 def _check_same(what: str, got: Tensor, dtype: Any, shape: Any, hint: str) -> None:
