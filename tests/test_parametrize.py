@@ -308,6 +308,17 @@ def test_orthogonal_is_orthogonal_and_trains(shape, orth_map, triv):
     assert _orthonormality_error(after) < 1e-10 and np.abs(after - before).max() > 1e-6
 
 
+@pytest.mark.parametrize("orth_map", ["matrix_exp", "cayley", "householder"])
+def test_orthogonal_batch_of_matrices(orth_map):
+    m = nn.Module()
+    m.w = nn.Parameter(mt.tensor(np.random.default_rng(0).standard_normal((2, 5, 3))))
+    PZ.orthogonal(m, "w", orthogonal_map=orth_map)
+    w = m.w.detach().numpy()
+    assert w.shape == (2, 5, 3) and _orthonormality_error(w) < 1e-12
+    m.w.sum().backward()
+    assert m.parametrizations.w.original.grad.shape == (2, 5, 3)
+
+
 def test_orthogonal_keeps_an_orthogonal_weight_and_assignment():
     q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((5, 5)))
     m = nn.Linear(5, 5).double()

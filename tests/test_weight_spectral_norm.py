@@ -131,6 +131,8 @@ def test_parametrized_spectral_norm_against_numpy(make, dim):
     assert list(m.state_dict())[-3:] == ["parametrizations.weight.original", "parametrizations.weight.0._u",
                                          "parametrizations.weight.0._v"]
     w_mat = _as_matrix(w, dim)
+    # the warm-up iterations end with v = normalize(W^T u)
+    np.testing.assert_allclose(sn._v.numpy(), _normalize(w_mat.T @ sn._u.numpy()), rtol=1e-10)
     u0, v0 = _normalize(_rng(1).standard_normal(w_mat.shape[0])), _normalize(_rng(2).standard_normal(w_mat.shape[1]))
     sn._u.copy_(mt.tensor(u0))
     sn._v.copy_(mt.tensor(v0))
