@@ -150,6 +150,7 @@ from .random import get_rng_state, set_rng_state  # noqa: E402  (the CPU generat
 __all__ += ["get_rng_state", "set_rng_state"]
 from ._nn_aliases import *  # noqa: F401,F403,E402  (torch.conv2d, torch.dropout...: ATen's signatures)
 from ._nn_aliases import __all__ as _nn_aliases_all  # noqa: E402
+from ._nn_aliases import _weight_norm  # noqa: E402,F401  (ATen's name, used by nn.utils' weight norms)
 __all__ += [_n for _n in _nn_aliases_all if _n not in __all__]
 from .creation_sequences import *  # noqa: F401,F403,E402  (logspace, range, the windows)
 from .creation_sequences import __all__ as _creation_sequences_all  # noqa: E402

@@ -19,7 +19,7 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "avg_pool1d", "batch_no
            "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "cosine_embedding_loss", "dropout", "embedding", "group_norm", "hinge_embedding_loss", "instance_norm",
            "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "pixel_shuffle",
-           "pixel_unshuffle", "poisson_nll_loss", "triplet_margin_loss", "ctc_loss"]
+           "pixel_unshuffle", "poisson_nll_loss", "triplet_margin_loss", "ctc_loss", "norm_except_dim"]
 
 _REDUCTIONS = ("none", "mean", "sum")  # ATen's Reduction enum, by value
 
@@ -116,3 +116,20 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any, blank: int = 0,
              reduction: int = 0, zero_infinity: bool = False) -> Tensor:
     return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _reduction(reduction), zero_infinity)
+
+
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
+    """The ``pow``-norm of ``v`` over every dim but ``dim``, kept as size-1 dims (shape ``(1,..,v.size(dim),..,1)``);
+    ``dim=-1`` is ATen's "no dim": the norm of the whole tensor, 0-d (not the last dim)."""
+    from .linalg import vector_norm
+    if dim == -1:
+        return vector_norm(v, pow)
+    dim %= v.ndim
+    others = tuple(d for d in range(v.ndim) if d != dim)
+    # no other dim: the norm of each single element (vector_norm would read dim=() as "all dims")
+    return vector_norm(v, pow, dim=others, keepdim=True) if others else v.abs()
+
+
+def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
+    """Weight normalization ``w = g * v / ||v||`` (norm over every dim but ``dim``; ``dim=-1``: the whole ``v``)."""
+    return v * (g / norm_except_dim(v, 2, dim))

@@ -2,6 +2,7 @@
 dotted paths through ``_modules`` to each parameter and persistent buffer (``"features.1.running_mean"``)."""
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import OrderedDict, namedtuple
 from typing import Any, Mapping
@@ -48,10 +49,22 @@ class StateDictMixin:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
         return destination  # type: ignore[return-value]
 
+    def _register_load_state_dict_pre_hook(self, hook: Any, with_module: bool = False) -> Any:
+        """``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)`` (after
+        ``module`` when ``with_module``) runs before this module loads its entries and may rename keys in
+        ``state_dict`` (a copy of the caller's), e.g. old checkpoints' names; returns a RemovableHandle."""
+        from .module import RemovableHandle  # module.py builds on this file
+        hooks = self.__dict__.setdefault("_load_state_dict_pre_hooks", {})
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = functools.partial(hook, self) if with_module else hook  # partial: deepcopy follows
+        return handle
+
     def _load_from_state_dict(self, state_dict: Mapping[str, Any], prefix: str, strict: bool,
                               missing_keys: list[str], unexpected_keys: list[str],
                               error_msgs: list[str]) -> None:
         """Copy this module's own entries of ``state_dict`` in place, recording what does not fit."""
+        for hook in list(self.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
+            hook(state_dict, prefix, {}, strict, missing_keys, unexpected_keys, error_msgs)
         persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
         local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items())
                        if v is not None}
@@ -97,7 +110,7 @@ class StateDictMixin:
                     child_prefix = prefix + name + "."
                     load(child, {k: v for k, v in local.items() if k.startswith(child_prefix)}, child_prefix)
 
-        load(self, state_dict, "")
+        load(self, dict(state_dict), "")  # a copy: pre-hooks may rename keys
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected)
