@@ -125,9 +125,10 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     if dim == -1:
         return vector_norm(v, pow)
     dim %= v.ndim
-    others = tuple(d for d in range(v.ndim) if d != dim)
-    # no other dim: the norm of each single element (vector_norm would read dim=() as "all dims")
-    return vector_norm(v, pow, dim=others, keepdim=True) if others else v.abs()
+    # as ATen: dim first, the rest flattened into one axis (of size 1 when there is no other dim, whose
+    # norm's gradient is then x / |x|, NaN at inf or NaN, not abs's sign)
+    rows = v.movedim(dim, 0).reshape(v.shape[dim], -1)
+    return vector_norm(rows, pow, dim=1).reshape([v.shape[dim] if d == dim else 1 for d in range(v.ndim)])
 
 
 def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:

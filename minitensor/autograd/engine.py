@@ -20,6 +20,7 @@ from .function import ArrayFunction, IndexedGrad, _check_finite
 from .grad_mode import state
 from ..backends.base import Backend
 from ..backends.generic.sparse import SparseCOO
+from ..backends.ieee_errors import IGNORE, restore, silence
 
 _Rec: Any = None  # recording.Rec, bound by higher_order.py once a create_graph backward has imported it
 
@@ -111,9 +112,11 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
     (``hooks.queue_callback``). ``create_graph``: every backward runs recorded (higher_order.py)."""
     queue: list[Any] = []
     _hooks._callbacks.append(queue)
+    quiet = silence(IGNORE)  # IEEE special values compute silently, as PyTorch's (backends/ieee_errors.py)
     try:
         result = _run_backward(tensors, grads, retain_graph, inputs, allow_unused, create_graph)
     finally:
+        restore(quiet)
         _hooks._callbacks.pop()
     _hooks.run_callbacks(queue)
     return result

@@ -32,6 +32,7 @@ import minitensor.tensor as _tensor_mod
 from .grad_mode import state
 from ..backends.base import Backend
 from ..backends.generic.sparse import SparseCOO, SparseLayoutError, sparse_op_error
+from ..backends.ieee_errors import IGNORE, restore, silence
 
 _FREED = ("Trying to backward through the graph a second time (or to read saved tensors after they were "
           "freed). Saved arrays are freed after backward; pass retain_graph=True to the first "
@@ -157,12 +158,15 @@ class ArrayFunction:
         ctx = _new(cls)  # no __init__ to run (see __init_subclass__): skips the call
         track = bool(grad_inputs) and state.grad_enabled and cls.differentiable
         ctx.needs_input_grad = tuple(needs) if track else (False,) * len(args)
+        quiet = silence(IGNORE)  # IEEE special values compute silently, as PyTorch's (backends/ieee_errors.py)
         try:  # free when nothing raises (Python 3.11's zero-cost exceptions)
             out = cls.forward(ctx, B, *arrays, **kwargs)
         except Exception as e:
             if cls.accepts_sparse or not any(type(a) is SparseCOO for a in arrays):
                 raise
             return _run_sparse(_sparse_kernel(cls, e, device.type == "cuda"), args, kwargs)
+        finally:
+            restore(quiet)
         extras: tuple = ()
         if type(out) is tuple:
             out, *extras = out  # type: ignore[assignment]

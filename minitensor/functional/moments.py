@@ -3,6 +3,8 @@ the same dims in one call (PyTorch's tuples)."""
 from __future__ import annotations
 
 import builtins
+import math
+import warnings
 from typing import Any
 
 from ..autograd.function import ArrayFunction
@@ -59,22 +61,31 @@ def _correction(correction: float, unbiased: bool | None) -> float:
     return correction if unbiased is None else float(builtins.bool(unbiased))
 
 
+def _spread(name: str, cls: Any, input: Tensor, dim: Any, correction: float, unbiased: bool | None,
+            keepdim: bool) -> Tensor:
+    """``cls`` (Var or Std) over ``dim``; PyTorch's warning when no degrees of freedom are left, that is
+    when N - correction <= 0 for N = numel(input) // max(numel(output), 1)."""
+    x = _float_reduction(name, input, None)
+    axes, correction = norm_dims(dim, x.ndim), _correction(correction, unbiased)
+    kept = math.prod(n for d, n in enumerate(x.shape) if axes is not None and d not in axes)
+    if x.array.size // builtins.max(kept, 1) - correction <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                      "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+    return cls.apply(x, axes, correction, keepdim)
+
+
 @numpy_aliases
 def var(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
         unbiased: bool | None = None) -> Tensor:
     """sum((x - mean)^2) / (N - correction) over ``dim`` (correction=1: the unbiased estimate)."""
-    x = _float_reduction("var", input, None)
-    return Var.apply(x, norm_dims(dim, x.ndim), _correction(correction, unbiased), keepdim)
+    return _spread("var", Var, input, dim, correction, unbiased, keepdim)
 
 
 @numpy_aliases
 def std(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
         unbiased: bool | None = None) -> Tensor:
     """sqrt(var(input)); its gradient is 0 where the std is 0 (constant input), as PyTorch."""
-    x = _float_reduction("std", input, None)
-    return Std.apply(x, norm_dims(dim, x.ndim), _correction(correction, unbiased), keepdim)
-
-
+    return _spread("std", Std, input, dim, correction, unbiased, keepdim)
 
 
 def _moments(name: str, spread: Any, input: Tensor, dim: Any, correction: float, keepdim: bool,
@@ -83,8 +94,7 @@ def _moments(name: str, spread: Any, input: Tensor, dim: Any, correction: float,
     _tensor_input(name, input)
     if input.array.dtype.kind not in "fV":
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
-    return (spread(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
-            _welford_mean(input, dim, keepdim))
+    return (_spread(name, spread, input, dim, correction, unbiased, keepdim), _welford_mean(input, dim, keepdim))
 
 
 def _welford_mean(input: Tensor, dim: Any, keepdim: bool) -> Tensor:
@@ -107,11 +117,11 @@ def _welford_mean(input: Tensor, dim: Any, keepdim: bool) -> Tensor:
 @numpy_aliases
 def var_mean(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
              unbiased: bool | None = None) -> tuple[Tensor, Tensor]:
-    return _moments("var_mean", var, input, dim, correction, keepdim, unbiased)
+    return _moments("var_mean", Var, input, dim, correction, keepdim, unbiased)
 
 
 @numpy_aliases
 def std_mean(input: Tensor, dim: Any = None, *, correction: float = 1, keepdim: bool = False,
              unbiased: bool | None = None) -> tuple[Tensor, Tensor]:
-    return _moments("std_mean", std, input, dim, correction, keepdim, unbiased)
+    return _moments("std_mean", Std, input, dim, correction, keepdim, unbiased)
 

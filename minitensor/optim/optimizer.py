@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from .. import dtypes as _dt
 from ..autograd import enable_grad, zero_grads
+from ..backends.ieee_errors import IGNORE, restore, silence
 from ..tensor import Tensor, _bump_version
 from ..creation import tensor, zeros_like
 from ..profiler.profile import record_function
@@ -148,8 +149,12 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         with record_function(f"Optimizer.step#{type(self).__name__}.step"):  # PyTorch's name for it
-            for group in self.param_groups:
-                self._step_group(group)
+            quiet = silence(IGNORE)  # an inf or nan update computes silently, as PyTorch's (backends/ieee_errors.py)
+            try:
+                for group in self.param_groups:
+                    self._step_group(group)
+            finally:
+                restore(quiet)
         return loss
 
     def _step_group(self, group: dict[str, Any]) -> None:

@@ -17,6 +17,11 @@ def _ufunc_reduce(ufunc: Any, x: Array, axis: tuple[int, ...] | None, keepdims: 
     return ufunc.reduce(x, axis=axis, keepdims=keepdims)
 
 
+def _count(x: Array, axis: tuple[int, ...] | None) -> int:
+    """How many elements each reduction over ``axis`` sees."""
+    return x.size if axis is None else int(np.prod([x.shape[a] for a in axis]))
+
+
 class ReduceOps:
     xp: Any
 
@@ -27,10 +32,18 @@ class ReduceOps:
 
     def mean(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
         with np.errstate(divide="ignore", invalid="ignore"):  # an empty mean is nan without a warning (PyTorch)
+            if type(x) is np.ndarray and x.size == 0:  # NumPy warns "Mean of empty slice" whatever the state
+                return np.true_divide(x.sum(axis=axis, keepdims=keepdims), _count(x, axis),
+                                      dtype=x.dtype if x.dtype.kind == "f" else np.float64)
             return x.mean(axis=axis, keepdims=keepdims)
 
     def var(self, x: Array, axis: tuple[int, ...] | None, correction: float, keepdims: bool) -> Array:
         with np.errstate(divide="ignore", invalid="ignore"):  # (NumPy's division happens in its own module)
+            if type(x) is np.ndarray and _count(x, axis) - correction <= 0:  # NumPy warns "Degrees of freedom
+                # <= 0" whatever the state; PyTorch gives sum((x - mean)^2) / (n - correction): inf or nan
+                centred = x - self.mean(x, axis, keepdims=True)
+                return np.true_divide((centred * centred).sum(axis=axis, keepdims=keepdims),
+                                      max(_count(x, axis) - correction, 0), dtype=centred.dtype)
             return x.var(axis=axis, ddof=correction, keepdims=keepdims)
 
     def prod(self, x: Array, axis: tuple[int, ...] | None, keepdims: bool) -> Array:
