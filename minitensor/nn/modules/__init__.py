@@ -74,3 +74,6 @@ from .pixelshuffle import ChannelShuffle  # noqa: E402
 from .linear import Bilinear  # noqa: E402
 from .normalization import LocalResponseNorm, RMSNorm  # noqa: E402
 __all__ += ["Bilinear", "ChannelShuffle", "RMSNorm", "LocalResponseNorm"]
+
+from .sparse import EmbeddingBag  # noqa: E402
+__all__ += ["EmbeddingBag"]
