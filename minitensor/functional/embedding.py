@@ -87,6 +87,22 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 
 
 __all__ += ["embedding_bag"]
+
+
+class BagSum(ArrayFunction):
+    """out[b] = sum of the rows (N, D) whose bag_of[i] == b, for b < bags: the adjoint of a row lookup, so
+    the backend's embedding gradient computes it (on the CPU a sort and one segmented sum, not a scatter
+    per element) and its gradient is that lookup, g_rows = gy[bag_of]."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, rows: Any, bag_of: Any, *, bags: int) -> Any:
+        ctx.save_for_backward(bag_of)
+        return B.embedding_backward(rows, bag_of, bags, None, False)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        bag_of, = ctx.saved_tensors
+        return (B.embedding(gy, bag_of) if ctx.needs_input_grad[0] else None), None
 _BAG_MODES = ("sum", "mean", "max")
 
 
@@ -135,12 +151,12 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     rows = embedding(flat, weight, pad, scale_grad_by_freq=scale_grad_by_freq)  # (N, D)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1, 1)
-    base = zeros(bags + 1, dim, dtype=rows.dtype, device=weight.device)
-    where = bag_of.unsqueeze(1).expand(flat.shape[0], dim)
     if mode == "max":  # untouched (empty) bags keep the base's zeros, as PyTorch gives
+        base = zeros(bags + 1, dim, dtype=rows.dtype, device=weight.device)
+        where = bag_of.unsqueeze(1).expand(flat.shape[0], dim)
         out = base.scatter_reduce(0, where, rows, "amax", include_self=False)[:bags]
     else:
-        out = base.scatter_add(0, where, rows)[:bags]
+        out = BagSum.apply(rows, bag_of, bags=bags + 1)[:bags]
     if mode == "mean":
         counts = bag_of.bincount(minlength=bags + 1)[:bags]
         out = out / counts.clamp(min=1).to(out.dtype).unsqueeze(1)

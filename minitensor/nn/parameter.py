@@ -95,12 +95,12 @@ class UninitializedTensorMixin:
 
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad  # type: ignore[attr-defined,no-any-return]
+        return bool(_untyped(self)._requires_grad)
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         self._empty().requires_grad = value  # the dtype check
-        self._requires_grad = bool(value)
+        _untyped(self)._requires_grad = bool(value)
 
     @property
     def data(self) -> Any:
@@ -110,18 +110,18 @@ class UninitializedTensorMixin:
     def data(self, value: Tensor) -> None:
         source = value._empty() if isinstance(value, UninitializedTensorMixin) else value.detach()
         _ARRAY.__set__(self, source.array)
-        self._device = source.device
+        _untyped(self)._device = source.device
 
     def _empty(self) -> Tensor:
         """The empty tensor that carries the dtype and device."""
-        return _wrap(_ARRAY.__get__(self), self._device)  # type: ignore[attr-defined]
+        return _wrap(_ARRAY.__get__(self), _untyped(self)._device)
 
     def to(self, *args: Any, **kwargs: Any) -> Any:
         """An uninitialized one of the converted dtype / device (self when nothing changes)."""
         moved = self._empty().to(*args, **kwargs)
-        if moved.dtype == self.dtype and moved.device == self.device:
+        if moved.dtype == self.dtype and moved.device == self._empty().device:
             return self
-        return type(self)(self._requires_grad, moved.device, moved.dtype)  # type: ignore[attr-defined,call-arg]
+        return _untyped(type(self))(self.requires_grad, moved.device, moved.dtype)
 
     def cpu(self) -> Any:
         return self.to("cpu")
@@ -141,10 +141,11 @@ class UninitializedTensorMixin:
     def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
         """Become ``cls_to_become`` with an uninitialized array of ``shape`` (this object, so the module and
         any optimizer that holds it see the change)."""
-        data = empty(shape, device=self.device if device is None else device,  # type: ignore[attr-defined]
+        me = _untyped(self)
+        data = empty(shape, device=me._device if device is None else device,
                      dtype=self.dtype if dtype is None else dtype)
-        self.__class__ = self.cls_to_become  # type: ignore[assignment]
-        self.array, self._device = data.array, data.device  # type: ignore[misc]
+        me.__class__ = self.cls_to_become
+        me.array, me._device = data.array, data.device
 
     def share_memory_(self) -> Any:
         raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call `forward` to "
@@ -154,17 +155,22 @@ class UninitializedTensorMixin:
         return f"<{type(self).__name__}>"
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        return (type(self), (self._requires_grad,))  # type: ignore[attr-defined]
+        return (type(self), (self.requires_grad,))
 
     def __deepcopy__(self, memo: dict) -> Any:
         if id(self) not in memo:
-            memo[id(self)] = type(self)(self._requires_grad, self.device, self.dtype)  # type: ignore[attr-defined,call-arg]
+            memo[id(self)] = _untyped(type(self))(self.requires_grad, self._empty().device, self.dtype)
         return memo[id(self)]
+
+
+def _untyped(x: Any) -> Any:
+    """``x`` for attributes the mixin's own type (slots, no annotations) does not declare."""
+    return x
 
 
 def _new_uninitialized(cls: type, requires_grad: bool, device: Any, dtype: Any) -> Any:
     data = empty(0, device=device, dtype=dtype)
-    t = object.__new__(cls)
+    t: Any = object.__new__(cls)
     _ARRAY.__set__(t, data.array)
     t._device, t._requires_grad, t.grad, t.grad_fn, t._vc, t._hv = data.device, False, None, None, None, None
     t.requires_grad = requires_grad
@@ -182,9 +188,9 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
     __slots__ = ()
     cls_to_become = Parameter
 
-    def __new__(cls, requires_grad: bool = True, device: Any = None,  # type: ignore[misc]
+    def __new__(cls, requires_grad: bool = True, device: Any = None,
                 dtype: Any = None) -> "UninitializedParameter":
-        return _new_uninitialized(cls, requires_grad, device, dtype)  # type: ignore[no-any-return]
+        return _new_uninitialized(cls, requires_grad, device, dtype)
 
     def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
         pass
@@ -198,7 +204,7 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
 
     def __new__(cls, requires_grad: bool = False, device: Any = None,
                 dtype: Any = None) -> "UninitializedBuffer":
-        return _new_uninitialized(cls, requires_grad, device, dtype)  # type: ignore[no-any-return]
+        return _new_uninitialized(cls, requires_grad, device, dtype)
 
     def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None) -> None:
         pass

@@ -87,13 +87,13 @@ class LazyLinear(LazyModuleMixin, Linear):
         if not self.has_uninitialized_params() and self.in_features != 0:
             super().reset_parameters()
 
-    def initialize_parameters(self, input: Tensor) -> None:  # type: ignore[override]
+    def initialize_parameters(self, input: Tensor) -> None:
         if self.has_uninitialized_params():
             with no_grad():
                 self.in_features = input.shape[-1]
-                self.weight.materialize((self.out_features, self.in_features))  # type: ignore[attr-defined]
+                self.weight.materialize((self.out_features, self.in_features))
                 if self.bias is not None:
-                    self.bias.materialize((self.out_features,))  # type: ignore[attr-defined]
+                    self.bias.materialize((self.out_features,))
                 self.reset_parameters()
         if self.in_features == 0:  # loaded from a state dict: the weight says what the input must be
             if input.shape[-1] != self.weight.shape[-1]:

@@ -91,9 +91,9 @@ def default_convert(data: Any) -> Any:
         items = [default_convert(d) for d in data]
         try:
             if isinstance(data, collections.abc.MutableSequence):
-                clone = copy.copy(data)
-                clone[:] = items
-                return clone
+                copied: Any = copy.copy(data)
+                copied[:] = items
+                return copied
             return type(data)(items)  # type: ignore[call-arg]
         except TypeError:
             return items

@@ -73,7 +73,7 @@ class DataLoader(Generic[T_co]):
 
     def __init__(self, dataset: Dataset[T_co], batch_size: int | None = 1, shuffle: bool | None = None,
                  sampler: Sampler | None = None, batch_sampler: Sampler[Sequence[int]] | None = None,
-                 num_workers: int = 0, collate_fn: Callable[[list], Any] | None = None,
+                 num_workers: int = 0, collate_fn: Callable[[Any], Any] | None = None,
                  pin_memory: bool = False, drop_last: bool = False, generator: GeneratorLike = None,
                  worker_init_fn: Callable[[int], Any] | None = None, prefetch_factor: int = 2,
                  device: str | Device | None = None, timeout: float = 0) -> None:
@@ -112,7 +112,7 @@ class DataLoader(Generic[T_co]):
             else:
                 sampler = RandomSampler(dataset, generator=seed_source) if shuffle else SequentialSampler(dataset)  # type: ignore[arg-type]
         if batch_size is not None and batch_sampler is None:
-            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)  # type: ignore[arg-type] # of None for a stream
         self._auto_collation = batch_sampler is not None
         self._len_called: int | None = None  # what len() said of an IterableDataset, to warn when it was wrong
         self.dataset = dataset
@@ -125,7 +125,7 @@ class DataLoader(Generic[T_co]):
         self.prefetch_factor = prefetch_factor
         if collate_fn is None:
             collate_fn = default_collate if self._auto_collation else default_convert
-        self.collate_fn = collate_fn
+        self.collate_fn: Callable[[Any], Any] = collate_fn
         self.pin_memory = pin_memory
         self.generator = generator
         self._seed_source = seed_source
