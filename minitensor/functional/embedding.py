@@ -87,22 +87,6 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 
 
 __all__ += ["embedding_bag"]
-
-
-class BagSum(ArrayFunction):
-    """out[b] = sum of the rows (N, D) whose bag_of[i] == b, for b < bags: the adjoint of a row lookup, so
-    the backend's embedding gradient computes it (on the CPU a sort and one segmented sum, not a scatter
-    per element) and its gradient is that lookup, g_rows = gy[bag_of]."""
-
-    @staticmethod
-    def forward(ctx: Any, B: Backend, rows: Any, bag_of: Any, *, bags: int) -> Any:
-        ctx.save_for_backward(bag_of)
-        return B.embedding_backward(rows, bag_of, bags, None, False)
-
-    @staticmethod
-    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        bag_of, = ctx.saved_tensors
-        return (B.embedding(gy, bag_of) if ctx.needs_input_grad[0] else None), None
 _BAG_MODES = ("sum", "mean", "max")
 
 
@@ -117,8 +101,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     last offset either: the last bag still runs to N).
     ``per_sample_weights`` (input's shape, mode "sum" only) scales each row first. ``padding_idx`` entries
     are left out (nor counted in a mean) and that row gets no gradient; an empty bag gives zeros.
-    Vectorised as ``bag_of[i]`` (the bag of entry i; left-out entries go to a spare bag B) and one scatter
-    over the (N, D) looked-up rows; "max"'s gradient goes to the maximum (shared evenly on ties).
+    Vectorised as ``bag_of[i]`` (the bag of entry i; left-out entries go to a spare bag B) and one 1-D
+    scatter (add or amax) of the (N, D) looked-up rows into the flattened (B + 1, D) result; "max"'s
+    gradient goes to the maximum (shared evenly on ties). Extra memory: the (N * D,) int64 scatter index.
     """
     if max_norm is not None or sparse:
         raise NotImplementedError("embedding_bag: max_norm and sparse=True are not supported")
@@ -151,12 +136,15 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     rows = embedding(flat, weight, pad, scale_grad_by_freq=scale_grad_by_freq)  # (N, D)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1, 1)
+    # One 1-D scatter over the flattened (bags + 1, D) result: element (i, d) of the rows goes to
+    # bag_of[i] * D + d (NumPy's ufunc.at takes a fast path on 1-D indices: 4x a segmented reduceat here)
+    where = (bag_of.unsqueeze(1) * dim + arange(dim, device=weight.device)).reshape(-1)
+    base = zeros((bags + 1) * dim, dtype=rows.dtype, device=weight.device)
     if mode == "max":  # untouched (empty) bags keep the base's zeros, as PyTorch gives
-        base = zeros(bags + 1, dim, dtype=rows.dtype, device=weight.device)
-        where = bag_of.unsqueeze(1).expand(flat.shape[0], dim)
-        out = base.scatter_reduce(0, where, rows, "amax", include_self=False)[:bags]
+        out = base.scatter_reduce(0, where, rows.reshape(-1), "amax", include_self=False)
     else:
-        out = BagSum.apply(rows, bag_of, bags=bags + 1)[:bags]
+        out = base.scatter_add(0, where, rows.reshape(-1))
+    out = out.reshape(bags + 1, dim)[:bags]
     if mode == "mean":
         counts = bag_of.bincount(minlength=bags + 1)[:bags]
         out = out / counts.clamp(min=1).to(out.dtype).unsqueeze(1)
