@@ -12,6 +12,7 @@ import minitensor as mt
 import minitensor.nn.functional as F
 from minitensor import nn
 from minitensor.nn.parameter import UninitializedBuffer, UninitializedParameter, is_lazy
+from minitensor.nn.modules.lazy import LazyModuleMixin
 from tests.helpers import as_np, assert_close
 
 
@@ -133,7 +134,7 @@ def test_deepcopy_and_containers():
     assert model[0].in_features == 5
 
 
-class Incomplete(nn.modules.lazy.LazyModuleMixin, nn.Module):
+class Incomplete(LazyModuleMixin, nn.Module):
     def __init__(self):
         super().__init__()
         self.w = UninitializedParameter()
@@ -176,3 +177,8 @@ def test_matches_torch():
     assert repr(nn.LazyLinear(2).weight) == repr(torch.nn.LazyLinear(2).weight)
     bn, tbn = nn.LazyBatchNorm1d(), torch.nn.LazyBatchNorm1d()
     assert list(bn.state_dict()) == list(tbn.state_dict())
+
+
+def test_public_names():
+    assert nn.UninitializedParameter is UninitializedParameter and nn.UninitializedBuffer is UninitializedBuffer
+    assert not hasattr(nn, "LazyModuleMixin")  # torch.nn.modules.lazy only, as PyTorch

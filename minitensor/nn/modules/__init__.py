@@ -79,6 +79,6 @@ from .sparse import EmbeddingBag  # noqa: E402
 __all__ += ["EmbeddingBag"]
 
 from .lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d  # noqa: E402
-from .lazy import LazyConvTranspose2d, LazyConvTranspose3d, LazyLinear, LazyModuleMixin  # noqa: E402
-__all__ += ["LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+from .lazy import LazyConvTranspose2d, LazyConvTranspose3d, LazyLinear  # noqa: E402
+__all__ += ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
             "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
