@@ -182,3 +182,13 @@ def test_matches_torch():
 def test_public_names():
     assert nn.UninitializedParameter is UninitializedParameter and nn.UninitializedBuffer is UninitializedBuffer
     assert not hasattr(nn, "LazyModuleMixin")  # torch.nn.modules.lazy only, as PyTorch
+
+
+def test_optimizer_made_before_the_first_forward_steps_the_materialized_parameters():
+    layer = nn.LazyLinear(2)
+    opt = mt.optim.SGD(layer.parameters(), lr=0.5)
+    x = mt.randn(3, 4)
+    layer(x).sum().backward()
+    before = as_np(layer.weight).copy()
+    opt.step()
+    assert_close(layer.weight, before - 0.5 * as_np(x).sum(0)[None, :].repeat(2, 0), rtol=1e-5, atol=1e-6)
