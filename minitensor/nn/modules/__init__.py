@@ -74,3 +74,11 @@ from .pixelshuffle import ChannelShuffle  # noqa: E402
 from .linear import Bilinear  # noqa: E402
 from .normalization import LocalResponseNorm, RMSNorm  # noqa: E402
 __all__ += ["Bilinear", "ChannelShuffle", "RMSNorm", "LocalResponseNorm"]
+
+from .sparse import EmbeddingBag  # noqa: E402
+__all__ += ["EmbeddingBag"]
+
+from .lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d  # noqa: E402
+from .lazy import LazyConvTranspose2d, LazyConvTranspose3d, LazyLinear  # noqa: E402
+__all__ += ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+            "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d"]

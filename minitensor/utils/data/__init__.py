@@ -15,3 +15,7 @@ __all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "random_split"
 __all__ += ["DistributedSampler", "distributed"]
 from .sampler import SubsetRandomSampler, WeightedRandomSampler  # noqa: E402
 __all__ += ["SubsetRandomSampler", "WeightedRandomSampler"]
+from .collate import default_convert  # noqa: E402
+from .dataset import StackDataset  # noqa: E402
+from .iterable import ChainDataset, IterableDataset  # noqa: E402
+__all__ += ["default_convert", "StackDataset", "IterableDataset", "ChainDataset"]

@@ -17,7 +17,7 @@ import queue
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
@@ -58,7 +58,7 @@ def get_worker_info() -> WorkerInfo | None:
 class Workers:
     """``num_workers`` daemon threads, each loading the batches submitted to it, in order."""
 
-    def __init__(self, load: Callable[[Sequence[int]], Any], num_workers: int, base_seed: int,
+    def __init__(self, load: Callable[[Any], Any], num_workers: int, base_seed: int,
                  worker_init_fn: Callable[[int], Any] | None, dataset: Any) -> None:
         self.num_workers = num_workers
         self._stop = threading.Event()
@@ -72,7 +72,7 @@ class Workers:
             t.start()
         _LIVE.add(self)
 
-    def submit(self, worker: int, indices: Sequence[int]) -> Future:
+    def submit(self, worker: int, indices: Any) -> Future:
         """The batch of ``indices``, loaded by thread ``worker`` after those submitted to it before."""
         future: Future = Future()
         self._queues[worker].put((indices, future))
@@ -95,7 +95,7 @@ class Workers:
                 t.join(max(0.0, end - time.monotonic()))
 
 
-def _work(load: Callable[[Sequence[int]], Any], tasks: queue.SimpleQueue, stop: threading.Event,
+def _work(load: Callable[[Any], Any], tasks: queue.SimpleQueue, stop: threading.Event,
           worker_init_fn: Callable[[int], Any] | None, info: WorkerInfo) -> None:
     """A worker thread: seed, run ``worker_init_fn``, then load batches until told to stop. An error in
     ``worker_init_fn`` is raised for each of this worker's batches, as PyTorch does."""

@@ -1,4 +1,5 @@
-"""``default_collate``: a list of samples -> one batch, with PyTorch's rules.
+"""``default_collate``: a list of samples -> one batch, with PyTorch's rules; ``default_convert``: one sample's
+NumPy arrays -> Tensors (the DataLoader's default with ``batch_size=None``).
 
 =====================================  ============================================================
 sample element                         batch element
@@ -16,6 +17,7 @@ tuple / list                           a **list** of collated positions (sequenc
 from __future__ import annotations
 
 import collections.abc
+import copy
 from typing import Any, Sequence
 
 import numpy as np
@@ -62,3 +64,37 @@ def _same_type(elem: Any, collated: Any) -> Any:
         return type(elem)(collated)
     except TypeError:
         return collated
+
+
+def default_convert(data: Any) -> Any:
+    """``data`` with every NumPy array and NumPy scalar made a Tensor (string and object arrays kept), through
+    mappings, named tuples, tuples (-> lists, as PyTorch) and other sequences; anything else unchanged."""
+    if isinstance(data, Tensor):
+        return data
+    if isinstance(data, (np.ndarray, np.generic)) and not isinstance(data, (np.str_, np.bytes_)):
+        return data if data.dtype.kind in "USOV" else from_numpy(np.asarray(data))
+    if isinstance(data, collections.abc.Mapping):
+        converted = {key: default_convert(data[key]) for key in data}
+        try:
+            if isinstance(data, collections.abc.MutableMapping):  # a copy keeps the mapping's own attributes
+                clone = copy.copy(data)
+                clone.update(converted)
+                return clone
+            return type(data)(converted)  # type: ignore[call-arg]
+        except TypeError:
+            return converted
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, tuple):
+        return [default_convert(d) for d in data]  # PyTorch's backwards-compatible list
+    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
+        items = [default_convert(d) for d in data]
+        try:
+            if isinstance(data, collections.abc.MutableSequence):
+                copied: Any = copy.copy(data)
+                copied[:] = items
+                return copied
+            return type(data)(items)  # type: ignore[call-arg]
+        except TypeError:
+            return items
+    return data

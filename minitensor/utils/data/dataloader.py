@@ -15,11 +15,18 @@ loading thread, when CUDA is available; without CUDA it warns and does nothing, 
 ``device=`` (a minitensor extension) delivers the batches on that device. On a CUDA device each batch is
 copied one step ahead on a side stream while the consumer's step runs (``backends/cuda/prefetch.py``); from pinned
 memory the copies do not block the host. ``device="cpu"`` changes nothing.
+
+Over an ``IterableDataset`` there is no sampler: each batch is the next ``batch_size`` samples of the
+stream (``iterable.py``); with workers, each thread iterates its own ``iter(dataset)``, batches are asked
+of the live workers in turn and a worker whose stream has ended is skipped from then on (PyTorch's order).
+``batch_size=None`` turns automatic batching off: each sample (or ``dataset[i]``) goes through
+``collate_fn``, by default ``default_convert``.
 """
 from __future__ import annotations
 
 import collections
 import itertools
+import math
 import warnings
 import concurrent.futures
 from concurrent.futures import Future
@@ -33,9 +40,10 @@ from ...tensor import Tensor
 from ...creation import randint
 from ...profiler.profile import record_function
 from ._rng import GeneratorLike, resolve_generator
-from ._worker import Workers
-from .collate import default_collate
+from ._worker import Workers, get_worker_info
+from .collate import default_collate, default_convert
 from .dataset import BatchFetcher, Dataset, Subset
+from .iterable import IterableDataset, StreamFetcher, _InfiniteConstantSampler
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 T_co = TypeVar("T_co", covariant=True)
@@ -57,11 +65,15 @@ class DataLoader(Generic[T_co]):
     ``worker_init_fn(i)`` runs in it (``get_worker_info()`` and ``initial_seed()`` say so inside).
     ``pin_memory``: batches in pinned host memory (needs CUDA); ``device``: where the batches are
     delivered (see the module docstring).
+
+    An ``IterableDataset`` takes no ``shuffle``, ``sampler`` or ``batch_sampler`` (PyTorch's ValueErrors);
+    its loader has a ``len()`` when the dataset has one: ``ceil(len / batch_size)`` (floor with
+    ``drop_last``). ``batch_size=None``: no batching, ``collate_fn`` (default ``default_convert``) per sample.
     """
 
-    def __init__(self, dataset: Dataset[T_co], batch_size: int = 1, shuffle: bool = False,
+    def __init__(self, dataset: Dataset[T_co], batch_size: int | None = 1, shuffle: bool | None = None,
                  sampler: Sampler | None = None, batch_sampler: Sampler[Sequence[int]] | None = None,
-                 num_workers: int = 0, collate_fn: Callable[[list], Any] | None = None,
+                 num_workers: int = 0, collate_fn: Callable[[Any], Any] | None = None,
                  pin_memory: bool = False, drop_last: bool = False, generator: GeneratorLike = None,
                  worker_init_fn: Callable[[int], Any] | None = None, prefetch_factor: int = 2,
                  device: str | Device | None = None, timeout: float = 0) -> None:
@@ -71,40 +83,67 @@ class DataLoader(Generic[T_co]):
             raise ValueError("timeout option should be non-negative")
         if not isinstance(prefetch_factor, int) or prefetch_factor < 1:
             raise ValueError(f"prefetch_factor option should be a positive integer, got {prefetch_factor!r}")
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:  # the stream is the order: PyTorch's checks, the dataset's first
+            if shuffle not in (False, None):
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but "
+                                 f"got shuffle={shuffle}")
+            if sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, but "
+                                 f"got sampler={sampler}")
+            if batch_sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified batch_sampler "
+                                 f"option, but got batch_sampler={batch_sampler}")
+        shuffle = bool(shuffle)
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
                 raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, "
                                  "sampler, and drop_last")
-        elif batch_size is None:
-            raise ValueError("batch_size=None (no automatic batching) is not supported; use batch_size=1 "
-                             "or a batch_sampler")
+            batch_size, drop_last = None, False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with "
+                             "drop_last")
         seed_source = resolve_generator(generator)  # one generator for the order and the workers' seeds
         if sampler is None:
-            sampler = RandomSampler(dataset, generator=seed_source) if shuffle else SequentialSampler(dataset)  # type: ignore[arg-type]
-        if batch_sampler is None:
-            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
-            batch_size_seen: int | None = batch_size
-        else:
-            batch_size_seen, drop_last = None, False
+            if self._iterable:
+                sampler = _InfiniteConstantSampler()
+            else:
+                sampler = RandomSampler(dataset, generator=seed_source) if shuffle else SequentialSampler(dataset)  # type: ignore[arg-type]
+        if batch_size is not None and batch_sampler is None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)  # type: ignore[arg-type] # of None for a stream
+        self._auto_collation = batch_sampler is not None
+        self._len_called: int | None = None  # what len() said of an IterableDataset, to warn when it was wrong
         self.dataset = dataset
-        self.batch_size = batch_size_seen
+        self.batch_size = batch_size
         self.drop_last = drop_last
         self.sampler = sampler
         self.batch_sampler = batch_sampler
         self.num_workers = num_workers
         self.timeout = timeout  # seconds to wait for a worker's batch; 0: no limit
         self.prefetch_factor = prefetch_factor
-        self.collate_fn = default_collate if collate_fn is None else collate_fn
+        if collate_fn is None:
+            collate_fn = default_collate if self._auto_collation else default_convert
+        self.collate_fn: Callable[[Any], Any] = collate_fn
         self.pin_memory = pin_memory
         self.generator = generator
         self._seed_source = seed_source
         self.worker_init_fn = worker_init_fn
         self.device = None if device is None else as_device(device)
 
+    @property
+    def _index_sampler(self) -> Any:
+        """What the iterator draws its tasks from: lists of indices when batching, else single indices."""
+        return self.batch_sampler if self._auto_collation else self.sampler
+
     def __len__(self) -> int:
-        return len(self.batch_sampler)  # type: ignore[arg-type]
+        if not self._iterable:
+            return len(self._index_sampler)
+        n = self._len_called = len(self.dataset)  # type: ignore[arg-type] # TypeError when it has none, as PyTorch
+        if self.batch_size is None:
+            return n
+        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
 
     def __iter__(self) -> Any:
         pin = self.pin_memory and cuda.is_available()
@@ -122,23 +161,32 @@ class DataLoader(Generic[T_co]):
         load = self._batch_loader(pin)
         workers = Workers(load, self.num_workers, base_seed, self.worker_init_fn, self.dataset) \
             if self.num_workers > 0 else None
-        batches = _DataLoaderIter(iter(self.batch_sampler), load, workers,
-                                  self.num_workers * self.prefetch_factor, len(self), self.timeout)
+        batches = _DataLoaderIter(iter(self._index_sampler), load, workers,
+                                  self.num_workers * self.prefetch_factor, self.__len__, self.timeout,
+                                  self._len_called if self._iterable else None)
         if not to_gpu:
             return batches
         from ...backends.cuda.prefetch import CudaPrefetcher  # CuPy's streams: only for a CUDA device
         return CudaPrefetcher(batches, self.device)  # type: ignore[arg-type]
 
-    def _batch_loader(self, pin: bool) -> Callable[[Sequence[int]], Any]:
-        """The function that turns one list of indices into a batch on the host (collated, maybe pinned)."""
-        fetch = _fast_batch_fetcher(self.dataset) if self.collate_fn is default_collate else None
+    def _batch_loader(self, pin: bool) -> Callable[[Any], Any]:
+        """The function that turns one task (a list of indices, one index, or for a stream the batch's
+        placeholder list or None) into a batch on the host (collated, maybe pinned)."""
         dataset, collate = self.dataset, self.collate_fn
+        if self._iterable:  # one stream per loading thread, made by the thread that uses it
+            streams = [StreamFetcher(dataset, collate, self.drop_last)  # type: ignore[arg-type]
+                       for _ in range(max(1, self.num_workers))]
+            get = (lambda task: streams[0](task)) if self.num_workers == 0 else \
+                (lambda task: streams[get_worker_info().id](task))  # type: ignore[union-attr]
+        elif not self._auto_collation:
+            get = lambda index: collate(dataset[index])  # noqa: E731
+        else:
+            fetch = _fast_batch_fetcher(dataset) if collate is default_collate else None
+            get = (lambda indices: fetch(np.asarray(indices, dtype=np.int64))) if fetch is not None else \
+                (lambda indices: collate([dataset[i] for i in indices]))
 
-        def load(indices: Sequence[int]) -> Any:
-            if fetch is not None:
-                batch = fetch(np.asarray(indices, dtype=np.int64))
-            else:
-                batch = collate([dataset[i] for i in indices])
+        def load(task: Any) -> Any:
+            batch = get(task)
             return _map_tensors(batch, Tensor.pin_memory) if pin else batch
         return load
 
@@ -147,59 +195,82 @@ _NEXT = "enumerate(DataLoader)#_DataLoaderIter.__next__"  # PyTorch's range name
 
 
 class _DataLoaderIter:
-    """One pass over a DataLoader: loads in the caller's thread, or ahead in worker threads."""
+    """One pass over a DataLoader: loads in the caller's thread, or ahead in worker threads.
 
-    def __init__(self, batches: Iterator[Sequence[int]], load: Callable[[Sequence[int]], Any],
-                 workers: Workers | None, depth: int, length: int, timeout: float = 0) -> None:
-        self._batches: Iterator[Sequence[int]] | None = batches
+    A load that returns ``StreamFetcher.ENDED`` (an IterableDataset's stream is exhausted) ends the pass
+    without workers, and with workers retires that worker: its pending tasks are skipped, no more go to it.
+    """
+
+    def __init__(self, batches: Iterator[Any], load: Callable[[Any], Any], workers: Workers | None,
+                 depth: int, length: Callable[[], int], timeout: float = 0,
+                 reported_len: int | None = None) -> None:
+        self._batches: Iterator[Any] | None = batches
         self._load = load
         self._length = length
         self._depth = depth
         self._timeout = timeout or None
-        self._pending: collections.deque[tuple[Sequence[int], Future]] = collections.deque()
+        self._pending: collections.deque[tuple[Any, int, Future]] = collections.deque()
         self._pool = workers
         self._turn = itertools.cycle(range(workers.num_workers)) if workers is not None else None
+        self._live = set(range(workers.num_workers)) if workers is not None else set()
+        self._reported_len = reported_len
+        self._yielded = 0
 
     def __iter__(self) -> "_DataLoaderIter":
         return self
 
     def __len__(self) -> int:
-        return self._length
+        return self._length()
 
     def __next__(self) -> Any:
         with record_function(_NEXT):  # the data time of a profiled step
-            return self._next()
+            batch = self._next()
+        self._yielded += 1
+        if self._reported_len is not None and self._yielded > self._reported_len:
+            warnings.warn(f"Length of IterableDataset was reported to be {self._reported_len} (when accessing "
+                          f"len(dataloader)), but {self._yielded} samples have been fetched.", stacklevel=2)
+        return batch
 
     def _next(self) -> Any:
         try:
             if self._pool is None:
                 if self._batches is None:
                     raise StopIteration
-                return self._load(next(self._batches))
-            self._submit_ahead()
-            if not self._pending:
-                raise StopIteration
-            indices, future = self._pending.popleft()
-            self._submit_ahead()  # keep `depth` batches loading while this one is awaited
-            return _result_of(future, indices, self._timeout)
+                batch = self._load(next(self._batches))
+                if batch is _ENDED:
+                    raise StopIteration
+                return batch
+            while True:
+                self._submit_ahead()
+                if not self._pending:
+                    raise StopIteration
+                task, worker, future = self._pending.popleft()
+                if worker not in self._live:  # its stream ended: what it was given after is void
+                    future.cancel()
+                    continue
+                self._submit_ahead()  # keep `depth` batches loading while this one is awaited
+                batch = _result_of(future, task, self._timeout)
+                if batch is not _ENDED:
+                    return batch
+                self._live.discard(worker)
         except BaseException:
             self.close()
             raise
 
     def _submit_ahead(self) -> None:
         while self._batches is not None and len(self._pending) < self._depth:
-            indices = next(self._batches, None)
-            if indices is None:
+            task = next(self._batches, _ENDED)
+            if task is _ENDED or not self._live:
                 self._batches = None
                 break
-            worker = next(self._turn)  # type: ignore[arg-type]
-            self._pending.append((indices, self._pool.submit(worker, indices)))  # type: ignore[union-attr]
+            worker = next(w for w in self._turn if w in self._live)  # type: ignore[union-attr]
+            self._pending.append((task, worker, self._pool.submit(worker, task)))  # type: ignore[union-attr]
 
     def close(self) -> None:
         """Stop loading: queued batches are cancelled and the threads end after their current batch (waited
         for a bounded time)."""
         self._batches = None
-        for _, future in self._pending:
+        for _, _, future in self._pending:
             future.cancel()
         self._pending.clear()
         if self._pool is not None:
@@ -210,7 +281,10 @@ class _DataLoaderIter:
         self.close()
 
 
-def _result_of(future: Future, indices: Sequence[int], timeout: float | None = None) -> Any:
+_ENDED = StreamFetcher.ENDED
+
+
+def _result_of(future: Future, task: Any, timeout: float | None = None) -> Any:
     """The batch, or the loader thread's exception (original traceback, plus a note saying where); PyTorch's
     RuntimeError when it takes longer than ``timeout`` seconds."""
     try:
@@ -220,8 +294,12 @@ def _result_of(future: Future, indices: Sequence[int], timeout: float | None = N
     if error is None:
         return future.result()
     if hasattr(error, "add_note"):
-        shown = list(indices[:8]) + (["..."] if len(indices) > 8 else [])
-        error.add_note(f"(raised in a DataLoader loading thread, for the batch of indices {shown})")
+        if isinstance(task, list) and task and task[0] is not None:
+            shown = list(task[:8]) + (["..."] if len(task) > 8 else [])
+            error.add_note(f"(raised in a DataLoader loading thread, for the batch of indices {shown})")
+        else:
+            where = "" if task is None or isinstance(task, list) else f", for index {task}"
+            error.add_note(f"(raised in a DataLoader loading thread{where})")
     raise error
 
 

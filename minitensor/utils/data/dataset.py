@@ -1,4 +1,5 @@
-"""Map-style datasets: ``Dataset``, ``TensorDataset``, ``Subset``, ``ConcatDataset`` and ``random_split``.
+"""Map-style datasets: ``Dataset``, ``TensorDataset``, ``StackDataset``, ``Subset``, ``ConcatDataset`` and
+``random_split`` (the iterable-style ones are in ``iterable.py``).
 
 A dataset may also offer ``batch_fetcher()``: a function from an int64 index array (B,) to exactly
 what ``default_collate([self[i] for i in indices])`` would give, or None when it cannot right now (for
@@ -70,6 +71,31 @@ class TensorDataset(Dataset[tuple]):
         return [t[index if t.device == index.device else index.to(t.device)] for t in self.tensors]
 
 
+class StackDataset(Dataset[Any]):
+    """Sample i of several same-length datasets together: ``StackDataset(a, b)[i] == (a[i], b[i])``,
+    ``StackDataset(x=a, y=b)[i] == {"x": a[i], "y": b[i]}``."""
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given.")
+        parts = list(args or kwargs.values())
+        if not parts:
+            raise ValueError("At least one dataset should be passed")
+        self._length = len(parts[0])  # type: ignore[arg-type]
+        if any(len(d) != self._length for d in parts):  # type: ignore[arg-type]
+            raise ValueError("Size mismatch between datasets")
+        self.datasets: tuple | dict = args or kwargs
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self) -> int:
+        return self._length
+
+
 class Subset(Dataset[T_co]):
     """``dataset`` seen through ``indices``: ``subset[i] == dataset[indices[i]]``."""
 
@@ -93,6 +119,10 @@ class ConcatDataset(Dataset[T_co]):
         self.datasets = list(datasets)
         if not self.datasets:
             raise ValueError("ConcatDataset needs at least one dataset")
+        from .iterable import IterableDataset  # iterable.py builds on this module
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise AssertionError("ConcatDataset does not support IterableDataset")
         self.cumulative_sizes = list(accumulate(len(d) for d in self.datasets))  # type: ignore[arg-type]
 
     def __len__(self) -> int:
