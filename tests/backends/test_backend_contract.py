@@ -931,6 +931,8 @@ POINTERS = {
     "nadam_update": "test_optim_variants.py::test_nadam_trajectory",
     "radam_update": "test_optim_variants.py::test_radam_trajectory",
     "asgd_update": "test_optim_variants.py::test_asgd_trajectory_and_average",
+    "rprop_update": "test_optim_rprop_sparse_adam.py::test_rprop_trajectory",
+    "sparse_adam_update": "test_optim_rprop_sparse_adam.py::test_sparse_adam_trajectory",
 }
 
 # The sparse family (tests/test_sparse.py checks each against dense NumPy float64 references).

@@ -468,6 +468,13 @@ for _decoupled in (False, True):
         case("radam_update", f"decoupled={_decoupled}-step={_step}", lambda d, w=_decoupled, t=_step: (
             d.n(3, 4), d.n(3, 4), d.n(3, 4) * 0.1, d.pos(3, 4) * 0.01, t, 1e-3, 0.9, 0.999, 1e-8, 0.01, w, w))
 
+for _maximize in (False, True):
+    case("rprop_update", f"max={_maximize}", lambda d, m=_maximize: (
+        d.n(3, 4), d.n(3, 4), d.n(3, 4), d.pos(3, 4) * 0.1, 0.5, 1.2, 0.05, 0.2, m))
+case("sparse_adam_update", "", lambda d: (  # unique indices, as a coalesced gradient's are
+    d.n(5, 3), np.array([[0, 3, 4]]), d.n(3, 3), d.n(5, 3) * 0.1, d.pos(5, 3) * 0.01, 3, 1e-3, 0.9, 0.999, 1e-8,
+    True))
+
 
 # ------------------------------------------------------------------------------------------------- amp
 def _gradients(d: Data, bad: float | None) -> list[Any]:
