@@ -118,10 +118,11 @@ class Dirichlet(Distribution):
         """(a - 1)+ normalised; where every a_i < 1 (the density peaks at the corners) the first corner, as
         PyTorch's argmax over the NaNs of 0 / 0 picks."""
         excess = (self.concentration - 1).clamp(min=0.0)
-        mode = excess / excess.sum(-1, keepdim=True)
+        at_corner = (self.concentration < 1).all(-1, keepdim=True)
+        mode = excess / where(at_corner, 1.0, excess.sum(-1, keepdim=True))  # no 0 / 0, whose gradient is nan
         corner = excess.new_zeros(excess.shape[-1:])
         corner[0] = 1.0
-        return where((self.concentration < 1).all(-1, keepdim=True), corner, mode)
+        return where(at_corner, corner, mode)
 
     @property
     def variance(self) -> Tensor:
@@ -194,15 +195,3 @@ class Beta(Distribution):
     def entropy(self) -> Tensor:
         return self._dirichlet.entropy()
 
-    def __repr__(self) -> str:
-        c1, c0 = self.concentration1, self.concentration0
-        show = (lambda v: v if v.numel() == 1 else v.size())  # noqa: E731
-        return f"Beta(concentration1: {show(c1)}, concentration0: {show(c0)})"
-
-
-def _chi2_repr(self: Chi2) -> str:
-    df = self.df
-    return f"Chi2(df: {df if df.numel() == 1 else df.size()})"
-
-
-Chi2.__repr__ = _chi2_repr  # type: ignore[method-assign]  # df is computed, so the base repr misses it

@@ -165,6 +165,3 @@ class LogNormal(TransformedDistribution):
     def entropy(self) -> Tensor:
         return self.base_dist.entropy() + self.loc
 
-    def __repr__(self) -> str:
-        show = (lambda v: v if v.numel() == 1 else v.size())  # noqa: E731
-        return f"LogNormal(loc: {show(self.loc)}, scale: {show(self.scale)})"

@@ -933,6 +933,8 @@ POINTERS = {
     "asgd_update": "test_optim_variants.py::test_asgd_trajectory_and_average",
     "rprop_update": "test_optim_rprop_sparse_adam.py::test_rprop_trajectory",
     "sparse_adam_update": "test_optim_rprop_sparse_adam.py::test_sparse_adam_trajectory",
+    "standard_gamma": "test_distributions_gamma.py::test_samples_follow_the_law",
+    "standard_gamma_grad": "test_distributions_gamma.py::test_implicit_gamma_gradient_is_the_inverse_cdf_derivative",
 }
 
 # The sparse family (tests/test_sparse.py checks each against dense NumPy float64 references).

@@ -475,6 +475,7 @@ case("sparse_adam_update", "", lambda d: (  # unique indices, as a coalesced gra
     d.n(5, 3), np.array([[0, 3, 4]]), d.n(3, 3), d.n(5, 3) * 0.1, d.pos(5, 3) * 0.01, 3, 1e-3, 0.9, 0.999, 1e-8,
     True))
 
+case("standard_gamma_grad", "", lambda d: (d.pos(3, 4) * 3 + 0.1, d.pos(3, 4) * 2 + 0.01), ONCE)
 
 # ------------------------------------------------------------------------------------------------- amp
 def _gradients(d: Data, bad: float | None) -> list[Any]:
@@ -490,7 +491,7 @@ for _label, _bad in (("finite", None), ("inf", -np.inf), ("nan", np.nan)):
     case("amp_unscale_and_check_inf", _label, lambda d, b=_bad: (_gradients(d, b), 1 / 1024))
 
 RANDOM = {"seed", "get_rng", "set_rng", "copy_rng", "uniform", "normal", "randint", "bernoulli", "permutation",
-          "dropout", "exponential", "geometric", "cauchy", "poisson", "multinomial"}
+          "dropout", "exponential", "geometric", "cauchy", "poisson", "multinomial", "standard_gamma"}
 IDENTITY = {"is_available", "device_count", "synchronize", "unavailable_reason"}
 ADDRESS = {"data_ptr"}  # a device address, not a value to compare: test_data_ptr_is_the_device_address
 
