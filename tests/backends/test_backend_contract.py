@@ -935,6 +935,8 @@ POINTERS = {
     "sparse_adam_update": "test_optim_rprop_sparse_adam.py::test_sparse_adam_trajectory",
     "standard_gamma": "test_distributions_gamma.py::test_samples_follow_the_law",
     "standard_gamma_grad": "test_distributions_gamma.py::test_implicit_gamma_gradient_is_the_inverse_cdf_derivative",
+    "bessel": "test_special_bessel_zeta.py::test_bessel_functions_against_float64_references",
+    "zeta": "test_special_bessel_zeta.py::test_zeta_against_euler_maclaurin",
 }
 
 # The sparse family (tests/test_sparse.py checks each against dense NumPy float64 references).

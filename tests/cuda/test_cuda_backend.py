@@ -476,6 +476,9 @@ case("sparse_adam_update", "", lambda d: (  # unique indices, as a coalesced gra
     True))
 
 case("standard_gamma_grad", "", lambda d: (d.pos(3, 4) * 3 + 0.1, d.pos(3, 4) * 2 + 0.01), ONCE)
+for _kind in ("j0", "j1", "y0", "y1", "k0", "k1", "k0e", "k1e"):
+    case("bessel", _kind, lambda d, k=_kind: (k, d.pos(3, 4) * 5 + 0.1))
+case("zeta", "", lambda d: (d.pos(3, 4) * 3 + 1.1, d.pos(3, 4) * 2 + 0.1), ONCE)
 
 # ------------------------------------------------------------------------------------------------- amp
 def _gradients(d: Data, bad: float | None) -> list[Any]:

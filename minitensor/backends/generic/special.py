@@ -1,5 +1,6 @@
 """Special functions (PyTorch's ``torch.special`` family): log-gamma and its derivatives, the modified Bessel
-functions I0 and I1 (and their scaled forms), erfcx, log_ndtr, sinc, x log y and x log1p y. The gamma and
+functions I0 and I1 (and their scaled forms), the other Bessel functions (``bessel``), the Hurwitz zeta function,
+erfcx, log_ndtr, sinc, x log y, x log1p y, and the gradient of gamma draws (``standard_gamma_grad``). The gamma and
 Bessel functions, erfcx and log_ndtr come from SciPy's ``scipy.special`` on the CPU and ``cupyx.scipy.special``
 on CUDA (the ``_special_module`` hook); sinc, xlogy and xlog1py are written on ``xp``. 16-bit floats are
 computed in float32 and rounded back, as PyTorch's kernels compute them; the other dtypes keep their own
@@ -71,6 +72,20 @@ class SpecialOps:
     def i1e(self, x: Array) -> Array:
         """exp(-|x|) i1(x)."""
         return self._scipy("i1e", x)
+
+    def bessel(self, kind: str, x: Array) -> Array:
+        """The Bessel function ``kind`` of x, in x's dtype: "j0", "j1", "y0", "y1" (first and second kind),
+        "k0", "k1" (modified, second kind) or "k0e", "k1e" (exp(x) k0, exp(x) k1, which do not underflow).
+        SciPy's Cephes approximations, accurate to about 1e-15 relative in float64."""
+        if kind not in ("j0", "j1", "y0", "y1", "k0", "k1", "k0e", "k1e"):
+            raise ValueError(f"unknown Bessel function {kind!r}")
+        return self._scipy(kind, x)
+
+    def zeta(self, x: Array, q: Array) -> Array:
+        """The Hurwitz zeta function sum_{k>=0} (k + q)^-x (x > 1), in x's dtype: inf at x = 1 and at the poles
+        q = 0, -1, -2...; nan for x < 1, and at q = inf for x != 1 (PyTorch's value there; the limit is 0)."""
+        y = self._special_module().zeta(self._wide(x), self._wide(q))
+        return self.xp.where((q == math.inf) & (x != 1), math.nan, y).astype(x.dtype, copy=False)
 
     def erfcx(self, x: Array) -> Array:
         """exp(x^2) erfc(x), the scaled complementary error function."""
