@@ -78,7 +78,7 @@ class Gamma(Distribution):
 
 class Chi2(Gamma):
     """Chi-squared with ``df`` degrees of freedom: Gamma(df / 2, 1 / 2)."""
-    arg_constraints = {"df": constraints.positive}  # type: ignore[dict-item]
+    arg_constraints = {"df": constraints.positive}
 
     def __init__(self, df: Tensor | float, validate_args: bool | None = None) -> None:
         (df,) = broadcast_all(df)
@@ -167,7 +167,7 @@ class Beta(Distribution):
 
     def expand(self, batch_shape: Sequence[int], _instance: Distribution | None = None) -> Distribution:
         new = type(self).__new__(type(self)) if _instance is None else _instance
-        new._dirichlet = self._dirichlet.expand(batch_shape)  # type: ignore[assignment]
+        new._dirichlet = self._dirichlet.expand(batch_shape)  # type: ignore[attr-defined]
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

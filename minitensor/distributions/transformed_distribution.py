@@ -65,7 +65,7 @@ class TransformedDistribution(Distribution):
         return new
 
     @property
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         if not self.transforms:
             return self.base_dist.support
         support = self.transforms[-1].codomain
@@ -134,7 +134,7 @@ class TransformedDistribution(Distribution):
 class LogNormal(TransformedDistribution):
     """exp(N(loc, scale^2)): density exp(-(log x - loc)^2 / (2 scale^2)) / (x scale sqrt(2 pi)) on x > 0."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.positive  # type: ignore[assignment]
+    support = constraints.positive
     has_rsample = True
 
     def __init__(self, loc: Tensor | float, scale: Tensor | float, validate_args: bool | None = None) -> None:
@@ -143,11 +143,11 @@ class LogNormal(TransformedDistribution):
 
     @property
     def loc(self) -> Tensor:
-        return self.base_dist.loc  # type: ignore[attr-defined, no-any-return]
+        return self.base_dist.loc  # type: ignore[attr-defined]
 
     @property
     def scale(self) -> Tensor:
-        return self.base_dist.scale  # type: ignore[attr-defined, no-any-return]
+        return self.base_dist.scale  # type: ignore[attr-defined]
 
     @property
     def mean(self) -> Tensor:
