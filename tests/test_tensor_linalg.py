@@ -56,7 +56,8 @@ def test_tensorinv_matches_numpy_and_its_gradient_is_finite_differences(shape, i
 def test_tensor_errors_are_pytorchs():
     with pytest.raises(RuntimeError, match=r"strictly positive integer for 'ind', but got 0"):
         mt.linalg.tensorinv(mt.ones(2, 3, 6), ind=0)
-    with pytest.raises(RuntimeError, match=r"prod\(self.shape\[ind:\]\) == prod\(self.shape\[:ind\]\), but got 18 != 2"):
+    with pytest.raises(RuntimeError, match=r"prod\(self.shape\[ind:\]\) == prod\(self.shape\[:ind\]\), "
+                                           r"but got 18 != 2"):
         mt.linalg.tensorinv(mt.ones(2, 3, 6), ind=1)
     with pytest.raises(RuntimeError, match=r"prod\(self.shape\[other.ndim:\]\) == prod\(self.shape\[:other.ndim\]\), "
                                            r"but got 12 != 2"):
