@@ -121,12 +121,14 @@ class SpecialOps:
         """dx/dalpha of a Gamma(alpha, 1) draw x at fixed uniform level (implicit reparameterisation,
         Figurnov et al. 2018): -(d/dalpha P(alpha, x)) / p(x; alpha), P the CDF and p the density.
 
-        d/dalpha P by the five-point stencil with step h = alpha / 1000 (truncation ~ (h/alpha)^4, rounding
-        ~ eps alpha / h: both near 1e-12 relative), on P below the median and on -Q = P - 1 above it, where
-        Q keeps its relative accuracy in the upper tail. Computed in float64."""
+        d/dalpha P by the five-point stencil with step h = min(alpha, sqrt(alpha)) / 1000: P changes on the scale
+        of alpha for small alpha and of the standard deviation sqrt(alpha) for large, so the truncation
+        (~ (h / scale)^4) and the rounding (~ eps scale / h) both stay near 1e-12 relative. The stencil runs on
+        P below the median and on -Q = P - 1 above it, where Q keeps its relative accuracy in the upper tail.
+        Computed in float64."""
         xp, sp = self.xp, self._special_module()
         a, v = alpha.astype(np.float64), x.astype(np.float64)
-        h = a * 1e-3
+        h = xp.minimum(a, xp.sqrt(a)) * 1e-3
         upper = sp.gammainc(a, v) > 0.5
         cdf = lambda b: xp.where(upper, -sp.gammaincc(b, v), sp.gammainc(b, v))  # noqa: E731
         dcdf = (cdf(a - 2 * h) - 8 * cdf(a - h) + 8 * cdf(a + h) - cdf(a + 2 * h)) / (12 * h)
