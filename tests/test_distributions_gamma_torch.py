@@ -136,7 +136,7 @@ def test_kl_divergence_and_its_gradients(name):
 
 
 def test_standard_gamma_grad_matches_pytorchs_approximation():
-    """PyTorch approximates dx/dalpha (series, saddle point, a fitted rational function) to ~1e-4; ours is the
+    """PyTorch approximates dx/dalpha (series, saddle point, a fitted rational function) to ~1e-3; ours is the
     exact value to ~1e-9 (tests/test_distributions_gamma.py), so the two agree to PyTorch's error."""
     from minitensor.backends import get_backend
     alpha = np.repeat([0.05, 0.3, 1.0, 2.5, 7.0, 30.0, 300.0], 50)
