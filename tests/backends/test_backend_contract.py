@@ -922,6 +922,8 @@ POINTERS = {
     "dropout_backward": "ops/test_dropout_embedding.py::test_dropout_gradient_is_the_same_mask_and_scale",
     "embedding": "ops/test_dropout_embedding.py::test_embedding_forward_and_scatter_add_gradient",
     "embedding_backward": "ops/test_dropout_embedding.py::test_embedding_forward_and_scatter_add_gradient",
+    "embedding_sparse_backward":
+        "test_embedding_sparse.py::test_sparse_gradient_is_one_entry_per_lookup_and_sums_to_the_dense_one",
     "sgd_update": "test_optim.py::test_sgd_trajectory",
     "adam_update": "test_optim.py::test_adam_and_adamw_trajectory",
     "rmsprop_update": "test_optim.py::test_rmsprop_trajectory",

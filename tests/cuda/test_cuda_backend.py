@@ -429,6 +429,7 @@ case("embedding", "", lambda d: (d.n(7, 4), d.ints(0, 7, 2, 3)))
 for _padding, _scale in ((None, False), (2, True)):
     case("embedding_backward", f"{_padding}-{_scale}", lambda d, p=_padding, s=_scale: (
         d.n(3, 5, 4), d.ints(0, 7, 3, 5), 7, p, s))
+    case("embedding_sparse_backward", f"{_padding}", lambda d, p=_padding: (d.n(3, 5, 4), d.ints(0, 7, 3, 5), 7, p))
 
 
 # ----------------------------------------------------------------------------------------------- optim
