@@ -231,6 +231,9 @@ def test_cache_returns_the_exact_input_and_event_dims_sum():
     assert ladj.shape == (4,) and np.allclose(ladj.numpy(), math.log(6.0))
     with pytest.raises(ValueError, match="cache_size must be 0 or 1"):
         T.ExpTransform(cache_size=2)
+    cached = T.AffineTransform(1.0, 2.0).with_cache()
+    z = t64([3.0])
+    assert cached.inv(cached(z)) is z and cached.with_cache(1) is cached and cached.loc == 1.0
 
 
 def test_transformed_distribution_is_the_change_of_variables():

@@ -5,6 +5,7 @@ inverse ``t.inv(y)`` and ``log_abs_det_jacobian(x, y)`` = log |dy/dx|, summed ov
 graph) where the inverse would round (tanh near +-1, sigmoid near 0 and 1), as PyTorch's cache."""
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any, Sequence
 
@@ -51,9 +52,14 @@ class Transform:
         raise NotImplementedError
 
     def with_cache(self, cache_size: int = 1) -> Transform:
+        """This transform with another cache size (a shallow copy with an empty cache; self when the same)."""
         if self._cache_size == cache_size:
             return self
-        raise NotImplementedError(f"{type(self).__name__}.with_cache is not implemented")
+        if cache_size not in (0, 1):
+            raise ValueError("cache_size must be 0 or 1")
+        new = copy.copy(self)
+        new._cache_size, new._cached_x_y, new._inv = cache_size, (None, None), None
+        return new
 
     def __call__(self, x: Tensor) -> Tensor:
         if self._cache_size == 0:
