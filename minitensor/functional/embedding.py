@@ -15,7 +15,7 @@ __all__ += ["one_hot"]
 
 class Embedding(ArrayFunction):
     """y = weight[indices]; the gradient scatter-adds gy rows back (repeated indices accumulate), or with
-    ``sparse`` is the sparse COO list of those rows (what SparseAdam and SGD step on without a dense table)."""
+    ``sparse`` is the sparse COO list of those rows (what SparseAdam steps on without a dense table)."""
 
     @staticmethod
     def forward(ctx: Any, B: Backend, indices: Any, weight: Any, *, padding_idx: int | None,
