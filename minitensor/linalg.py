@@ -14,6 +14,8 @@ from .functional.matrix_functions import matrix_exp
 from .functional.norms import cond, matrix_norm, norm, vector_norm
 from .functional.solve import det, inv, matrix_power, slogdet, solve, solve_triangular
 from .functional.triangular import diagonal as _diagonal
+from .functional.arrange import linalg_vander as vander
+from .functional.tensor_solve import tensorinv, tensorsolve
 from .tensor import Tensor
 
 __all__ = ["LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",
@@ -22,6 +24,7 @@ __all__ += ["cross", "diagonal", "matrix_rank", "multi_dot", "vecdot"]
 __all__ += ["cond", "lstsq", "solve_triangular"]
 __all__ += ["cholesky_ex", "inv_ex", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp", "solve_ex"]
 __all__ += ["eig", "eigvals", "householder_product"]
+__all__ += ["tensorinv", "tensorsolve", "vander"]
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:

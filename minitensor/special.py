@@ -21,3 +21,11 @@ __all__ += ["gammainc", "gammaincc", "multigammaln"]
 from .functional.special import erfcx, i0e, i1, i1e, log_ndtr, xlog1py  # noqa: E402
 
 __all__ += ["erfcx", "i0e", "i1", "i1e", "log_ndtr", "xlog1py"]
+
+from .functional.special import (bessel_j0, bessel_j1, bessel_y0, bessel_y1, modified_bessel_i0,  # noqa: E402
+                                 modified_bessel_i1, modified_bessel_k0, modified_bessel_k1,
+                                 scaled_modified_bessel_k0, scaled_modified_bessel_k1, spherical_bessel_j0, zeta)
+
+__all__ += ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+            "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+            "spherical_bessel_j0", "zeta"]

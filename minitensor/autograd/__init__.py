@@ -112,7 +112,11 @@ def zero_grads(tensors: Any, set_to_none: bool = True) -> None:
             t.grad = None
         else:
             t.grad.detach_()
-            t.grad.array[...] = 0
+            a = t.grad.array
+            if t.grad.is_sparse:  # a sparse gradient with no entries (PyTorch's zero_() of a sparse tensor)
+                t.grad.array = type(a)(a.indices[:, :0], a.values[:0], a.shape, True)
+            else:
+                a[...] = 0
 
 
 __all__ = ["Function", "zero_grads", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",

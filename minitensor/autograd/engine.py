@@ -96,6 +96,10 @@ def _accumulate(store: dict, owned: set, key: Any, g: Any, B: Backend = None, pr
         store[key] = g
         if private:
             owned.add(key)
+    elif B is not None and (type(prev) is SparseCOO) != (type(g) is SparseCOO):  # dense + sparse: dense
+        dense, sparse = (g, prev) if type(prev) is SparseCOO else (prev, g)
+        store[key] = B.sparse_add_dense(dense, sparse)
+        owned.add(key)
     elif key in owned:
         prev += g
         store[key] = prev  # the same array, or a new scalar for 0-d
@@ -274,6 +278,8 @@ def _accumulate_leaf_grad(t: Any, g: Any, owned: bool = False) -> None:
         elif not owned or type(g) is not B.array_type:  # NumPy 0-d results are scalars: make an array
             g = B.copy(g)
         t.grad = _tensor_mod._wrap(g, t._device)
+    elif type(g) is SparseCOO and type(t.grad.array) is not SparseCOO:  # dense .grad + sparse: dense (PyTorch's)
+        t.grad.array = t._device.backend.sparse_add_dense(t.grad.array, g)
     else:
         t.grad.array += g
     if _hooks.live[0] and getattr(t, "_hooks", None) is not None:

@@ -6,9 +6,18 @@ from . import constraints
 from .continuous import Exponential, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution
+from .gamma import Beta, Chi2, Dirichlet, Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
+from .studentt import StudentT
+from . import transforms
+from .transformed_distribution import LogNormal, TransformedDistribution
+from .transforms import (AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform,
+                         TanhTransform, Transform)
 
 __all__ = ["Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "MultivariateNormal",
            "Normal", "OneHotCategorical", "Uniform", "constraints", "kl_divergence", "register_kl"]
+__all__ += ["AffineTransform", "Beta", "Chi2", "ComposeTransform", "Dirichlet", "ExpTransform", "Gamma", "LogNormal",
+            "PowerTransform", "SigmoidTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution",
+            "transforms"]

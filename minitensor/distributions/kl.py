@@ -8,7 +8,7 @@ import warnings
 from functools import total_ordering
 from typing import Any, Callable
 
-from ..functional import broadcast_shapes, where
+from ..functional import broadcast_shapes, digamma, lgamma, where
 from ..functional.math import erf
 from ..functional.solve import solve_triangular
 from ..nn.functional import softplus
@@ -16,6 +16,7 @@ from ..tensor import Tensor
 from .continuous import Exponential, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution
+from .gamma import Beta, Dirichlet, Gamma
 from .independent import Independent
 from .multivariate_normal import MultivariateNormal, batch_mahalanobis
 from .utils import sum_rightmost
@@ -180,3 +181,35 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
         raise NotImplementedError
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p: Gamma, q: Gamma) -> Tensor:
+    """a_q log(b_p / b_q) + lgamma(a_q) - lgamma(a_p) + (a_p - a_q) psi(a_p) + (b_q - b_p) a_p / b_p."""
+    t1 = q.concentration * (p.rate / q.rate).log()
+    t2 = lgamma(q.concentration) - lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * digamma(p.concentration)
+    return t1 + t2 + t3 + (q.rate - p.rate) * (p.concentration / p.rate)
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p: Beta, q: Beta) -> Tensor:
+    """log B(a_q, b_q) / B(a_p, b_p) + (a_p - a_q) psi(a_p) + (b_p - b_q) psi(b_p) + (s_q - s_p) psi(s_p),
+    s = a + b."""
+    sum_p = p.concentration1 + p.concentration0
+    sum_q = q.concentration1 + q.concentration0
+    t1 = lgamma(q.concentration1) + lgamma(q.concentration0) + lgamma(sum_p)
+    t2 = lgamma(p.concentration1) + lgamma(p.concentration0) + lgamma(sum_q)
+    t3 = (p.concentration1 - q.concentration1) * digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * digamma(p.concentration0)
+    return t1 - t2 + t3 + t4 + (sum_q - sum_p) * digamma(sum_p)
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p: Dirichlet, q: Dirichlet) -> Tensor:
+    """lgamma(s_p) - lgamma(s_q) - sum(lgamma(a_p) - lgamma(a_q)) + sum((a_p - a_q)(psi(a_p) - psi(s_p)))."""
+    sum_p, sum_q = p.concentration.sum(-1), q.concentration.sum(-1)
+    t1 = lgamma(sum_p) - lgamma(sum_q)
+    t2 = (lgamma(p.concentration) - lgamma(q.concentration)).sum(-1)
+    t3 = (p.concentration - q.concentration) * (digamma(p.concentration) - digamma(sum_p).unsqueeze(-1))
+    return t1 - t2 + t3.sum(-1)

@@ -1,6 +1,7 @@
 """Tensors built by arranging others, composed of the shape, products and scan families' ops (so
 differentiable where those are): ``t``, ``split_with_sizes``, ``diagflat``, ``addr``, ``unravel_index``,
-``combinations``, ``vander``, ``index_reduce`` (``scatter_reduce`` with the index spread over source's shape)."""
+``combinations``, ``vander`` (and ``linalg.vander``),
+``index_reduce`` (``scatter_reduce`` with the index spread over source's shape)."""
 from __future__ import annotations
 
 import math
@@ -90,6 +91,18 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
         return x.new_empty(x.shape[0], 0)
     powers = cat([x.new_ones(x.shape[0], 1), x.unsqueeze(1).expand(x.shape[0], N - 1)], 1).cumprod(1)
     return powers if increasing else powers.flip(1)
+
+
+def linalg_vander(x: Tensor, *, N: int | None = None) -> Tensor:
+    """``linalg.vander``: (*, n) -> (*, n, N), [..., i, j] = x[..., i]**j (N defaults to n and must exceed 1;
+    a 0-d x is one point), built as ``vander`` is; integer dtypes keep theirs, bool is refused (PyTorch's)."""
+    if x.dtype is _dt.bool:
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got Bool")
+    x = x.unsqueeze(-1) if x.dim() == 0 else x
+    N = x.shape[-1] if N is None else N
+    if N <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    return cat([x.new_ones(*x.shape, 1), x.unsqueeze(-1).expand(*x.shape, N - 1).cumprod(-1)], -1)
 
 
 def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,

@@ -15,14 +15,15 @@ __all__ += ["one_hot"]
 
 
 class Embedding(ArrayFunction):
-    """y = weight[indices]; the gradient scatter-adds gy rows back (repeated indices accumulate)."""
+    """y = weight[indices]; the gradient scatter-adds gy rows back (repeated indices accumulate), or with
+    ``sparse`` is the sparse COO list of those rows (what SparseAdam steps on without a dense table)."""
 
     @staticmethod
     def forward(ctx: Any, B: Backend, indices: Any, weight: Any, *, padding_idx: int | None,
-                scale_grad_by_freq: bool) -> Any:
+                scale_grad_by_freq: bool, sparse: bool = False) -> Any:
         ctx.save_for_backward(indices)
         ctx.num_embeddings, ctx.padding_idx = weight.shape[0], padding_idx
-        ctx.scale_grad_by_freq = scale_grad_by_freq
+        ctx.scale_grad_by_freq, ctx.sparse = scale_grad_by_freq, sparse
         return B.embedding(weight, indices)
 
     @staticmethod
@@ -30,6 +31,10 @@ class Embedding(ArrayFunction):
         indices, = ctx.saved_tensors
         if not ctx.needs_input_grad[1]:
             return None, None
+        if ctx.sparse:
+            if ctx.scale_grad_by_freq:  # PyTorch's check, at backward as there
+                raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+            return None, B.embedding_sparse_backward(gy, indices, ctx.num_embeddings, ctx.padding_idx)
         return None, B.embedding_backward(gy, indices, ctx.num_embeddings, ctx.padding_idx,
                                           ctx.scale_grad_by_freq)
 
@@ -48,9 +53,10 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """``weight[input]``: integer indices of any shape give input.shape + (embedding_dim,) rows of
     ``weight`` (num_embeddings, embedding_dim). The ``padding_idx`` row gets no gradient;
-    ``scale_grad_by_freq`` divides each row's gradient by its index's count in ``input``."""
-    if max_norm is not None or sparse:
-        raise NotImplementedError("embedding: max_norm and sparse=True are not supported")
+    ``scale_grad_by_freq`` divides each row's gradient by its index's count in ``input``; ``sparse``: weight's
+    gradient is sparse COO (one entry per lookup)."""
+    if max_norm is not None:
+        raise NotImplementedError("embedding: max_norm is not supported")
     if weight.ndim != 2:
         raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape "
                          f"{tuple(weight.shape)}")
@@ -65,7 +71,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         raise IndexError(f"embedding: index {value} is out of range for a weight of {num_embeddings} rows "
                          f"(valid: 0 to {num_embeddings - 1})")
     return Embedding.apply(input, weight, padding_idx=_padding_index(padding_idx, num_embeddings),
-                           scale_grad_by_freq=bool(scale_grad_by_freq))
+                           scale_grad_by_freq=bool(scale_grad_by_freq), sparse=bool(sparse))
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

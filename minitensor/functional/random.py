@@ -53,6 +53,27 @@ class Poisson(_Sample):
         return B.poisson(rates, rng)
 
 
+class StandardGamma(ArrayFunction):
+    """x ~ Gamma(alpha, 1), reparameterised: dx/dalpha is the implicit gradient at x (PyTorch's
+    ``_standard_gamma``, whose backward is ``_standard_gamma_grad``)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, alpha: Any, rng: Any) -> Any:
+        x = B.standard_gamma(alpha, rng)
+        ctx.save_for_backward(alpha, x)
+        return x
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        alpha, x = ctx.saved_tensors
+        return gy * B.standard_gamma_grad(alpha, x), None
+
+
+def standard_gamma(alpha: Tensor, generator: Generator | None = None) -> Tensor:
+    """Gamma(alpha, 1) draws of alpha's shape and dtype, differentiable with respect to alpha."""
+    return StandardGamma.apply(alpha, stream_of(generator, alpha._device))
+
+
 def _std_checked(std: Any) -> None:
     if isinstance(std, Tensor):
         if std.numel() and not bool((std >= 0).all()):  # one host sync, as PyTorch's check

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
-from ._util import promote, to_float
+from ._util import NoGrad, promote, to_float
 from .math import _op, _unary, erfc
 from ..backends.base import Backend
 
@@ -267,3 +267,70 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
 
 
 __all__ += ["igamma", "igammac", "mvlgamma"]
+
+
+# ----------------------------------------------------------------------- Bessel functions and zeta
+# torch.special's Bessel functions have no derivative: their results do not require grad (NoGrad), as
+# PyTorch's, whose outputs have no grad_fn.
+def _bessel(kind: str, name: str) -> Callable[[Tensor], Tensor]:
+    def op(input: Tensor) -> Tensor:
+        return NoGrad.apply(to_float(input), op=lambda B, x: B.bessel(kind, x))
+    op.__name__ = name
+    op.__doc__ = f"torch.special.{name}: Bessel {kind}(x), elementwise, without a gradient."
+    return op
+
+
+bessel_j0, bessel_j1, bessel_y0, bessel_y1 = (_bessel(k, f"bessel_{k}") for k in ("j0", "j1", "y0", "y1"))
+modified_bessel_k0, modified_bessel_k1 = (_bessel(k, f"modified_bessel_{k}") for k in ("k0", "k1"))
+scaled_modified_bessel_k0, scaled_modified_bessel_k1 = (_bessel(f"{k}e", f"scaled_modified_bessel_{k}")
+                                                        for k in ("k0", "k1"))
+
+
+def modified_bessel_i0(input: Tensor) -> Tensor:
+    """I0(x) without a gradient (``i0`` is the differentiable one)."""
+    return NoGrad.apply(to_float(input), op=lambda B, x: B.i0(x))
+
+
+def modified_bessel_i1(input: Tensor) -> Tensor:
+    """I1(x) without a gradient (``special.i1`` is the differentiable one)."""
+    return NoGrad.apply(to_float(input), op=lambda B, x: B.i1(x))
+
+
+def _spherical_j0(B: Backend, x: Any) -> Any:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = B.sin(x) / x
+    y = B.where(B.isinf(x), 0, y)  # the limit, as PyTorch's (sin(inf) / inf is nan)
+    return B.where(x == 0, 1, y).astype(x.dtype, copy=False)
+
+
+def spherical_bessel_j0(input: Tensor) -> Tensor:
+    """j0(x) = sin(x) / x (1 at 0, 0 at +-inf), without a gradient."""
+    return NoGrad.apply(to_float(input), op=_spherical_j0)
+
+
+class Zeta(ArrayFunction):
+    """The Hurwitz zeta function zeta(x, q) = sum_{k>=0} (k + q)^-x. d/dq = -x zeta(x + 1, q); along x
+    PyTorch has no derivative and raises."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, x: Any, q: Any) -> Any:
+        ctx.save_for_backward(x, q)
+        return B.zeta(x, q)
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        if ctx.needs_input_grad[0]:
+            raise RuntimeError("the derivative for 'zeta' is not implemented.")
+        x, q = ctx.saved_tensors
+        return None, gy * -x * B.zeta(x + 1, q)
+
+
+def zeta(input: Tensor | float, other: Tensor | float) -> Tensor:
+    """torch.special.zeta(x, q): the Hurwitz zeta function (a number on either side; integers give the
+    default float dtype)."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError("zeta(): expected a Tensor as input or other, got two numbers")
+    x, q = promote(input, other, floating=True)
+    like = x if isinstance(x, Tensor) else q
+    x, q = (v if isinstance(v, Tensor) else like.new_full((), v) for v in (x, q))
+    return Zeta.apply(x, q)

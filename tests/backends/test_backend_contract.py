@@ -922,6 +922,8 @@ POINTERS = {
     "dropout_backward": "ops/test_dropout_embedding.py::test_dropout_gradient_is_the_same_mask_and_scale",
     "embedding": "ops/test_dropout_embedding.py::test_embedding_forward_and_scatter_add_gradient",
     "embedding_backward": "ops/test_dropout_embedding.py::test_embedding_forward_and_scatter_add_gradient",
+    "embedding_sparse_backward":
+        "test_embedding_sparse.py::test_sparse_gradient_is_one_entry_per_lookup_and_sums_to_the_dense_one",
     "sgd_update": "test_optim.py::test_sgd_trajectory",
     "adam_update": "test_optim.py::test_adam_and_adamw_trajectory",
     "rmsprop_update": "test_optim.py::test_rmsprop_trajectory",
@@ -931,6 +933,12 @@ POINTERS = {
     "nadam_update": "test_optim_variants.py::test_nadam_trajectory",
     "radam_update": "test_optim_variants.py::test_radam_trajectory",
     "asgd_update": "test_optim_variants.py::test_asgd_trajectory_and_average",
+    "rprop_update": "test_optim_rprop_sparse_adam.py::test_rprop_trajectory",
+    "sparse_adam_update": "test_optim_rprop_sparse_adam.py::test_sparse_adam_trajectory",
+    "standard_gamma": "test_distributions_gamma.py::test_samples_follow_the_law",
+    "standard_gamma_grad": "test_distributions_gamma.py::test_implicit_gamma_gradient_is_the_inverse_cdf_derivative",
+    "bessel": "test_special_bessel_zeta.py::test_bessel_functions_against_float64_references",
+    "zeta": "test_special_bessel_zeta.py::test_zeta_against_euler_maclaurin",
 }
 
 # The sparse family (tests/test_sparse.py checks each against dense NumPy float64 references).

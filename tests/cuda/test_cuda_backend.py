@@ -429,6 +429,7 @@ case("embedding", "", lambda d: (d.n(7, 4), d.ints(0, 7, 2, 3)))
 for _padding, _scale in ((None, False), (2, True)):
     case("embedding_backward", f"{_padding}-{_scale}", lambda d, p=_padding, s=_scale: (
         d.n(3, 5, 4), d.ints(0, 7, 3, 5), 7, p, s))
+    case("embedding_sparse_backward", f"{_padding}", lambda d, p=_padding: (d.n(3, 5, 4), d.ints(0, 7, 3, 5), 7, p))
 
 
 # ----------------------------------------------------------------------------------------------- optim
@@ -468,6 +469,17 @@ for _decoupled in (False, True):
         case("radam_update", f"decoupled={_decoupled}-step={_step}", lambda d, w=_decoupled, t=_step: (
             d.n(3, 4), d.n(3, 4), d.n(3, 4) * 0.1, d.pos(3, 4) * 0.01, t, 1e-3, 0.9, 0.999, 1e-8, 0.01, w, w))
 
+for _maximize in (False, True):
+    case("rprop_update", f"max={_maximize}", lambda d, m=_maximize: (
+        d.n(3, 4), d.n(3, 4), d.n(3, 4), d.pos(3, 4) * 0.1, 0.5, 1.2, 0.05, 0.2, m))
+case("sparse_adam_update", "", lambda d: (  # unique indices, as a coalesced gradient's are
+    d.n(5, 3), np.array([[0, 3, 4]]), d.n(3, 3), d.n(5, 3) * 0.1, d.pos(5, 3) * 0.01, 3, 1e-3, 0.9, 0.999, 1e-8,
+    True))
+
+case("standard_gamma_grad", "", lambda d: (d.pos(3, 4) * 3 + 0.1, d.pos(3, 4) * 2 + 0.01), ONCE)
+for _kind in ("j0", "j1", "y0", "y1", "k0", "k1", "k0e", "k1e"):
+    case("bessel", _kind, lambda d, k=_kind: (k, d.pos(3, 4) * 5 + 0.1))
+case("zeta", "", lambda d: (d.pos(3, 4) * 3 + 1.1, d.pos(3, 4) * 2 + 0.1), ONCE)
 
 # ------------------------------------------------------------------------------------------------- amp
 def _gradients(d: Data, bad: float | None) -> list[Any]:
@@ -483,7 +495,7 @@ for _label, _bad in (("finite", None), ("inf", -np.inf), ("nan", np.nan)):
     case("amp_unscale_and_check_inf", _label, lambda d, b=_bad: (_gradients(d, b), 1 / 1024))
 
 RANDOM = {"seed", "get_rng", "set_rng", "copy_rng", "uniform", "normal", "randint", "bernoulli", "permutation",
-          "dropout", "exponential", "geometric", "cauchy", "poisson", "multinomial"}
+          "dropout", "exponential", "geometric", "cauchy", "poisson", "multinomial", "standard_gamma"}
 IDENTITY = {"is_available", "device_count", "synchronize", "unavailable_reason"}
 ADDRESS = {"data_ptr"}  # a device address, not a value to compare: test_data_ptr_is_the_device_address
 

@@ -1,7 +1,10 @@
-"""Embedding lookups and their gradient (gather and scatter-add)."""
+"""Embedding lookups and their gradient (gather and scatter-add, or the sparse COO gradient of
+``sparse=True``)."""
 from __future__ import annotations
 
 from typing import Any, Callable
+
+from .sparse import SparseCOO
 
 Array = Any
 
@@ -30,3 +33,16 @@ class EmbeddingOps:
         if padding_idx is not None:
             gw[padding_idx] = 0
         return gw
+
+    def embedding_sparse_backward(self, gy: Array, indices: Array, num_embeddings: int,
+                                  padding_idx: int | None) -> SparseCOO:
+        """The (num_embeddings, D) gradient as sparse COO entries, PyTorch's: one per looked-up index, in
+        lookup order, uncoalesced (repeated indices stay separate entries, their rows are gy's rows), the
+        padding_idx lookups left out."""
+        xp = self.xp
+        dim = gy.shape[-1]
+        flat, rows = indices.reshape(-1).astype(xp.int64, copy=False), gy.reshape(-1, dim)
+        if padding_idx is not None:
+            keep = flat != padding_idx
+            flat, rows = flat[keep], rows[keep]
+        return SparseCOO(flat.reshape(1, -1), xp.ascontiguousarray(rows), (num_embeddings, dim), False)

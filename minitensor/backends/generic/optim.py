@@ -6,9 +6,10 @@ single-tensor code paths of ``torch.optim``) and never writes to ``grad``, which
 parameter float32; every ufunc writes through ``out=`` into an existing array.
 
 Temporaries left (the CUDA backend and the CPU loops replace SGD, Adam, RMSprop and Adagrad with one fused
-kernel each; Adadelta, Adamax, NAdam, RAdam and ASGD run these bodies everywhere): one or two scratch arrays
-the size of ``param`` per call, plus one for the effective gradient ``(-grad if maximize else grad) + wd * param``
-when ``maximize`` or (coupled) weight decay changes it.
+kernel each; Adadelta, Adamax, NAdam, RAdam, ASGD, Rprop and SparseAdam run these bodies everywhere): one or
+two scratch arrays the size of ``param`` per call, plus one for the effective gradient
+``(-grad if maximize else grad) + wd * param`` when ``maximize`` or (coupled) weight decay changes it.
+SparseAdam's work on the gradient's entries only: a few arrays of its ``nnz`` values.
 """
 from __future__ import annotations
 
@@ -269,6 +270,55 @@ class OptimOps:
             ax += scratch
         else:
             xp.copyto(ax, param)
+
+
+    def rprop_update(self, param: Array, grad: Array, prev: Array, step_size: Array, etaminus: float,
+                     etaplus: float, step_size_min: float, step_size_max: float, maximize: bool) -> None:
+        """Rprop (resilient backpropagation), PyTorch's form; only the signs of the gradients are used:
+
+            s = sign(g * prev) ;  step_size *= etaplus (s > 0), etaminus (s < 0), 1 (s = 0), clipped
+            g = 0 where s < 0 (the step after a sign change is skipped) ;  param -= sign(g) step_size ;  prev = g
+
+        A NaN product leaves its step size NaN, as PyTorch's masked writes do."""
+        xp = self.xp
+        g = xp.negative(grad) if maximize else grad
+        factor = xp.multiply(g, prev, out=xp.empty_like(param))
+        xp.sign(factor, out=factor)
+        grew, shrank = factor > 0, factor < 0
+        xp.copyto(factor, etaplus, where=grew)
+        xp.copyto(factor, etaminus, where=shrank)
+        xp.copyto(factor, 1.0, where=factor == 0)
+        step_size *= factor
+        xp.clip(step_size, step_size_min, step_size_max, out=step_size)
+        xp.copyto(prev, g)
+        xp.copyto(prev, 0.0, where=shrank)
+        xp.sign(prev, out=factor)
+        factor *= step_size
+        param -= factor
+
+    def sparse_adam_update(self, param: Array, indices: Array, values: Array, exp_avg: Array, exp_avg_sq: Array,
+                           step: int, lr: float, beta1: float, beta2: float, eps: float, maximize: bool) -> None:
+        """SparseAdam: Adam on the entries a coalesced sparse gradient holds (``values[k]`` at
+        ``indices[:, k]``, unique indices), the others untouched; ``step`` counting from 1:
+
+            m[i] += (1 - beta1) (g - m[i]) ;  v[i] += (1 - beta2) (g^2 - v[i])
+            param[i] -= lr sqrt(1 - beta2^t) / (1 - beta1^t) * m[i] / (sqrt(v[i]) + eps)
+
+        The indices are unique, so the gathers and scatters below touch each entry once."""
+        xp = self.xp
+        at = tuple(indices)
+        g = xp.negative(values) if maximize else values
+        old_m, old_v = exp_avg[at], exp_avg_sq[at]
+        m_update = (g - old_m) * (1 - beta1)
+        v_update = (g * g - old_v) * (1 - beta2)
+        exp_avg[at] += m_update
+        exp_avg_sq[at] += v_update
+        m_update += old_m  # the new m[i], v[i]: PyTorch adds the same two terms again rather than gathering
+        v_update += old_v
+        xp.sqrt(v_update, out=v_update)
+        v_update += eps
+        m_update /= v_update
+        param[at] += -(lr * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)) * m_update
 
 
 class FusedOptimOps(OptimOps):

@@ -125,6 +125,13 @@ class RandomOps:
         counts = (rng or self._rng).poisson(rates.astype(np.float64))
         return self.xp.asarray(counts, dtype=rates.dtype)
 
+    def standard_gamma(self, alpha: Array, rng: Any = None) -> Array:
+        """Gamma(alpha, 1) draws, one per element of the positive ``alpha``, in alpha's dtype (drawn in
+        float64, then rounded; a draw that rounds to 0 is raised to the dtype's smallest normal, as PyTorch
+        clamps its samples, so that log_prob and the gradient stay finite)."""
+        draws = self.xp.asarray((rng or self._rng).standard_gamma(alpha.astype(np.float64)), dtype=alpha.dtype)
+        return self.xp.maximum(draws, np.finfo(alpha.dtype).tiny)
+
     def bernoulli(self, p: Any, shape: Sequence[int], rng: Any = None) -> Array:
         """A bool array, True with probability p (a number, or an array broadcasting to ``shape``)."""
         draw_dtype = p.dtype if getattr(p, "dtype", None) in (np.float32, np.float64) else np.float32
