@@ -121,13 +121,14 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
 def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
     """The ``pow``-norm of ``v`` over every dim but ``dim``, kept as size-1 dims (shape ``(1,..,v.size(dim),..,1)``);
     ``dim=-1`` is ATen's "no dim": the norm of the whole tensor, 0-d (not the last dim)."""
+    from .functional.shape import movedim
     from .linalg import vector_norm
     if dim == -1:
         return vector_norm(v, pow)
     dim %= v.ndim
     # as ATen: dim first, the rest flattened into one axis (of size 1 when there is no other dim, whose
     # norm's gradient is then x / |x|, NaN at inf or NaN, not abs's sign)
-    rows = v.movedim(dim, 0).reshape(v.shape[dim], -1)
+    rows = movedim(v, dim, 0).reshape(v.shape[dim], -1)
     return vector_norm(rows, pow, dim=1).reshape([v.shape[dim] if d == dim else 1 for d in range(v.ndim)])
 
 

@@ -1,6 +1,7 @@
 """Optional Numba-compiled CPU kernels for the NumPy backend, one module per family: ``conv.py`` (col2im),
 ``pooling.py`` (max pooling), ``activation.py`` (ReLU), ``embedding.py`` (the gradient's row scatter) and
-``optim.py`` (the optimizer updates, one loop each), among others. The CPU's own ``<family>.py`` calls them; the only Numba imports on the CPU live in this folder.
+``optim.py`` (the optimizer updates, one loop each), among others. The CPU's own ``<family>.py`` calls
+them; the only Numba imports on the CPU live in this folder.
 
 Nothing here imports numba at ``import minitensor``: the kernels' module is imported at its first use,
 and without Numba (or with ``MINITENSOR_NUMBA=0`` in the environment) the backend runs its NumPy bodies.
