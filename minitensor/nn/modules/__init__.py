@@ -18,7 +18,7 @@ from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .activation import GLU, Hardshrink, PReLU, Softmax2d, Softshrink, Tanhshrink, Threshold
 from .activation import CELU, SELU, Hardsigmoid, Hardswish, LogSigmoid, Mish, Softmin, Softsign
 from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
-from .batchnorm import BatchNorm1d, BatchNorm2d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv2d, ConvTranspose2d
 from .dropout import Dropout
@@ -74,3 +74,4 @@ from .pixelshuffle import ChannelShuffle  # noqa: E402
 from .linear import Bilinear  # noqa: E402
 from .normalization import LocalResponseNorm, RMSNorm  # noqa: E402
 __all__ += ["Bilinear", "ChannelShuffle", "RMSNorm", "LocalResponseNorm"]
+__all__ += ["BatchNorm3d"]
