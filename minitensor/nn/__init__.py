@@ -7,6 +7,6 @@ from . import init, parallel, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parallel import DataParallel
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 
-__all__ = ["functional", "init", "utils", "parallel", "Parameter", "DataParallel"] + list(_modules_all)
+__all__ = ["functional", "init", "utils", "parallel", "Parameter", "Buffer", "DataParallel"] + list(_modules_all)

@@ -75,3 +75,7 @@ from .linear import Bilinear  # noqa: E402
 from .normalization import LocalResponseNorm, RMSNorm  # noqa: E402
 __all__ += ["Bilinear", "ChannelShuffle", "RMSNorm", "LocalResponseNorm"]
 __all__ += ["BatchNorm3d"]
+from .activation import RReLU  # noqa: E402
+from .container import Container  # noqa: E402
+from .loss import NLLLoss2d  # noqa: E402
+__all__ += ["RReLU", "Container", "NLLLoss2d"]

@@ -87,6 +87,10 @@ class NLLLoss(_WeightedLoss):
                           reduction=self.reduction)
 
 
+class NLLLoss2d(NLLLoss):
+    """PyTorch's deprecated name of ``NLLLoss`` for (N, C, H, W) input (``NLLLoss`` takes any (N, C, *))."""
+
+
 class CrossEntropyLoss(_WeightedLoss):
     """log_softmax + NLL on logits ``input`` (N, C, *) with class-index or class-probability targets,
     optional ``label_smoothing``."""
