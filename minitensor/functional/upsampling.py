@@ -224,6 +224,24 @@ def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: st
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(input, size, scale_factor, mode="nearest")`` (PyTorch's warning)."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)`` on (N, C, H, W)
+    (PyTorch's warning)."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+__all__ += ["upsample_nearest", "upsample_bilinear"]
+
+
 # ------------------------------------------------------------------------------------ pixel shuffle
 def _check_shuffle(name: str, input: Tensor, factor: int, what: str) -> None:
     if input.ndim < 3:

@@ -79,3 +79,7 @@ from .activation import RReLU  # noqa: E402
 from .container import Container  # noqa: E402
 from .loss import NLLLoss2d  # noqa: E402
 __all__ += ["RReLU", "Container", "NLLLoss2d"]
+from .loss import TripletMarginWithDistanceLoss  # noqa: E402
+__all__ += ["TripletMarginWithDistanceLoss"]
+from .normalization import CrossMapLRN2d  # noqa: E402
+__all__ += ["CrossMapLRN2d"]
