@@ -83,3 +83,5 @@ from .loss import TripletMarginWithDistanceLoss  # noqa: E402
 __all__ += ["TripletMarginWithDistanceLoss"]
 from .normalization import CrossMapLRN2d  # noqa: E402
 __all__ += ["CrossMapLRN2d"]
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]
