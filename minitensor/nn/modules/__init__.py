@@ -85,3 +85,5 @@ from .normalization import CrossMapLRN2d  # noqa: E402
 __all__ += ["CrossMapLRN2d"]
 from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
 __all__ += ["AdaptiveLogSoftmaxWithLoss"]
+from .sync_batchnorm import SyncBatchNorm  # noqa: E402
+__all__ += ["SyncBatchNorm"]

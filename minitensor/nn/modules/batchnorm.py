@@ -1,4 +1,5 @@
-"""``BatchNorm1d``, ``BatchNorm2d`` and ``BatchNorm3d``: per-channel normalisation with running statistics."""
+"""``BatchNorm1d``, ``BatchNorm2d`` and ``BatchNorm3d``: per-channel normalisation with running statistics
+(``SyncBatchNorm``, across ranks, is in ``sync_batchnorm.py``)."""
 from __future__ import annotations
 
 from typing import Any
