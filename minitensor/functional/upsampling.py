@@ -297,3 +297,12 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     if c % g:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {g} groups.")
     return input.reshape(n, g, c // g, *rest).transpose(1, 2).reshape(input.shape)
+
+
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """ATen's name of ``channel_shuffle`` (the same shuffle; PyTorch's differs only in being the
+    non-quantized kernel)."""
+    return channel_shuffle(input, groups)
+
+
+__all__ += ["native_channel_shuffle"]
