@@ -9,4 +9,5 @@ from .modules import __all__ as _modules_all
 from .parallel import DataParallel
 from .parameter import Buffer, Parameter
 
-__all__ = ["functional", "grad", "init", "utils", "parallel", "Parameter", "Buffer", "DataParallel"] + list(_modules_all)
+__all__ = ["functional", "grad", "init", "utils", "parallel", "Parameter", "Buffer", "DataParallel"]
+__all__ += list(_modules_all)

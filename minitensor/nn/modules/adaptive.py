@@ -3,7 +3,7 @@ approximation for GPUs", with PyTorch's parameters, state_dict keys and results.
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 from ...creation import tensor as _tensor
 from ...functional.indexing import where
@@ -55,8 +55,8 @@ class AdaptiveLogSoftmaxWithLoss(Module):
     def reset_parameters(self) -> None:
         self.head.reset_parameters()
         for projection in self.tail:
-            for linear in projection:
-                linear.reset_parameters()
+            for linear in projection.children():
+                cast(Linear, linear).reset_parameters()
 
     def _check(self, input: Tensor, target: Tensor) -> None:
         if target.dim() == 1:

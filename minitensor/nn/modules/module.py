@@ -173,7 +173,7 @@ class Module(StateDictMixin):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                 "(Tensor or None expected)")
-            buffers[name] = value
+            self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
 

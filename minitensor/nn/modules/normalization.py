@@ -123,7 +123,7 @@ class CrossMapLRN2d(Module):
         j = arange(channels, device=input.device).unsqueeze(1)  # the summed channel
         c = arange(channels, device=input.device).unsqueeze(0)  # the output channel
         window = ((j >= c - pre + 1) & (j <= c + pre - 1)) | ((j == 0) & (c >= pre))
-        sums = (input * input).movedim(1, -1).matmul(window.to(input.dtype)).movedim(-1, 1)
+        sums = (input * input).transpose(1, -1).matmul(window.to(input.dtype)).transpose(1, -1)
         return input * (sums * (self.alpha / self.size) + self.k) ** -self.beta
 
     def extra_repr(self) -> str:

@@ -33,8 +33,9 @@ class _SyncBatchNormFunction(Function):
     """
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
-                running_var: Tensor | None, eps: float, momentum: float, group: Any) -> Tensor:
+    def forward(ctx: Any, x: Tensor, weight: Tensor | None, bias: Tensor | None,  # type: ignore[override]
+                running_mean: Tensor | None, running_var: Tensor | None, eps: float, momentum: float,
+                group: Any) -> Tensor:
         from ... import distributed as dist
         channels = x.shape[1]
         axes = tuple(d for d in range(x.dim()) if d != 1)
@@ -61,7 +62,7 @@ class _SyncBatchNormFunction(Function):
         return y
 
     @staticmethod
-    def backward(ctx: Any, gy: Tensor) -> tuple[Tensor | None, ...]:
+    def backward(ctx: Any, gy: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
         from ... import distributed as dist
         x, weight, mean, invstd = ctx.saved_tensors
         channels, shape = x.shape[1], _channel_shape(x)
