@@ -6,6 +6,7 @@ from typing import Any
 
 from .. import autograd
 from ..creation import tensor, zeros
+from ..functional.math import lerp
 from ..tensor import Tensor
 from ..type_info import finfo
 from .optimizer import Optimizer, ParamsT, advance_step, check_hyperparameter
@@ -45,7 +46,8 @@ class Adafactor(Optimizer):
         weight_decay, (eps1, eps2) = float(group["weight_decay"]), group["eps"]
         with autograd.no_grad():
             for p, state in self._params_with_grad(group):
-                grad = -p.grad if group["maximize"] else p.grad  # type: ignore[operator]
+                assert p.grad is not None  # _params_with_grad yields only these
+                grad = -p.grad if group["maximize"] else p.grad
                 step = advance_step(state)
                 if eps1 is None:  # PyTorch's: fixed by the first parameter of the group
                     eps1 = finfo(p.dtype).eps
@@ -56,13 +58,13 @@ class Adafactor(Optimizer):
                     p.mul_(1 - lr * weight_decay)
                 if grad.dim() > 1:
                     row_var, col_var = self._factored_state(state, grad)
-                    row_var.lerp_(grad.square().mean(dim=-1, keepdim=True), one_minus_beta2)
-                    col_var.lerp_(grad.square().mean(dim=-2, keepdim=True), one_minus_beta2)
+                    row_var.copy_(lerp(row_var, grad.square().mean(dim=-1, keepdim=True), one_minus_beta2))
+                    col_var.copy_(lerp(col_var, grad.square().mean(dim=-2, keepdim=True), one_minus_beta2))
                     var = (row_var @ col_var) / row_var.mean(dim=-2, keepdim=True).clamp(min=eps1)
                 else:
                     if "variance" not in state:
                         state["variance"] = zeros(grad.shape, dtype=grad.dtype, device=grad.device)
-                    state["variance"].lerp_(grad * grad, one_minus_beta2)
+                    state["variance"].copy_(lerp(state["variance"], grad * grad, one_minus_beta2))
                     var = state["variance"]
                 update = var.clamp(min=eps1 * eps1).rsqrt() * grad
                 denom = max(1.0, float(update.norm(2)) / (update.numel() ** 0.5 * d))

@@ -25,16 +25,18 @@ def _count_all_reduce() -> list[int]:
     return calls
 
 
-def main(momentum: str) -> None:
+def main(momentum: str, affine: str) -> None:
     rank = dist.get_rank()
     rows = [slice(0, 3), slice(3, 8)][rank]
     g = mt.Generator().manual_seed(7)  # the same data and weights on every rank
     m = None if momentum == "none" else float(momentum)
-    reference = nn.BatchNorm1d(4, momentum=m).double()
-    with mt.no_grad():
-        reference.weight.copy_(mt.randn(4, generator=g, dtype=mt.float64))
-        reference.bias.copy_(mt.randn(4, generator=g, dtype=mt.float64))
-    sync = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.BatchNorm1d(4, momentum=m).double()))[0]
+    reference = nn.BatchNorm1d(4, momentum=m, affine=affine == "affine").double()
+    if reference.affine:
+        with mt.no_grad():
+            reference.weight.copy_(mt.randn(4, generator=g, dtype=mt.float64))
+            reference.bias.copy_(mt.randn(4, generator=g, dtype=mt.float64))
+    sync = nn.SyncBatchNorm.convert_sync_batchnorm(
+        nn.Sequential(nn.BatchNorm1d(4, momentum=m, affine=reference.affine).double()))[0]
     sync.load_state_dict(reference.state_dict())
     for step in range(2):
         x = mt.randn(8, 4, 3, generator=g, dtype=mt.float64) * 3 + 1
@@ -51,7 +53,7 @@ def main(momentum: str) -> None:
         assert calls == [2], calls  # and one of the gradient sums per backward
         dist.all_reduce = _all_reduce
         np.testing.assert_allclose(xs.grad.numpy(), xr.grad.numpy()[rows], rtol=1e-10, atol=1e-12)
-        for name in ("weight", "bias"):  # each rank's own share; their sum is the whole batch's (DDP sums them)
+        for name in ("weight", "bias") if reference.affine else ():  # each rank's own share; their sum is the whole batch's (DDP sums them)
             grad = getattr(sync, name).grad.clone()
             dist.all_reduce(grad)
             np.testing.assert_allclose(grad.numpy(), getattr(reference, name).grad.numpy(), rtol=1e-10)

@@ -7,6 +7,6 @@ import pytest
 from .launch import assert_ranks_ok, run_mpi
 
 
-@pytest.mark.parametrize("momentum", ["0.3", "none"])
-def test_sync_batchnorm_on_two_ranks_equals_batchnorm_on_the_whole_batch(momentum):
-    assert_ranks_ok(run_mpi("sync_bn_worker.py", momentum, timeout=120))
+@pytest.mark.parametrize("momentum, affine", [("0.3", "affine"), ("none", "plain")])
+def test_sync_batchnorm_on_two_ranks_equals_batchnorm_on_the_whole_batch(momentum, affine):
+    assert_ranks_ok(run_mpi("sync_bn_worker.py", momentum, affine, timeout=120))
