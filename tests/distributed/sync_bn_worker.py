@@ -53,7 +53,8 @@ def main(momentum: str, affine: str) -> None:
         assert calls == [2], calls  # and one of the gradient sums per backward
         dist.all_reduce = _all_reduce
         np.testing.assert_allclose(xs.grad.numpy(), xr.grad.numpy()[rows], rtol=1e-10, atol=1e-12)
-        for name in ("weight", "bias") if reference.affine else ():  # each rank's own share; their sum is the whole batch's (DDP sums them)
+        # each rank's weight / bias gradient is its own share; their sum is the whole batch's (DDP sums them)
+        for name in ("weight", "bias") if reference.affine else ():
             grad = getattr(sync, name).grad.clone()
             dist.all_reduce(grad)
             np.testing.assert_allclose(grad.numpy(), getattr(reference, name).grad.numpy(), rtol=1e-10)
