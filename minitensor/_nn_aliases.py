@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from .nn import functional as F
 from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, bilinear, channel_shuffle, conv1d, conv2d,  # noqa: F401
                             conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, pixel_shuffle,
-                            pixel_unshuffle, rms_norm)
+                            pixel_unshuffle, rms_norm, conv_tbc, native_channel_shuffle)
 from .tensor import Tensor
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "avg_pool1d", "batch_norm", "bilinear", "channel_shuffle",
@@ -20,6 +20,7 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "avg_pool1d", "batch_no
            "cosine_embedding_loss", "dropout", "embedding", "group_norm", "hinge_embedding_loss", "instance_norm",
            "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "pixel_shuffle",
            "pixel_unshuffle", "poisson_nll_loss", "triplet_margin_loss", "ctc_loss", "norm_except_dim"]
+__all__ += ["conv_tbc", "native_channel_shuffle"]
 
 _REDUCTIONS = ("none", "mean", "sum")  # ATen's Reduction enum, by value
 

@@ -136,6 +136,30 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                              (1, single(dilation, "dilation", name))).squeeze(-2)
 
 
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """fairseq's time-batch-channel convolution: input (T, B, C_in), weight (K, C_in, C_out), bias (C_out,)
+    -> (T + 2 pad - K + 1, B, C_out), y[t, b] = bias + sum_k x_padded[t + k, b] @ weight[k]: conv1d on the
+    (B, C_in, T) view with weight (C_out, C_in, K)."""
+    if input.dim() != 3:
+        raise RuntimeError(f"Input must have 3 dims: time, batch, in_channel, got {input.dim()}D")
+    if weight.dim() != 3:
+        raise RuntimeError(f"Weight tensor must have 3 dims: kernel_width, in_channels, out_channels, got "
+                           f"{weight.dim()}D")
+    if bias.dim() != 1:
+        raise RuntimeError(f"Bias must be 1-D, got {bias.dim()}D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError(f"Input dim 2 (input channels) is not == dim 1 in the weight tensor: {input.shape[2]} "
+                           f"!= {weight.shape[1]}")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError(f"Bias size must equal dim 2 in the weight tensor (output channels): {bias.shape[0]} "
+                           f"!= {weight.shape[2]}")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=operator.index(pad))
+    return out.permute(2, 0, 1)
+
+
+__all__ += ["conv_tbc"]
+
+
 class ScatterAxis(ArrayFunction):
     """out[..., index[i], ...] += y[..., i, ...] along ``axis`` into ``size`` positions (index_select's
     adjoint); the gradient gathers gy back."""

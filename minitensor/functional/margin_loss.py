@@ -10,6 +10,8 @@ PyTorch's kernel tests ``> 0`` (multi_margin_loss, multilabel_margin_loss), soft
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -25,7 +27,8 @@ from ..amp.autocast_mode import cast_early
 from ..amp.policy import MarginLoss
 
 __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss", "soft_margin_loss",
-           "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_loss"]
+           "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss", "triplet_margin_loss",
+           "triplet_margin_with_distance_loss"]
 
 _COSINE_EPS = 1e-12  # PyTorch's EPSILON added to each squared norm in cosine_embedding_loss
 
@@ -213,4 +216,25 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce_tensor((margin + d_pos - d_neg).clamp(min=0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+                                      margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Tensor:
+    """max(0, margin + d(a, p) - d(a, n)) for any distance d (default ``pairwise_distance``: p=2, eps=1e-6);
+    ``swap`` uses min(d(a, n), d(p, n)). The gradient is whatever d's ops give."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.dim() == positive.dim() == negative.dim():
+        raise RuntimeError("The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and negative "
+                           f"{negative.dim()}D inputs")
+    distance = pairwise_distance if distance_function is None else distance_function
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
+    if swap:
+        d_neg = minimum(d_neg, distance(positive, negative))
     return _reduce_tensor((margin + d_pos - d_neg).clamp(min=0), reduction)

@@ -224,6 +224,24 @@ def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: st
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(input, size, scale_factor, mode="nearest")`` (PyTorch's warning)."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)`` on (N, C, H, W)
+    (PyTorch's warning)."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+__all__ += ["upsample_nearest", "upsample_bilinear"]
+
+
 # ------------------------------------------------------------------------------------ pixel shuffle
 def _check_shuffle(name: str, input: Tensor, factor: int, what: str) -> None:
     if input.ndim < 3:
@@ -279,3 +297,12 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     if c % g:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {g} groups.")
     return input.reshape(n, g, c // g, *rest).transpose(1, 2).reshape(input.shape)
+
+
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """ATen's name of ``channel_shuffle`` (the same shuffle; PyTorch's differs only in being the
+    non-quantized kernel)."""
+    return channel_shuffle(input, groups)
+
+
+__all__ += ["native_channel_shuffle"]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from . import functional  # first: the layers call into it
-from . import init, parallel, utils
+from . import grad, init, parallel, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parallel import DataParallel
-from .parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["functional", "init", "utils", "parallel", "Parameter", "UninitializedParameter", "UninitializedBuffer",
-           "DataParallel"] + list(_modules_all)
+__all__ = ["functional", "grad", "init", "utils", "parallel", "Parameter", "Buffer", "UninitializedParameter",
+           "UninitializedBuffer", "DataParallel"] + list(_modules_all)

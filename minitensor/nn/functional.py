@@ -49,3 +49,5 @@ from ..functional.pooling_windows import *  # noqa: F401,F403,E402
 from ..functional.lp_pool import *  # noqa: F401,F403,E402
 from ..functional import lp_pool as _lp_pool, pooling_windows as _pooling_windows  # noqa: E402
 __all__ += [*_pooling_windows.__all__, *_lp_pool.__all__]
+
+from . import grad  # noqa: E402,F401  (F.grad is the nn.grad module, as PyTorch's)

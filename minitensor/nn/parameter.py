@@ -1,5 +1,6 @@
-"""``Parameter``: a Tensor that a ``Module`` registers as one of its learnable weights; ``UninitializedParameter``
-and ``UninitializedBuffer``: a lazy module's, before its first forward gives them a shape."""
+"""``Parameter``: a Tensor that a ``Module`` registers as one of its learnable weights; ``Buffer``: one it
+registers as state; ``UninitializedParameter`` and ``UninitializedBuffer``: a lazy module's, before its first
+forward gives them a shape."""
 from __future__ import annotations
 
 from typing import Any
@@ -208,3 +209,32 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
 
     def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None) -> None:
         pass
+
+
+class Buffer(Tensor):
+    """A tensor that ``Module.__setattr__`` registers in ``_buffers`` (PyTorch 2.x's ``nn.Buffer``):
+    ``self.stats = nn.Buffer(t, persistent=False)`` is ``self.register_buffer("stats", t, False)``.
+
+    It shares ``data``'s memory and version counter, detached from its graph, and keeps ``requires_grad``.
+    PyTorch returns a plain Tensor flagged as a buffer; here the type is ``Buffer`` (a Tensor subclass),
+    since minitensor's tensors have slots, not a ``__dict__`` for the flag (docs/differences.md).
+    """
+
+    __slots__ = ("persistent",)
+    persistent: bool
+
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> "Buffer":
+        if data is None:
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Buffer needs a Tensor as data, got {type(data).__name__}")
+        b = object.__new__(cls)
+        b.array, b._device = data.array, data._device
+        b._requires_grad, b.grad, b.grad_fn, b._hv = False, None, None, None
+        b._vc = data.detach()._vc  # detach(): the same counter, as PyTorch's data.detach()
+        b.requires_grad = data.requires_grad
+        b.persistent = bool(persistent)
+        return b
+
+    def __init__(self, data: Tensor | None = None, *, persistent: bool = True) -> None:
+        pass  # everything happened in __new__ (Tensor.__init__ would copy the data)

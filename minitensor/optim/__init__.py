@@ -4,7 +4,8 @@ Each optimizer's ``step`` calls one in-place backend method per parameter (``sgd
 ``rmsprop_update``, ``adagrad_update``, ``adadelta_update``, ``adamax_update``, ``nadam_update``,
 ``radam_update``, ``asgd_update``, ``rprop_update``, ``sparse_adam_update``), so its state arrays are
 allocated once and updated in place. ``LBFGS`` works on one flat vector of all the parameters instead
-(closure-based, with a strong-Wolfe line search).
+(closure-based, with a strong-Wolfe line search). ``Adafactor`` composes tensor ops per parameter (its
+factored state is not the parameter's shape).
 """
 from __future__ import annotations
 
@@ -28,3 +29,6 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta"
 
 from . import swa_utils  # noqa: E402  (torch.optim.swa_utils)
 __all__ += ["swa_utils"]
+
+from .adafactor import Adafactor  # noqa: E402
+__all__ += ["Adafactor"]

@@ -18,7 +18,7 @@ from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .activation import GLU, Hardshrink, PReLU, Softmax2d, Softshrink, Tanhshrink, Threshold
 from .activation import CELU, SELU, Hardsigmoid, Hardswish, LogSigmoid, Mish, Softmin, Softsign
 from .attention import MultiheadAttention, NonDynamicallyQuantizableLinear
-from .batchnorm import BatchNorm1d, BatchNorm2d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv2d, ConvTranspose2d
 from .dropout import Dropout
@@ -82,3 +82,16 @@ from .lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d, Lazy
 from .lazy import LazyConvTranspose2d, LazyConvTranspose3d, LazyLinear  # noqa: E402
 __all__ += ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
             "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
+__all__ += ["BatchNorm3d"]
+from .activation import RReLU  # noqa: E402
+from .container import Container  # noqa: E402
+from .loss import NLLLoss2d  # noqa: E402
+__all__ += ["RReLU", "Container", "NLLLoss2d"]
+from .loss import TripletMarginWithDistanceLoss  # noqa: E402
+__all__ += ["TripletMarginWithDistanceLoss"]
+from .normalization import CrossMapLRN2d  # noqa: E402
+__all__ += ["CrossMapLRN2d"]
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]
+from .sync_batchnorm import SyncBatchNorm  # noqa: E402
+__all__ += ["SyncBatchNorm"]

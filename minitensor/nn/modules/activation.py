@@ -103,6 +103,20 @@ class LeakyReLU(_InplaceActivation):
         return F.leaky_relu(input, self.negative_slope, self.inplace)
 
 
+class RReLU(_InplaceActivation):
+    """x for x > 0, a * x otherwise: a ~ U(lower, upper) per element in training, (lower + upper) / 2 in eval."""
+
+    _repr_options = ("lower", "upper")
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__(inplace)
+        self.lower = lower
+        self.upper = upper
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+
 class _ExponentialActivation(_InplaceActivation):
     """An exponential linear unit of scale ``alpha``: forward is ``_function(input, alpha, inplace)``."""
 

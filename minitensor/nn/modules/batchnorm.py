@@ -1,4 +1,5 @@
-"""``BatchNorm1d`` and ``BatchNorm2d``: per-channel normalisation with running statistics."""
+"""``BatchNorm1d``, ``BatchNorm2d`` and ``BatchNorm3d``: per-channel normalisation with running statistics
+(``SyncBatchNorm``, across ranks, is in ``sync_batchnorm.py``)."""
 from __future__ import annotations
 
 from typing import Any
@@ -84,3 +85,8 @@ class BatchNorm1d(_BatchNorm):
 class BatchNorm2d(_BatchNorm):
     """Over (N, C, H, W) input, statistics over N, H and W."""
     _expected_dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Over (N, C, D, H, W) input, statistics over N, D, H and W."""
+    _expected_dims = (5,)

@@ -23,6 +23,15 @@ def _abs_index(idx: Any, size: int) -> int:
     return idx % size
 
 
+class Container(Module):
+    """PyTorch's old base of containers: a Module whose keyword arguments become its children."""
+
+    def __init__(self, **kwargs: Module) -> None:
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
+
+
 class _IndexedModules(Module):
     """Shared by Sequential and ModuleList: children keyed by position, renumbered after deletions."""
 

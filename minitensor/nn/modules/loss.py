@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 from ...tensor import Tensor
 from .. import functional as F
+from .distance import PairwiseDistance
 from .module import Module
 
 
@@ -85,6 +86,10 @@ class NLLLoss(_WeightedLoss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """PyTorch's deprecated name of ``NLLLoss`` for (N, C, H, W) input (``NLLLoss`` takes any (N, C, *))."""
 
 
 class CrossEntropyLoss(_WeightedLoss):
@@ -248,6 +253,25 @@ class TripletMarginLoss(_Loss):
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
                                      swap=self.swap, reduction=self.reduction)
 
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """mean of max(0, margin + d(anchor, positive) - d(anchor, negative)) for a given distance d (default
+    ``PairwiseDistance()``); keyword-only arguments, as PyTorch's."""
+
+    def __init__(self, *, distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+                 margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                             "instead")
+        self.distance_function: Callable[[Tensor, Tensor], Tensor] | None = \
+            distance_function if distance_function is not None else PairwiseDistance()
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative,
+                                                   distance_function=self.distance_function, margin=self.margin,
+                                                   swap=self.swap, reduction=self.reduction)
 
 class CTCLoss(_Loss):
     """The connectionist temporal classification loss of log-probabilities (T, N, C) against unaligned

@@ -15,7 +15,7 @@ from ... import dtypes as _dt
 from ...autograd import no_grad, zero_grads
 from ...device import device as _device_type
 from ...tensor import Tensor
-from ..parameter import Parameter
+from ..parameter import Buffer, Parameter
 from .state_dict import StateDictMixin
 
 
@@ -164,11 +164,16 @@ class Module(StateDictMixin):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
                                 "(minitensor.nn.Module or None expected)")
             modules[name] = None
-        elif buffers is not None and name in buffers:
+        elif isinstance(value, Buffer) or (buffers is not None and name in buffers):
+            if isinstance(value, Buffer):  # nn.Buffer carries its own persistence, as PyTorch's
+                if buffers is None:
+                    raise AttributeError("cannot assign buffers before Module.__init__() call")
+                self.register_buffer(name, value, value.persistent)
+                return
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                 "(Tensor or None expected)")
-            buffers[name] = value
+            self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
 

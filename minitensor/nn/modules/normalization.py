@@ -1,8 +1,9 @@
-"""``LayerNorm``, ``GroupNorm`` and ``RMSNorm``."""
+"""``LayerNorm``, ``GroupNorm``, ``RMSNorm``, ``LocalResponseNorm`` and ``CrossMapLRN2d``."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ...creation import arange
 from ...tensor import Tensor
 from .. import functional as F, init
 from .module import Module
@@ -99,6 +100,31 @@ class LocalResponseNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """Lua Torch's cross-channel LRN on (N, C, H, W), with PyTorch's forward exactly:
+    y_c = x_c (k + alpha / size * S_c) ^ -beta, S_c the sum of x_j^2 over j in [c - p + 1, c + p - 1] (clipped
+    to [0, C)), p = (size - 1) // 2 + 1, plus x_0^2 again for c >= p (PyTorch's running-sum update never
+    drops channel 0). S is one product with a constant (C, C) 0/1 window matrix; the gradient is autograd's,
+    that of this forward (PyTorch's hand-written backward uses the symmetric window: docs/differences.md)."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        channels, pre = input.shape[1], (self.size - 1) // 2 + 1
+        j = arange(channels, device=input.device).unsqueeze(1)  # the summed channel
+        c = arange(channels, device=input.device).unsqueeze(0)  # the output channel
+        window = ((j >= c - pre + 1) & (j <= c + pre - 1)) | ((j == 0) & (c >= pre))
+        sums = (input * input).transpose(1, -1).matmul(window.to(input.dtype)).transpose(1, -1)
+        return input * (sums * (self.alpha / self.size) + self.k) ** -self.beta
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -4,7 +4,7 @@ At construction the parameter shapes are checked across ranks (an error names th
 differs) and rank 0's parameters and buffers are broadcast to the others. Backward all-reduces the gradients
 bucket by bucket while it runs (``_reducer.py``). A forward that follows a synchronised training forward
 first broadcasts rank 0's buffers (``broadcast_buffers``), so BatchNorm's running statistics follow rank 0,
-as in PyTorch; the batch statistics themselves stay per rank (``SyncBatchNorm`` is not provided).
+as in PyTorch; the batch statistics themselves stay per rank (``nn.SyncBatchNorm`` shares them).
 ``static_graph`` is accepted and ignored: the reducer needs no graph analysis to be correct.
 """
 from __future__ import annotations
