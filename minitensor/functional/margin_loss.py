@@ -205,17 +205,28 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     """max(0, margin + d(a, p) - d(a, n)) with d = pairwise_distance(p, eps) over the last dim; ``swap``
     uses min(d(a, n), d(p, n)) for the negative distance (Balntas et al.)."""
     reduction = _reduction(size_average, reduce, reduction)
+    _check_triplet(anchor, positive, negative, margin)
+    anchor, positive, negative = cast_early(MarginLoss, anchor, positive, negative)
+    return _triplet(anchor, positive, negative, lambda a, b: pairwise_distance(a, b, p, eps), margin, swap,
+                    reduction)
+
+
+def _check_triplet(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float) -> None:
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     if not anchor.dim() == positive.dim() == negative.dim():
         raise RuntimeError("The anchor, positive, and negative tensors are expected to have the same number of "
                            f"dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and negative "
                            f"{negative.dim()}D inputs")
-    anchor, positive, negative = cast_early(MarginLoss, anchor, positive, negative)
-    d_pos = pairwise_distance(anchor, positive, p, eps)
-    d_neg = pairwise_distance(anchor, negative, p, eps)
+
+
+def _triplet(anchor: Tensor, positive: Tensor, negative: Tensor, distance: Callable[[Tensor, Tensor], Tensor],
+             margin: float, swap: bool, reduction: str) -> Tensor:
+    """The reduced max(0, margin + d(a, p) - d(a, n)), d(a, n) replaced by min(d(a, n), d(p, n)) if ``swap``."""
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
     if swap:
-        d_neg = minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+        d_neg = minimum(d_neg, distance(positive, negative))
     return _reduce_tensor((margin + d_pos - d_neg).clamp(min=0), reduction)
 
 
@@ -226,15 +237,6 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
     ``swap`` uses min(d(a, n), d(p, n)). The gradient is whatever d's ops give."""
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    if margin <= 0:
-        raise ValueError(f"margin must be greater than 0, got {margin}")
-    if not anchor.dim() == positive.dim() == negative.dim():
-        raise RuntimeError("The anchor, positive, and negative tensors are expected to have the same number of "
-                           f"dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and negative "
-                           f"{negative.dim()}D inputs")
+    _check_triplet(anchor, positive, negative, margin)
     distance = pairwise_distance if distance_function is None else distance_function
-    d_pos = distance(anchor, positive)
-    d_neg = distance(anchor, negative)
-    if swap:
-        d_neg = minimum(d_neg, distance(positive, negative))
-    return _reduce_tensor((margin + d_pos - d_neg).clamp(min=0), reduction)
+    return _triplet(anchor, positive, negative, distance, margin, swap, reduction)
