@@ -98,6 +98,7 @@ for _internal in ("creation", "deterministic", "generator", "legacy", "printing"
 globals().pop("type_info", None)
 globals().pop("tensor_storage", None)
 globals().pop("tensor_layout", None)
+globals().pop("tensor_extras", None)
 
 
 __all__ += ["onnx"]
@@ -163,3 +164,12 @@ __all__ += ["channels_last", "channels_last_3d", "contiguous_format", "memory_fo
 globals().pop("memory_formats", None)
 globals().pop("creation_sequences", None)
 globals().pop("creation_interop", None)
+from .device import get_default_device, set_default_device  # noqa: E402
+from .legacy import set_default_tensor_type  # noqa: E402
+from .dtypes import can_cast  # noqa: E402
+from .func import vmap  # noqa: E402  (torch.vmap is torch.func.vmap)
+from .global_modes import *  # noqa: F401,F403,E402  (anomaly, interop threads, typename, is_inference...)
+from .global_modes import __all__ as _global_modes_all  # noqa: E402
+__all__ += ["can_cast", "get_default_device", "set_default_device", "set_default_tensor_type", "vmap"]
+__all__ += _global_modes_all
+globals().pop("global_modes", None)

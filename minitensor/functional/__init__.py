@@ -118,3 +118,9 @@ __all__ += ["aminmax", "corrcoef", "cov", "gradient", "histogram"]
 from .arrange import (addr, combinations, diagflat, index_reduce, split_with_sizes, t, unravel_index,  # noqa: E402
                       vander)
 __all__ += ["addr", "combinations", "diagflat", "index_reduce", "split_with_sizes", "t", "unravel_index", "vander"]
+from .distance import dist  # noqa: E402  (torch.dist; not in distance's __all__, which nn.functional takes)
+from .searching import nonzero_static  # noqa: E402
+from .triangular import fill_diagonal  # noqa: E402,F401  (Tensor.fill_diagonal_'s body; no torch.fill_diagonal)
+from .view_copies import *  # noqa: F401,F403,E402  (view_copy, permute_copy..., narrow_copy, unsafe_split...)
+from .view_copies import __all__ as _view_copies_all  # noqa: E402
+__all__ += ["dist", "nonzero_static", *_view_copies_all]
