@@ -173,3 +173,11 @@ from .global_modes import __all__ as _global_modes_all  # noqa: E402
 __all__ += ["can_cast", "get_default_device", "set_default_device", "set_default_tensor_type", "vmap"]
 __all__ += _global_modes_all
 globals().pop("global_modes", None)
+from ._aten_ops import *  # noqa: F401,F403,E402  (convolution, native_layer_norm, constant_pad_nd, the dropouts...)
+from ._aten_ops import __all__ as _aten_ops_all  # noqa: E402
+__all__ += _aten_ops_all
+from ._rnn_cells import gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell  # noqa: E402
+__all__ += ["gru_cell", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell"]
+from ._linalg_removed import eig, lstsq, matrix_rank, solve, symeig, triangular_solve  # noqa: E402
+from .functional.lowrank import pca_lowrank, svd_lowrank  # noqa: E402
+__all__ += ["eig", "lstsq", "matrix_rank", "solve", "symeig", "triangular_solve", "pca_lowrank", "svd_lowrank"]
