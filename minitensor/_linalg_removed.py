@@ -36,7 +36,8 @@ MESSAGES = {
               "should be replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL,"
               " V = torch.symeig(A, eigenvectors=True) should be replaced with:\nL, V = "
               "torch.linalg.eigh(A, UPLO='U' if upper else 'L')"),
-    "matrix_rank": _REMOVED + ("\nPlease use the `torch.linalg.matrix_rank` function instead. The parameter 'symmetric' was"
+    "matrix_rank": _REMOVED + ("\nPlease use the `torch.linalg.matrix_rank` function instead. The parameter "
+              "'symmetric' was"
               " renamed in `torch.linalg.matrix_rank()` to 'hermitian'."),
 }
 

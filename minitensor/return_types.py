@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 if TYPE_CHECKING:
     from .tensor import Tensor
 
-__all__ = ["aminmax", "cummax", "cummin", "frexp", "geqrf", "histogram", "histogramdd", "kthvalue", "triangular_solve", "linalg_cholesky_ex",
+__all__ = ["aminmax", "cummax", "cummin", "frexp", "geqrf", "histogram", "kthvalue", "linalg_cholesky_ex",
            "linalg_eigh", "linalg_inv_ex", "linalg_lstsq", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex",
            "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "lu_unpack", "max", "median", "min",
            "mode", "nanmedian", "qr", "slogdet", "sort", "svd", "topk", "all_return_types"]
+__all__ += ["histogramdd", "triangular_solve"]
 
 
 class _StructSeq(tuple):

@@ -55,7 +55,8 @@ def test_max_pool1d_with_indices():
     x = mt.tensor(RNG.standard_normal((3, 8)))
     values, indices = mt.max_pool1d_with_indices(x, 2)
     a = x.numpy().reshape(3, 4, 2)
-    assert np.array_equal(values.numpy(), a.max(-1)) and np.array_equal(indices.numpy(), a.argmax(-1) + 2 * np.arange(4))
+    assert np.array_equal(values.numpy(), a.max(-1))
+    assert np.array_equal(indices.numpy(), a.argmax(-1) + 2 * np.arange(4))
 
 
 # ------------------------------------------------------------------ native_* normalizations and dropout
@@ -88,7 +89,8 @@ def test_native_group_norm():
     g = x.reshape(5, 3, -1)
     assert mean.shape == (5, 3) and np.allclose(mean.numpy(), g.mean(-1))
     assert np.allclose(rstd.numpy(), 1 / np.sqrt(g.var(-1) + 1e-5))
-    assert np.allclose(out.numpy(), ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)).reshape(x.shape))
+    want = (g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)
+    assert np.allclose(out.numpy(), want.reshape(x.shape))
 
 
 def test_native_dropout_mask_and_scale():
@@ -143,7 +145,7 @@ def test_nuclear_and_frobenius_norms_warn_and_match_numpy():
 # ------------------------------------------------------------------ recurrent cells
 def test_rnn_cells_match_numpy():
     x, h = RNG.standard_normal((2, 3)), RNG.standard_normal((2, 4))
-    wi, wh, bi, bh = RNG.standard_normal((4, 3)), RNG.standard_normal((4, 4)), RNG.standard_normal(4), RNG.standard_normal(4)
+    wi, wh, bi, bh = (RNG.standard_normal(s) for s in ((4, 3), (4, 4), (4,), (4,)))
     T = mt.tensor
     pre = x @ wi.T + bi + h @ wh.T + bh
     assert np.allclose(mt.rnn_tanh_cell(T(x), T(h), T(wi), T(wh), T(bi), T(bh)).numpy(), np.tanh(pre))

@@ -210,8 +210,10 @@ def histogramdd(input: Tensor, bins: Any, *, range: Sequence[float] | None = Non
     if range is not None and len(range) != 2 * D:
         raise RuntimeError(f"torch.histogramdd: expected {2 * D} values for range, got {len(range)}")
     x = input.detach().reshape(-1, D)
-    edges = tuple(histogram(x[:, d].contiguous(), per_dim[d],
-                            range=None if range is None else range[2 * d: 2 * d + 2]).bin_edges for d in builtins.range(D))
+    if range is None and x.shape[0] == 0:  # no points: PyTorch's histogramdd bins [0, 1] (histogram [-0.5, 0.5])
+        range = [0.0, 1.0] * D
+    edges = tuple(histogram(x[:, d].contiguous(), per_dim[d], range=None if range is None else range[2 * d: 2 * d + 2])
+                  .bin_edges for d in builtins.range(D))
     sizes = [e.numel() - 1 for e in edges]
     flat = x.new_zeros(x.shape[0], dtype=_dt.int64)
     inside = x.new_ones(x.shape[0], dtype=_dt.bool)
