@@ -21,7 +21,7 @@ __all__ = ["alpha_dropout", "alpha_dropout_", "constant_pad_nd", "convolution", 
            "max_pool1d_with_indices", "native_batch_norm", "native_dropout", "native_group_norm",
            "native_layer_norm", "nuclear_norm"]
 
-_CONVS = {(1, False): F.conv1d, (2, False): F.conv2d, (3, False): F.conv3d,
+_CONVS: dict[tuple[int, bool], Any] = {(1, False): F.conv1d, (2, False): F.conv2d, (3, False): F.conv3d,
           (1, True): F.conv_transpose1d, (2, True): F.conv_transpose2d, (3, True): F.conv_transpose3d}
 
 

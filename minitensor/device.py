@@ -115,11 +115,16 @@ def context_device() -> "device | None":
 def set_default_device(d: "str | device | int | None") -> None:
     """Factory functions called without ``device=`` create on ``d`` (None: back to the CPU); an int is a
     CUDA index, as PyTorch's accelerator index. ``*_like`` functions and ``from_numpy`` keep their input's."""
-    if d is not None:
-        d = device("cuda", d) if isinstance(d, int) and not isinstance(d, bool) else device(d)
-        if d.type == "cuda":
-            d.backend  # noqa: B018 - raises now, not at the first factory call, when CUDA is missing
-    _defaults.context = d
+    dev = None
+    if isinstance(d, int) and not isinstance(d, bool):
+        dev = device("cuda", d)
+    elif isinstance(d, (str, device)):
+        dev = device(d)
+    elif d is not None:
+        raise TypeError(f"set_default_device() takes a device, a string or an index, got {type(d).__name__}")
+    if dev is not None and dev.type == "cuda":
+        dev.backend  # noqa: B018 - raises now, not at the first factory call, when CUDA is missing
+    _defaults.context = dev
 
 
 def get_default_device() -> device:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from . import dtypes as _dt
 from .size import Size
 
 if TYPE_CHECKING:
@@ -56,18 +57,18 @@ class TensorExtraMethods:
         if len(args) == 1 and isinstance(args[0], Tensor):
             src = args[0]
             if src.array.dtype != self.array.dtype or (device is not None and src.device != device):
-                raise TypeError(f"new(): expected a tensor of dtype {self.dtype} on {dev}, got {src.dtype} on "
+                raise TypeError(f"new(): expected a tensor of dtype {_dt.from_numpy_dtype(self.array.dtype)} on {dev}, got {src.dtype} on "
                                 f"{src.device}")
             return src.detach()
         if len(args) == 1 and isinstance(args[0], Size):
             args = tuple(args[0])
-        return _L.legacy_new(args, self.dtype, dev)
+        return _L.legacy_new(args, _dt.from_numpy_dtype(self.array.dtype), dev)
 
     def new_empty_strided(self, size: Any, stride: Any, *, dtype: Any = None, device: Any = None,
                           requires_grad: bool = False) -> "Tensor":
         """Uninitialised memory with the given strides, in this tensor's dtype and device unless given."""
         from .creation_interop import empty_strided
-        return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,
+        return empty_strided(size, stride, dtype=_dt.from_numpy_dtype(self.array.dtype) if dtype is None else dtype,
                              device=self._device if device is None else device, requires_grad=requires_grad)
 
     # ------------------------------------------------------------------ a Python callable per element
@@ -120,7 +121,7 @@ class TensorExtraMethods:
 
     def const_data_ptr(self) -> int:
         """``data_ptr()`` (for read-only use)."""
-        return self.data_ptr()  # type: ignore[attr-defined,no-any-return]
+        return self.data_ptr()  # type: ignore[attr-defined]
 
     def as_subclass(self, cls: type) -> Any:
         """This tensor's memory, outside the graph, as an instance of ``cls`` (a subclass of Tensor)."""
@@ -130,7 +131,7 @@ class TensorExtraMethods:
                             "possible. Make sure your class inherits from Tensor.")
         t = _wrap(self.array, self._device)
         if cls is not Tensor:
-            t = object.__new__(cls)  # type: ignore[assignment]
+            t = object.__new__(cls)
             t.array, t._device, t._requires_grad = self.array, self._device, False
             t.grad = t.grad_fn = t._vc = t._hv = None
         return t

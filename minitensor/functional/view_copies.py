@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from .. import memory_formats as _mf
 from ..tensor import Tensor
+from .arrange import split_with_sizes
 from .shape import chunk, split
 
 __all__ = ["narrow_copy", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]
@@ -89,4 +90,4 @@ def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, 
 
 def unsafe_split_with_sizes(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """``split_with_sizes`` (see ``unsafe_chunk``)."""
-    return tuple(_checked("unsafe_split_with_sizes", input).split_with_sizes(split_sizes, dim))
+    return tuple(split_with_sizes(_checked("unsafe_split_with_sizes", input), split_sizes, dim))
