@@ -53,22 +53,22 @@ class TensorExtraMethods:
         """The legacy constructor in this tensor's dtype and device: ``new()`` (shape (0,)), ``new(2, 3)`` or
         ``new(Size)`` (uninitialised), ``new(data)`` (a copy; a tensor of the same dtype: itself, shared)."""
         from .tensor import Tensor
-        dev = self._device if device is None else device
+        dev, dtype = self._device if device is None else device, _dt.from_numpy_dtype(self.array.dtype)
         if len(args) == 1 and isinstance(args[0], Tensor):
             src = args[0]
             if src.array.dtype != self.array.dtype or (device is not None and src.device != device):
-                raise TypeError(f"new(): expected a tensor of dtype {_dt.from_numpy_dtype(self.array.dtype)} on {dev}, got {src.dtype} on "
-                                f"{src.device}")
+                raise TypeError(f"new(): expected a tensor of dtype {dtype} on {dev}, got {src.dtype} on {src.device}")
             return src.detach()
         if len(args) == 1 and isinstance(args[0], Size):
             args = tuple(args[0])
-        return _L.legacy_new(args, _dt.from_numpy_dtype(self.array.dtype), dev)
+        return _L.legacy_new(args, dtype, dev)
 
     def new_empty_strided(self, size: Any, stride: Any, *, dtype: Any = None, device: Any = None,
                           requires_grad: bool = False) -> "Tensor":
         """Uninitialised memory with the given strides, in this tensor's dtype and device unless given."""
         from .creation_interop import empty_strided
-        return empty_strided(size, stride, dtype=_dt.from_numpy_dtype(self.array.dtype) if dtype is None else dtype,
+        own = _dt.from_numpy_dtype(self.array.dtype)
+        return empty_strided(size, stride, dtype=own if dtype is None else dtype,
                              device=self._device if device is None else device, requires_grad=requires_grad)
 
     # ------------------------------------------------------------------ a Python callable per element
