@@ -18,8 +18,8 @@ from .tensor import Tensor
 
 __all__ = ["alpha_dropout", "alpha_dropout_", "constant_pad_nd", "convolution", "dropout_", "feature_alpha_dropout",
            "feature_alpha_dropout_", "feature_dropout", "feature_dropout_", "frobenius_norm",
-           "max_pool1d_with_indices", "native_batch_norm", "native_dropout", "native_group_norm",
-           "native_layer_norm", "nuclear_norm"]
+           "max_pool1d_with_indices", "native_batch_norm", "native_channel_shuffle", "native_dropout",
+           "native_group_norm", "native_layer_norm", "nuclear_norm"]
 
 _CONVS: dict[tuple[int, bool], Any] = {(1, False): F.conv1d, (2, False): F.conv2d, (3, False): F.conv3d,
           (1, True): F.conv_transpose1d, (2, True): F.conv_transpose2d, (3, True): F.conv_transpose3d}
@@ -43,6 +43,11 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequ
 def constant_pad_nd(input: Tensor, pad: Sequence[int], value: float = 0) -> Tensor:
     """``F.pad(input, pad, 'constant', value)``: pairs from the last dim backwards; negative pads crop."""
     return F.pad(input, list(pad), "constant", value)
+
+
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """``channel_shuffle``: (N, g * k, *) with its channels read as (k, g) instead of (g, k)."""
+    return F.channel_shuffle(input, groups)
 
 
 def native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None, bias: Tensor | None,

@@ -5,6 +5,7 @@ the queries ``dim_order``, ``output_nr``, ``is_set_to``, ``is_inference``, ``con
 ``as_subclass``, ``record_stream``. ``_F`` and ``_L`` are bound by ``tensor.py``."""
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
@@ -102,7 +103,103 @@ class TensorExtraMethods:
         return self._write_elements([callable(x, y) for x, y in zip(a.reshape(-1).tolist(),
                                                                     other.reshape(-1).tolist())])
 
+    def map2_(self, x: "Tensor", y: "Tensor", callable: Callable[[Any, Any, Any], Any]) -> "Tensor":
+        """Each element becomes ``callable(element, x's, y's)``, ``x`` and ``y`` broadcast to this shape."""
+        a = self._per_element("map2_")
+        if x._device.type != "cpu" or y._device.type != "cpu":
+            raise TypeError("map2_ is only implemented on CPU tensors")
+        xs, ys = (_F.expand(t.detach(), tuple(a.shape)).array.reshape(-1).tolist() for t in (x, y))
+        return self._write_elements([callable(*v) for v in zip(a.reshape(-1).tolist(), xs, ys)])
+
+    # ------------------------------------------------------------------ legacy memory operations
+    def set_(self, source: "Tensor | None" = None, storage_offset: int = 0, size: Any = None,
+             stride: Any = None) -> "Tensor":
+        """This tensor becomes a view of ``source``'s memory (all of it, or ``size`` / ``stride`` from
+        ``storage_offset`` in elements, as ``as_strided``), or empty (shape (0,)) with no source. Tensors only:
+        minitensor has no storage objects."""
+        from .functional.inplace import check_writable
+        from .tensor import Tensor, _bump_version, _counter
+        t: Any = self
+        check_writable(t)
+        if source is None:
+            new = np.empty(0, self.array.dtype) if self._device.type == "cpu" else self._device.backend.empty(
+                (0,), self.array.dtype)
+            vc = None
+        elif not isinstance(source, Tensor):
+            raise TypeError(f"set_(): expected a Tensor source (minitensor has no storages), got "
+                            f"{type(source).__name__}")
+        else:
+            if source.array.dtype != self.array.dtype:
+                raise RuntimeError(f"Expected object of scalar type {self.dtype} but got scalar type "  # type: ignore[attr-defined]
+                                   f"{source.dtype} for argument 'source'")
+            view = source.detach() if size is None else _F.as_strided(source.detach(), size, stride, storage_offset)
+            new, vc = view.array, _counter(source)
+        t.array, t._device, t.grad_fn = new, source._device if source is not None else self._device, None
+        if vc is not None:
+            t._vc = vc
+        _bump_version(t)
+        return t
+
+    def resize(self, *sizes: Any) -> "Tensor":
+        """Deprecated: ``self`` viewed as ``sizes`` (the same number of elements), with the gradient."""
+        warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+        shape = tuple(sizes)  # ints only: PyTorch's resize((2, 3)) takes the tuple as one size and raises
+        ok = all(isinstance(s, int) and s >= 0 for s in shape)  # no -1: sizes, not a reshape
+        n = int(np.prod(shape)) if ok else None
+        if n != self.array.size:
+            raise RuntimeError(f"requested resize to {'x'.join(map(str, shape))} ({n if n is not None else shape} "
+                               f"elements in total), but the given tensor has a size of "
+                               f"{'x'.join(map(str, self.array.shape))} ({self.array.size} elements). autograd's "
+                               "resize can only change the shape of a given tensor, while preserving the number of "
+                               "elements.")
+        return _F.reshape(self, shape)
+
+    def resize_as(self, tensor: "Tensor") -> "Tensor":
+        warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+        return _F.reshape(self, tuple(tensor.shape))
+
+    def module_load(self, other: "Tensor", assign: bool = False) -> "Tensor":
+        """What ``load_state_dict`` loads into this parameter or buffer: ``other`` detached (``assign``), else
+        this tensor after copying ``other`` in, detached."""
+        if assign:
+            return other.detach()
+        return _F.copy_(self, other).detach()
+
+    # ------------------------------------------------------------------ removed methods
+    def eig(self, eigenvectors: bool = False) -> Any:
+        _removed("eig")
+
+    def symeig(self, eigenvectors: bool = False, upper: bool = True) -> Any:
+        _removed("symeig")
+
+    def solve(self, A: "Tensor") -> Any:
+        _removed("solve")
+
+    def lstsq(self, A: "Tensor") -> Any:
+        _removed("lstsq")
+
+    def triangular_solve(self, A: "Tensor", upper: bool = True, transpose: bool = False,
+                         unitriangular: bool = False) -> Any:
+        from ._linalg_removed import triangular_solve
+        return triangular_solve(self, A, upper, transpose, unitriangular)  # type: ignore[arg-type]
+
+    def reinforce(self, reward: Any) -> None:
+        raise RuntimeError(REINFORCE_REMOVED)
+
     # ------------------------------------------------------------------ queries
+    @property
+    def volatile(self) -> bool:
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    @property
+    def name(self) -> None:
+        """None: minitensor has no named tensors (nor does PyTorch's autograd give names)."""
+        return None
+
+    def is_distributed(self) -> bool:
+        return False
+
     def is_inference(self) -> bool:
         """False: minitensor has no inference tensors (see ``minitensor.is_inference``)."""
         return False
@@ -159,6 +256,35 @@ class TensorExtraMethods:
             raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the "
                                "given memory formats.")
         return _logical_to_physical(self, shape, strides)
+
+
+def _removed(name: str) -> Any:
+    from ._linalg_removed import MESSAGES
+    raise RuntimeError(MESSAGES[name])
+
+
+REINFORCE_REMOVED = """reinforce() was removed.
+Use torch.distributions instead.
+See https://pytorch.org/docs/main/distributions.html
+
+Instead of:
+
+probs = policy_network(state)
+action = probs.multinomial()
+next_state, reward = env.step(action)
+action.reinforce(reward)
+action.backward()
+
+Use:
+
+probs = policy_network(state)
+# NOTE: categorical is equivalent to what used to be called multinomial
+m = torch.distributions.Categorical(probs)
+action = m.sample()
+next_state, reward = env.step(action)
+loss = -m.log_prob(action) * reward
+loss.backward()
+"""
 
 
 def _root(a: Any) -> Any:

@@ -194,3 +194,42 @@ def test_extras_match_pytorch():
     for make in (lambda lib: lib.ones(2, 3, 4).permute(2, 0, 1), lambda lib: lib.ones(2, 3).t(),
                  lambda lib: lib.ones(4, 1, 3).transpose(0, 2), lambda lib: lib.ones(2, 3, 4)[:, ::2]):
         assert make(mt).dim_order() == make(torch).dim_order()
+
+
+def test_map2_set_resize_and_module_load():
+    a = mt.ones(3)
+    assert a.map2_(mt.arange(3.0), mt.full((3,), 2.0), lambda p, q, r: p + q * r).tolist() == [1.0, 3.0, 5.0]
+    x = mt.arange(6.0)
+    z = mt.zeros(2)
+    assert z.set_(x) is z and z.shape == (6,) and z.data_ptr() == x.data_ptr()
+    z.add_(1)  # the memory is shared
+    assert x.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    assert mt.zeros(2).set_().shape == (0,)
+    assert mt.zeros(2).set_(x, 1, (2, 2), (1, 2)).tolist() == [[2.0, 4.0], [3.0, 5.0]]
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        mt.zeros(2, requires_grad=True).set_(x)
+    with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+        r = x.resize(2, 3)
+    assert r.shape == (2, 3) and r.data_ptr() == x.data_ptr() and x.shape == (6,)
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="can only change the shape"):
+        x.resize(4)  # sizes, not a reshape: the element count must stay
+    with pytest.warns(UserWarning, match="non-inplace resize_as is deprecated"):
+        assert x.resize_as(mt.ones(3, 2)).shape == (3, 2)
+    p, src = mt.zeros(2), mt.tensor([1.0, 2.0])
+    loaded = p.module_load(src)
+    assert loaded.data_ptr() == p.data_ptr() and p.tolist() == [1.0, 2.0]
+    assert p.module_load(src, assign=True).data_ptr() == src.data_ptr()
+
+
+def test_removed_and_legacy_methods():
+    x = mt.eye(2)
+    for name, args in (("eig", ()), ("symeig", ()), ("solve", (x,)), ("lstsq", (x,))):
+        with pytest.raises(RuntimeError, match="is now removed"):
+            getattr(x, name)(*args)
+    with pytest.raises(RuntimeError, match="reinforce\\(\\) was removed"):
+        x.reinforce(1.0)
+    with pytest.warns(UserWarning, match="deprecated"):
+        assert np.allclose(mt.tensor([[2.0], [4.0]]).triangular_solve(2 * x).solution.numpy(), [[1.0], [2.0]])
+    assert not x.is_distributed() and x.name is None
+    with pytest.warns(UserWarning, match="volatile was removed"):
+        assert x.volatile is False
