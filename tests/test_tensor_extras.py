@@ -233,3 +233,11 @@ def test_removed_and_legacy_methods():
     assert not x.is_distributed() and x.name is None
     with pytest.warns(UserWarning, match="volatile was removed"):
         assert x.volatile is False
+
+
+def test_adjoint_of_a_0d_tensor_warns_and_is_the_tensor():
+    x = mt.tensor(0.5)
+    with pytest.warns(UserWarning, match="adjoint\\(\\) is deprecated on 0-D tensors"):
+        assert mt.adjoint(x) is x
+    with pytest.raises(RuntimeError, match="Got 1-D tensor"):
+        mt.ones(3).adjoint()
