@@ -212,3 +212,20 @@ def test_flags_match_pytorch():
         assert mt.typename(mt.ones(1, dtype=getattr(mt, dt))) == torch.typename(torch.ones(1, dtype=getattr(torch, dt)))
     assert mt.typename(3) == torch.typename(3) and mt.is_storage(3) == torch.is_storage(3)
     assert mt.is_anomaly_enabled() == torch.is_anomaly_enabled()
+
+
+def test_modules_made_under_a_default_device_live_there(fake_cuda):
+    with mt.device("cuda"):
+        layer = mt.nn.Linear(3, 2)
+        legacy = mt.Tensor(2, 3)
+    assert all(p.device is fake_cuda for p in layer.parameters()) and legacy.device is fake_cuda
+    assert mt.nn.Linear(3, 2).weight.device == mt.device("cpu")
+
+
+def test_packing_keeps_its_lengths_on_the_cpu_under_a_default_device(fake_cuda):
+    from minitensor.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    x = mt.ones(3, 2, 4)
+    mt.set_default_device("cuda")
+    packed = pack_padded_sequence(x, [3, 2])
+    assert packed.batch_sizes.device == mt.device("cpu")
+    assert pad_packed_sequence(packed)[1].device == mt.device("cpu")
