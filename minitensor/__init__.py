@@ -98,6 +98,7 @@ for _internal in ("creation", "deterministic", "generator", "legacy", "printing"
 globals().pop("type_info", None)
 globals().pop("tensor_storage", None)
 globals().pop("tensor_layout", None)
+globals().pop("tensor_extras", None)
 
 
 __all__ += ["onnx"]
@@ -163,3 +164,20 @@ __all__ += ["channels_last", "channels_last_3d", "contiguous_format", "memory_fo
 globals().pop("memory_formats", None)
 globals().pop("creation_sequences", None)
 globals().pop("creation_interop", None)
+from .device import get_default_device, set_default_device  # noqa: E402
+from .legacy import set_default_tensor_type  # noqa: E402
+from .dtypes import can_cast  # noqa: E402
+from .func import vmap  # noqa: E402  (torch.vmap is torch.func.vmap)
+from .global_modes import *  # noqa: F401,F403,E402  (anomaly, interop threads, typename, is_inference...)
+from .global_modes import __all__ as _global_modes_all  # noqa: E402
+__all__ += ["can_cast", "get_default_device", "set_default_device", "set_default_tensor_type", "vmap"]
+__all__ += _global_modes_all
+globals().pop("global_modes", None)
+from ._aten_ops import *  # noqa: F401,F403,E402  (convolution, native_layer_norm, constant_pad_nd, the dropouts...)
+from ._aten_ops import __all__ as _aten_ops_all  # noqa: E402
+__all__ += _aten_ops_all
+from ._rnn_cells import gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell  # noqa: E402
+__all__ += ["gru_cell", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell"]
+from ._linalg_removed import eig, lstsq, matrix_rank, solve, symeig, triangular_solve  # noqa: E402
+from .functional.lowrank import pca_lowrank, svd_lowrank  # noqa: E402
+__all__ += ["eig", "lstsq", "matrix_rank", "solve", "symeig", "triangular_solve", "pca_lowrank", "svd_lowrank"]

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import memory_formats as _mf
-from .device import as_device, cpu, device
+from .device import as_device, context_device, cpu, device
 from .generator import Generator, stream_of
 from .tensor import Tensor, _bump_version, _wrap
 from .tensor_shape import sizes_of as _sizes
@@ -89,19 +89,27 @@ def _leaf(array: Any, dev: device, requires_grad: bool) -> Tensor:
 
 def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested sequences, scalars, arrays or tensors)."""
-    dev = as_device(device) if device is not None else (
-        data._device if isinstance(data, Tensor) else cpu)
+    dev = _data_device(data, device)
     src = data.array if isinstance(data, Tensor) and data._device is dev else _infer_numpy(data, dtype)
     return _finish(src, dtype, dev, requires_grad, copy=True)
+
+
+def _data_device(data: Any, device: Any) -> device:
+    """Where ``tensor`` / ``as_tensor`` put ``data``: ``device``, else the default device's context
+    (``set_default_device`` moves tensors too, as PyTorch's), else a tensor's own device, else the default."""
+    if device is not None:
+        return as_device(device)
+    if isinstance(data, Tensor):
+        return context_device() or data._device
+    return as_device(None)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """Like ``tensor`` but shares memory where dtype and device allow."""
     if isinstance(data, Tensor) and (dtype is None or _dt.as_dtype(dtype).np == data.array.dtype) and \
-            (device is None or as_device(device) is data._device):
+            (as_device(device) if device is not None else context_device() or data._device) is data._device:
         return data
-    dev = as_device(device) if device is not None else (
-        data._device if isinstance(data, Tensor) else cpu)
+    dev = _data_device(data, device)
     src = data.array if isinstance(data, Tensor) and data._device is dev else _infer_numpy(data, dtype)
     return _finish(src, dtype, dev, False, copy=False)
 

@@ -9,12 +9,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import dtypes as _dt
-from .creation import _finish, _infer_numpy, _leaf, from_numpy, tensor
+from .creation import _finish, _infer_numpy, _leaf, empty, from_numpy, tensor
 from .creation_sequences import _float_dtype
 from .device import as_device
 from .tensor import Tensor
 
-__all__ = ["asarray", "empty_strided", "frombuffer", "scalar_tensor"]
+__all__ = ["asarray", "empty_permuted", "empty_strided", "frombuffer", "scalar_tensor"]
 
 
 def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -82,3 +82,19 @@ def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, req
                       "it to a tensor.", UserWarning, stacklevel=2)
     t = from_numpy(np.frombuffer(view, dtype=np_dtype, count=count, offset=offset))
     return t.requires_grad_(True) if requires_grad else t
+
+
+def empty_permuted(size: Sequence[int], physical_layout: Sequence[int], *, dtype: Any = None, layout: Any = None,
+                   device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Uninitialised, of logical shape ``size``, laid out in memory in the dim order ``physical_layout``
+    (outermost first): ``empty_permuted((N, C, H, W), (0, 2, 3, 1))`` is channels-last memory."""
+    size, order = tuple(map(operator.index, size)), tuple(map(operator.index, physical_layout))
+    if len(size) != len(order):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                           f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(order)}")
+    if sorted(order) != list(range(len(order))):
+        raise RuntimeError("Duplicate dim not allowed" if len(set(order)) != len(order) else
+                           f"Dimension out of range in physical_layout {list(order)}")
+    physical = empty(*[size[d] for d in order], dtype=dtype, device=device)
+    logical = physical.permute(*np.argsort(order).tolist()).detach()  # a leaf viewing the physical memory
+    return logical.requires_grad_(True) if requires_grad else logical

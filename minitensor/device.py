@@ -1,6 +1,7 @@
 """``device("cpu")``, ``device("cuda:1")``: a device type and index, owning its backend (made on first use)."""
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from .backends import Backend, get_backend
@@ -72,9 +73,64 @@ class device:
     def __reduce__(self) -> tuple:
         return (device, (str(self),))
 
+    def __enter__(self) -> "device":
+        """``with device("cuda"):``: factory functions called inside without a device create there."""
+        _defaults.stack.append(_defaults.context)
+        _defaults.context = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _defaults.context = _defaults.stack.pop()
+
 
 cpu = device("cpu")
 
 
+class _Defaults(threading.local):
+    """Where factory functions create without a ``device=``: per thread, as PyTorch's device context.
+    ``context``: set by ``set_default_device`` / ``with device(...)`` (it also moves ``tensor(t)``'s data);
+    ``type_device``: by ``set_default_tensor_type`` ('torch.cuda.FloatTensor')."""
+    context: "device | None" = None
+    type_device: "device | None" = None
+
+    def __init__(self) -> None:
+        self.stack: list["device | None"] = []
+
+
+_defaults = _Defaults()
+
+
 def as_device(d: "str | device | None") -> device:
-    return cpu if d is None else device(d)
+    """``d`` as a device; None: the default device (``set_default_device``), the CPU unless one was set."""
+    if d is None:
+        return _defaults.context or _defaults.type_device or cpu
+    return device(d)
+
+
+def context_device() -> "device | None":
+    """The device ``set_default_device`` / ``with device(...)`` chose, None when none was."""
+    return _defaults.context
+
+
+def set_default_device(d: "str | device | int | None") -> None:
+    """Factory functions called without ``device=`` create on ``d`` (None: back to the CPU); an int is a
+    CUDA index, as PyTorch's accelerator index. ``*_like`` functions and ``from_numpy`` keep their input's."""
+    dev = None
+    if isinstance(d, int) and not isinstance(d, bool):
+        dev = device("cuda", d)
+    elif isinstance(d, (str, device)):
+        dev = device(d)
+    elif d is not None:
+        raise TypeError(f"set_default_device() takes a device, a string or an index, got {type(d).__name__}")
+    if dev is not None and dev.type == "cuda":
+        dev.backend  # noqa: B018 - raises now, not at the first factory call, when CUDA is missing
+    _defaults.context = dev
+
+
+def get_default_device() -> device:
+    """The device factory functions create on without ``device=``."""
+    return as_device(None)
+
+
+def set_type_device(d: "device | None") -> None:
+    _defaults.type_device = d

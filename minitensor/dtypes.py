@@ -125,3 +125,14 @@ def result_type(*operands: Any) -> dtype:
         if b is not None and b.category == category:
             return b
     raise AssertionError("unreachable")
+
+
+def can_cast(from_: dtype, to: dtype) -> builtins.bool:
+    """Whether type promotion may cast ``from_`` to ``to`` (PyTorch's ``can_cast``): never a float to an
+    integer or bool, nor a non-bool to bool; every other pair (narrowing included) may."""
+    for name, d in (("from_", from_), ("to", to)):
+        if not isinstance(d, dtype):
+            position = 1 if name == "from_" else 2
+            raise TypeError(f"can_cast(): argument '{name}' (position {position}) must be torch.dtype, "
+                            f"not {type(d).__name__}")
+    return not (from_.category > to.category and (from_.category == 2 or to.category == 0))

@@ -2,12 +2,14 @@
 dtype and device as PyTorch's do), ``Tensor(*sizes)`` / ``Tensor(data)``, and ``Tensor.type()``'s names."""
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from . import dtypes as _dt
 from .creation import empty, tensor
+from .device import device as _device, set_type_device
 from .tensor import Tensor
 
 
@@ -59,6 +61,7 @@ class LegacyTensorType:
  BoolTensor) = map(LegacyTensorType, LEGACY_NAMES)
 # torch.cuda.FloatTensor...: the GAN zoo's ``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``
 CUDA_TYPES = {name: LegacyTensorType(dt, "cuda") for dt, name in LEGACY_NAMES.items()}
+LEGACY_TYPES = {name: globals()[name] for name in LEGACY_NAMES.values()}
 
 
 def legacy_type_name(t: Tensor) -> str:
@@ -81,3 +84,33 @@ def legacy_target(kind: Any) -> tuple[_dt.dtype, str | None]:
             raise ValueError(f"invalid type: '{kind}'")
         return by_name[short], "cuda" if where.endswith(".cuda") else "cpu"
     return _dt.as_dtype(kind), None
+
+
+def set_default_tensor_type(t: Any) -> None:
+    """PyTorch's deprecated ``set_default_tensor_type``: a floating legacy type or its name
+    ('torch.DoubleTensor', 'torch.cuda.FloatTensor', ``DoubleTensor``) sets the default dtype, and the device
+    type factory functions create on (a CUDA type needs a GPU: TypeError otherwise, as PyTorch's)."""
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                  stacklevel=2)
+    if isinstance(t, str):
+        where, _, short = t.rpartition(".")
+        if where in ("torch.cuda", "minitensor.cuda") and short in CUDA_TYPES:
+            t = CUDA_TYPES[short]
+        elif where in ("torch", "minitensor") and short in LEGACY_TYPES:
+            t = LEGACY_TYPES[short]
+        elif where not in ("torch", "torch.cuda", "minitensor", "minitensor.cuda"):
+            raise ModuleNotFoundError(f"No module named '{where or t}'")
+        else:
+            raise AttributeError(f"module '{where}' has no attribute '{short}'")
+    if not isinstance(t, LegacyTensorType):
+        raise TypeError("invalid type object: only floating-point types are supported as the default type")
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    if t.device_type == "cuda":
+        from .backends.cuda.runtime import is_available
+        if not is_available():
+            raise TypeError(f"type torch.cuda.{t.__name__} not available: CUDA is not available here "
+                            "(CuPy and a GPU are needed)")
+    _dt.set_default_dtype(t.dtype)
+    set_type_device(None if t.device_type == "cpu" else _device(t.device_type))

@@ -15,6 +15,7 @@ __all__ = ["aminmax", "cummax", "cummin", "frexp", "geqrf", "histogram", "kthval
            "linalg_eigh", "linalg_inv_ex", "linalg_lstsq", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex",
            "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "lu_unpack", "max", "median", "min",
            "mode", "nanmedian", "qr", "slogdet", "sort", "svd", "topk", "all_return_types"]
+__all__ += ["histogramdd", "triangular_solve"]
 
 
 class _StructSeq(tuple):
@@ -93,6 +94,12 @@ class histogram(_StructSeq):
     __slots__ = ()
     hist: Tensor
     bin_edges: Tensor
+
+
+class histogramdd(_StructSeq):
+    __slots__ = ()
+    hist: Tensor
+    bin_edges: tuple[Tensor, ...]
 
 
 class kthvalue(_StructSeq):
@@ -188,6 +195,12 @@ class svd(_StructSeq):
     U: Tensor
     S: Tensor
     V: Tensor
+
+
+class triangular_solve(_StructSeq):
+    __slots__ = ()
+    solution: Tensor
+    cloned_coefficient: Tensor
 
 
 class topk(_StructSeq):

@@ -21,6 +21,7 @@ from .tensor_methods import TensorMethods
 from .tensor_sparse import TensorSparseMethods
 from .tensor_storage import TensorStorageMethods
 from .tensor_layout import TensorLayoutMethods
+from .tensor_extras import TensorExtraMethods
 from .backends.generic.sparse import SparseCOO
 
 _new = object.__new__
@@ -59,7 +60,7 @@ def _bump_version(t: "Tensor") -> None:
         t._gv = hv[0]
 
 
-class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorLayoutMethods):
+class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorLayoutMethods, TensorExtraMethods):
     """An n-dimensional array with autograd, on one device.
 
     ``Tensor(data)`` makes a float32 tensor from nested sequences or arrays, ``Tensor(2, 3)`` an uninitialised
@@ -420,9 +421,11 @@ from . import tensor_sparse as _sparse_methods  # noqa: E402
 from . import tensor_storage as _storage_methods  # noqa: E402
 from . import tensor_layout as _layout_methods  # noqa: E402
 from . import memory_formats as _memory_formats  # noqa: E402
+from . import tensor_extras as _extra_methods  # noqa: E402
 
 _methods._F = _shape_methods._F = _math_methods._F = _F
 _storage_methods._F = _layout_methods._F = _F
 _autograd.function._Tensor, _autograd.function._wrap = Tensor, _wrap
 _methods._C, _methods._L = _creation, _legacy
 _sparse_methods._S = _F.sparse
+_extra_methods._F, _extra_methods._L = _F, _legacy

@@ -35,7 +35,7 @@ ADDED_FORWARDED = ("addcmul", "addcdiv", "xlogy", "logit", "sinc", "lgamma", "di
                    "movedim", "swapaxes", "dot", "mv", "diagflat", "addr", "split_with_sizes", "aminmax", "cov",
                    "corrcoef", "histogram", "index_reduce")
 ADDED_IN_PLACE = ("addcmul", "addcdiv", "xlogy", "logit", "sinc", "lgamma", "digamma", "i0", "nan_to_num", "heaviside",
-                  "clamp_min", "clamp_max", "addr", "index_reduce")
+                  "clamp_min", "clamp_max", "addr", "index_reduce", "addmm", "addmv", "baddbmm", "addbmm")
 # PyTorch's other names (functional/aliases.py) and smaller pointwise ops (functional/pointwise.py, special.py).
 ALIAS_FORWARDED = ("absolute", "divide", "multiply", "subtract", "negative", "positive", "greater", "greater_equal",
                    "less", "less_equal", "not_equal", "true_divide", "floor_divide", "sgn", "deg2rad", "rad2deg",

@@ -76,6 +76,9 @@ class TensorStorageMethods:
         return self._last_two_swapped("tensor.mH")
 
     def adjoint(self) -> "Tensor":
+        if self.array.ndim == 0:  # PyTorch: deprecated, the tensor itself (as H)
+            warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
+            return self  # type: ignore[return-value]
         return self._last_two_swapped("tensor.adjoint()")
 
     def _last_two_swapped(self, what: str) -> "Tensor":

@@ -21,6 +21,7 @@ if os.environ.get("MINITENSOR_STRICT_CUPY") == "1":
 
 import minitensor as mt
 from minitensor.autograd.grad_mode import state
+from minitensor.device import set_type_device
 
 # The Numba kernels' tests need NUMBA_ENABLE_CUDASIM=1 set before numba is first imported, so they run in
 # their own pytest process (.ci/run): ``NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/cudasim``.
@@ -52,7 +53,10 @@ def _clean_global_state():
     default = mt.get_default_dtype()
     yield
     state.grad_enabled, state.anomaly = True, False
+    state.anomaly_enabled, state.anomaly_check_nan, state.inference = False, True, False
     mt.set_default_dtype(default)
+    mt.set_default_device(None)
+    set_type_device(None)  # set_default_tensor_type's device
 
 
 @pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])

@@ -11,7 +11,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class _State(threading.local):
     grad_enabled = True
-    anomaly = False
+    anomaly = False  # the ops' check: anomaly mode on and checking NaN (what the hot paths read)
+    anomaly_enabled = False  # set_anomaly_enabled / detect_anomaly, and its check_nan
+    anomaly_check_nan = True
+    inference = False  # inside inference_mode (is_inference_mode_enabled)
 
 
 state = _State()
@@ -74,3 +77,21 @@ class inference_mode(no_grad):
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = not mode
+        self.inference = bool(mode)
+
+    def __enter__(self) -> None:
+        super().__enter__()
+        self._prev_inference, state.inference = state.inference, self.inference
+
+    def __exit__(self, *exc: Any) -> None:
+        state.inference = self._prev_inference
+        super().__exit__(*exc)
+
+    def __call__(self, fn: F) -> F:
+        inference = self.inference
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(inference):
+                return fn(*args, **kwargs)
+        return wrapper  # type: ignore[return-value]

@@ -94,6 +94,8 @@ __all__ += ["bincount", "bucketize", "count_nonzero", "histc", "isin", "searchso
             "unique_consecutive"]
 __all__ += ["kthvalue", "median", "mode", "nanmedian", "nanquantile", "quantile"]
 __all__ += ["normal", "poisson"]
+from .random import binomial  # noqa: E402
+__all__ += ["binomial"]
 __all__ += ["cdist", "cartesian_prod", "trapezoid", "trapz", "cumulative_trapezoid"]
 __all__ += ["index_put", "signbit"]
 # PyTorch's pointwise ops, NaN-aware reductions and special functions that programs reach for.
@@ -113,8 +115,14 @@ __all__ += [*_aliases_all, *_pointwise_all, "igamma", "igammac", "mvlgamma", "ce
 from .conjugation import *  # noqa: F401,F403,E402
 from .conjugation import __all__ as _conjugation_all  # noqa: E402
 __all__ += _conjugation_all
-from .statistics import aminmax, corrcoef, cov, gradient, histogram  # noqa: E402
-__all__ += ["aminmax", "corrcoef", "cov", "gradient", "histogram"]
+from .statistics import aminmax, corrcoef, cov, gradient, histogram, histogramdd  # noqa: E402
+__all__ += ["aminmax", "corrcoef", "cov", "gradient", "histogram", "histogramdd"]
 from .arrange import (addr, combinations, diagflat, index_reduce, split_with_sizes, t, unravel_index,  # noqa: E402
                       vander)
 __all__ += ["addr", "combinations", "diagflat", "index_reduce", "split_with_sizes", "t", "unravel_index", "vander"]
+from .distance import dist  # noqa: E402  (torch.dist; not in distance's __all__, which nn.functional takes)
+from .searching import nonzero_static  # noqa: E402
+from .triangular import fill_diagonal  # noqa: E402,F401  (Tensor.fill_diagonal_'s body; no torch.fill_diagonal)
+from .view_copies import *  # noqa: F401,F403,E402  (view_copy, permute_copy..., narrow_copy, unsafe_split...)
+from .view_copies import __all__ as _view_copies_all  # noqa: E402
+__all__ += ["dist", "nonzero_static", *_view_copies_all]

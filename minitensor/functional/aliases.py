@@ -53,7 +53,8 @@ METHODS = ("abs_", "acos_", "acosh_", "asin_", "asinh_", "atan_", "atanh_", "arc
            "rsqrt_", "square_", "reciprocal_", "neg_", "negative_", "sigmoid_", "relu_", "erf_", "erfc_", "sinc_",
            "i0_", "logit_", "xlogy_", "nan_to_num_", "clamp_", "clamp_min_", "clamp_max_", "clip_", "fill_",
            "zero_", "detach_", "deg2rad_", "rad2deg_", "gcd_", "lcm_", "ldexp_", "is_signed", "is_nonzero",
-           "is_same_size", "get_device")
+           "is_same_size", "get_device", "addmv_", "adjoint", "as_strided_", "index_put_",
+           "resize_as_", "is_distributed")
 for _name in METHODS:
     globals()[_name] = _method(_name)
 __all__ += list(METHODS)

@@ -20,7 +20,7 @@ from ._util import ClampMinValue, broadcast_error, cast, norm_dim, torch_dtype_n
 from .reduce import norm, pnorm_grad
 from .stacking import broadcast_tensors
 
-__all__ = ["cosine_similarity", "pairwise_distance", "pdist", "cdist"]
+__all__ = ["cosine_similarity", "pairwise_distance", "pdist", "cdist"]  # (dist: torch.dist only, no F.dist)
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
@@ -187,3 +187,16 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     use_mm = p == 2 and (compute_mode == _COMPUTE_MODES[1] or
                          (compute_mode == _COMPUTE_MODES[0] and (x1.shape[-2] > 25 or x2.shape[-2] > 25)))
     return Cdist.apply(x1, x2, float(p), use_mm)
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """``norm(input - other, p)`` over all elements of the broadcast difference (0-d): p in 2, 1, inf,
+    -inf, 0 or any number, as ``torch.dist``; floating inputs only."""
+    for name, position, t in (("input", 1, input), ("other", 2, other)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"dist(): argument '{name}' (position {position}) must be Tensor, not {type(t).__name__}")
+    d = input - other
+    if not d.is_floating_point():
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+                           f"{torch_dtype_name(d.dtype)} instead.")
+    return norm(d, p)

@@ -17,7 +17,7 @@ from ..tensor import Tensor, _wrap
 from ._util import SCALARS, broadcast_error, torch_dtype_name
 from .inplace import copy_
 
-__all__ = ["normal", "poisson"]
+__all__ = ["binomial", "normal", "poisson"]
 
 # C++ names of the dtypes, as random_'s and cauchy_'s errors print them
 _CTYPES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int",
@@ -74,6 +74,22 @@ def standard_gamma(alpha: Tensor, generator: Generator | None = None) -> Tensor:
     return StandardGamma.apply(alpha, stream_of(generator, alpha._device))
 
 
+class Binomial(_Sample):
+    """Binomial(count, prob) successes per element, broadcast, in count's dtype."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, count: Any, prob: Any, rng: Any) -> Any:
+        xp = B.xp
+        shape = np.broadcast_shapes(count.shape, prob.shape)
+        c, p = xp.broadcast_to(count, shape), xp.broadcast_to(prob, shape)
+        undefined = xp.isnan(c) | xp.isnan(p)
+        # PyTorch checks nothing: count is floored at 0 and prob clamped to [0, 1]; a NaN parameter gives NaN
+        n = xp.where(undefined, 0, xp.maximum(xp.floor(c), 0)).astype(np.int64)
+        q = xp.where(undefined, 0, xp.clip(p, 0, 1)).astype(np.float64)
+        drawn = xp.asarray((rng or B.get_rng()).binomial(n, q), dtype=count.dtype)
+        return xp.where(undefined, xp.asarray(np.nan, dtype=count.dtype), drawn)
+
+
 def _std_checked(std: Any) -> None:
     if isinstance(std, Tensor):
         if std.numel() and not bool((std >= 0).all()):  # one host sync, as PyTorch's check
@@ -126,6 +142,22 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     if input.numel() and not bool((input >= 0).all()):  # nan fails too
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return Poisson.apply(input, stream_of(generator, input._device))
+
+
+def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
+    """Binomial(floor(count), prob) draws, count and prob broadcast (floating, one dtype); the result in
+    count's dtype, zero gradients as ``poisson``. As PyTorch, nothing is checked: a negative count draws 0,
+    prob is clamped to [0, 1], a NaN parameter gives NaN."""
+    for name, position, t in (("count", 1, count), ("prob", 2, prob)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"binomial(): argument '{name}' (position {position}) must be Tensor, not "
+                            f"{type(t).__name__}")
+    if not count.is_floating_point():
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
+                         f"{torch_dtype_name(count.dtype)}")
+    if prob.dtype != count.dtype:
+        raise RuntimeError(f"Found dtype {torch_dtype_name(prob.dtype)} but expected {torch_dtype_name(count.dtype)}")
+    return Binomial.apply(count, prob, stream_of(generator, count._device))
 
 
 # --------------------------------------------------------------------- the in-place samplers' bodies

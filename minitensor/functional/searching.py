@@ -221,3 +221,17 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"count_nonzero(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     return _sum(ne(input, 0), norm_dims(dim, input.ndim))
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """``nonzero(input)`` with exactly ``size`` rows: the first ``size`` indices, padded with rows of
+    ``fill_value`` when there are fewer; shape (size, ndim), int64."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    from .scatter import nonzero
+    found = nonzero(input)
+    if found.shape[0] >= size:
+        return found[:size]
+    from .shape import cat
+    pad = as_tensor(np.full((size - found.shape[0], found.shape[1]), fill_value, np.int64), device=input.device)
+    return cat([found, pad])

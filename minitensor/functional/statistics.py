@@ -2,6 +2,7 @@
 ``corrcoef``, ``histogram`` and ``gradient`` (NumPy's ``np.gradient`` finite differences)."""
 from __future__ import annotations
 
+import builtins  # histogramdd's keyword ``range`` shadows the builtin there
 import math
 import warnings
 from typing import Any, Sequence
@@ -9,6 +10,7 @@ from typing import Any, Sequence
 from .. import dtypes as _dt
 from .. import return_types as rt
 from ..tensor import Tensor
+from ._util import torch_dtype_name
 from .cumulative import diff
 from .math import clamp_min
 from .reduce import amax, amin
@@ -189,3 +191,42 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: in
             h = diff(_float(h)).to(f.dtype).reshape([-1] + [1] * (input.dim() - d - 1))
         out.append(_gradient_1d(f, d, h, edge_order))
     return tuple(out)
+
+
+def histogramdd(input: Tensor, bins: Any, *, range: Sequence[float] | None = None, weight: Tensor | None = None,
+                density: bool = False) -> rt.histogramdd:
+    """The D-dimensional histogram of the points ``input`` (..., D): ``bins`` one count for every dim, a count
+    per dim, or a 1-D tensor of ascending edges per dim; ``range`` [lo_0, hi_0, lo_1, hi_1, ...] (default each
+    dim's min and max). Each dim bins as ``histogram`` (the last bin holds its right edge); a point counts
+    where it is inside every dim. ``density`` divides by the total and the bins' volumes."""
+    if not input.is_floating_point():
+        raise RuntimeError(f"\"histogramdd\" not implemented for '{torch_dtype_name(input.dtype)}'")
+    if input.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    D = input.shape[-1]
+    per_dim = [bins] * D if isinstance(bins, int) else list(bins)
+    if len(per_dim) != D:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
+    if range is not None and len(range) != 2 * D:
+        raise RuntimeError(f"torch.histogramdd: expected {2 * D} values for range, got {len(range)}")
+    x = input.detach().reshape(-1, D)
+    if range is None and x.shape[0] == 0:  # no points: PyTorch's histogramdd bins [0, 1] (histogram [-0.5, 0.5])
+        range = [0.0, 1.0] * D
+    edges = tuple(histogram(x[:, d].contiguous(), per_dim[d], range=None if range is None else range[2 * d: 2 * d + 2])
+                  .bin_edges for d in builtins.range(D))
+    sizes = [e.numel() - 1 for e in edges]
+    flat = x.new_zeros(x.shape[0], dtype=_dt.int64)
+    inside = x.new_ones(x.shape[0], dtype=_dt.bool)
+    for d, e in enumerate(edges):  # a few dims: one vectorised search each
+        col = x[:, d]
+        index = (searchsorted(e, col.contiguous(), right=True) - 1).clamp(0, max(sizes[d] - 1, 0))
+        flat = flat * sizes[d] + index
+        inside = inside & (col >= e[0]) & (col <= e[-1])
+    w = inside.to(input.dtype) if weight is None else weight.detach().reshape(-1).to(input.dtype) * inside
+    hist = x.new_zeros(math.prod(sizes)).index_add(0, flat[inside], w[inside]).reshape(sizes)
+    if density:
+        volume = x.new_ones(sizes)
+        for d, e in enumerate(edges):
+            volume = volume * (e[1:] - e[:-1]).reshape([-1 if k == d else 1 for k in builtins.range(D)])
+        hist = hist / (hist.sum() * volume)
+    return rt.histogramdd((hist, edges))

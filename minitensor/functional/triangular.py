@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from ..autograd.function import ArrayFunction, ViewFunction
 from ..backends.base import Backend
 from ..tensor import Tensor
@@ -131,3 +133,22 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     shape = tuple(input.shape)
     on_diagonal = DiagEmbed.apply(src.detach().new_ones(expected).bool(), shape, offset, d1, d2)
     return where(on_diagonal, DiagEmbed.apply(src, shape, offset, d1, d2), input)
+
+
+def fill_diagonal(input: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """``input`` with ``fill_value`` on its main diagonal (``input[i, i, ..., i]``; every dim of the same
+    length past 2-D); ``wrap``: a tall matrix's diagonal restarts every ``width + 1`` rows, as NumPy's
+    ``fill_diagonal``. Out of place: ``Tensor.fill_diagonal_`` writes it back."""
+    shape = tuple(input.shape)
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    from ..creation import arange
+    from .scatter import index_fill
+    step = sum(int(np.prod(shape[k + 1:])) for k in range(len(shape)))  # the C strides of i, i, ..., i
+    numel = int(np.prod(shape))
+    # the diagonal's flat positions: min(height, width) of them, or every step through the matrix when wrapping
+    end = numel if wrap and len(shape) == 2 else min(shape[0], shape[1]) * step
+    where = arange(0, min(end, numel), step, device=input.device)
+    return index_fill(input.reshape(-1), 0, where, fill_value).reshape(shape)

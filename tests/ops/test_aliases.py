@@ -126,7 +126,9 @@ def test_fill_is_a_new_tensor():
 # The top-level in-place functions: minitensor.<name>(x, *args) is x.<name>(*args).
 TOP_LEVEL_ARGS = {"xlogy_": (2.0,), "clamp_": (-1, 2), "clamp_min_": (0.5,), "clamp_max_": (0.5,), "clip_": (-1, 2),
                   "fill_": (7.0,), "gcd_": (mt.tensor([4, 6]),), "lcm_": (mt.tensor([4, 6]),),
-                  "ldexp_": (mt.tensor([1, 2]),)}
+                  "ldexp_": (mt.tensor([1, 2]),), "addmv_": (mt.ones(2, 2), mt.tensor([1.0, 2.0])),
+                  "as_strided_": ((1,), (1,)), "index_put_": ((mt.tensor([0]),), mt.tensor(5.0)),
+                  "resize_as_": (mt.ones(1),)}
 POSITIVE = [0.25, 0.75]  # in every op's domain (acosh_ takes 1 + these)
 
 

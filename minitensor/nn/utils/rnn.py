@@ -154,7 +154,7 @@ def pack_padded_sequence(input: Tensor, lengths: Any, batch_first: bool = False,
     t, b = np.nonzero(active)  # time-major: the packed order
     rows = order[b] * steps + t if batch_first else t * batch + order[b]
     data = _gather_rows(input.flatten(0, 1), rows)
-    batch_sizes = as_tensor(active.sum(1), dtype=_dt.int64)
+    batch_sizes = as_tensor(active.sum(1), dtype=_dt.int64, device="cpu")  # on the CPU, as PyTorch's (any default)
     if enforce_sorted:
         return PackedSequence(data, batch_sizes)
     return PackedSequence(data, batch_sizes, _indices(order, input.device), _indices(np.argsort(order), input.device))
@@ -180,7 +180,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
         unsorted = np.asarray(sequence.unsorted_indices.tolist(), dtype=np.int64)
         rows, lengths = rows[:, unsorted], lengths[unsorted]
     padded = _gather_rows(data, rows.T if batch_first else rows, padding_value)
-    return padded, as_tensor(lengths, dtype=_dt.int64)
+    return padded, as_tensor(lengths, dtype=_dt.int64, device="cpu")
 
 
 def pack_sequence(sequences: Sequence[Tensor], enforce_sorted: bool = True) -> PackedSequence:
