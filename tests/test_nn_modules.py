@@ -292,7 +292,7 @@ def test_nested_repr_matches_pytorch_layout():
     assert repr(m) == (
         "Sequential(\n"
         "  (conv): Conv2d(1, 4, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=False)\n"
-        "  (bn): BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)\n"
+        "  (bn): BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)\n"
         "  (act): ReLU(inplace=True)\n"
         "  (head): Sequential(\n"
         "    (0): Flatten(start_dim=1, end_dim=-1)\n"
@@ -312,7 +312,7 @@ def test_nested_repr_matches_pytorch_layout():
     (nn.MaxPool2d(2), "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"),
     (nn.AvgPool2d(3, 1, 1), "AvgPool2d(kernel_size=3, stride=1, padding=1)"),
     (nn.AdaptiveAvgPool2d((1, 1)), "AdaptiveAvgPool2d(output_size=(1, 1))"),
-    (nn.LayerNorm(8), "LayerNorm((8,), eps=1e-05, elementwise_affine=True)"),
+    (nn.LayerNorm(8), "LayerNorm((8,), eps=1e-05, elementwise_affine=True, bias=True)"),
     (nn.Embedding(10, 3, padding_idx=0), "Embedding(10, 3, padding_idx=0)"),
     (nn.LeakyReLU(0.2), "LeakyReLU(negative_slope=0.2)"),
     (nn.ELU(inplace=True), "ELU(alpha=1.0, inplace=True)"),

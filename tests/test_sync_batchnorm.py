@@ -56,7 +56,7 @@ def test_checks_repr_and_bias_flag():
     assert m.bias is None and list(m.state_dict()) == ["weight", "running_mean", "running_var",
                                                        "num_batches_tracked"]
     assert repr(nn.SyncBatchNorm(4)) == \
-        "SyncBatchNorm(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"
+        "SyncBatchNorm(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
     assert nn.SyncBatchNorm(2, process_group="pg").process_group == "pg"
 
 

@@ -78,10 +78,11 @@ __all__ += ["Bilinear", "ChannelShuffle", "RMSNorm", "LocalResponseNorm"]
 from .sparse import EmbeddingBag  # noqa: E402
 __all__ += ["EmbeddingBag"]
 
-from .lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d  # noqa: E402
-from .lazy import LazyConvTranspose2d, LazyConvTranspose3d, LazyLinear  # noqa: E402
+from .lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d, LazyConv3d  # noqa: E402
+from .lazy import LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyLinear  # noqa: E402
 __all__ += ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
-            "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
+            "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+            "LazyBatchNorm3d"]
 __all__ += ["BatchNorm3d"]
 from .activation import RReLU  # noqa: E402
 from .container import Container  # noqa: E402

@@ -13,7 +13,8 @@ from .utils import optional_parameters
 
 
 class _BatchNorm(Module):
-    """y = (x - mean) / sqrt(var + eps) * weight + bias per channel (dim 1).
+    """y = (x - mean) / sqrt(var + eps) * weight + bias per channel (dim 1); ``bias=False`` (PyTorch 2.x,
+    keyword-only) keeps the weight and drops the bias.
 
     Training normalises with the batch statistics and, with ``track_running_stats``, updates the buffers
     running_mean / running_var (unbiased variance): r = (1 - m) r + m s with m = ``momentum``, or the
@@ -24,14 +25,16 @@ class _BatchNorm(Module):
     _expected_dims: tuple[int, ...]
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
         super().__init__()
         self.num_features = num_features
         self.eps = eps
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        optional_parameters(self, affine, ("weight", "bias"), num_features, device=device, dtype=dtype)
+        optional_parameters(self, affine, ("weight",), num_features, device=device, dtype=dtype)
+        optional_parameters(self, affine and bias, ("bias",), num_features, device=device, dtype=dtype)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))
@@ -52,7 +55,8 @@ class _BatchNorm(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() not in self._expected_dims:
@@ -74,7 +78,7 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):

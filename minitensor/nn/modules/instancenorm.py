@@ -20,9 +20,7 @@ class _InstanceNorm(_BatchNorm):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
                  track_running_stats: bool = False, device: Any = None, dtype: Any = None, *,
                  bias: bool = True) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
-        if affine and not bias:
-            self.register_parameter("bias", None)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() not in (self._dims + 1, self._dims + 2):
@@ -45,9 +43,6 @@ class _InstanceNorm(_BatchNorm):
                               self.momentum if self.momentum is not None else 0.0, self.eps)
         return out if feature_dim == 1 else out.squeeze(0)
 
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 InstanceNorm1d, InstanceNorm2d, InstanceNorm3d = dim_variants(

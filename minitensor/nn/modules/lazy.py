@@ -16,7 +16,7 @@ from ...autograd import no_grad
 from ...creation import tensor
 from ...tensor import Tensor
 from ..parameter import UninitializedBuffer, UninitializedParameter, is_lazy
-from .batchnorm import BatchNorm1d, BatchNorm2d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .linear import Linear
 
@@ -180,12 +180,14 @@ class _LazyNormMixin(LazyModuleMixin):
     track_running_stats: bool
 
     def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
         super().__init__(0, eps, momentum, False, False)
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = UninitializedParameter(device=device, dtype=dtype)
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
         if track_running_stats:
             self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
             self.running_var = UninitializedBuffer(device=device, dtype=dtype)
@@ -217,3 +219,6 @@ class LazyBatchNorm2d(_LazyNormMixin, BatchNorm2d):
     cls_to_become = BatchNorm2d
 
 
+class LazyBatchNorm3d(_LazyNormMixin, BatchNorm3d):
+    """``BatchNorm3d`` whose ``num_features`` is dim 1 of the first input."""
+    cls_to_become = BatchNorm3d

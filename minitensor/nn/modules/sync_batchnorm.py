@@ -93,9 +93,8 @@ class SyncBatchNorm(_BatchNorm):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, process_group: Any = None, device: Any = None,
                  dtype: Any = None, *, bias: bool = True) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device, dtype=dtype)
-        if affine and not bias:
-            self.bias = None
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device, dtype=dtype,
+                         bias=bias)
         self.process_group = process_group
 
     def _check_input_dim(self, input: Tensor) -> None:
