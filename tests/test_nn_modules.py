@@ -938,3 +938,30 @@ def test_against_torch_with_copied_weights():
     theirs.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in ours.state_dict().items()})
     x = rng(18).standard_normal((2, 2, 5, 5))
     close(ours(t64(x)), theirs(torch.from_numpy(x)).detach().numpy(), rtol=1e-9)
+
+
+MODULE_LIST_REPR = """ModuleList(
+  (0-2): 3 x Linear(in_features=2, out_features=2, bias=True)
+  (3): ReLU()
+  (4-5): 2 x Sequential(
+    (0): Linear(in_features=1, out_features=1, bias=True)
+    (1): Tanh()
+  )
+)"""
+
+
+def _module_list(lib):
+    block = lib.nn.Sequential(lib.nn.Linear(1, 1), lib.nn.Tanh())
+    return lib.nn.ModuleList([lib.nn.Linear(2, 2) for _ in range(3)] + [lib.nn.ReLU(), block, block])
+
+
+def test_module_list_repr_folds_repeated_modules():
+    """PyTorch's ModuleList repr: a run of equal reprs shows once as (first-last): n x repr."""
+    assert repr(_module_list(mt)) == MODULE_LIST_REPR
+    assert repr(nn.ModuleList()) == "ModuleList()"
+
+
+@pytest.mark.torch
+def test_module_list_repr_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    assert repr(_module_list(mt)) == repr(_module_list(torch))

@@ -415,16 +415,19 @@ def test_invalid_params():
 def test_defaults_match_pytorch():
     p = param(np.ones(1))
     assert optim.SGD([p]).defaults == dict(lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
-                                           maximize=False)
+                                           maximize=False, differentiable=False, foreach=None, fused=None)
     adam = optim.Adam([p]).defaults
     assert adam == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, maximize=False,
-                        decoupled_weight_decay=False)
+                        decoupled_weight_decay=False, capturable=False, differentiable=False, foreach=None,
+                        fused=None)
     adamw = optim.AdamW([p]).defaults
     assert adamw["weight_decay"] == 1e-2 and adamw["decoupled_weight_decay"] is True
     assert optim.RMSprop([p]).defaults == dict(lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
-                                               centered=False, maximize=False)
+                                               centered=False, maximize=False, capturable=False,
+                                               differentiable=False, foreach=None)
     assert optim.Adagrad([p]).defaults == dict(lr=1e-2, lr_decay=0, eps=1e-10, weight_decay=0,
-                                               initial_accumulator_value=0, maximize=False)
+                                               initial_accumulator_value=0, maximize=False, differentiable=False,
+                                               foreach=None, fused=None)
     assert "Parameter Group 0" in repr(optim.Adam([p])) and "amsgrad: False" in repr(optim.Adam([p]))
 
 

@@ -47,3 +47,39 @@ def test_signatures_and_fused_step_match_torch():
     assert signature_flags(mt) == signature_flags(torch)
     ours, theirs = nanogpt_step(mt), nanogpt_step(torch)
     assert ours[0] == theirs[0] and np.allclose(ours[1], theirs[1], atol=1e-5)
+
+
+ALL = ("SGD", "Adam", "AdamW", "Adagrad", "RMSprop", "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop")
+GROUP_FLAGS = {"SGD": ("differentiable", "foreach", "fused"), "Adagrad": ("differentiable", "foreach", "fused"),
+               "Adam": ("capturable", "differentiable", "foreach", "fused"),
+               "AdamW": ("capturable", "differentiable", "foreach", "fused")}
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_implementation_flags_are_kept_in_the_param_groups(name):
+    """As PyTorch's: the flags are hyper-parameters of each group (state_dict, repr), with their defaults."""
+    opt = getattr(mt.optim, name)([mt.nn.Parameter(mt.ones(1))], foreach=False)
+    group = opt.param_groups[0]
+    flags = GROUP_FLAGS.get(name, ("capturable", "differentiable", "foreach"))
+    assert {k: group[k] for k in flags} == {k: {"foreach": False, "fused": None}.get(k, False) for k in flags}
+    assert all(k in opt.state_dict()["param_groups"][0] for k in flags)
+    assert "    foreach: False\n" in repr(opt)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_a_differentiable_step_is_refused(name):
+    """differentiable=True asks for an update recorded by autograd (meta-learning): minitensor's steps are in
+    place outside the graph, so a silently detached update is refused."""
+    with pytest.raises(NotImplementedError, match="differentiable=True"):
+        getattr(mt.optim, name)([mt.nn.Parameter(mt.ones(1))], differentiable=True)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ALL)
+def test_param_groups_and_repr_match_pytorch(name):
+    torch = pytest.importorskip("torch")
+    ours = getattr(mt.optim, name)([mt.nn.Parameter(mt.ones(1))], lr=0.5)
+    theirs = getattr(torch.optim, name)([torch.nn.Parameter(torch.ones(1))], lr=0.5)
+    assert {k: v for k, v in ours.param_groups[0].items() if k != "params"} == \
+        {k: v for k, v in theirs.param_groups[0].items() if k != "params"}
+    assert repr(ours) == repr(theirs)

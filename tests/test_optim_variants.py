@@ -285,7 +285,8 @@ def test_signatures_and_defaults_are_pytorchs():
         assert signature_text(cls) == signature, cls.__name__
     p = param(np.ones(2))
     assert optim.NAdam([p]).defaults == dict(lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                                             momentum_decay=4e-3, decoupled_weight_decay=False, maximize=False)
+                                             momentum_decay=4e-3, decoupled_weight_decay=False, maximize=False,
+                                             capturable=False, differentiable=False, foreach=None)
     assert optim.LBFGS([p]).defaults["max_eval"] == 25  # max_iter * 5 // 4
 
 

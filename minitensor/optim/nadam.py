@@ -26,7 +26,8 @@ class NAdam(Optimizer):
         check_hyperparameter(0.0 <= momentum_decay, f"Invalid momentum_decay value: {momentum_decay}")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
-                                      maximize=maximize))
+                                      maximize=maximize,
+                                      capturable=capturable, differentiable=differentiable, foreach=foreach))
 
     def _step_group(self, group: dict[str, Any]) -> None:
         lr, beta1, beta2, eps, weight_decay = adam_hyperparameters(group)

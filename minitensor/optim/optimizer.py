@@ -99,6 +99,9 @@ class Optimizer:
     """Base class of every optimizer: ``param_groups``, ``state``, ``zero_grad``, ``step``, state_dict."""
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
+        if defaults.get("differentiable"):  # a silently non-differentiable step would give wrong meta-gradients
+            raise NotImplementedError(f"{type(self).__name__}(differentiable=True): minitensor's optimizer steps "
+                                      "update in place outside autograd; write the update with tensor ops instead")
         self.defaults = defaults
         self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []

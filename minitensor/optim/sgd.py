@@ -25,7 +25,8 @@ class SGD(Optimizer):
         check_hyperparameter(not nesterov or (momentum > 0 and dampening == 0),
                              "Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov, maximize=maximize))
+                                      weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+                                      differentiable=differentiable, foreach=foreach, fused=fused))
 
     def _step_group(self, group: dict[str, Any]) -> None:
         lr, momentum, dampening = float(group["lr"]), float(group["momentum"]), float(group["dampening"])

@@ -11,7 +11,7 @@ from typing import Any, Generic, Iterable, Iterator, Mapping, TypeVar
 
 from ...tensor import Tensor
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, _addindent
 
 V = TypeVar("V")
 
@@ -134,6 +134,20 @@ class ModuleList(_IndexedModules):
 
     def __add__(self, other: Iterable[Module]) -> "ModuleList":
         return ModuleList(list(self) + list(other))
+
+    def __repr__(self) -> str:
+        """PyTorch's: runs of modules with one repr are shown once, as ``(first-last): n x repr``."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs: list[list[Any]] = []  # [first index, last index, repr]
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = [_addindent(f"({a}): {r}" if a == b else f"({a}-{b}): {b - a + 1} x {r}", 2) for a, b, r in runs]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class _Registry(Module, Generic[V]):
