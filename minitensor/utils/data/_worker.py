@@ -61,11 +61,12 @@ class Workers:
     def __init__(self, load: Callable[[Any], Any], num_workers: int, base_seed: int,
                  worker_init_fn: Callable[[int], Any] | None, dataset: Any) -> None:
         self.num_workers = num_workers
+        self.load = load  # what a task is turned into a batch with; a persistent pool gets each epoch's
         self._stop = threading.Event()
         self._queues: list[queue.SimpleQueue] = [queue.SimpleQueue() for _ in range(num_workers)]
         self._threads = [
             threading.Thread(target=_work, name=f"minitensor-DataLoader-{i}", daemon=True,
-                             args=(load, self._queues[i], self._stop, worker_init_fn,
+                             args=(self, self._queues[i], self._stop, worker_init_fn,
                                    WorkerInfo(i, num_workers, base_seed + i, dataset)))
             for i in range(num_workers)]
         for t in self._threads:
@@ -95,7 +96,7 @@ class Workers:
                 t.join(max(0.0, end - time.monotonic()))
 
 
-def _work(load: Callable[[Any], Any], tasks: queue.SimpleQueue, stop: threading.Event,
+def _work(pool: Workers, tasks: queue.SimpleQueue, stop: threading.Event,
           worker_init_fn: Callable[[int], Any] | None, info: WorkerInfo) -> None:
     """A worker thread: seed, run ``worker_init_fn``, then load batches until told to stop. An error in
     ``worker_init_fn`` is raised for each of this worker's batches, as PyTorch does."""
@@ -120,7 +121,7 @@ def _work(load: Callable[[Any], Any], tasks: queue.SimpleQueue, stop: threading.
             future.set_exception(init_error)
             continue
         try:
-            future.set_result(load(indices))
+            future.set_result(pool.load(indices))
         except BaseException as e:  # noqa: BLE001 - re-raised in the consumer's thread
             future.set_exception(e)
 

@@ -74,15 +74,26 @@ class DataLoader(Generic[T_co]):
     def __init__(self, dataset: Dataset[T_co], batch_size: int | None = 1, shuffle: bool | None = None,
                  sampler: Sampler | None = None, batch_sampler: Sampler[Sequence[int]] | None = None,
                  num_workers: int = 0, collate_fn: Callable[[Any], Any] | None = None,
-                 pin_memory: bool = False, drop_last: bool = False, generator: GeneratorLike = None,
-                 worker_init_fn: Callable[[int], Any] | None = None, prefetch_factor: int = 2,
-                 device: str | Device | None = None, timeout: float = 0) -> None:
+                 pin_memory: bool = False, drop_last: bool = False, timeout: float = 0,
+                 worker_init_fn: Callable[[int], Any] | None = None, multiprocessing_context: Any = None,
+                 generator: GeneratorLike = None, *, prefetch_factor: int | None = None,
+                 persistent_workers: bool = False, pin_memory_device: str = "", in_order: bool = True,
+                 device: str | Device | None = None) -> None:
         if not isinstance(num_workers, int) or num_workers < 0:
-            raise ValueError(f"num_workers option should be a non-negative integer, got {num_workers!r}")
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
+                             "multiprocessing.")
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
-        if not isinstance(prefetch_factor, int) or prefetch_factor < 1:
-            raise ValueError(f"prefetch_factor option should be a positive integer, got {prefetch_factor!r}")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers "
+                             "> 0 to enable multiprocessing, otherwise set prefetch_factor to None.")
+        prefetch_factor = 2 if prefetch_factor is None else prefetch_factor
+        if not isinstance(prefetch_factor, int) or prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        if multiprocessing_context is not None:
+            _check_context(multiprocessing_context, num_workers)
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:  # the stream is the order: PyTorch's checks, the dataset's first
             if shuffle not in (False, None):
@@ -131,6 +142,17 @@ class DataLoader(Generic[T_co]):
         self._seed_source = seed_source
         self.worker_init_fn = worker_init_fn
         self.device = None if device is None else as_device(device)
+        # threads, not processes (docs/differences.md): the context is kept for reading back only
+        self.multiprocessing_context = multiprocessing_context
+        self.persistent_workers = persistent_workers
+        self.pin_memory_device = pin_memory_device
+        self.in_order = in_order
+        self._persistent_pool: Workers | None = None  # with persistent_workers: the threads every pass reuses
+
+    def __del__(self) -> None:
+        pool = getattr(self, "_persistent_pool", None)  # (absent when __init__ raised)
+        if pool is not None:
+            pool.stop()
 
     @property
     def _index_sampler(self) -> Any:
@@ -155,15 +177,22 @@ class DataLoader(Generic[T_co]):
         to_gpu = self.device is not None and self.device.type == "cuda"
         if to_gpu:
             self.device.backend  # type: ignore[union-attr] # raises the device's own "why unavailable" error before any loading
-        # PyTorch draws the base seed for every iterator, before the sampler draws its order
-        source = self._seed_source
-        base_seed = int(randint(0, 2**62, ()).item()) if source is None else int(source.integers(0, 2**62))
         load = self._batch_loader(pin)
-        workers = Workers(load, self.num_workers, base_seed, self.worker_init_fn, self.dataset) \
-            if self.num_workers > 0 else None
+        workers = self._persistent_pool
+        if workers is None:
+            # PyTorch draws the base seed for every iterator (once with persistent workers, whose threads,
+            # seeds and worker_init_fn calls serve every pass), before the sampler draws its order
+            source = self._seed_source
+            base_seed = int(randint(0, 2**62, ()).item()) if source is None else int(source.integers(0, 2**62))
+            workers = Workers(load, self.num_workers, base_seed, self.worker_init_fn, self.dataset) \
+                if self.num_workers > 0 else None
+            if self.persistent_workers:
+                self._persistent_pool = workers
+        else:
+            workers.load = load  # this pass's streams (an IterableDataset is iterated anew each pass)
         batches = _DataLoaderIter(iter(self._index_sampler), load, workers,
                                   self.num_workers * self.prefetch_factor, self.__len__, self.timeout,
-                                  self._len_called if self._iterable else None)
+                                  self._len_called if self._iterable else None, owns_pool=not self.persistent_workers)
         if not to_gpu:
             return batches
         from ...backends.cuda.prefetch import CudaPrefetcher  # CuPy's streams: only for a CUDA device
@@ -191,6 +220,22 @@ class DataLoader(Generic[T_co]):
         return load
 
 
+def _check_context(context: Any, num_workers: int) -> None:
+    """PyTorch's checks of ``multiprocessing_context`` (a start method name or a context object)."""
+    if num_workers == 0:
+        raise ValueError("multiprocessing_context can only be used with multi-process loading (num_workers > "
+                         f"0), but got num_workers={num_workers}")
+    if isinstance(context, str):
+        import multiprocessing
+        methods = multiprocessing.get_all_start_methods()
+        if context not in methods:
+            raise ValueError("multiprocessing_context option should specify a valid start method in "
+                             f"{methods!r}, but got multiprocessing_context={context!r}")
+    elif not hasattr(context, "get_start_method"):
+        raise TypeError("multiprocessing_context option should be a valid context object or a string "
+                        f"specifying the start method, but got multiprocessing_context={context}")
+
+
 _NEXT = "enumerate(DataLoader)#_DataLoaderIter.__next__"  # PyTorch's range name, with our iterator's
 
 
@@ -203,7 +248,8 @@ class _DataLoaderIter:
 
     def __init__(self, batches: Iterator[Any], load: Callable[[Any], Any], workers: Workers | None,
                  depth: int, length: Callable[[], int], timeout: float = 0,
-                 reported_len: int | None = None) -> None:
+                 reported_len: int | None = None, owns_pool: bool = True) -> None:
+        self._owns_pool = owns_pool  # False for a loader's persistent workers: the pass leaves them running
         self._batches: Iterator[Any] | None = batches
         self._load = load
         self._length = length
@@ -275,7 +321,8 @@ class _DataLoaderIter:
         self._pending.clear()
         if self._pool is not None:
             pool, self._pool = self._pool, None
-            pool.stop()
+            if self._owns_pool:
+                pool.stop()
 
     def __del__(self) -> None:
         self.close()
