@@ -127,3 +127,5 @@ from . import functional  # noqa: E402  (torch.autograd.functional: jacobian, vj
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402  (the functions, as torch.autograd's)
 from .variable import Variable  # noqa: E402  (PyTorch's deprecated wrapper)
 __all__ += ["functional", "gradcheck", "gradgradcheck", "Variable"]
+from . import graph  # noqa: E402  (torch.autograd.graph: Node, saved_tensors_hooks, register_multi_grad_hook)
+__all__ += ["graph"]

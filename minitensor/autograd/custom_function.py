@@ -293,6 +293,9 @@ def _record(ctx: Any, args: tuple[Any, ...], outs: list[Any], device: Any) -> No
         saved.append(t)
         records.append((vc, vc[0], j, owner))
     ctx._saved, ctx._versions = tuple(saved), records
+    if _function.saved_hooks is not None and saved:
+        from .saved_hooks import pack_tensors
+        pack_tensors(ctx)
 
 
 def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
