@@ -129,3 +129,5 @@ from .variable import Variable  # noqa: E402  (PyTorch's deprecated wrapper)
 __all__ += ["functional", "gradcheck", "gradgradcheck", "Variable"]
 from . import graph  # noqa: E402  (torch.autograd.graph: Node, saved_tensors_hooks, register_multi_grad_hook)
 __all__ += ["graph"]
+from . import forward_ad  # noqa: E402  (torch.autograd.forward_ad: dual tensors, by the double-vjp identity)
+__all__ += ["forward_ad"]
