@@ -112,6 +112,9 @@ def test_inplace_on_a_result_of_a_dual():
         y = x * 2
         y.mul_(x)  # 2 x^2
         assert_close(fwAD.unpack_dual(y).tangent, [4.0, 8.0])
+        x.mul_(3.0)  # in place on the dual itself
+        assert_close(fwAD.unpack_dual(x).tangent, [3.0, 3.0])
+        assert_close(fwAD.unpack_dual(x * x).tangent, [18.0, 36.0])
 
 
 def test_custom_function_tangent_from_its_backward():

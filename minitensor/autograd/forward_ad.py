@@ -25,13 +25,14 @@ class UnpackedDualTensor(NamedTuple):
 
 
 class _Level:
-    """The dual tensors made in one level: a leaf dual (its primal needs no gradient) by id, a dual that is
-    a view of a primal that requires grad by its node; each with its tangent (the tensor is kept alive so
-    its id cannot be reused while the level lasts)."""
+    """The dual tensors made in one level, each with its tangent: the hidden leaf behind a dual whose primal
+    needs no gradient, by id (kept alive so that its id is not reused while the level lasts), and a dual
+    that is a view of a primal that requires grad, by its node."""
 
     def __init__(self) -> None:
         self.leaves: dict[int, tuple[Tensor, Tensor]] = {}
         self.nodes: dict[Any, tuple[Tensor, Tensor]] = {}
+        self.entries: dict[Any, Tensor] = {}  # the node of each copy of a leaf dual: its tangent, as it is
 
 
 _levels: list[_Level] = []  # at most one: nested levels are refused, as PyTorch's
@@ -88,9 +89,11 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         if tensor.requires_grad:  # a view: reverse-mode gradients still flow to the primal's graph
             dual = tensor.view_as(tensor)
             lvl.nodes[dual.grad_fn] = (dual, tangent)
-        else:
-            dual = tensor.detach().requires_grad_(True)
-            lvl.leaves[id(dual)] = (dual, tangent)
+        else:  # a copy of a hidden leaf, not the leaf itself, so that in-place ops on the dual are recorded
+            leaf = tensor.detach().requires_grad_(True)
+            lvl.leaves[id(leaf)] = (leaf, tangent)
+            dual = leaf.clone()
+            lvl.entries[dual.grad_fn] = tangent
     return dual
 
 
@@ -129,13 +132,12 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     if not _levels or not isinstance(tensor, Tensor) or not tensor.requires_grad:
         return UnpackedDualTensor(tensor, None)
     lvl = _levels[-1]
-    if tensor.grad_fn is None:
-        entry = lvl.leaves.get(id(tensor))
-        if entry is not None and entry[0] is tensor:
-            return UnpackedDualTensor(tensor.detach(), entry[1])
+    if tensor.grad_fn is None:  # a leaf of the user's (the leaves behind duals are hidden)
         return UnpackedDualTensor(tensor, None)
     if tensor.grad_fn in lvl.nodes:
         return UnpackedDualTensor(tensor, lvl.nodes[tensor.grad_fn][1])
+    if tensor.grad_fn in lvl.entries:  # a dual itself (no in-place op since): its tangent as given
+        return UnpackedDualTensor(tensor.detach(), lvl.entries[tensor.grad_fn])
     inputs, tangents, user = _duals(tensor, lvl)
     primal = tensor if user else tensor.detach()
     if not inputs or not (tensor.is_floating_point() or tensor.is_complex()):
