@@ -198,3 +198,17 @@ def test_node_hooks_match_torch():
         z.backward()
         results.append(x.grad.detach().numpy())
     assert_close(mt.tensor(results[0]), results[1], rtol=1e-5)
+
+
+def test_grad_takes_gradient_edges():
+    x = mt.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 3
+    y = (h * h).sum()
+    gh, gx = mt.autograd.grad(y, [get_gradient_edge(h), get_gradient_edge(x)], retain_graph=True)
+    assert_close(gh, [6.0, 12.0]) and assert_close(gx, [18.0, 36.0])
+    g, = mt.autograd.grad(get_gradient_edge(h), x, grad_outputs=mt.ones(2), retain_graph=True)
+    assert_close(g, [3.0, 3.0])
+    with pytest.raises(RuntimeError, match="GradientEdge"):
+        mt.autograd.grad(get_gradient_edge(h), x)
+    g2, = mt.autograd.grad(y, get_gradient_edge(h), create_graph=True)
+    assert g2.requires_grad

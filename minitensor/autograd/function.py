@@ -136,9 +136,9 @@ class ArrayFunction:
     # autograd.graph.Node's API (graph.py): hooks on the node itself, and a dict for the user's metadata.
     @property
     def metadata(self) -> dict[str, Any]:
-        meta = self.__dict__.get("_metadata")
+        meta: dict[str, Any] | None = self.__dict__.get("_metadata")
         if meta is None:
-            meta = self._metadata = {}
+            meta = self.__dict__["_metadata"] = {}
         return meta
 
     def register_hook(self, fn: Callable[[tuple, tuple], Any]) -> Any:

@@ -112,10 +112,10 @@ def run_node_post_hooks(node: Any, result: tuple[Any, ...], gy: Any, B: Any) -> 
             g = full
         return g.t if recorded else _tensor_mod._wrap(g, dev)
 
-    result = list(result) + [None] * (max((e[0] for e in node._next), default=-1) + 1 - len(result))
+    grads = list(result) + [None] * (max((e[0] for e in node._next), default=-1) + 1 - len(result))
     outs = (tensor(gy, device),)
     for fn in tuple(node._hooks.post.values()):
-        ins = tuple(tensor(result[i], node._device) for i, *_ in node._next)
+        ins = tuple(tensor(grads[i], node._device) for i, *_ in node._next)
         new = fn(ins, outs)
         if new is None:
             continue
@@ -123,8 +123,8 @@ def run_node_post_hooks(node: Any, result: tuple[Any, ...], gy: Any, B: Any) -> 
             raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has returned an incorrect number of "
                                f"values (got {len(new)}, but expected {len(ins)})")
         for (i, *_), g in zip(node._next, new):
-            result[i] = None if g is None else (type(gy)(g) if recorded else g.array)
-    return tuple(result)
+            grads[i] = None if g is None else (type(gy)(g) if recorded else g.array)
+    return tuple(grads)
 
 
 def hooked_leaf_edges(roots: list[Any]) -> dict[int, int]:
