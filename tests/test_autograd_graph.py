@@ -212,3 +212,24 @@ def test_grad_takes_gradient_edges():
         mt.autograd.grad(get_gradient_edge(h), x)
     g2, = mt.autograd.grad(y, get_gradient_edge(h), create_graph=True)
     assert g2.requires_grad
+
+
+def test_node_hook_on_a_multi_output_function():
+    class Two(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+    x = mt.ones(2, requires_grad=True)
+    a, b = Two.apply(x)
+    seen = []
+    a.grad_fn.register_hook(lambda gi, go: seen.append((gi, go)))
+    (a + 2 * b).sum().backward()
+    (gi,), (g1, g2) = seen[0]
+    assert_close(gi, [8.0, 8.0]) and assert_close(g1, [1.0, 1.0]) and assert_close(g2, [2.0, 2.0])
+    with pytest.raises(NotImplementedError):
+        a.grad_fn.register_prehook(lambda go: None)

@@ -162,6 +162,17 @@ class _Slot(ArrayFunction):
     def next_functions(self) -> tuple[Any, ...]:
         return self._node.next_functions
 
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return self._node.metadata
+
+    def register_hook(self, fn: Callable[[tuple, tuple], Any]) -> Any:
+        return self._node.register_hook(fn)  # PyTorch's one node: grad_outputs has one entry per output
+
+    def register_prehook(self, fn: Callable[[tuple], Any]) -> Any:
+        raise NotImplementedError("register_prehook on the node of a custom Function with several "
+                                  "differentiable outputs is not supported; use register_hook on the outputs")
+
     @staticmethod
     def backward(ctx: ArrayFunction, B: Backend, gy: Any) -> Any:
         return (_Grads({ctx._index: gy}),)  # type: ignore[attr-defined]

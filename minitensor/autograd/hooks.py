@@ -113,7 +113,9 @@ def run_node_post_hooks(node: Any, result: tuple[Any, ...], gy: Any, B: Any) -> 
         return g.t if recorded else _tensor_mod._wrap(g, dev)
 
     grads = list(result) + [None] * (max((e[0] for e in node._next), default=-1) + 1 - len(result))
-    outs = (tensor(gy, device),)
+    parts = getattr(gy, "parts", None)  # a multi-output custom Function's gradients, by output
+    outs = tuple(tensor(parts.get(k), device) for k in range(len(node._diff))) if parts is not None else \
+        (tensor(gy, device),)
     for fn in tuple(node._hooks.post.values()):
         ins = tuple(tensor(grads[i], node._device) for i, *_ in node._next)
         new = fn(ins, outs)
