@@ -233,3 +233,18 @@ def test_node_hook_on_a_multi_output_function():
     assert_close(gi, [8.0, 8.0]) and assert_close(g1, [1.0, 1.0]) and assert_close(g2, [2.0, 2.0])
     with pytest.raises(NotImplementedError):
         a.grad_fn.register_prehook(lambda go: None)
+
+
+def test_pack_hook_runs_without_grad():
+    x = mt.ones(2, requires_grad=True)
+    modes = []
+
+    def pack(t):
+        modes.append(mt.is_grad_enabled())
+        return t * t  # would save (and pack) again if recorded
+
+    with saved_tensors_hooks(pack, lambda p: p.sqrt()):
+        y = x.exp()
+    assert modes == [False]
+    y.sum().backward()
+    assert_close(x.grad, np.exp([1.0, 1.0]))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from . import function as _function
+from .grad_mode import no_grad
 
 # The pairs entered and not exited, innermost last (only the innermost applies, as PyTorch's).
 stack: list[tuple[Callable[[Any], Any], Callable[[Any], Any]]] = []
@@ -43,28 +44,33 @@ def pack(ctx: Any, saved: tuple[Any, ...], args: tuple[Any, ...], arrays: list[A
     """Replace ``ctx._saved`` (the arrays ``ArrayFunction.apply`` just recorded) by what the innermost
     pack hook returns for each, as a tensor."""
     pack_hook, unpack_hook = stack[-1]
-    wrap, Tensor, device = _function._wrap, _function._Tensor, result._device
-    items = []
-    for s in saved:
-        if not hasattr(s, "shape") or not hasattr(s, "dtype"):  # None, a number, a shape: kept as it is
-            items.append((s, False))
-            continue
-        if s is result.array:
-            t = result
-        else:
-            t = next((a for a, x in zip(args, arrays) if x is s and isinstance(a, Tensor)), None)
-            if t is None:
-                t = wrap(s, device)
-        items.append((pack_hook(t), True))
+    items: list[tuple[Any, bool]] = []
+    with no_grad():  # as PyTorch's: what the hook computes is not recorded (nor packed again)
+        for s in saved:
+            if not hasattr(s, "shape") or not hasattr(s, "dtype"):  # None, a number, a shape: kept as it is
+                items.append((s, False))
+            else:
+                items.append((pack_hook(_tensor_of(s, args, arrays, result)), True))
     ctx._saved = _packed(items, unpack_hook, False)
+
+
+def _tensor_of(s: Any, args: tuple[Any, ...], arrays: list[Any], result: Any) -> Any:
+    """The tensor whose memory the saved array ``s`` is: the output, an input, or a new one."""
+    if s is result.array:
+        return result
+    for a, x in zip(args, arrays):
+        if x is s and isinstance(a, _function._Tensor):
+            return a
+    return _function._wrap(s, result._device)
 
 
 def pack_tensors(ctx: Any) -> None:
     """The same for a custom Function's node, whose saved values are tensors."""
     pack_hook, unpack_hook = stack[-1]
     Tensor = _function._Tensor
-    ctx._saved = _packed([(pack_hook(t), True) if isinstance(t, Tensor) else (t, False) for t in ctx._saved],
-                         unpack_hook, True)
+    with no_grad():
+        items = [(pack_hook(t), True) if isinstance(t, Tensor) else (t, False) for t in ctx._saved]
+    ctx._saved = _packed(items, unpack_hook, True)
 
 
 def _packed(items: list[tuple[Any, bool]], unpack_hook: Callable[[Any], Any], tensors: bool) -> Packed:
