@@ -145,3 +145,20 @@ def test_tangent_matches_torch(f):
         p, t = tfw.unpack_dual(y)
     assert_close(mt.tensor(primal), p.detach().numpy(), rtol=1e-12)
     assert_close(mt.tensor(tangent), t.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_dual_parameters_through_functional_call():
+    from minitensor.func import functional_call
+    mt.manual_seed(0)
+    net = mt.nn.Sequential(mt.nn.Linear(4, 8), mt.nn.Tanh(), mt.nn.Linear(8, 2)).double()
+    params = dict(net.named_parameters())
+    tans = {k: mt.randn(*v.shape, dtype=mt.float64) for k, v in params.items()}
+    x = mt.randn(3, 4, dtype=mt.float64)
+    with fwAD.dual_level():
+        out = functional_call(net, {k: fwAD.make_dual(v, tans[k]) for k, v in params.items()}, (x,))
+        primal, tangent = fwAD.unpack_dual(out)
+    assert primal.requires_grad  # the parameters require grad
+    eps = 1e-6
+    shifted = [functional_call(net, {k: v.detach() + s * eps * tans[k] for k, v in params.items()}, (x,))
+               for s in (1, -1)]
+    assert_close(tangent, ((shifted[0] - shifted[1]) / (2 * eps)).detach().numpy(), rtol=1e-6, atol=1e-9)
