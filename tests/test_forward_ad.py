@@ -162,3 +162,19 @@ def test_dual_parameters_through_functional_call():
     shifted = [functional_call(net, {k: v.detach() + s * eps * tans[k] for k, v in params.items()}, (x,))
                for s in (1, -1)]
     assert_close(tangent, ((shifted[0] - shifted[1]) / (2 * eps)).detach().numpy(), rtol=1e-6, atol=1e-9)
+
+
+def test_function_with_only_jvp_says_why():
+    class Exp(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.exp()
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t
+
+    with fwAD.dual_level():
+        x = fwAD.make_dual(mt.ones(2), mt.ones(2))
+        with pytest.raises(NotImplementedError, match="jvp is not used"):
+            fwAD.unpack_dual(Exp.apply(x))

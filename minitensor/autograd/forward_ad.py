@@ -144,11 +144,15 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
         return UnpackedDualTensor(primal, None)
     from .. import creation
     from . import grad
-    with enable_grad():
-        u = creation.zeros_like(tensor).requires_grad_(True)
-        gs = grad(tensor, inputs, u, create_graph=True, allow_unused=True)
-        keep = [(g, v) for g, v in zip(gs, tangents) if g is not None and g.requires_grad]
-        if not keep:  # the output does not depend on the duals (or only through non-differentiable ops)
-            return UnpackedDualTensor(primal, creation.zeros_like(primal))
-        jv, = grad([g for g, _ in keep], u, [v for _, v in keep], allow_unused=True, materialize_grads=True)
+    try:
+        with enable_grad():
+            u = creation.zeros_like(tensor).requires_grad_(True)
+            gs = grad(tensor, inputs, u, create_graph=True, allow_unused=True)
+            keep = [(g, v) for g, v in zip(gs, tangents) if g is not None and g.requires_grad]
+            if not keep:  # the output does not depend on the duals (or only through non-differentiable ops)
+                return UnpackedDualTensor(primal, creation.zeros_like(primal))
+            jv, = grad([g for g, _ in keep], u, [v for _, v in keep], allow_unused=True, materialize_grads=True)
+    except NotImplementedError as e:  # an op without a (double) backward; a Function with only jvp
+        raise NotImplementedError(f"forward_ad: minitensor computes tangents from the reverse-mode graph (two "
+                                  f"backward passes; a custom Function's jvp is not used), which failed: {e}") from e
     return UnpackedDualTensor(primal, jv.detach())
