@@ -16,6 +16,7 @@ PUBLIC_MODULES = ["minitensor", "minitensor.linalg", "minitensor.random", "minit
 PUBLIC_MODULES += ["minitensor.amp"]
 PUBLIC_MODULES += ["minitensor.distributed"]
 PUBLIC_MODULES += ["minitensor.autograd.functional"]
+PUBLIC_MODULES += ["minitensor.autograd.graph", "minitensor.autograd.forward_ad"]
 PUBLIC_MODULES += ["minitensor.special"]
 PUBLIC_MODULES += ["minitensor.optim.swa_utils"]
 PUBLIC_MODULES += ["minitensor.distributions"]

@@ -20,6 +20,11 @@ def _seed_grads(tensors: Sequence[Any], grads: Sequence[Any] | None, create_grap
     out = []
     for i, t in enumerate(tensors):
         g = None if grads is None else grads[i]
+        if type(t) is _EdgeEnd:  # a GradientEdge output: its gradient must be given (no shape to make ones)
+            if not isinstance(g, _tensor_mod.Tensor):
+                raise RuntimeError(f"autograd.grad: output {i} is a GradientEdge: pass its grad_outputs tensor")
+            out.append(_higher_order().seed(g, g) if create_graph else g.array)
+            continue
         if g is None:
             if t.array.size != 1:
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs; this output has "
@@ -47,8 +52,26 @@ def _higher_order() -> Any:
     return higher_order
 
 
+class _EdgeEnd:
+    """A ``graph.GradientEdge`` to a node, as ``autograd.grad`` hands it to the engine: what the engine reads
+    of a tensor (an edge to a leaf is the leaf itself)."""
+    requires_grad = True
+    _hv = None
+    _hooks = None
+
+    def __init__(self, node: Any) -> None:
+        self.grad_fn = node
+
+
 def _as_list(x: Any) -> list[Any]:
     return [x] if isinstance(x, _tensor_mod.Tensor) else list(x)
+
+
+def _ends(x: Any) -> list[Any]:
+    """``_as_list`` for autograd.grad, whose inputs and outputs may also be GradientEdges."""
+    items = [x] if isinstance(x, (_tensor_mod.Tensor, graph.GradientEdge)) else list(x)
+    return [(e.node if isinstance(e.node, _tensor_mod.Tensor) else _EdgeEnd(e.node))
+            if isinstance(e, graph.GradientEdge) else e for e in items]
 
 
 def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
@@ -81,7 +104,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
                       "gradient for other parts of the graph, please use torch.autograd.backward.",
                       FutureWarning, stacklevel=2)
-    outputs, inputs = _as_list(outputs), _as_list(inputs)
+    outputs, inputs = _ends(outputs), _ends(inputs)
     _views.refresh_outputs(outputs)
     for i, t in enumerate(inputs):
         if not t.requires_grad:
@@ -92,7 +115,11 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
                           allow_unused=bool(allow_unused) or materialize_grads, create_graph=create_graph)
     result = []
     for t, g in zip(inputs, arrays):  # type: ignore[arg-type]
-        if g is None:
+        if type(t) is _EdgeEnd:  # a GradientEdge input: the gradient that reached its node, as it is
+            node = t.grad_fn
+            result.append(None if g is None else g.t if create_graph else
+                          _tensor_mod._wrap(g, node.out_device or node._device))
+        elif g is None:
             result.append(_creation.zeros_like(t) if materialize_grads else None)
         elif create_graph:
             result.append(g.t if g.shape == t.array.shape else g.t.sum_to_size(t.shape))
@@ -127,3 +154,7 @@ from . import functional  # noqa: E402  (torch.autograd.functional: jacobian, vj
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402  (the functions, as torch.autograd's)
 from .variable import Variable  # noqa: E402  (PyTorch's deprecated wrapper)
 __all__ += ["functional", "gradcheck", "gradgradcheck", "Variable"]
+from . import graph  # noqa: E402  (torch.autograd.graph: Node, saved_tensors_hooks, register_multi_grad_hook)
+__all__ += ["graph"]
+from . import forward_ad  # noqa: E402  (torch.autograd.forward_ad: dual tensors, by the double-vjp identity)
+__all__ += ["forward_ad"]

@@ -162,6 +162,17 @@ class _Slot(ArrayFunction):
     def next_functions(self) -> tuple[Any, ...]:
         return self._node.next_functions
 
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return self._node.metadata
+
+    def register_hook(self, fn: Callable[[tuple, tuple], Any]) -> Any:
+        return self._node.register_hook(fn)  # PyTorch's one node: grad_outputs has one entry per output
+
+    def register_prehook(self, fn: Callable[[tuple], Any]) -> Any:
+        raise NotImplementedError("register_prehook on the node of a custom Function with several "
+                                  "differentiable outputs is not supported; use register_hook on the outputs")
+
     @staticmethod
     def backward(ctx: ArrayFunction, B: Backend, gy: Any) -> Any:
         return (_Grads({ctx._index: gy}),)  # type: ignore[attr-defined]
@@ -293,6 +304,9 @@ def _record(ctx: Any, args: tuple[Any, ...], outs: list[Any], device: Any) -> No
         saved.append(t)
         records.append((vc, vc[0], j, owner))
     ctx._saved, ctx._versions = tuple(saved), records
+    if _function.saved_hooks is not None and saved:
+        from .saved_hooks import pack_tensors
+        pack_tensors(ctx)
 
 
 def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -191,6 +191,8 @@ def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bo
                 result = graph.run_node(node, B, gy)
             if type(result) is not tuple:
                 result = (result,)
+            if node_hooks and node._hooks is not None and node._hooks.post:  # Node.register_hook
+                result = _hooks.run_node_post_hooks(node, result, gy, B)
             n_results = len(result)
             if not retain_graph and node._saved:
                 node._saved = None  # frees the saved arrays (and lets a private result be taken)

@@ -55,6 +55,9 @@ autocast: Any = None
 # The profiler's Recorder (minitensor/profiler/recorder.py) while a profile records, else None: ``apply``
 # hands the call to it, which runs it as one event. One global read per op when no profile records.
 profiler: Any = None
+# The innermost (pack_hook, unpack_hook) of autograd.graph.saved_tensors_hooks (autograd/saved_hooks.py), else
+# None: a recorded op that saves arrays hands them to it. One global read per such op when no hooks are set.
+saved_hooks: Any = None
 
 
 class ArrayFunction:
@@ -115,6 +118,9 @@ class ArrayFunction:
         for counter, version, j, owner in self._versions:
             if counter[0] != version:
                 raise RuntimeError(_modified_message(self, (counter, version, j, owner)))
+        if type(saved) is not tuple and isinstance(saved, _saved_hooks.Packed):  # under saved_tensors_hooks:
+            # unpacked at each read (the first test, on a builtin, is all that an unhooked backward pays)
+            return saved.unpack()
         return saved
 
     def name(self) -> str:
@@ -126,6 +132,25 @@ class ArrayFunction:
 
     def __repr__(self) -> str:
         return f"<{self.name()}>"
+
+    # autograd.graph.Node's API (graph.py): hooks on the node itself, and a dict for the user's metadata.
+    @property
+    def metadata(self) -> dict[str, Any]:
+        meta: dict[str, Any] | None = self.__dict__.get("_metadata")
+        if meta is None:
+            meta = self.__dict__["_metadata"] = {}
+        return meta
+
+    def register_hook(self, fn: Callable[[tuple, tuple], Any]) -> Any:
+        """``fn(grad_inputs, grad_outputs)`` after this node's backward; it may return new grad_inputs."""
+        return _hooks.add_to(self, fn, post=True, leaf=False)
+
+    def register_prehook(self, fn: Callable[[tuple], Any]) -> Any:
+        """``fn(grad_outputs)`` before this node's backward; it may return new grad_outputs."""
+        def pre(g: Any) -> Any:
+            out = fn((g,))
+            return None if out is None else out[0]
+        return _hooks.add_to(self, pre, post=False, leaf=False)
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
@@ -225,6 +250,8 @@ class ArrayFunction:
                             vc = t._vc = [0]
                         records.append((vc, vc[0], j, t.grad_fn))
                 ctx._versions = records
+                if saved_hooks is not None:
+                    _saved_hooks.pack(ctx, saved, args, arrays, result)
         outputs: Any = (result, *(wrap(e, device) for e in extras)) if extras else result
         if tracer is not None:
             tracer.record(cls, args, kwargs, outputs)
@@ -296,7 +323,8 @@ _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bflo
 def _modified_message(ctx: ArrayFunction, record: tuple[list[int], int, int, Any]) -> str:
     """PyTorch's error for a saved tensor written in place after it was saved."""
     counter, version, j, owner = record
-    a = ctx._saved[j]  # type: ignore[index]  # read before the arrays are freed
+    saved: Any = ctx._saved
+    a = (saved.unpack() if type(saved) is _saved_hooks.Packed else saved)[j]  # read before they are freed
     a = a.array if isinstance(a, _Tensor) else a  # a custom Function saves tensors
     kind = "cuda." if ctx._device is not None and ctx._device.type == "cuda" else ""
     what = f"[minitensor.{kind}{_TYPE_NAMES.get(a.dtype.name, a.dtype.name)}Tensor {list(a.shape)}]"
@@ -328,3 +356,5 @@ def _check_finite(B: Backend, a: Any, message: str) -> None:
 
 from .custom_function import Function, FunctionCtx, once_differentiable  # noqa: E402, F401  (re-exported, as torch.autograd.function)
 from . import views as _views  # noqa: E402  (it subclasses ArrayFunction)
+from . import saved_hooks as _saved_hooks  # noqa: E402
+from . import hooks as _hooks  # noqa: E402

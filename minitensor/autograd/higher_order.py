@@ -23,6 +23,7 @@ from . import engine as _engine
 from .function import ArrayFunction, _new, _sequence
 from .custom_function import FunctionCtx
 from .recording import Rec
+from .saved_hooks import Packed
 from .recording_backend import RecordingBackend, Underivable, set_current_node
 from ..tensor import Tensor, _wrap
 
@@ -42,7 +43,8 @@ def run_node(node: ArrayFunction, B: RecordingBackend, gy: Any) -> Any:
     """``node``'s backward, recorded: its saved arrays presented as facades for the call."""
     saved = node._saved
     if saved:
-        node._saved = present(node, saved, getattr(gy, "shape", ()))
+        arrays = saved.unpack() if type(saved) is Packed else saved  # saved under saved_tensors_hooks
+        node._saved = present(node, arrays, getattr(gy, "shape", ()))
     previous = set_current_node(node)
     try:
         return node.backward(node, B, gy)

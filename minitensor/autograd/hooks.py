@@ -50,12 +50,17 @@ class RemovableHandle:
 
 
 def _add(t: Any, fn: Callable, post: bool) -> RemovableHandle:
-    owner = t if t.grad_fn is None else t.grad_fn
+    return add_to(t if t.grad_fn is None else t.grad_fn, fn, post, leaf=t.grad_fn is None)
+
+
+def add_to(owner: Any, fn: Callable, post: bool, leaf: bool) -> RemovableHandle:
+    """Register ``fn`` on a leaf tensor's or a node's hooks (a node's ``post`` hooks are
+    ``Node.register_hook``'s, run after its backward: ``run_node_post_hooks``)."""
     hooks = getattr(owner, "_hooks", None)
     if hooks is None:
         hooks = owner._hooks = Hooks()
     table = hooks.post if post else hooks.pre
-    handle = RemovableHandle(table, leaf=t.grad_fn is None)
+    handle = RemovableHandle(table, leaf=leaf)
     table[handle.id] = fn
     live[handle._kind] += 1
     return handle
@@ -90,6 +95,38 @@ def run_pre_hooks(hooks: Hooks, g: Any, device: Any) -> tuple[Any, bool]:
                                    f"expected {tuple(g.shape)}, got {tuple(out.shape)}")
             g, replaced = (type(g)(out) if recorded else out.array.astype(g.dtype, copy=False)), True
     return g, replaced
+
+
+def run_node_post_hooks(node: Any, result: tuple[Any, ...], gy: Any, B: Any) -> tuple[Any, ...]:
+    """``Node.register_hook`` hooks: ``fn(grad_inputs, grad_outputs)``, one gradient per edge of the node
+    (as ``next_functions``), may return replacement grad_inputs; ``result`` with those replaced."""
+    recorded = type(gy).__name__ == "Rec"
+    device = node.out_device or node._device
+
+    def tensor(g: Any, dev: Any) -> Any:
+        if g is None:
+            return None
+        if type(g).__name__ == "IndexedGrad":  # a slice's gradient: the full array the engine would sum
+            full = B.zeros(g.shape, g.value.dtype)
+            full[g.index] += g.value
+            g = full
+        return g.t if recorded else _tensor_mod._wrap(g, dev)
+
+    grads = list(result) + [None] * (max((e[0] for e in node._next), default=-1) + 1 - len(result))
+    parts = getattr(gy, "parts", None)  # a multi-output custom Function's gradients, by output
+    outs = tuple(tensor(parts.get(k), device) for k in range(len(node._diff))) if parts is not None else \
+        (tensor(gy, device),)
+    for fn in tuple(node._hooks.post.values()):
+        ins = tuple(tensor(grads[i], node._device) for i, *_ in node._next)
+        new = fn(ins, outs)
+        if new is None:
+            continue
+        if len(new) != len(ins):
+            raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has returned an incorrect number of "
+                               f"values (got {len(new)}, but expected {len(ins)})")
+        for (i, *_), g in zip(node._next, new):
+            grads[i] = None if g is None else (type(gy)(g) if recorded else g.array)
+    return tuple(grads)
 
 
 def hooked_leaf_edges(roots: list[Any]) -> dict[int, int]:

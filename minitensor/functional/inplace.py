@@ -78,7 +78,7 @@ def detach_saved_from(node: Any, t: Tensor) -> None:
     """Copy the arrays ``node`` saved that alias ``t``'s memory (``y.mul_(y)`` saves y itself), so that
     writing into ``t`` cannot change what its backward reads; those copies need no version check."""
     saved, B = node._saved, t._device.backend
-    if saved:
+    if saved and type(saved) is tuple:  # not packed by saved_tensors_hooks (writing into those is undefined)
         node._saved = tuple(s.copy() if hasattr(s, "shape") and B.may_share_memory(s, t.array) else s
                             for s in saved)
         if t._vc is not None:
