@@ -31,7 +31,7 @@ def test_norm_reprs(expr):
 @pytest.mark.parametrize("expr", sorted(REPRS))
 def test_norm_reprs_match_pytorch(expr):
     torch = pytest.importorskip("torch")
-    assert repr(eval("mt.nn." + expr)) == repr(eval("torch.nn." + expr))
+    assert repr(eval("mt.nn." + expr)) == repr(eval("torch.nn." + expr, {"torch": torch}))
 
 
 @pytest.mark.parametrize("cls, shape", [("BatchNorm1d", (5, 3)), ("BatchNorm2d", (4, 3, 2, 2)),
