@@ -6,3 +6,7 @@ from . import checkpoint
 __all__ = ["data"]
 
 __all__ += ["checkpoint"]
+
+from . import hooks  # noqa: E402  (after data: RemovableHandle is nn's)
+
+__all__ += ["hooks"]
