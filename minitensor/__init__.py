@@ -163,5 +163,5 @@ __all__ += ["channels_last", "channels_last_3d", "contiguous_format", "memory_fo
 globals().pop("memory_formats", None)
 globals().pop("creation_sequences", None)
 globals().pop("creation_interop", None)
-from . import jit, overrides, types  # noqa: E402,F401  (TorchScript's names, run eagerly; no __torch_function__)
-__all__ += ["jit"]  # not types: ``from minitensor import *`` must not shadow the standard library's
+from . import hub, jit, overrides, types  # noqa: E402,F401  (TorchScript's names run eagerly; no __torch_function__)
+__all__ += ["hub", "jit"]  # not types: ``from minitensor import *`` must not shadow the standard library's
