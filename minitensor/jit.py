@@ -12,6 +12,7 @@ import warnings
 from typing import Any, Callable, Final, TypeVar
 
 from .nn.modules.module import Module
+from .tensor import Tensor
 
 __all__ = ["Attribute", "Error", "Final", "Future", "ScriptFunction", "ScriptModule", "annotate", "export", "fork",
            "freeze", "ignore", "interface", "is_scripting", "is_tracing", "load", "optimize_for_inference", "save",
@@ -59,7 +60,9 @@ def _call(fn: Callable[..., Any], inputs: Any, as_kwargs: bool) -> Any:
         if not isinstance(inputs, dict):
             raise RuntimeError("example_kwarg_inputs should be a dict")
         return fn(**inputs)
-    return fn(*inputs) if isinstance(inputs, tuple) else fn(inputs)
+    if isinstance(inputs, (Tensor, dict)):  # one argument; any other iterable is the arguments (make_tuple)
+        return fn(inputs)
+    return fn(*tuple(inputs))
 
 
 def trace(func: Any, example_inputs: Any = None, optimize: None = None, check_trace: bool = True,
@@ -69,6 +72,8 @@ def trace(func: Any, example_inputs: Any = None, optimize: None = None, check_tr
     """``func`` (a function or Module) itself, after calling it once on ``example_inputs`` (a tuple of
     arguments or one tensor) or ``example_kwarg_inputs`` (a dict), as tracing runs it: errors surface here."""
     _deprecated("trace")
+    if isinstance(getattr(func, "__self__", None), Module) and func.__name__ == "forward":
+        func = func.__self__  # a module's bound forward traces the module
     if isinstance(func, Module):
         return trace_module(func, {"forward": example_inputs if example_inputs is not None else
                                    example_kwarg_inputs},

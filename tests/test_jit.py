@@ -73,6 +73,8 @@ def test_trace_runs_the_example_once_and_returns_the_object():
     with pytest.raises(RuntimeError, match="size|shape|broadcast"):
         jit.trace(f, (mt.ones(2), mt.ones(3)))  # an input it cannot run fails at trace time, as PyTorch's
     assert jit.trace_module(net, {"forward": x, "half": (x,)}) is net and net.calls == 5
+    assert jit.trace(net.forward, [x]) is net and net.calls == 6  # a list is the arguments, as make_tuple
+    assert jit.trace(f, [mt.ones(2), mt.ones(2)]) is f
     with pytest.raises(AttributeError, match="expected a dictionary"):
         jit.trace_module(net, x)
 

@@ -246,3 +246,16 @@ def test_tolerance_edges_match_pytorch(dtype):
         equal_nan = bool(rng.random() < 0.5)
         assert _outcome(assert_close, ma, me, equal_nan=equal_nan, **tol) == \
             _outcome(torch.testing.assert_close, ta, te, equal_nan=equal_nan, **tol)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("kwargs", [{"low": 2, "high": 1}, {"low": float("nan")}, {"low": 300, "high": 400},
+                                    {"requires_grad": True}, {"noncontiguous": True, "memory_format": "cl"}])
+def test_make_tensor_errors_match_pytorch(kwargs):
+    torch = pytest.importorskip("torch")
+    dtype = "uint8" if "low" in kwargs and kwargs["low"] == 300 or "requires_grad" in kwargs else "float32"
+    ours = dict(kwargs, memory_format=mt.channels_last) if "memory_format" in kwargs else kwargs
+    theirs = dict(kwargs, memory_format=torch.channels_last) if "memory_format" in kwargs else kwargs
+    got = _outcome(make_tensor, 2, 2, dtype=getattr(mt, dtype), device="cpu", **ours)
+    expected = _outcome(torch.testing.make_tensor, 2, 2, dtype=getattr(torch, dtype), device="cpu", **theirs)
+    assert got.split("memory_format=")[0] == expected.split("memory_format=")[0] and got.startswith("ValueError")
