@@ -165,3 +165,5 @@ globals().pop("creation_sequences", None)
 globals().pop("creation_interop", None)
 from . import hub, jit, overrides, types  # noqa: E402,F401  (TorchScript's names run eagerly; no __torch_function__)
 __all__ += ["hub", "jit"]  # not types: ``from minitensor import *`` must not shadow the standard library's
+from .utils import hooks as _utils_hooks  # noqa: E402  (binds utils.hooks, now that nn is complete)
+del _utils_hooks

@@ -22,5 +22,5 @@ FloatLikeType = float
 BoolLikeType = bool
 Number = Union[int, float, bool]
 _Number = (int, float, bool)  # for isinstance
-FileLike = Union[str, "os.PathLike[str]", IO[bytes]]
+FileLike = Union[str, os.PathLike[str], IO[bytes]]
 Device = Union[_device, str, int, None]

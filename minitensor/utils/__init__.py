@@ -7,6 +7,4 @@ __all__ = ["data"]
 
 __all__ += ["checkpoint"]
 
-from . import hooks  # noqa: E402  (after data: RemovableHandle is nn's)
-
-__all__ += ["hooks"]
+__all__ += ["hooks"]  # imported by the package's __init__ once nn is complete (its RemovableHandle is nn's)
