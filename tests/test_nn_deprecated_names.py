@@ -116,5 +116,11 @@ def test_against_pytorch():
     assert nn.utils.rnn.invert_permutation(mt.tensor(perm)).tolist() == \
         torch.nn.utils.rnn.invert_permutation(torch.tensor(perm)).tolist()
     for old in list(OLD_NAMES) + ["dirac", "sparse"]:
-        assert callable(getattr(torch.nn.init, old))
+        args = (0.5,) if old in ("constant", "sparse") else ()
+        shape = (2, 2, 3) if old == "dirac" else (4, 5)
+        with pytest.warns(FutureWarning) as ours:
+            getattr(init, old)(mt.empty(*shape), *args)
+        with pytest.warns(FutureWarning) as theirs:
+            getattr(torch.nn.init, old)(torch.empty(*shape), *args)
+        assert str(ours[0].message) == str(theirs[0].message)
     assert callable(torch.nn.utils.skip_init) and callable(torch.nn.utils.clip_grads_with_norm_)
