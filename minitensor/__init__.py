@@ -181,3 +181,7 @@ __all__ += ["gru_cell", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell"]
 from ._linalg_removed import eig, lstsq, matrix_rank, solve, symeig, triangular_solve  # noqa: E402
 from .functional.lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 __all__ += ["eig", "lstsq", "matrix_rank", "solve", "symeig", "triangular_solve", "pca_lowrank", "svd_lowrank"]
+from . import hub, jit, overrides, types  # noqa: E402,F401  (TorchScript's names run eagerly; no __torch_function__)
+__all__ += ["hub", "jit"]  # not types: ``from minitensor import *`` must not shadow the standard library's
+from .utils import hooks as _utils_hooks  # noqa: E402  (binds utils.hooks, now that nn is complete)
+del _utils_hooks

@@ -11,3 +11,6 @@ from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedPara
 
 __all__ = ["functional", "grad", "init", "utils", "parallel", "Parameter", "Buffer", "UninitializedParameter",
            "UninitializedBuffer", "DataParallel"] + list(_modules_all)
+
+from . import attention  # noqa: E402  (torch.nn.attention: SDPBackend, sdpa_kernel)
+__all__ += ["attention"]

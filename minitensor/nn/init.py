@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any, Callable
 
 import numpy as np
 
@@ -19,6 +20,9 @@ from ..generator import Generator
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_"]
+__all__ += ["dirac_", "sparse_"]
+__all__ += ["uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal", "kaiming_uniform",
+            "kaiming_normal", "orthogonal", "sparse"]  # PyTorch's deprecated names without the underscore
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                "conv_transpose3d", "sigmoid")
@@ -176,3 +180,55 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
         tensor.copy_((gain * q).reshape(tensor.shape).astype(tensor.dtype.np))
     return tensor
 
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """A 3-, 4- or 5-d conv weight that passes its input through: a 1 at the kernel's centre linking output
+    channel d of each group to input channel d (as many channels as both sides have), zeros elsewhere."""
+    if tensor.dim() not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if tensor.shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = tensor.shape[0] // groups
+    centre = tuple(size // 2 for size in tensor.shape[2:])
+    with no_grad():
+        tensor.zero_()
+        for g in range(groups):
+            for d in range(min(per_group, tensor.shape[1])):
+                tensor[(g * per_group + d, d) + centre] = 1
+    return tensor
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Generator | None = None) -> Tensor:
+    """A 2-d tensor drawn from N(0, std^2) with ceil(sparsity * rows) zeros in each column, at random rows
+    (Martens, 2010)."""
+    from ..creation import randperm
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with no_grad():
+        normal_(tensor, 0.0, std, generator)
+        for col in range(cols):
+            tensor[randperm(rows, device=tensor.device)[:num_zeros], col] = 0
+    return tensor
+
+
+def _deprecated(new: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """PyTorch's old name (``uniform`` for ``uniform_``): the same function, with its FutureWarning."""
+    old = new.__name__[:-1]
+
+    def deprecated_init(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.", FutureWarning,
+                      stacklevel=2)
+        return new(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = f"Deprecated: ``nn.init.{new.__name__}``."
+    return deprecated_init
+
+
+uniform, normal, constant, eye = (_deprecated(f) for f in (uniform_, normal_, constant_, eye_))
+dirac, xavier_uniform, xavier_normal = (_deprecated(f) for f in (dirac_, xavier_uniform_, xavier_normal_))
+kaiming_uniform, kaiming_normal = _deprecated(kaiming_uniform_), _deprecated(kaiming_normal_)
+orthogonal, sparse = _deprecated(orthogonal_), _deprecated(sparse_)

@@ -6,3 +6,5 @@ from . import checkpoint
 __all__ = ["data"]
 
 __all__ += ["checkpoint"]
+
+__all__ += ["hooks"]  # imported by the package's __init__ once nn is complete (its RemovableHandle is nn's)

@@ -207,5 +207,15 @@ def unpack_sequence(packed_sequences: PackedSequence) -> list[Tensor]:
     return unpad_sequence(padded, lengths, batch_first=True)
 
 
+def invert_permutation(permutation: Tensor | None) -> Tensor | None:
+    """The inverse permutation (``out[permutation[i]] = i``); None stays None (PackedSequence's unsorted
+    indices)."""
+    if permutation is None:
+        return None
+    from ...creation import arange, empty_like
+    out = empty_like(permutation)
+    return out.scatter_(0, permutation, arange(permutation.numel(), device=permutation.device))
+
+
 __all__ = ["PackedSequence", "pad_sequence", "pack_padded_sequence", "pad_packed_sequence", "pack_sequence",
-           "unpad_sequence", "unpack_sequence"]
+           "unpad_sequence", "unpack_sequence", "invert_permutation"]

@@ -1,4 +1,5 @@
-"""``gradcheck``: compare autograd's gradients with central finite differences, in float64;
+"""``minitensor.testing``: ``assert_close`` / ``make_tensor`` (``_comparison.py``, ``_creation.py``, as PyTorch's);
+``gradcheck``: compare autograd's gradients with central finite differences, in float64;
 ``gradgradcheck``: the same check of the gradients' own gradients (``create_graph=True``).
 
 The check projects the output onto a random vector v (seeded), so one backward pass gives the
@@ -12,8 +13,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .autograd import enable_grad, grad, no_grad
-from .tensor import Tensor, _wrap
+from ..autograd import enable_grad, grad, no_grad
+from ..tensor import Tensor, _wrap
 
 
 class GradcheckError(AssertionError, RuntimeError):
@@ -127,4 +128,7 @@ def _fail(raise_exception: bool, message: str) -> bool:
     return False
 
 
-__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+from ._comparison import assert_allclose, assert_close  # noqa: E402  (after gradcheck: they import tensor)
+from ._creation import make_tensor  # noqa: E402
+
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError", "assert_allclose", "assert_close", "make_tensor"]
