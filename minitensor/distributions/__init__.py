@@ -3,15 +3,20 @@ arguments and formulas (docs/distributions.md). Sampling draws from minitensor's
 from __future__ import annotations
 
 from . import constraints
+from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, Poisson
 from .continuous import Exponential, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .heavy_tails import Cauchy, Gumbel, HalfCauchy, HalfNormal, Pareto, Weibull
 from .gamma import Beta, Chi2, Dirichlet, Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .studentt import StudentT
 from . import transforms
+from .unit_and_ratio import ContinuousBernoulli, FisherSnedecor, InverseGamma, Kumaraswamy
+from . import kl_more  # noqa: F401  (registers the KL pairs of the distributions above)
 from .transformed_distribution import LogNormal, TransformedDistribution
 from .transforms import (AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform,
                          TanhTransform, Transform)
@@ -21,3 +26,6 @@ __all__ = ["Bernoulli", "Categorical", "Distribution", "Exponential", "Independe
 __all__ += ["AffineTransform", "Beta", "Chi2", "ComposeTransform", "Dirichlet", "ExpTransform", "Gamma", "LogNormal",
             "PowerTransform", "SigmoidTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution",
             "transforms"]
+__all__ += ["Binomial", "Cauchy", "ContinuousBernoulli", "ExponentialFamily", "FisherSnedecor", "Geometric", "Gumbel",
+            "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy", "Multinomial", "NegativeBinomial", "Pareto",
+            "Poisson", "Weibull"]

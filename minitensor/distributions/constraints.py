@@ -12,6 +12,7 @@ from ..tensor import Tensor
 __all__ = ["Constraint", "boolean", "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",
            "less_than", "lower_cholesky", "nonnegative", "one_hot", "positive", "positive_definite", "real",
            "real_vector", "simplex", "unit_interval"]
+__all__ += ["half_open_interval", "multinomial", "nonnegative_integer", "positive_integer"]
 
 
 class Constraint:
@@ -89,6 +90,34 @@ class _IntegerInterval(_Interval):
         return (value % 1 == 0) & super().check(value)
 
 
+class _IntegerGreaterThan(_Bounded):
+    is_discrete = True
+    bounds = ("lower_bound",)
+
+    def __init__(self, lower_bound: Any) -> None:
+        self.lower_bound = lower_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value % 1 == 0) & (value >= self.lower_bound)
+
+
+class _HalfOpenInterval(_Interval):
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= self.lower_bound) & (value < self.upper_bound)
+
+
+class _Multinomial(Constraint):
+    """Nonnegative counts along the last dim summing to at most ``upper_bound`` (PyTorch's check)."""
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: Any) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+
 class _IndependentConstraint(Constraint):
     """``base_constraint`` over events of ``reinterpreted_batch_ndims`` more dims: all must hold."""
 
@@ -162,4 +191,8 @@ greater_than_eq = _GreaterThanEq
 less_than = _LessThan
 interval = _Interval
 integer_interval = _IntegerInterval
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
+half_open_interval = _HalfOpenInterval
+multinomial = _Multinomial
 independent = _IndependentConstraint
