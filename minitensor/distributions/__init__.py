@@ -18,6 +18,8 @@ from . import transforms
 from .unit_and_ratio import ContinuousBernoulli, FisherSnedecor, InverseGamma, Kumaraswamy
 from . import kl_more  # noqa: F401  (registers the KL pairs of the distributions above)
 from .transformed_distribution import LogNormal, TransformedDistribution
+from .mixture import MixtureSameFamily
+from .relaxed import OneHotCategoricalStraightThrough, RelaxedBernoulli, RelaxedOneHotCategorical
 from .transforms import (AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform,
                          TanhTransform, Transform)
 
@@ -29,3 +31,4 @@ __all__ += ["AffineTransform", "Beta", "Chi2", "ComposeTransform", "Dirichlet", 
 __all__ += ["Binomial", "Cauchy", "ContinuousBernoulli", "ExponentialFamily", "FisherSnedecor", "Geometric", "Gumbel",
             "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy", "Multinomial", "NegativeBinomial", "Pareto",
             "Poisson", "Weibull"]
+__all__ += ["MixtureSameFamily", "OneHotCategoricalStraightThrough", "RelaxedBernoulli", "RelaxedOneHotCategorical"]

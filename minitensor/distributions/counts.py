@@ -7,7 +7,7 @@ from typing import Sequence
 
 from ..autograd import no_grad
 from ..creation import arange, rand, tensor
-from ..functional import lgamma, where, xlogy
+from ..functional import floor, lgamma, where, xlogy
 from ..functional.random import poisson
 from ..nn.functional import binary_cross_entropy_with_logits, logsigmoid, one_hot
 from ..size import Size
@@ -38,7 +38,7 @@ class Poisson(ExponentialFamily):
 
     @property
     def mode(self) -> Tensor:
-        return self.rate.floor()
+        return floor(self.rate)
 
     @property
     def variance(self) -> Tensor:
@@ -103,7 +103,7 @@ class Binomial(_CountWithProbs):
 
     @property
     def mode(self) -> Tensor:
-        return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
+        return floor((self.total_count + 1) * self.probs).clamp(max=self.total_count)
 
     @property
     def variance(self) -> Tensor:
@@ -260,7 +260,7 @@ class Geometric(_ProbsOrLogits):
         with no_grad():
             u = rand(shape, dtype=self.probs.dtype, device=self.probs.device)
             u = u.clamp(min=float(finfo(u.dtype).tiny))
-            return (u.log() / (-self.probs).log1p()).floor()
+            return floor(u.log() / (-self.probs).log1p())
 
     def log_prob(self, value: Tensor) -> Tensor:
         value, probs = broadcast_all(self._checked(value), self.probs)
@@ -288,7 +288,7 @@ class NegativeBinomial(_CountWithProbs):
 
     @property
     def mode(self) -> Tensor:
-        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+        return floor((self.total_count - 1) * self.logits.exp()).clamp(min=0.0)
 
     @property
     def variance(self) -> Tensor:

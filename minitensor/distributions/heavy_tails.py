@@ -8,7 +8,7 @@ import math
 from typing import Sequence
 
 from ..creation import full
-from ..functional import lgamma, where
+from ..functional import atan, lgamma, tan, where
 from ..size import Size
 from ..tensor import Tensor
 from ..type_info import finfo
@@ -50,10 +50,10 @@ class Cauchy(_InverseCdfSampler, _LocScale):
         return -math.log(math.pi) - self.scale.log() - z.pow(2).log1p()
 
     def cdf(self, value: Tensor) -> Tensor:
-        return ((self._checked(value) - self.loc) / self.scale).atan() / math.pi + 0.5
+        return atan((self._checked(value) - self.loc) / self.scale) / math.pi + 0.5
 
     def icdf(self, value: Tensor) -> Tensor:
-        return (math.pi * (value - 0.5)).tan() * self.scale + self.loc
+        return tan(math.pi * (value - 0.5)) * self.scale + self.loc
 
     def entropy(self) -> Tensor:
         return math.log(4 * math.pi) + self.scale.log()
@@ -98,7 +98,7 @@ class _Half(_InverseCdfSampler):
 class HalfNormal(_Half):
     """|N(0, scale^2)|."""
 
-    def _base(self) -> Distribution:
+    def _base(self) -> Normal:
         return Normal(0.0 * self.scale, self.scale, validate_args=False)
 
     @property
@@ -113,7 +113,7 @@ class HalfNormal(_Half):
 class HalfCauchy(_Half):
     """|Cauchy(0, scale)|: infinite mean and variance."""
 
-    def _base(self) -> Distribution:
+    def _base(self) -> Cauchy:
         return Cauchy(0.0 * self.scale, self.scale, validate_args=False)
 
     @property

@@ -46,7 +46,7 @@ def _kl_gumbel_gumbel(p: Gumbel, q: Gumbel) -> Tensor:
 
 @register_kl(HalfNormal, HalfNormal)
 def _kl_halfnormal_halfnormal(p: HalfNormal, q: HalfNormal) -> Tensor:
-    return _kl_normal_normal(p.base_dist, q.base_dist)  # type: ignore[arg-type]
+    return _kl_normal_normal(p._base(), q._base())
 
 
 @register_kl(Pareto, Pareto)
