@@ -17,7 +17,13 @@ from .studentt import StudentT
 from . import transforms
 from .unit_and_ratio import ContinuousBernoulli, FisherSnedecor, InverseGamma, Kumaraswamy
 from . import kl_more  # noqa: F401  (registers the KL pairs of the distributions above)
-from .transformed_distribution import LogNormal, TransformedDistribution
+from .transformed_distribution import LogisticNormal, LogNormal, TransformedDistribution
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .von_mises import VonMises
+from .transforms_more import (AbsTransform, CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform,
+                              IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
+                              ReshapeTransform, SoftmaxTransform, SoftplusTransform, StackTransform,
+                              StickBreakingTransform, identity_transform)
 from .mixture import MixtureSameFamily
 from .relaxed import OneHotCategoricalStraightThrough, RelaxedBernoulli, RelaxedOneHotCategorical
 from .transforms import (AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform,
@@ -32,3 +38,7 @@ __all__ += ["Binomial", "Cauchy", "ContinuousBernoulli", "ExponentialFamily", "F
             "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy", "Multinomial", "NegativeBinomial", "Pareto",
             "Poisson", "Weibull"]
 __all__ += ["MixtureSameFamily", "OneHotCategoricalStraightThrough", "RelaxedBernoulli", "RelaxedOneHotCategorical"]
+__all__ += ["LogisticNormal", "LowRankMultivariateNormal", "VonMises"]
+__all__ += ["AbsTransform", "CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+            "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform",
+            "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "identity_transform"]

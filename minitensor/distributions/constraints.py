@@ -8,11 +8,13 @@ from typing import Any
 from ..functional import isclose
 from ..functional.factorization import eigvalsh
 from ..tensor import Tensor
+from ..type_info import finfo
 
 __all__ = ["Constraint", "boolean", "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",
            "less_than", "lower_cholesky", "nonnegative", "one_hot", "positive", "positive_definite", "real",
            "real_vector", "simplex", "unit_interval"]
-__all__ += ["half_open_interval", "multinomial", "nonnegative_integer", "positive_integer"]
+__all__ += ["cat", "corr_cholesky", "half_open_interval", "multinomial", "nonnegative_integer", "positive_integer",
+            "stack"]
 
 
 class Constraint:
@@ -162,6 +164,61 @@ class _LowerCholesky(Constraint):
         return lower & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
 
 
+class _CorrCholesky(Constraint):
+    """Lower triangular with positive diagonal and rows of unit norm: Cholesky factors of correlation
+    matrices (PyTorch's tolerance on the norms)."""
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        tol = float(finfo(value.dtype).eps) * value.shape[-1] * 10
+        unit_rows = ((value.pow(2).sum(-1).sqrt() - 1).abs() <= tol).all(-1)
+        return _LowerCholesky().check(value) & unit_rows
+
+
+class _Cat(Constraint):
+    """Constraints applied to consecutive slices of ``lengths`` along ``dim`` (PyTorch's ``cat``)."""
+
+    def __init__(self, cseq: list[Constraint], dim: int = 0, lengths: list[int] | None = None) -> None:
+        self.cseq, self.dim = list(cseq), dim
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value: Tensor) -> Tensor:
+        from ..functional import cat as cat_
+        checks, start = [], 0
+        for constr, length in zip(self.cseq, self.lengths):
+            checks.append(constr.check(value.narrow(self.dim, start, length)))
+            start += length
+        return cat_(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """One constraint per index along ``dim`` (PyTorch's ``stack``)."""
+
+    def __init__(self, cseq: list[Constraint], dim: int = 0) -> None:
+        self.cseq, self.dim = list(cseq), dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value: Tensor) -> Tensor:
+        from ..functional import stack as stack_
+        return stack_([c.check(value.select(self.dim, i)) for i, c in enumerate(self.cseq)], self.dim)
+
+
 class _PositiveDefinite(Constraint):
     """Square, symmetric (to 1e-6) and with positive eigenvalues (PyTorch tries a Cholesky factorization; the
     two agree but on matrices singular to rounding)."""
@@ -186,6 +243,9 @@ simplex = _Simplex()
 one_hot = _OneHot()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
+corr_cholesky = _CorrCholesky()
+cat = _Cat
+stack = _Stack
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
 less_than = _LessThan

@@ -339,3 +339,10 @@ class AffineTransform(Transform):
         return tuple(broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ())))
 
     inverse_shape = forward_shape
+
+
+# The rest of PyTorch's transforms live in transforms_more.py; exported here too, as torch's one module does.
+from .transforms_more import *  # noqa: E402,F401,F403
+from .transforms_more import __all__ as _more  # noqa: E402
+
+__all__ += _more
