@@ -3,6 +3,7 @@ arguments and formulas (docs/distributions.md). Sampling draws from minitensor's
 from __future__ import annotations
 
 from . import constraints
+from .constraint_registry import biject_to, transform_to
 from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, Poisson
 from .continuous import Exponential, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical
@@ -42,3 +43,4 @@ __all__ += ["LogisticNormal", "LowRankMultivariateNormal", "VonMises"]
 __all__ += ["AbsTransform", "CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
             "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform",
             "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "identity_transform"]
+__all__ += ["biject_to", "transform_to"]
