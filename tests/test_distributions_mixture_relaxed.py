@@ -57,6 +57,13 @@ def test_mixture_samples_and_shapes():
     assert d2.batch_shape == () and d2.event_shape == (2,)
     assert d2.sample((5,)).shape == (5, 2) and d2.log_prob(t64(np.zeros((4, 2)))).shape == (4,)
     np.testing.assert_allclose(d2.mean.numpy(), 0.3 * np.array([0.0, 1.0]) + 0.7 * np.array([2.0, 3.0]))
+    # One mixture shared by a batch of 4 component pairs (PyTorch's sample refuses this shape).
+    shared = D.MixtureSameFamily(D.Categorical(t64([0.3, 0.7])), D.Normal(t64(np.zeros((4, 2))), t64([[1.0, 9.0]] * 4)))
+    mt.manual_seed(5)
+    draws = shared.sample((N,)).numpy()
+    assert draws.shape == (N, 4)
+    # the variance estimate's relative sd: sqrt((kurtosis 4.2 - 1) / N) = 0.8%
+    np.testing.assert_allclose(draws.var(0), 0.3 + 0.7 * 81, rtol=0.05)
     with pytest.raises(ValueError, match="Categorical"):
         D.MixtureSameFamily(D.Normal(0.0, 1.0), D.Normal(t64(LOC), t64(SCALE)))
     with pytest.raises(ValueError, match="does not equal"):

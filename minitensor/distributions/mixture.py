@@ -123,7 +123,10 @@ class MixtureSameFamily(Distribution):
         with no_grad():
             gather_dim = len(sample_shape) + len(self.batch_shape)
             es = self.event_shape
-            index = self.mixture_distribution.sample(sample_shape).expand(sample_shape + self.batch_shape)
+            index = self.mixture_distribution.sample(sample_shape)
+            mix_batch = self.mixture_distribution.batch_shape
+            missing = (1,) * (len(self.batch_shape) - len(mix_batch))  # a mixture shared by leading batch dims
+            index = index.reshape(*sample_shape, *missing, *mix_batch).expand(*sample_shape, *self.batch_shape)
             comp = self.component_distribution.sample(sample_shape)
             index = index.reshape(*index.shape, 1, *(1,) * len(es)).expand(*index.shape, 1, *es)
             return comp.gather(gather_dim, index).squeeze(gather_dim)

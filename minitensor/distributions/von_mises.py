@@ -8,7 +8,7 @@ from typing import Sequence
 from ..autograd import no_grad
 from ..creation import rand, zeros
 from ..dtypes import bool as bool_, float64
-from ..functional import where
+from ..functional import acos, where
 from ..size import Size
 from ..tensor import Tensor
 from . import constraints
@@ -62,7 +62,7 @@ def _rejection_sample(loc: Tensor, concentration: Tensor, proposal_r: Tensor, sh
         c = concentration * (proposal_r - f)
         accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
         take = accept & ~done
-        x = where(take, (u3 - 0.5).sign() * f.acos(), x)
+        x = where(take, (u3 - 0.5).sign() * acos(f), x)
         done = done | accept
     else:
         raise RuntimeError("VonMises sampling did not converge")
