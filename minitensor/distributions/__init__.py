@@ -21,6 +21,7 @@ from . import kl_more  # noqa: F401  (registers the KL pairs of the distribution
 from .transformed_distribution import LogisticNormal, LogNormal, TransformedDistribution
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .von_mises import VonMises
+from .lkj_cholesky import LKJCholesky
 from .transforms_more import (AbsTransform, CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform,
                               IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
                               ReshapeTransform, SoftmaxTransform, SoftplusTransform, StackTransform,
@@ -39,7 +40,7 @@ __all__ += ["Binomial", "Cauchy", "ContinuousBernoulli", "ExponentialFamily", "F
             "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy", "Multinomial", "NegativeBinomial", "Pareto",
             "Poisson", "Weibull"]
 __all__ += ["MixtureSameFamily", "OneHotCategoricalStraightThrough", "RelaxedBernoulli", "RelaxedOneHotCategorical"]
-__all__ += ["LogisticNormal", "LowRankMultivariateNormal", "VonMises"]
+__all__ += ["LKJCholesky", "LogisticNormal", "LowRankMultivariateNormal", "VonMises"]
 __all__ += ["AbsTransform", "CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
             "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform",
             "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "identity_transform"]
