@@ -22,6 +22,7 @@ from .transformed_distribution import LogisticNormal, LogNormal, TransformedDist
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .von_mises import VonMises
 from .lkj_cholesky import LKJCholesky
+from .wishart import Wishart
 from .transforms_more import (AbsTransform, CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform,
                               IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
                               ReshapeTransform, SoftmaxTransform, SoftplusTransform, StackTransform,
@@ -40,7 +41,7 @@ __all__ += ["Binomial", "Cauchy", "ContinuousBernoulli", "ExponentialFamily", "F
             "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy", "Multinomial", "NegativeBinomial", "Pareto",
             "Poisson", "Weibull"]
 __all__ += ["MixtureSameFamily", "OneHotCategoricalStraightThrough", "RelaxedBernoulli", "RelaxedOneHotCategorical"]
-__all__ += ["LKJCholesky", "LogisticNormal", "LowRankMultivariateNormal", "VonMises"]
+__all__ += ["LKJCholesky", "LogisticNormal", "LowRankMultivariateNormal", "VonMises", "Wishart"]
 __all__ += ["AbsTransform", "CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
             "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform",
             "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "identity_transform"]
