@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from numbers import Number
 from typing import Any, Sequence
 
 from ..creation import arange, eye, randn, tensor
@@ -43,7 +42,7 @@ class Wishart(ExponentialFamily):
     _mean_carrier_measure = 0
 
     @property
-    def arg_constraints(self) -> dict[str, constraints.Constraint]:  # type: ignore[override]
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:
         return {"covariance_matrix": constraints.positive_definite, "precision_matrix": constraints.positive_definite,
                 "scale_tril": constraints.lower_cholesky, "df": constraints.greater_than(self.event_shape[-1] - 1)}
 
@@ -56,7 +55,7 @@ class Wishart(ExponentialFamily):
         param = given[0]
         if param.dim() < 2:
             raise ValueError("scale_tril must be at least two-dimensional, with optional leading batch dimensions")
-        if isinstance(df, Number):
+        if not isinstance(df, Tensor):
             batch_shape = Size(param.shape[:-2])
             self.df = tensor(float(df), dtype=param.dtype, device=param.device)
         else:
