@@ -23,10 +23,10 @@ from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .von_mises import VonMises
 from .lkj_cholesky import LKJCholesky
 from .wishart import Wishart
-from .transforms_more import (AbsTransform, CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform,
-                              IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
-                              ReshapeTransform, SoftmaxTransform, SoftplusTransform, StackTransform,
+from .transforms_more import (AbsTransform, CorrCholeskyTransform, CumulativeDistributionTransform,
+                              LowerCholeskyTransform, PositiveDefiniteTransform, SoftmaxTransform, SoftplusTransform,
                               StickBreakingTransform, identity_transform)
+from .transforms_structural import CatTransform, IndependentTransform, ReshapeTransform, StackTransform
 from .mixture import MixtureSameFamily
 from .relaxed import OneHotCategoricalStraightThrough, RelaxedBernoulli, RelaxedOneHotCategorical
 from .transforms import (AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform,

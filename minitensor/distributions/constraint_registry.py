@@ -9,9 +9,9 @@ from typing import Any, Callable
 
 from . import constraints
 from .transforms import AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, Transform
-from .transforms_more import (CatTransform, CorrCholeskyTransform, IndependentTransform, LowerCholeskyTransform,
-                              PositiveDefiniteTransform, SoftmaxTransform, StackTransform, StickBreakingTransform,
-                              identity_transform)
+from .transforms_more import (CorrCholeskyTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
+                              SoftmaxTransform, StickBreakingTransform, identity_transform)
+from .transforms_structural import CatTransform, IndependentTransform, StackTransform
 
 __all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
 
