@@ -52,6 +52,38 @@ def test_lowrank_matches_scipy():
         D.LowRankMultivariateNormal(t64(LOC), t64(W[:, :3]), t64(DIAG))
 
 
+def _np_kl_gauss(mu_p, cov_p, mu_q, cov_q):
+    """(log|S_q| / |S_p| + tr(S_q^-1 S_p) + (mu_q - mu_p)^T S_q^-1 (mu_q - mu_p) - n) / 2."""
+    inv_q = np.linalg.inv(cov_q)
+    diff = mu_q - mu_p
+    return 0.5 * (np.linalg.slogdet(cov_q)[1] - np.linalg.slogdet(cov_p)[1] + np.trace(inv_q @ cov_p)
+                  + diff @ inv_q @ diff - len(mu_p))
+
+
+def test_lowrank_kl_pairs():
+    cov = W @ W.transpose(0, 2, 1) + np.stack([np.diag(v) for v in DIAG])
+    B = RNG.standard_normal((2, 4, 4))
+    full = B @ B.transpose(0, 2, 1) + np.eye(4)
+    loc2 = RNG.standard_normal((2, 4))
+    lowrank = lambda a, w, d: D.LowRankMultivariateNormal(a, w, d)  # noqa: E731
+    mvn = D.MultivariateNormal(t64(loc2), covariance_matrix=t64(full))
+    want = {"lr-lr": [_np_kl_gauss(LOC[i], cov[i], loc2[i], cov[1 - i]) for i in range(2)],
+            "mvn-lr": [_np_kl_gauss(loc2[i], full[i], LOC[i], cov[i]) for i in range(2)],
+            "lr-mvn": [_np_kl_gauss(LOC[i], cov[i], loc2[i], full[i]) for i in range(2)]}
+    q_lr = lowrank(t64(loc2), t64(W[::-1]), t64(DIAG[::-1]))
+    got = {"lr-lr": D.kl_divergence(lowrank(t64(LOC), t64(W), t64(DIAG)), q_lr),
+           "mvn-lr": D.kl_divergence(mvn, lowrank(t64(LOC), t64(W), t64(DIAG))),
+           "lr-mvn": D.kl_divergence(lowrank(t64(LOC), t64(W), t64(DIAG)), mvn)}
+    for key in want:
+        np.testing.assert_allclose(got[key].numpy(), want[key], rtol=1e-10)
+    leaves = [t64(LOC, grad=True), t64(W, grad=True), t64(DIAG, grad=True)]
+    gradcheck(lambda *p: D.kl_divergence(lowrank(*p), q_lr), leaves)
+    gradcheck(lambda *p: D.kl_divergence(mvn, lowrank(*p)), leaves)
+    gradcheck(lambda *p: D.kl_divergence(lowrank(*p), mvn), leaves)
+    with pytest.raises(ValueError, match="different event shapes"):
+        D.kl_divergence(lowrank(t64(LOC), t64(W), t64(DIAG)), lowrank(t64(LOC[:, :3]), t64(W[:, :3]), t64(DIAG[:, :3])))
+
+
 def test_lowrank_samples_have_the_covariance():
     d = D.LowRankMultivariateNormal(t64(LOC[0]), t64(W[0]), t64(DIAG[0]))
     mt.manual_seed(2)
@@ -123,10 +155,14 @@ def test_against_torch():
         lp = d.log_prob(lib.tensor(x))
         (lp.sum() + d.entropy().sum()).backward()
         out.append([lp.detach().numpy(), d.precision_matrix.detach().numpy(), *(q.grad.numpy() for q in p)])
-        f64 = lambda a: lib.tensor(np.asarray(a, dtype=np.float64))  # noqa: E731
+        f64 = lambda a: lib.tensor(np.ascontiguousarray(a, dtype=np.float64))  # noqa: E731
         v = lib.distributions.VonMises(f64([0.5, -2.0, 1.0]), f64([0.1, 2.0, 10.0]))
         out[-1] += [v.log_prob(f64([0.1, 3.0, -1.0])).numpy(), v.variance.numpy()]
         ln = lib.distributions.LogisticNormal(f64([[0.0, 1.0, -1.0]]), f64([[1.0, 0.5, 2.0]]))
         out[-1] += [ln.log_prob(f64([[0.1, 0.2, 0.3, 0.4]])).numpy()]
+        d2 = lib.distributions.LowRankMultivariateNormal(f64(LOC[::-1]), f64(W[::-1]), f64(DIAG[::-1]))
+        mvn = lib.distributions.MultivariateNormal(f64(LOC), covariance_matrix=d2.covariance_matrix.detach())
+        kls = [lib.distributions.kl_divergence(a, b) for a, b in ((d, d2), (mvn, d2), (d2, mvn))]
+        out[-1] += [kl.detach().numpy() for kl in kls]
     for a, b in zip(*out):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)

@@ -17,7 +17,7 @@ from .multivariate_normal import MultivariateNormal
 from .studentt import StudentT
 from . import transforms
 from .unit_and_ratio import ContinuousBernoulli, FisherSnedecor, InverseGamma, Kumaraswamy
-from . import kl_cross, kl_more  # noqa: F401  (register the KL pairs of the distributions above)
+from . import kl_cross, kl_lowrank, kl_more  # noqa: F401  (register the KL pairs of the distributions above)
 from .transformed_distribution import LogisticNormal, LogNormal, TransformedDistribution
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .von_mises import VonMises
