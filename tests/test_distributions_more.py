@@ -34,6 +34,8 @@ CONTINUOUS = {
                      lambda a, b: stats.invgamma(a, scale=b), False),
     "FisherSnedecor": (D.FisherSnedecor, ([0.5, 3.0, 5.0], [4.5, 6.0, 9.0]), [0.3, 1.0, 4.0],
                        lambda d1, d2: stats.f(d1, d2), False),
+    "GeneralizedPareto": (D.GeneralizedPareto, ([-1.0, 0.5, 2.0], [0.5, 1.0, 2.0], [-0.2, 0.1, 0.3]),
+                          [-0.5, 1.0, 4.0], lambda a, b, c: stats.genpareto(c, a, b), True),
 }
 NO_ENTROPY = {"FisherSnedecor"}  # PyTorch has none either
 NO_CDF = {"FisherSnedecor"}
@@ -113,6 +115,20 @@ def test_gamma_based_rsample_gradients_are_unbiased(name):
     for a, b in zip(leaves, ref):  # 200k draws of gradients of a spread near x's (std < 1): 5% + 0.01 is > 10 SE
         want = 0.0 if b.grad is None else b.grad.item()
         assert abs(a.grad.item() - want) < 0.05 * abs(want) + 0.01
+
+
+def test_generalized_pareto_at_zero_concentration():
+    """xi = 0 (to isclose): the exponential law loc + Exp(1 / scale), as PyTorch's branch."""
+    d = D.GeneralizedPareto(t64([0.5, 0.5]), t64([2.0, 2.0]), t64([0.0, 1e-9]))
+    ref = stats.expon(0.5, 2.0)
+    v, q = t64([0.7, 3.0]), t64([0.2, 0.9])
+    np.testing.assert_allclose(d.log_prob(v).numpy(), ref.logpdf([0.7, 3.0]), rtol=1e-8)
+    np.testing.assert_allclose(d.cdf(v).numpy(), ref.cdf([0.7, 3.0]), rtol=1e-8)
+    np.testing.assert_allclose(d.icdf(q).numpy(), ref.ppf([0.2, 0.9]), rtol=1e-8)
+    np.testing.assert_allclose(d.entropy().numpy(), ref.entropy(), rtol=1e-8)
+    # xi < 0: a bounded support, checked by validation
+    with pytest.raises(ValueError, match="support"):
+        D.GeneralizedPareto(t64(0.0), t64(1.0), t64(-0.5)).log_prob(t64(2.5))
 
 
 def _kumaraswamy_pdf(x, a, b):

@@ -9,7 +9,7 @@ from .continuous import Exponential, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .heavy_tails import Cauchy, Gumbel, HalfCauchy, HalfNormal, Pareto, Weibull
+from .heavy_tails import Cauchy, GeneralizedPareto, Gumbel, HalfCauchy, HalfNormal, Pareto, Weibull
 from .gamma import Beta, Chi2, Dirichlet, Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
@@ -37,6 +37,7 @@ __all__ = ["Bernoulli", "Categorical", "Distribution", "Exponential", "Independe
 __all__ += ["AffineTransform", "Beta", "Chi2", "ComposeTransform", "Dirichlet", "ExpTransform", "Gamma", "LogNormal",
             "PowerTransform", "SigmoidTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution",
             "transforms"]
+__all__ += ["GeneralizedPareto"]
 __all__ += ["Binomial", "Cauchy", "ContinuousBernoulli", "ExponentialFamily", "FisherSnedecor", "Geometric", "Gumbel",
             "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy", "Multinomial", "NegativeBinomial", "Pareto",
             "Poisson", "Weibull"]

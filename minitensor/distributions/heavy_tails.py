@@ -8,7 +8,7 @@ import math
 from typing import Sequence
 
 from ..creation import full
-from ..functional import atan, lgamma, tan, where
+from ..functional import atan, isclose, lgamma, tan, where
 from ..size import Size
 from ..tensor import Tensor
 from ..type_info import finfo
@@ -17,7 +17,7 @@ from .continuous import Normal, _LocScale, _uniform
 from .distribution import Distribution
 from .utils import broadcast_all
 
-__all__ = ["Cauchy", "Gumbel", "HalfCauchy", "HalfNormal", "Pareto", "Weibull"]
+__all__ = ["Cauchy", "GeneralizedPareto", "Gumbel", "HalfCauchy", "HalfNormal", "Pareto", "Weibull"]
 
 EULER_GAMMA = 0.57721566490153286060
 
@@ -238,3 +238,69 @@ class Pareto(_InverseCdfSampler):
 
     def entropy(self) -> Tensor:
         return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
+
+
+class GeneralizedPareto(_InverseCdfSampler):
+    """GPD(loc, scale, concentration xi): survival (1 + xi z)^(-1/xi), z = (x - loc) / scale (exp(-z) at
+    xi = 0); support [loc, loc - scale / xi] for xi < 0, [loc, inf) otherwise. xi within isclose of 0 takes
+    the exponential forms, as PyTorch."""
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive, "concentration": constraints.real}
+    _param_like = "loc"
+
+    def __init__(self, loc: Tensor | float, scale: Tensor | float, concentration: Tensor | float,
+                 validate_args: bool | None = None) -> None:
+        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
+        super().__init__(self.loc.shape, validate_args=validate_args)
+
+    @property
+    def support(self) -> constraints.Constraint:
+        upper = where(self.concentration < 0, self.loc - self.scale / self.concentration, math.inf)
+        return constraints.interval(self.loc, upper)
+
+    def _safe(self) -> tuple[Tensor, Tensor]:
+        """(xi == 0 to isclose, xi with 1 there): the 1 keeps the unused branch finite."""
+        eq_zero = isclose(self.concentration, self.concentration.new_zeros(()))
+        return eq_zero, where(eq_zero, 1.0, self.concentration)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        z = (self._checked(value) - self.loc) / self.scale
+        eq_zero, xi = self._safe()
+        y = 1 / xi + 1
+        nonzero = where(y == 0, y, y * (xi * z).log1p())
+        return -self.scale.log() - where(eq_zero, z, nonzero)
+
+    def log_survival_function(self, value: Tensor) -> Tensor:
+        z = (self._checked(value) - self.loc) / self.scale
+        eq_zero, xi = self._safe()
+        return where(eq_zero, -z, -(xi * z).log1p() / xi)
+
+    def log_cdf(self, value: Tensor) -> Tensor:
+        return (-self.log_survival_function(value).exp()).log1p()
+
+    def cdf(self, value: Tensor) -> Tensor:
+        return self.log_cdf(value).exp()
+
+    def icdf(self, value: Tensor) -> Tensor:
+        eq_zero, xi = self._safe()
+        logu = (-value).log1p()
+        nonzero = self.loc + self.scale / xi * (-xi * logu).expm1()
+        return where(eq_zero, self.loc - self.scale * logu, nonzero)
+
+    @property
+    def mean(self) -> Tensor:
+        valid = self.concentration < 1
+        safe = where(valid, self.concentration, 0.5)
+        return where(valid, self.loc + self.scale / (1 - safe), math.nan)
+
+    @property
+    def variance(self) -> Tensor:
+        valid = self.concentration < 0.5
+        safe = where(valid, self.concentration, 0.25)
+        return where(valid, self.scale.pow(2) / ((1 - safe).pow(2) * (1 - 2 * safe)), math.nan)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    def entropy(self) -> Tensor:
+        return (self.scale.log() + self.concentration + 1).expand(*self._batch_shape)
