@@ -37,6 +37,7 @@ CASES = {
 TRANSFORM_ONLY = {
     "lower_cholesky": (lambda c: c.lower_cholesky, (2, 3, 3)),
     "positive_definite": (lambda c: c.positive_definite, (2, 3, 3)),
+    "positive_semidefinite": (lambda c: c.positive_semidefinite, (2, 3, 3)),
 }
 
 

@@ -113,6 +113,7 @@ def _transform_to_lower_cholesky(constraint: Any) -> Transform:
 
 
 @transform_to.register(constraints.positive_definite)
+@transform_to.register(constraints.positive_semidefinite)
 def _transform_to_positive_definite(constraint: Any) -> Transform:
     return PositiveDefiniteTransform()
 

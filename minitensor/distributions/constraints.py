@@ -15,6 +15,8 @@ __all__ = ["Constraint", "boolean", "greater_than", "greater_than_eq", "independ
            "real_vector", "simplex", "unit_interval"]
 __all__ += ["cat", "corr_cholesky", "half_open_interval", "multinomial", "nonnegative_integer", "positive_integer",
             "stack"]
+__all__ += ["MixtureSameFamilyConstraint", "dependent", "dependent_property", "is_dependent", "lower_triangular",
+            "positive_semidefinite", "square", "symmetric"]
 
 
 class Constraint:
@@ -36,6 +38,52 @@ class _Bounded(Constraint):
     def __repr__(self) -> str:
         args = ", ".join(f"{name}={getattr(self, name)}" for name in self.bounds)
         return f"{type(self).__name__[1:]}({args})"
+
+
+class _Dependent(Constraint):
+    """A placeholder for a constraint that depends on the distribution (PyTorch's ``dependent``): no check;
+    ``is_discrete`` / ``event_dim`` only where given."""
+
+    def __init__(self, *, is_discrete: Any = NotImplemented, event_dim: Any = NotImplemented) -> None:
+        self._is_discrete, self._event_dim = is_discrete, event_dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        if self._is_discrete is NotImplemented:
+            raise NotImplementedError(".is_discrete cannot be determined statically")
+        return self._is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        if self._event_dim is NotImplemented:
+            raise NotImplementedError(".event_dim cannot be determined statically")
+        return self._event_dim
+
+    def __call__(self, *, is_discrete: Any = NotImplemented, event_dim: Any = NotImplemented) -> _Dependent:
+        """A copy with these attributes (the unset ones kept)."""
+        is_discrete = self._is_discrete if is_discrete is NotImplemented else is_discrete
+        event_dim = self._event_dim if event_dim is NotImplemented else event_dim
+        return _Dependent(is_discrete=is_discrete, event_dim=event_dim)
+
+    def check(self, value: Tensor) -> Tensor:
+        raise ValueError("Cannot determine validity of dependent constraint")
+
+
+class _DependentProperty(property, _Dependent):
+    """``@constraints.dependent_property(is_discrete=..., event_dim=...)``: a property (a distribution's
+    ``support`` computed from its parameters) that is also a dependent constraint on the class."""
+
+    def __init__(self, fn: Any = None, *, is_discrete: Any = NotImplemented, event_dim: Any = NotImplemented) -> None:
+        property.__init__(self, fn)
+        _Dependent.__init__(self, is_discrete=is_discrete, event_dim=event_dim)
+
+    def __call__(self, fn: Any) -> _DependentProperty:  # type: ignore[override]
+        return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
+
+
+def is_dependent(constraint: Any) -> bool:
+    """Whether ``constraint`` is a ``dependent`` placeholder (its check cannot run)."""
+    return isinstance(constraint, _Dependent)
 
 
 class _Real(Constraint):
@@ -219,6 +267,61 @@ class _Stack(Constraint):
         return stack_([c.check(value.select(self.dim, i)) for i, c in enumerate(self.cseq)], self.dim)
 
 
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        return value.new_full(value.shape[:-2], value.shape[-2] == value.shape[-1]).bool()
+
+
+class _Symmetric(_Square):
+    def check(self, value: Tensor) -> Tensor:
+        square = super().check(value)
+        if not bool(square.all()):
+            return square
+        return isclose(value, value.mT, atol=1e-6).reshape(*value.shape[:-2], -1).all(-1)
+
+
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value.tril() == value).reshape(*value.shape[:-2], -1).all(-1)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value: Tensor) -> Tensor:
+        symmetric = super().check(value)
+        if not bool(symmetric.all()):
+            return symmetric
+        return (eigvalsh(value) >= 0).all(-1)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """A component support checked against every component of a MixtureSameFamily, all required (PyTorch's)."""
+
+    def __init__(self, base_constraint: Constraint) -> None:
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return self.base_constraint.event_dim
+
+    def check(self, value: Tensor) -> Tensor:
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(*result.shape[:keep], -1).all(-1)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.base_constraint!r})"
+
+
 class _PositiveDefinite(Constraint):
     """Square, symmetric (to 1e-6) and with positive eigenvalues (PyTorch tries a Cholesky factorization; the
     two agree but on matrices singular to rounding)."""
@@ -233,6 +336,8 @@ class _PositiveDefinite(Constraint):
         return (eigvalsh(value) > 0).all(-1)
 
 
+dependent = _Dependent()
+dependent_property = _DependentProperty
 real = _Real()
 real_vector = _IndependentConstraint(real, 1)
 boolean = _Boolean()
@@ -243,6 +348,10 @@ simplex = _Simplex()
 one_hot = _OneHot()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
+positive_semidefinite = _PositiveSemidefinite()
+square = _Square()
+symmetric = _Symmetric()
+lower_triangular = _LowerTriangular()
 corr_cholesky = _CorrCholesky()
 cat = _Cat
 stack = _Stack

@@ -14,28 +14,6 @@ from .distribution import Distribution
 __all__ = ["MixtureSameFamily"]
 
 
-class _MixtureSameFamilyConstraint(constraints.Constraint):
-    """The component support, checked against every component and required of all (PyTorch's)."""
-
-    def __init__(self, base_constraint: constraints.Constraint) -> None:
-        self.base_constraint = base_constraint
-
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return self.base_constraint.is_discrete
-
-    @property
-    def event_dim(self) -> int:  # type: ignore[override]
-        return self.base_constraint.event_dim
-
-    def check(self, value: Tensor) -> Tensor:
-        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
-        if value.dim() < self.event_dim:
-            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
-        keep = value.dim() - self.event_dim
-        return result.reshape(*result.shape[:keep], -1).all(-1)
-
-
 class MixtureSameFamily(Distribution):
     """``mixture_distribution`` (a Categorical over K) picks one of the K components along the last batch dim
     of ``component_distribution``: batch shape that of the components less its last dim."""
@@ -74,7 +52,7 @@ class MixtureSameFamily(Distribution):
 
     @property
     def support(self) -> constraints.Constraint:
-        return _MixtureSameFamilyConstraint(self._component_distribution.support)
+        return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     @property
     def mixture_distribution(self) -> Categorical:
