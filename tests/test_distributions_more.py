@@ -262,6 +262,30 @@ def test_binomial_support_and_checks():
     assert (draws <= t64([1.0, 4.0, 0.0])).all().item()
 
 
+def test_binomial_samples_for_large_counts():
+    """A large n draws from a window of ~24 standard deviations around the mean, not all n + 1 values."""
+    n, p = np.array([1e6, 1e6, 50.0]), np.array([0.3, 2e-6, 0.5])
+    d = D.Binomial(t64(n), t64(p))
+    mt.manual_seed(8)
+    s = d.sample((20_000,)).numpy()
+    assert (s >= 0).all() and (s <= n).all() and (s % 1 == 0).all()
+    mean, sd = n * p, np.sqrt(n * p * (1 - p))
+    assert (np.abs(s.mean(0) - mean) < 5 * sd / np.sqrt(20_000)).all()
+    np.testing.assert_allclose(s.var(0), sd ** 2, rtol=0.05)  # the variance estimate's sd: ~1% here
+    ks = np.arange(12)  # the small-p column is near Poisson(2): its frequencies
+    observed = np.bincount(s[:, 1].astype(int), minlength=12)[:12]
+    expected = 20_000 * stats.binom(n[1], p[1]).pmf(ks)
+    keep = expected > 5
+    assert stats.chisquare(observed[keep], expected[keep] * observed[keep].sum() / expected[keep].sum()).pvalue > 1e-3
+
+
+def test_binomial_sample_edge_shapes():
+    assert (D.Binomial(0, t64(0.5)).sample((3,)).numpy() == 0).all()
+    assert D.Binomial(10, t64(0.3)).sample().shape == ()
+    assert D.Binomial(t64([[0.0], [4.0]]), t64([0.2, 0.9])).sample((5, 2)).shape == (5, 2, 2, 2)
+    assert D.Binomial(3, t64([0.2, 0.9])).sample((0,)).shape == (0, 2)
+
+
 def test_geometric_and_negative_binomial_checks():
     with pytest.raises(ValueError, match="to be positive"):
         D.Geometric(t64([0.0, 0.5]))

@@ -7,7 +7,7 @@ from typing import Sequence
 
 from ..autograd import no_grad
 from ..creation import arange, rand, tensor
-from ..functional import floor, lgamma, where, xlogy
+from ..functional import floor, lgamma, searchsorted, where, xlogy
 from ..functional.random import poisson
 from ..nn.functional import binary_cross_entropy_with_logits, logsigmoid, one_hot
 from ..size import Size
@@ -110,24 +110,39 @@ class Binomial(_CountWithProbs):
         return self.total_count * self.probs * (1 - self.probs)
 
     def sample(self, sample_shape: Sequence[int] = Size()) -> Tensor:
-        """By inverse CDF: the count of k in [0, max n) with u > P(X <= k), all k at once (memory
-        (max n + 1) x the sample; a pmf past a row's own n is 0)."""
+        """By inverse CDF over a window of k: lo + #{k in [lo, lo + W - 1) : P(lo <= X <= k) < u}, one batched
+        ``searchsorted`` per batch row's CDF, lo = max(0, mean - 12 sd - 12), W the widest row's span to
+        min(n, mean + 12 sd + 12). The mass outside the window is below 1e-20 (Chernoff; Poisson-like tails when
+        p is small), under a uniform's resolution, so this is exact in floating point; memory W x the batch
+        plus the sample, W ~ 24 sd + 25 <= n + 1."""
         shape = self._extended_shape(sample_shape)
+        nb = len(self._batch_shape)
         with no_grad():
-            n_max = int(self.total_count.max()) if self.total_count.numel() else 0
-            k = arange(n_max + 1, dtype=self._param.dtype, device=self._param.device)
-            k = k.reshape(-1, *(1,) * len(self._batch_shape))
-            pmf = self._log_prob(k).exp().masked_fill(k > self.total_count, 0.0)
-            cdf = pmf.cumsum(0)[:-1]  # P(X <= k) for k < max n
+            n, p = self.total_count, self.probs
+            mean, sd = n * p, (n * p * (1 - p)).sqrt()
+            lo = floor((mean - 12 * sd - 12).clamp(min=0))
+            hi = (mean + 12 * sd + 12).clamp(max=n)
+            width = int((hi - lo).max()) + 1 if n.numel() else 1
+            steps = arange(width, dtype=self._param.dtype, device=self._param.device)
+            k = lo.unsqueeze(-1) + steps  # (*batch, W)
+            pmf = self._log_prob(k, batch_last=True).exp().masked_fill(k > n.unsqueeze(-1), 0.0)
+            n_rows, n_draws = self._batch_shape.numel(), Size(shape[:len(shape) - nb]).numel()
+            cdf = pmf.cumsum(-1)[..., :-1].reshape(n_rows, width - 1)  # P(lo <= X <= k) per row
             u = rand(shape, dtype=self._param.dtype, device=self._param.device)
-            cdf = cdf.reshape(cdf.shape[0], *(1,) * (len(shape) - len(self._batch_shape)), *self._batch_shape)
-            count = (u.unsqueeze(0) > cdf).to(u.dtype).sum(0)
-            return count.clamp(max=self.total_count)  # a cdf that rounds below 1 past n
+            sample_dims = len(shape) - nb
+            rows = u.permute(*range(sample_dims, len(shape)), *range(sample_dims)).reshape(n_rows, n_draws)
+            count = searchsorted(cdf.contiguous(), rows.contiguous()).to(u.dtype)  # how many cdf values < u
+            count = count.reshape(*self._batch_shape, *shape[:sample_dims])
+            count = count.permute(*range(nb, len(shape)), *range(nb)) + lo
+            return count.clamp(max=n)  # a cdf that rounds below 1 past n
 
-    def _log_prob(self, value: Tensor) -> Tensor:
+    def _log_prob(self, value: Tensor, batch_last: bool = False) -> Tensor:
         """PyTorch's form: k logit - n max(logit, 0) - n log1p(exp(-|logit|)) + log C(n, k); max(l, 0) as
-        (clamp(l, min=0) + l - clamp(l, max=0)) / 2, whose gradient at l = 0 is 1/2 (that of softplus there)."""
+        (clamp(l, min=0) + l - clamp(l, max=0)) / 2, whose gradient at l = 0 is 1/2 (that of softplus there).
+        ``batch_last``: value is (*batch, m), the parameters broadcast along a new last dim."""
         n, logits = self.total_count, self.logits
+        if batch_last:
+            n, logits = n.unsqueeze(-1), logits.unsqueeze(-1)
         clamped = (logits.clamp(min=0) + logits - logits.clamp(max=0)) / 2
         normalize = n * clamped + n * (-logits.abs()).exp().log1p() - lgamma(n + 1)
         return value * logits - lgamma(value + 1) - lgamma(n - value + 1) - normalize
