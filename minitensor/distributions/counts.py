@@ -6,10 +6,10 @@ import math
 from typing import Sequence
 
 from ..autograd import no_grad
-from ..creation import arange, rand, tensor
-from ..functional import floor, lgamma, searchsorted, where, xlogy
+from ..creation import arange, ones_like, rand, tensor, zeros
+from ..functional import floor, lgamma, scatter_add, searchsorted, where, xlogy
 from ..functional.random import poisson
-from ..nn.functional import binary_cross_entropy_with_logits, logsigmoid, one_hot
+from ..nn.functional import binary_cross_entropy_with_logits, logsigmoid
 from ..size import Size
 from ..tensor import Tensor
 from ..type_info import finfo
@@ -212,9 +212,14 @@ class Multinomial(Distribution):
         return self.total_count * self.probs * (1 - self.probs)
 
     def sample(self, sample_shape: Sequence[int] = Size()) -> Tensor:
-        """``total_count`` categorical draws per sample, one-hot and summed over the draws."""
-        draws = self._categorical.sample(Size((self.total_count,)) + Size(sample_shape))
-        return one_hot(draws, self.probs.shape[-1]).to(self.probs.dtype).sum(0)
+        """``total_count`` categorical draws per sample, counted per category by one ``scatter_add`` (memory
+        total_count x the sample's draws, as PyTorch's)."""
+        sample_shape = Size(sample_shape)
+        with no_grad():
+            draws = self._categorical.sample(Size((self.total_count,)) + sample_shape)
+            draws = draws.movedim(0, -1)  # (*sample, *batch, total_count)
+            counts = zeros(self._extended_shape(sample_shape), dtype=self.probs.dtype, device=self.probs.device)
+            return scatter_add(counts, -1, draws, ones_like(draws, dtype=self.probs.dtype))
 
     def log_prob(self, value: Tensor) -> Tensor:
         logits, value = broadcast_all(self.logits, self._checked(value))
