@@ -7,7 +7,7 @@ from typing import Sequence
 
 from ..autograd import no_grad
 from ..creation import arange, ones_like, rand, tensor, zeros
-from ..functional import floor, lgamma, scatter_add, searchsorted, where, xlogy
+from ..functional import floor, lgamma, movedim, scatter_add, searchsorted, where, xlogy
 from ..functional.random import poisson
 from ..nn.functional import binary_cross_entropy_with_logits, logsigmoid
 from ..size import Size
@@ -217,7 +217,7 @@ class Multinomial(Distribution):
         sample_shape = Size(sample_shape)
         with no_grad():
             draws = self._categorical.sample(Size((self.total_count,)) + sample_shape)
-            draws = draws.movedim(0, -1)  # (*sample, *batch, total_count)
+            draws = movedim(draws, 0, -1)  # (*sample, *batch, total_count)
             counts = zeros(self._extended_shape(sample_shape), dtype=self.probs.dtype, device=self.probs.device)
             return scatter_add(counts, -1, draws, ones_like(draws, dtype=self.probs.dtype))
 
