@@ -3,16 +3,32 @@ arguments and formulas (docs/distributions.md). Sampling draws from minitensor's
 from __future__ import annotations
 
 from . import constraints
+from .constraint_registry import biject_to, transform_to
+from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, Poisson
 from .continuous import Exponential, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .heavy_tails import Cauchy, GeneralizedPareto, Gumbel, HalfCauchy, HalfNormal, Pareto, Weibull
 from .gamma import Beta, Chi2, Dirichlet, Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .studentt import StudentT
 from . import transforms
-from .transformed_distribution import LogNormal, TransformedDistribution
+from .unit_and_ratio import ContinuousBernoulli, FisherSnedecor, InverseGamma, Kumaraswamy
+from . import kl_cross, kl_lowrank, kl_more  # noqa: F401  (register the KL pairs of the distributions above)
+from .transformed_distribution import LogisticNormal, LogNormal, TransformedDistribution
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .von_mises import VonMises
+from .lkj_cholesky import LKJCholesky
+from .wishart import Wishart
+from .transforms_more import (AbsTransform, CorrCholeskyTransform, CumulativeDistributionTransform,
+                              LowerCholeskyTransform, PositiveDefiniteTransform, SoftmaxTransform, SoftplusTransform,
+                              StickBreakingTransform, identity_transform)
+from .transforms_structural import CatTransform, IndependentTransform, ReshapeTransform, StackTransform
+from .mixture import MixtureSameFamily
+from .relaxed import OneHotCategoricalStraightThrough, RelaxedBernoulli, RelaxedOneHotCategorical
 from .transforms import (AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform,
                          TanhTransform, Transform)
 
@@ -21,3 +37,13 @@ __all__ = ["Bernoulli", "Categorical", "Distribution", "Exponential", "Independe
 __all__ += ["AffineTransform", "Beta", "Chi2", "ComposeTransform", "Dirichlet", "ExpTransform", "Gamma", "LogNormal",
             "PowerTransform", "SigmoidTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution",
             "transforms"]
+__all__ += ["GeneralizedPareto"]
+__all__ += ["Binomial", "Cauchy", "ContinuousBernoulli", "ExponentialFamily", "FisherSnedecor", "Geometric", "Gumbel",
+            "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy", "Multinomial", "NegativeBinomial", "Pareto",
+            "Poisson", "Weibull"]
+__all__ += ["MixtureSameFamily", "OneHotCategoricalStraightThrough", "RelaxedBernoulli", "RelaxedOneHotCategorical"]
+__all__ += ["LKJCholesky", "LogisticNormal", "LowRankMultivariateNormal", "VonMises", "Wishart"]
+__all__ += ["AbsTransform", "CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+            "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform",
+            "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "identity_transform"]
+__all__ += ["biject_to", "transform_to"]

@@ -15,9 +15,10 @@ from .continuous import Normal
 from .distribution import Distribution
 from .independent import Independent
 from .transforms import ComposeTransform, ExpTransform, Transform
+from .transforms_more import StickBreakingTransform
 from .utils import sum_rightmost
 
-__all__ = ["LogNormal", "TransformedDistribution"]
+__all__ = ["LogNormal", "LogisticNormal", "TransformedDistribution"]
 
 
 class TransformedDistribution(Distribution):
@@ -165,3 +166,23 @@ class LogNormal(TransformedDistribution):
     def entropy(self) -> Tensor:
         return self.base_dist.entropy() + self.loc
 
+
+class LogisticNormal(TransformedDistribution):
+    """StickBreakingTransform of N(loc, scale^2) over K - 1 dims: points of the K-simplex (PyTorch's)."""
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, loc: Tensor | float, scale: Tensor | float, validate_args: bool | None = None) -> None:
+        base: Distribution = Normal(loc, scale, validate_args=validate_args)
+        if not base.batch_shape:
+            base = base.expand([1])
+        super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
+
+    @property
+    def loc(self) -> Tensor:
+        return self.base_dist.base_dist.loc  # type: ignore[attr-defined]
+
+    @property
+    def scale(self) -> Tensor:
+        return self.base_dist.base_dist.scale  # type: ignore[attr-defined]

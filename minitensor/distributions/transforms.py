@@ -339,3 +339,13 @@ class AffineTransform(Transform):
         return tuple(broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ())))
 
     inverse_shape = forward_shape
+
+
+# The rest of PyTorch's transforms live in transforms_more.py and transforms_structural.py; exported here too,
+# as torch's one module does.
+from .transforms_more import *  # noqa: E402,F401,F403
+from .transforms_more import __all__ as _more  # noqa: E402
+from .transforms_structural import *  # noqa: E402,F401,F403
+from .transforms_structural import __all__ as _structural  # noqa: E402
+
+__all__ += _more + _structural
