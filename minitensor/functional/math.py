@@ -94,7 +94,8 @@ class Clamp(ArrayFunction):
             keep = x >= ctx.lo
         if ctx.hi is not None:
             keep = keep & (x <= ctx.hi)
-        return gy * keep, None, None
+        # a where, not gy * keep: a clamped element gets exactly 0 even when gy is nan or inf (PyTorch's)
+        return B.where(keep, gy, 0).astype(gy.dtype, copy=False), None, None
 
 
 class _MaxMin(ArrayFunction):
@@ -112,7 +113,13 @@ class _MaxMin(ArrayFunction):
         a, b = ctx.saved_tensors
         a_loses, b_loses = ((a < b), (a > b)) if ctx.pick == "maximum" else ((a > b), (a < b))
         tie = (a == b).astype(gy.dtype) * 0.5  # in gy's dtype: bool * 0.5 would be float64
-        return gy * B.where(a_loses, 0, 1 - tie), gy * B.where(b_loses, 0, 1 - tie)
+        # the loser gets exactly 0 even when gy is nan or inf (PyTorch masks; a product would give nan)
+        return _masked(B, a_loses, gy * (1 - tie)), _masked(B, b_loses, gy * (1 - tie))
+
+
+def _masked(B: Backend, out: Any, g: Any) -> Any:
+    """g where ``out`` is False, exactly 0 where it is True (nan and inf in g included)."""
+    return B.where(out, 0, g).astype(g.dtype, copy=False)
 
 
 class Maximum(_MaxMin):
@@ -131,9 +138,8 @@ class ClampMin(_MaxMin):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         a, b = ctx.saved_tensors
-        if ctx.pick == "maximum":
-            return gy * (a >= b), gy * (a < b)
-        return gy * (a <= b), gy * (a > b)
+        a_keeps, b_keeps = ((a >= b), (a < b)) if ctx.pick == "maximum" else ((a <= b), (a > b))
+        return _masked(B, ~a_keeps, gy), _masked(B, ~b_keeps, gy)
 
 
 class ClampMax(ClampMin):

@@ -22,7 +22,7 @@ from ..tensor import Tensor
 from ._util import nondiff, norm_dim
 from .cumulative import take_along
 from .math import lerp
-from .reduce import _check_reducible, _tensor_input, tie_shares
+from .reduce import _check_reducible, _tensor_input, evenly_distributed
 from ..amp.autocast_mode import cast_early
 from ..amp.policy import Quantile
 
@@ -97,7 +97,7 @@ class ShareAmongTies(ArrayFunction):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, y = ctx.saved_tensors
-        return gy * tie_shares(B, x, y, None, True), None
+        return evenly_distributed(B, gy, x, y, None), None
 
 
 def _whole(name: str, input: Any, position: Position) -> Tensor:

@@ -134,8 +134,10 @@ class _Extreme(ArrayFunction):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, y = ctx.saved_tensors
-        share = tie_shares(B, x, y, ctx.axes, ctx.nan_ties)
-        return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * share, None, None, None
+        g = _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim)
+        if ctx.nan_ties:
+            return evenly_distributed(B, g, x, y, ctx.axes), None, None, None
+        return g * tie_shares(B, x, y, ctx.axes, False), None, None, None  # amax's: a nan gy reaches every x
 
 
 def tie_shares(B: Backend, x: Any, y: Any, axes: tuple[int, ...] | None, nan_ties: bool) -> Any:
@@ -145,6 +147,13 @@ def tie_shares(B: Backend, x: Any, y: Any, axes: tuple[int, ...] | None, nan_tie
     if nan_ties:
         hit |= B.isnan(x) & B.isnan(y)
     return hit / B.sum(hit, axes, True).astype(x.dtype)
+
+
+def evenly_distributed(B: Backend, g: Any, x: Any, y: Any, axes: tuple[int, ...] | None) -> Any:
+    """PyTorch's evenly_distribute_backward (max(), min(), median() of a whole tensor): g / k at the k ties
+    (nans tie with a nan y), and exactly 0 elsewhere, even where g is nan or inf (a where, not a product)."""
+    share = tie_shares(B, x, y, axes, True)
+    return B.where(share != 0, g * share, 0).astype(g.dtype, copy=False)
 
 
 class Amax(_Extreme):
