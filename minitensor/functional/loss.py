@@ -147,15 +147,15 @@ class BinaryCrossEntropyWithLogits(_BinaryLoss):
 def _broadcast_pair(name: str, input: Tensor, target: Any) -> tuple[Tensor, Tensor]:
     """input and target promoted to one float dtype; a shape mismatch warns (it broadcasts) as PyTorch."""
     input, target = promote(input, as_tensor(target, device=input.device), floating=True)
-    if input.shape != target.shape:
-        try:
-            np.broadcast_shapes(input.shape, target.shape)
-        except ValueError:
-            raise ValueError(f"{name}: target shape {tuple(target.shape)} does not broadcast with input "
-                             f"shape {tuple(input.shape)}") from None
+    if input.shape != target.shape:  # PyTorch warns first, then its broadcast fails (a RuntimeError)
         warnings.warn(f"{name}: using a target size ({tuple(target.shape)}) that is different to the input "
                       f"size ({tuple(input.shape)}). This will likely lead to incorrect results due to "
                       "broadcasting. Please ensure they have the same size.", stacklevel=3)
+        try:
+            np.broadcast_shapes(input.shape, target.shape)
+        except ValueError:
+            raise RuntimeError(f"{name}: target shape {tuple(target.shape)} does not broadcast with input "
+                               f"shape {tuple(input.shape)}") from None
     return input, target
 
 

@@ -159,6 +159,9 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
+    if len(dims) != input.ndim:  # checked before the dims themselves, as PyTorch (a RuntimeError)
+        raise RuntimeError(f"permute: number of dims don't match in permute: the tensor has {input.ndim} dims "
+                           f"(shape {tuple(input.shape)}) but {len(dims)} were given: {tuple(dims)}")
     axes = tuple(norm_dim(d, input.ndim) for d in dims)
     if sorted(axes) != list(range(input.ndim)):
         raise RuntimeError(f"permute: dims {tuple(dims)} are not a permutation of the {input.ndim} dims of a "
