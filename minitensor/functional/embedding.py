@@ -62,7 +62,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
                          f"{tuple(weight.shape)}")
     input = as_tensor(input, device=weight.device)
     if input.array.dtype.kind not in "iu":
-        raise TypeError(f"embedding: indices must be integers (int64 or int32), got {input.dtype}")
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {input.dtype} instead (embedding)")
     num_embeddings = weight.shape[0]
     idx = input.array
     bad = (idx < 0) | (idx >= num_embeddings)

@@ -27,7 +27,7 @@ from ..autograd.function import ArrayFunction, IndexedGrad, ViewFunction
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, _bump_version
 from ..creation import as_tensor
-from ._util import SCALARS, broadcast_error, out_of_range, promote, write_error
+from ._util import SCALARS, broadcast_error, out_of_range, promote, torch_dtype_name, write_error
 from .inplace import check_writable, detach_saved_from
 from ..backends.base import Backend
 
@@ -343,6 +343,11 @@ def where(condition: Tensor, input: Any = _ABSENT, other: Any = _ABSENT) -> Any:
     if not isinstance(condition, Tensor):
         condition = as_tensor(condition, device=(a if isinstance(a, Tensor) else b).device)
     if condition.array.dtype != np.bool_:
+        if condition.array.dtype != np.uint8:
+            raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
+                               f"{torch_dtype_name(condition.dtype)}")
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed "
+                      "in a future version of PyTorch. Use a boolean condition instead.", stacklevel=2)
         condition = condition != 0
     try:
         return Where.apply(condition, a, b)
@@ -362,9 +367,18 @@ def _where_nonzero(condition: Any, input: Any, other: Any) -> Any:
     return nonzero(condition, as_tuple=True)
 
 
+# ATen's C++ names of the scalar types, as its masked_fill error prints them
+_C_TYPE_NAMES = {"Float": "float", "Double": "double", "Half": "c10::Half", "BFloat16": "c10::BFloat16",
+                 "Byte": "unsigned char", "Char": "signed char", "Short": "short int", "Int": "int",
+                 "Long": "long int"}
+
+
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """``value`` where ``mask`` is True; mask and input broadcast together (``masked_fill_`` needs the
     result to keep input's shape)."""
+    if isinstance(mask, Tensor) and mask.array.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_C_TYPE_NAMES.get(torch_dtype_name(mask.dtype), mask.dtype)}")
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(f"masked_fill only supports a 0-dimensional value tensor, but got tensor with "

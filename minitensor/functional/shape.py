@@ -249,6 +249,8 @@ def _same_dtype(tensors: Sequence[Tensor], name: str) -> list[Tensor]:
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join along an existing dim; shapes must agree elsewhere."""
+    if isinstance(tensors, (list, tuple)) and not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     tensors = _same_dtype(tensors, "cat")
     if tensors[0].ndim == 0:
         raise RuntimeError("cat: zero-dimensional tensors cannot be concatenated; use stack")

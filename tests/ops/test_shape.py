@@ -168,7 +168,7 @@ def test_cat_stack_errors_and_aliases():
         mt.stack([mt.ones(2, 3), mt.ones(2, 4)])
     with pytest.raises(RuntimeError, match=r"\(2, 3\).*\(3, 4\)"):
         mt.cat([mt.ones(2, 3), mt.ones(3, 4)], dim=0)
-    with pytest.raises(RuntimeError, match="non-empty"):
+    with pytest.raises(ValueError, match="non-empty"):
         mt.cat([])
     with pytest.raises(RuntimeError, match="zero-dimensional"):
         mt.cat([mt.tensor(1.0), mt.tensor(2.0)])
@@ -303,8 +303,20 @@ def test_where_with_two_scalars_takes_pytorch_dtypes():
     assert mt.where(c, 1, 0).dtype is mt.int64 and mt.where(c, 1, 0.5).dtype is mt.float32
 
 
-def test_where_with_non_bool_condition():
-    assert mt.where(mt.tensor([0, 2]), mt.tensor([1.0, 1.0]), 0.0).tolist() == [0.0, 1.0]
+def test_where_and_masked_fill_want_bool_conditions_as_pytorch():
+    """PyTorch 2.x refuses a non-bool condition (a uint8 one is still read as != 0, with a warning) and a
+    non-bool masked_fill mask."""
+    with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor, but got a tensor "
+                                           "with dtype Long"):
+        mt.where(mt.tensor([0, 2]), mt.tensor([1.0, 1.0]), 0.0)
+    with pytest.warns(UserWarning, match="uint8 condition"):
+        assert mt.where(mt.tensor([0, 2], dtype=mt.uint8), mt.tensor([1.0, 1.0]), 0.0).tolist() == [0.0, 1.0]
+    for dtype, name in ((mt.float32, "float"), (mt.uint8, "unsigned char"), (mt.int64, "long int")):
+        with pytest.raises(RuntimeError, match=f"masked_fill_ only supports boolean masks, but got mask with "
+                                               f"dtype {name}$"):
+            mt.ones(2).masked_fill(mt.ones(2, dtype=dtype), 0.0)
+    with pytest.raises(ValueError, match="expected a non-empty list of Tensors"):
+        mt.cat([])
 
 
 @SETTINGS
