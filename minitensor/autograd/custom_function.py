@@ -250,6 +250,8 @@ def _apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
                 o._requires_grad or o.grad_fn is not None or any(o is a for a in args)):
             alias = outs[k] = wrap(o.array, o._device)
             alias._vc = _function._tensor_mod._counter(o)
+            if ctx._non_diff:  # marked on the tensor returned: the mark follows it to its alias
+                ctx._non_diff = tuple(alias if t is o else t for t in ctx._non_diff)
     if track:
         _record(ctx, args, outs, device)
     return tuple(outs) if type(out) is tuple else outs[0]

@@ -8,7 +8,6 @@ parameter and persistent buffer: ``"features.1.running_mean"``.
 """
 from __future__ import annotations
 
-import itertools
 from typing import Any, Callable, Iterator, Mapping
 
 from ... import dtypes as _dt
@@ -16,26 +15,14 @@ from ...autograd import no_grad, zero_grads
 from ...device import device as _device_type
 from ...tensor import Tensor
 from ..parameter import Buffer, Parameter
+from . import module_hooks as _hooks
+from .module_hooks import (RemovableHandle, _global_any, register_module_backward_hook,  # noqa: F401 (re-exported)
+                           register_module_buffer_registration_hook, register_module_forward_hook,
+                           register_module_forward_pre_hook, register_module_full_backward_hook,
+                           register_module_full_backward_pre_hook, register_module_module_registration_hook,
+                           register_module_parameter_registration_hook)
+from .module_hooks import HooksMixin
 from .state_dict import StateDictMixin
-
-
-class RemovableHandle:
-    """Returned by the ``register_*_hook`` methods; ``remove()`` unregisters the hook."""
-
-    _next_id = itertools.count()
-
-    def __init__(self, hooks: dict[int, Callable]) -> None:
-        self._hooks = hooks
-        self.id = next(RemovableHandle._next_id)
-
-    def remove(self) -> None:
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self) -> "RemovableHandle":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.remove()
 
 
 def _addindent(text: str, spaces: int) -> str:
@@ -79,7 +66,7 @@ def _floating_dtype(dtype: Any) -> _dt.dtype:
     return dt
 
 
-class Module(StateDictMixin):
+class Module(StateDictMixin, HooksMixin):
     """Base class for all neural network modules; subclasses define ``forward`` and assign their
     parameters and submodules as attributes in ``__init__`` (after ``super().__init__()``)."""
 
@@ -96,23 +83,18 @@ class Module(StateDictMixin):
         set_(self, "_modules", {})
         set_(self, "_forward_pre_hooks", {})
         set_(self, "_forward_hooks", {})
+        set_(self, "_backward_pre_hooks", {})
+        set_(self, "_backward_hooks", {})
+        set_(self, "_is_full_backward_hook", None)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+                or _global_any):
             return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
-            new_args = hook(self, args)
-            if new_args is not None:
-                args = new_args if isinstance(new_args, tuple) else (new_args,)
-        result = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            new_result = hook(self, args, result)
-            if new_result is not None:
-                result = new_result
-        return result
+        return _hooks.call_with_hooks(self, args, kwargs)
 
     # ------------------------------------------------------------------------------- registration
     def register_parameter(self, name: str, param: Parameter | None) -> None:
@@ -121,11 +103,15 @@ class Module(StateDictMixin):
         if param is not None and param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
                              "created explicitly; wrap a detached tensor: Parameter(t.detach())")
+        if _hooks._global_parameter_registration_hooks:
+            param = _hooks.run_registration_hooks(_hooks._global_parameter_registration_hooks, self, name, param)
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Add a non-learnable state tensor; ``persistent=False`` keeps it out of ``state_dict``."""
         _check_entry("buffer", name, tensor, self, "_buffers", Tensor, "Tensor")
+        if _hooks._global_buffer_registration_hooks:
+            tensor = _hooks.run_registration_hooks(_hooks._global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -137,6 +123,8 @@ class Module(StateDictMixin):
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         _check_name("module", name, self, self._modules)
+        if _hooks._global_module_registration_hooks:
+            module = _hooks.run_registration_hooks(_hooks._global_module_registration_hooks, self, name, module)
         self._modules[name] = module
 
     register_module = add_module
@@ -158,6 +146,8 @@ class Module(StateDictMixin):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._remove_attribute(name, keep=modules)
+            if _hooks._global_module_registration_hooks:
+                value = _hooks.run_registration_hooks(_hooks._global_module_registration_hooks, self, name, value)
             modules[name] = value
         elif modules is not None and name in modules:
             if value is not None:
@@ -173,6 +163,8 @@ class Module(StateDictMixin):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                 "(Tensor or None expected)")
+            if _hooks._global_buffer_registration_hooks:
+                value = _hooks.run_registration_hooks(_hooks._global_buffer_registration_hooks, self, name, value)
             self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
@@ -371,19 +363,6 @@ class Module(StateDictMixin):
 
     def cuda(self, device: Any = None) -> "Module":
         return self._apply(lambda t: t.cuda(device))
-
-    # ------------------------------------------------------------------------------------- hooks
-    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        """``hook(module, args)`` runs before ``forward``; a non-None result replaces ``args``."""
-        handle = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[handle.id] = hook
-        return handle
-
-    def register_forward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        """``hook(module, args, output)`` runs after ``forward``; a non-None result replaces the output."""
-        handle = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[handle.id] = hook
-        return handle
 
     # -------------------------------------------------------------------------------------- repr
     def extra_repr(self) -> str:
