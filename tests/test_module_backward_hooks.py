@@ -297,3 +297,20 @@ def test_conv_relu_sequential_hooks_match_pytorch():
         assert len(g_part) == len(w_part)
         for g, w in zip(g_part, w_part):
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def test_custom_function_input_returned_as_is_can_be_marked_non_differentiable():
+    # what BackwardHookFunction relies on: the mark follows the input to the output that aliases it
+    class Ident(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.mark_non_differentiable(b)
+            return a, b
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            return ga, gb
+    a, b = mt.randn(2, requires_grad=True), mt.randn(2, requires_grad=True)
+    out_a, out_b = Ident.apply(a, b)
+    assert out_a.requires_grad and not out_b.requires_grad and out_b.grad_fn is None
+    assert out_b is not b
