@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from ... import dtypes as _dt
 from ...autograd import no_grad, zero_grads
+from ...creation import empty_like as _empty_like
 from ...device import device as _device_type
 from ...tensor import Tensor
 from ..parameter import Buffer, Parameter
@@ -22,6 +23,7 @@ from .module_hooks import (RemovableHandle, _global_any, register_module_backwar
                            register_module_full_backward_pre_hook, register_module_module_registration_hook,
                            register_module_parameter_registration_hook)
 from .module_hooks import HooksMixin
+from .module_paths import PathsMixin
 from .state_dict import StateDictMixin
 
 
@@ -66,14 +68,21 @@ def _floating_dtype(dtype: Any) -> _dt.dtype:
     return dt
 
 
-class Module(StateDictMixin, HooksMixin):
+class Module(StateDictMixin, HooksMixin, PathsMixin):
     """Base class for all neural network modules; subclasses define ``forward`` and assign their
     parameters and submodules as attributes in ``__init__`` (after ``super().__init__()``)."""
 
     training: bool
     _repr_options: tuple[str, ...] = ()  # the attributes the default extra_repr lists as name=value
+    dump_patches: bool = False  # PyTorch's (deprecated) flag; nothing reads it
+    call_super_init: bool = False  # True: __init__ passes its arguments on to the next class (cooperative mixins)
 
-    def __init__(self) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if not self.call_super_init and kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        if not self.call_super_init and args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were "
+                            "given")
         # object.__setattr__: our __setattr__ needs these registries to exist already.
         set_ = object.__setattr__
         set_(self, "training", True)
@@ -86,6 +95,8 @@ class Module(StateDictMixin, HooksMixin):
         set_(self, "_backward_pre_hooks", {})
         set_(self, "_backward_hooks", {})
         set_(self, "_is_full_backward_hook", None)
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -253,15 +264,6 @@ class Module(StateDictMixin, HooksMixin):
     def modules(self) -> Iterator["Module"]:
         return _values(self.named_modules())
 
-    def get_submodule(self, target: str) -> "Module":
-        """The module at dotted path ``target`` ("" is this module)."""
-        module = self
-        for item in target.split(".") if target else []:
-            if item not in module._modules:
-                raise AttributeError(f"{type(module).__name__} has no attribute `{item}`")
-            module = module._modules[item]
-        return module
-
     def apply(self, fn: Callable[["Module"], Any]) -> "Module":
         """Call ``fn`` on every submodule (children first) and then on this module."""
         for module in self.children():
@@ -291,10 +293,10 @@ class Module(StateDictMixin, HooksMixin):
         zero_grads(self.parameters(), set_to_none)
 
     # ------------------------------------------------------------------------------- device, dtype
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> "Module":
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "Module":
         """Convert every parameter (in place: ``p.data = fn(p)``, so a ``Parameter`` keeps its identity and
         optimizers built earlier still hold it), its gradient, and every buffer (replaced)."""
-        for module in self.children():
+        for module in self.children() if recurse else ():
             module._apply(fn)
         with no_grad():
             for param in self._parameters.values():
@@ -336,6 +338,20 @@ class Module(StateDictMixin, HooksMixin):
             return t.to(dev, dt if t.is_floating_point() else None)
         return self._apply(convert)
 
+    def to_empty(self, *, device: Any, recurse: bool = True) -> "Module":
+        """Parameters and buffers replaced by uninitialized ones on ``device`` (e.g. after building on "meta")."""
+        return self._apply(lambda t: _empty_like(t, device=device), recurse=recurse)
+
+    def type(self, dst_type: Any) -> "Module":
+        """Every parameter and buffer cast to ``dst_type`` (a dtype or a type name), as ``Tensor.type``."""
+        return self._apply(lambda t: t.type(dst_type))
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """``torch.nn.Module.compile``, in place: arguments are checked as ``minitensor.compile``'s, and the
+        module stays as it is (there is no compiler: minitensor.compile returns the model itself)."""
+        from ...compiler import compile as _compile
+        _compile(self, *args, **kwargs)
+
     def _cast_floating(self, dtype: _dt.dtype) -> "Module":
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
@@ -369,9 +385,6 @@ class Module(StateDictMixin, HooksMixin):
         """The text inside this module's parentheses (its configuration): ``name=value`` for each name in
         ``_repr_options`` (none for Module itself); subclasses override it for other layouts."""
         return ", ".join(f"{name}={getattr(self, name)}" for name in self._repr_options)
-
-    def _get_name(self) -> str:
-        return type(self).__name__
 
     def __repr__(self) -> str:
         extra = self.extra_repr()
