@@ -182,7 +182,7 @@ def test_handle_removes_and_full_and_regular_hooks_do_not_mix():
     handle = lin.register_full_backward_hook(recorder(calls))
     handle.remove()
     lin(mt.randn(1, 2, requires_grad=True)).sum().backward()
-    assert calls == [] and not lin._backward_hooks
+    assert calls == [] and not lin._backward_hooks and not lin._backward_hook_ids  # the hook-less call path again
     with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks and full backward hooks"):
         lin.register_backward_hook(recorder(calls))
 
@@ -314,3 +314,17 @@ def test_custom_function_input_returned_as_is_can_be_marked_non_differentiable()
     out_a, out_b = Ident.apply(a, b)
     assert out_a.requires_grad and not out_b.requires_grad and out_b.grad_fn is None
     assert out_b is not b
+
+
+def test_hooks_survive_deepcopy_and_old_pickles_get_the_registries():
+    import copy
+    lin = nn.Linear(2, 2)
+    calls = []
+    lin.register_full_backward_pre_hook(lambda m, go: calls.append(1))
+    twin = copy.deepcopy(lin)
+    twin(mt.randn(1, 2, requires_grad=True)).sum().backward()
+    assert calls == [1]
+    state = {k: v for k, v in nn.Linear(2, 2).__dict__.items() if "backward" not in k}  # as saved before them
+    old = nn.Linear.__new__(nn.Linear)
+    old.__setstate__(state)
+    assert tuple(old(mt.randn(3, 2)).shape) == (3, 2)

@@ -190,6 +190,20 @@ class HooksMixin:
     _backward_pre_hooks: dict[int, Callable]
     _backward_hooks: dict[int, Callable]
     _is_full_backward_hook: bool | None
+    _backward_hook_ids: dict[int, bool]  # the ids in both backward registries: Module.__call__ tests this one
+
+    def _add_backward(self, hooks: dict[int, Callable], hook: Callable, prepend: bool = False) -> RemovableHandle:
+        handle = add_hook(hooks, hook, prepend, extra_dict=self._backward_hook_ids)
+        self._backward_hook_ids[handle.id] = True
+        return handle
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # a module pickled before some registry existed gets it empty (Module.__call__ reads them all)
+        self.__dict__.update(state)
+        for name in ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks",
+                     "_backward_hook_ids"):
+            self.__dict__.setdefault(name, {})
+        self.__dict__.setdefault("_is_full_backward_hook", None)
 
     def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False) -> RemovableHandle:
         """``hook(module, args)`` runs before ``forward``; a non-None result replaces ``args``."""
@@ -202,7 +216,7 @@ class HooksMixin:
     def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_output)`` runs when the gradients w.r.t. the module's outputs are known; a
         non-None result (a tuple, one entry per output) replaces ``grad_output``."""
-        return add_hook(self._backward_pre_hooks, hook, prepend)
+        return self._add_backward(self._backward_pre_hooks, hook, prepend)
 
     def _set_full(self, full: bool) -> None:
         if self._is_full_backward_hook is (not full):
@@ -214,9 +228,9 @@ class HooksMixin:
         gradients w.r.t. its positional tensor inputs are computed (or, when no input requires grad, with
         grad_input all None as soon as grad_output is known); a non-None result replaces ``grad_input``."""
         self._set_full(True)
-        return add_hook(self._backward_hooks, hook, prepend)
+        return self._add_backward(self._backward_hooks, hook, prepend)
 
     def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Deprecated: runs as ``register_full_backward_hook`` (see docs/differences.md)."""
         self._set_full(False)
-        return add_hook(self._backward_hooks, hook)
+        return self._add_backward(self._backward_hooks, hook)
