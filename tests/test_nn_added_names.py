@@ -55,7 +55,8 @@ def test_batch_norm_3d_cumulative_average_dims_and_repr():
     assert_close(m.running_var, np.mean([x.var(axis=(0, 2, 3, 4), ddof=1) for x in xs], axis=0), rtol=1e-10)
     with pytest.raises(ValueError, match=r"^expected 5D input \(got 4D input\)$"):
         m(mt.randn(2, 2, 3, 3))
-    assert repr(nn.BatchNorm3d(4)) == "BatchNorm3d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+    assert repr(nn.BatchNorm3d(4)) == ("BatchNorm3d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, "
+                                       "track_running_stats=True)")
     assert list(nn.BatchNorm3d(4).state_dict()) == ["weight", "bias", "running_mean", "running_var",
                                                     "num_batches_tracked"]
 

@@ -79,7 +79,8 @@ class Module(StateDictMixin, HooksMixin, PathsMixin):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if not self.call_super_init and kwargs:
-            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                            f"'{next(iter(kwargs))}'")
         if not self.call_super_init and args:
             raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were "
                             "given")
