@@ -24,7 +24,7 @@ class BackwardHookFunction(Function):
     whose result replaces them. Its node is named ``BackwardHookFunctionBackward``, as PyTorch's."""
 
     @staticmethod
-    def forward(ctx: Any, on_grad: Callable[[tuple], tuple], *args: Any) -> Any:
+    def forward(ctx: Any, on_grad: Callable[[tuple], tuple], *args: Any) -> Any:  # type: ignore[override]
         ctx.on_grad = on_grad
         ctx.mark_non_differentiable(*[a for a in args if not a.requires_grad])
         ctx.set_materialize_grads(False)  # grad_output keeps None for an output that got no gradient
