@@ -190,3 +190,69 @@ def test_errors_and_extra_state_keys_match_pytorch():
                 return 5
         return lib.nn.Sequential(C())
     assert list(with_extra(mt).state_dict()) == list(with_extra(torch).state_dict())
+
+
+# ------------------------------------------------------------------------- forward hooks' options
+class Scaled(nn.Module):
+    def forward(self, x, scale=1.0):
+        if scale < 0:
+            raise ValueError("negative scale")
+        return x * scale
+
+
+def test_forward_pre_hook_with_kwargs_replaces_args_and_kwargs():
+    m = Scaled()
+    m.register_forward_pre_hook(lambda mod, args, kwargs: ((args[0] + 1,), {"scale": kwargs["scale"] * 10}),
+                                with_kwargs=True)
+    np.testing.assert_allclose(m(mt.ones(2), scale=2.0).numpy(), [40.0, 40.0])
+    m2 = Scaled()
+    m2.register_forward_pre_hook(lambda mod, args, kwargs: args, with_kwargs=True)
+    with pytest.raises(RuntimeError, match="must return None or a tuple of \\(new_args, new_kwargs\\)"):
+        m2(mt.ones(2), scale=2.0)
+
+
+def test_forward_hook_with_kwargs_prepend_and_always_call():
+    m = Scaled()
+    order = []
+    m.register_forward_hook(lambda mod, args, out: order.append("plain"))
+    m.register_forward_hook(lambda mod, args, kwargs, out: order.append(("kw", kwargs)), with_kwargs=True,
+                            prepend=True)
+    h = m.register_forward_hook(lambda mod, args, out: order.append("always"), always_call=True)
+    m(mt.ones(1), scale=3.0)
+    assert order == [("kw", {"scale": 3.0}), "plain", "always"]
+    order.clear()
+    with pytest.raises(ValueError, match="negative scale"):
+        m(mt.ones(1), scale=-1.0)
+    assert order == ["always"]
+    h.remove()
+    assert not m._forward_hooks_always_called and len(m._forward_hooks_with_kwargs) == 1
+    bad = Scaled()
+    bad.register_forward_hook(lambda mod, args, out: 1 / 0, always_call=True)
+    with pytest.warns(UserWarning, match="always_call=True`` raised an exception that was silenced"):
+        with pytest.raises(ValueError, match="negative scale"):
+            bad(mt.ones(1), scale=-1.0)
+
+
+@pytest.mark.torch
+def test_forward_hook_options_match_pytorch():
+    torch = pytest.importorskip("torch")
+    logs = []
+    for lib in (mt, torch):
+        class S(lib.nn.Module):
+            def forward(self, x, scale=1.0):
+                if scale < 0:
+                    raise ValueError("negative")
+                return x * scale
+        m, log = S(), []
+        m.register_forward_pre_hook(lambda mod, a, k: log.append(("pre-kw", sorted(k))), with_kwargs=True)
+        m.register_forward_pre_hook(lambda mod, a: log.append("pre-first"), prepend=True)
+        m.register_forward_hook(lambda mod, a, k, o: log.append(("kw", sorted(k))), with_kwargs=True,
+                                always_call=True)
+        m.register_forward_hook(lambda mod, a, o: log.append("first"), prepend=True)
+        m(lib.ones(1), scale=2.0)
+        try:
+            m(lib.ones(1), scale=-1.0)
+        except ValueError:
+            log.append("raised")
+        logs.append(log)
+    assert logs[0] == logs[1]

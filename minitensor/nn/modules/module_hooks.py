@@ -139,27 +139,47 @@ def _backward_hooks(module: Any) -> tuple[list[Callable], list[Callable]]:
     return [*_global_backward_hooks.values(), *module._backward_hooks.values()], pre
 
 
+def _run_pre_hooks(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple, dict]:
+    with_kwargs = module._forward_pre_hooks_with_kwargs
+    for hook_id, hook in (*_global_forward_pre_hooks.items(), *module._forward_pre_hooks.items()):
+        if hook_id in with_kwargs:
+            new = hook(module, args, kwargs)
+            if new is not None:
+                if not (isinstance(new, tuple) and len(new) == 2):
+                    raise RuntimeError(f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), but "
+                                       f"got {new}.")
+                args, kwargs = new
+        else:
+            new = hook(module, args)
+            if new is not None:
+                args = new if isinstance(new, tuple) else (new,)
+    return args, kwargs
+
+
+def _forward_hooks(module: Any) -> tuple[tuple[int, Callable], ...]:
+    return (*_global_forward_hooks.items(), *module._forward_hooks.items())
+
+
+def _with_kwargs(module: Any, hook_id: int) -> bool:
+    return hook_id in module._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs
+
+
 def call_with_hooks(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``module(*args, **kwargs)`` with its forward pre-hooks, forward hooks and backward hooks, global first."""
     called: set[int] = set()
     result = None
     try:
         full, pre = _backward_hooks(module)
-        for hook in (*_global_forward_pre_hooks.values(), *module._forward_pre_hooks.values()):
-            new_args = hook(module, args)
-            if new_args is not None:
-                args = new_args if isinstance(new_args, tuple) else (new_args,)
+        args, kwargs = _run_pre_hooks(module, args, kwargs)
         bw_hook = None
         if full or pre:
             bw_hook = BackwardHook(module, full, pre)
             args = bw_hook.setup_input_hook(args)
         result = module.forward(*args, **kwargs)
-        for hook_id, hook in (*_global_forward_hooks.items(), *module._forward_hooks.items()):
+        for hook_id, hook in _forward_hooks(module):
             called.add(hook_id)
-            if hook_id in _global_forward_hooks_with_kwargs:
-                new_result = hook(module, args, kwargs, result)
-            else:
-                new_result = hook(module, args, result)
+            new_result = hook(module, args, kwargs, result) if _with_kwargs(module, hook_id) else \
+                hook(module, args, result)
             if new_result is not None:
                 result = new_result
         if bw_hook is not None:
@@ -169,16 +189,21 @@ def call_with_hooks(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) 
             result = bw_hook.setup_output_hook(result)
         return result
     except Exception:
-        for hook_id, hook in list(_global_forward_hooks.items()):  # the always_call hooks not run yet
-            if hook_id not in _global_forward_hooks_always_called or hook_id in called:
+        # the always_call hooks not run yet run now (the global ones without kwargs, as PyTorch's)
+        for hook_id, hook in _forward_hooks(module):
+            is_global = hook_id in _global_forward_hooks
+            if hook_id in called or hook_id not in (_global_forward_hooks_always_called if is_global
+                                                    else module._forward_hooks_always_called):
                 continue
             try:
-                new_result = hook(module, args, result)
+                with_kwargs = not is_global and hook_id in module._forward_hooks_with_kwargs
+                new_result = hook(module, args, kwargs, result) if with_kwargs else hook(module, args, result)
                 if new_result is not None:
                     result = new_result
             except Exception as e:
-                warnings.warn("global module forward hook with ``always_call=True`` raised an exception that was "
-                              f"silenced as another error was raised in forward: {e}", stacklevel=3)
+                warnings.warn(f"{'global ' if is_global else ''}module forward hook with ``always_call=True`` "
+                              f"raised an exception that was silenced as another error was raised in forward: {e}",
+                              stacklevel=3)
         raise
 
 
@@ -187,6 +212,9 @@ class HooksMixin:
 
     _forward_pre_hooks: dict[int, Callable]
     _forward_hooks: dict[int, Callable]
+    _forward_pre_hooks_with_kwargs: dict[int, bool]
+    _forward_hooks_with_kwargs: dict[int, bool]
+    _forward_hooks_always_called: dict[int, bool]
     _backward_pre_hooks: dict[int, Callable]
     _backward_hooks: dict[int, Callable]
     _is_full_backward_hook: bool | None
@@ -201,17 +229,31 @@ class HooksMixin:
         # a module pickled before some registry existed gets it empty (Module.__call__ reads them all)
         self.__dict__.update(state)
         for name in ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks",
-                     "_backward_hook_ids"):
+                     "_backward_hook_ids", "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+                     "_forward_hooks_always_called"):
             self.__dict__.setdefault(name, {})
         self.__dict__.setdefault("_is_full_backward_hook", None)
 
-    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False) -> RemovableHandle:
-        """``hook(module, args)`` runs before ``forward``; a non-None result replaces ``args``."""
-        return add_hook(self._forward_pre_hooks, hook, prepend)
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args)`` runs before ``forward``; a non-None result replaces ``args``. ``with_kwargs``:
+        ``hook(module, args, kwargs)``, returning None or ``(args, kwargs)``."""
+        handle = add_hook(self._forward_pre_hooks, hook, prepend, extra_dict=self._forward_pre_hooks_with_kwargs)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        return handle
 
-    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False) -> RemovableHandle:
-        """``hook(module, args, output)`` runs after ``forward``; a non-None result replaces the output."""
-        return add_hook(self._forward_hooks, hook, prepend)
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """``hook(module, args, output)`` (``with_kwargs``: ``hook(module, args, kwargs, output)``) runs after
+        ``forward``; a non-None result replaces the output. ``always_call``: also when forward raises."""
+        handle = add_hook(self._forward_hooks, hook, prepend,
+                          extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        return handle
 
     def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_output)`` runs when the gradients w.r.t. the module's outputs are known; a
