@@ -328,3 +328,20 @@ def test_hooks_survive_deepcopy_and_old_pickles_get_the_registries():
     old = nn.Linear.__new__(nn.Linear)
     old.__setstate__(state)
     assert tuple(old(mt.randn(3, 2)).shape) == (3, 2)
+
+
+def test_double_backward_through_hooked_modules():
+    def model():
+        mt.manual_seed(3)
+        return nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1)).double()
+    hooked, plain, calls = model(), model(), []
+    hooked[1].register_full_backward_hook(recorder(calls))
+    xs = mt.randn(4, 2, dtype=mt.float64)
+    grads = []
+    for m in (hooked, plain):
+        x = xs.clone().requires_grad_()
+        g, = mt.autograd.grad(m(x).sum(), x, create_graph=True)
+        (g ** 2).sum().backward()  # the second pass reaches the hook's input node without its output's gradient
+        grads.append(npa(x.grad))
+    assert len(calls) == 1  # as PyTorch: only the first backward went through the module's output
+    np.testing.assert_allclose(grads[0], grads[1])
