@@ -256,3 +256,18 @@ def test_forward_hook_options_match_pytorch():
             log.append("raised")
         logs.append(log)
     assert logs[0] == logs[1]
+
+
+def test_call_impl_names_and_backward_hook_lists():
+    lin = nn.Linear(2, 2)
+    x = mt.randn(1, 2)
+    np.testing.assert_array_equal(lin._call_impl(x).detach().numpy(), lin(x).detach().numpy())
+    assert lin._wrapped_call_impl is lin._call_impl or lin._wrapped_call_impl == lin._call_impl
+    assert lin._compiled_call_impl is None
+    def hook(m, gi, go):
+        return None
+    lin.register_full_backward_hook(hook)
+    assert lin._get_backward_hooks() == ([hook], []) and lin._get_backward_pre_hooks() == []
+    relu = nn.ReLU()
+    relu.register_backward_hook(hook)
+    assert relu._get_backward_hooks() == ([], [hook])

@@ -119,6 +119,9 @@ class Module(StateDictMixin, HooksMixin, PathsMixin):
             return self.forward(*args, **kwargs)
         return _hooks.call_with_hooks(self, args, kwargs)
 
+    _call_impl = _wrapped_call_impl = __call__  # PyTorch's names of the same path (some code calls them)
+    _compiled_call_impl: Callable | None = None  # compile() keeps the module as it is: never set
+
     # ------------------------------------------------------------------------------- registration
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add ``param`` (or a None placeholder, e.g. a disabled bias) under ``name``."""

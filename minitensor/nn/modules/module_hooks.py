@@ -260,6 +260,17 @@ class HooksMixin:
         non-None result (a tuple, one entry per output) replaces ``grad_output``."""
         return self._add_backward(self._backward_pre_hooks, hook, prepend)
 
+    def _get_backward_hooks(self) -> tuple[list[Callable], list[Callable]]:
+        """(full hooks, non-full hooks) of this module, global ones first, as PyTorch's."""
+        full = [*(_global_backward_hooks.values() if _global_is_full_backward_hook[0] else ()),
+                *(self._backward_hooks.values() if self._is_full_backward_hook else ())]
+        non_full = [*(_global_backward_hooks.values() if _global_is_full_backward_hook[0] is False else ()),
+                    *(self._backward_hooks.values() if self._is_full_backward_hook is False else ())]
+        return full, non_full
+
+    def _get_backward_pre_hooks(self) -> list[Callable]:
+        return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+
     def _set_full(self, full: bool) -> None:
         if self._is_full_backward_hook is (not full):
             raise RuntimeError(_MIXED.format("on a single Module"))
