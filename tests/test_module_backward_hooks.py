@@ -144,8 +144,9 @@ def test_no_input_requires_grad_fires_with_none_and_warns():
     lin = nn.Linear(2, 3)
     calls = []
     lin.register_full_backward_hook(recorder(calls))
-    with pytest.warns(UserWarning, match="no inputs require gradients"):
+    with pytest.warns(UserWarning, match="no inputs require gradients") as record:
         lin(mt.randn(4, 2)).sum().backward()
+    assert record[0].filename == __file__  # points at the backward() call, as PyTorch's
     gi, go = calls[0]
     assert gi == (None,) and tuple(go[0].shape) == (4, 3)
     lin2 = nn.Linear(2, 3)

@@ -6,6 +6,8 @@ grad_output and keeps it; the input node then calls the hooks with (grad_input, 
 """
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from typing import Any, Callable
 
@@ -17,6 +19,18 @@ from ...tensor import Tensor
 _NO_INPUT_GRAD = ("Full backward hook is firing when gradients are computed with respect to module outputs since "
                   "no inputs require gradients. See https://docs.pytorch.org/docs/main/generated/torch.nn.Module."
                   "html#torch.nn.Module.register_full_backward_hook for more details.")
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # minitensor/
+
+
+def _caller_stacklevel() -> int:
+    """The stacklevel of the first frame outside minitensor (the ``backward()`` call), for a warning raised
+    by this file's caller: the engine's depth varies."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class BackwardHookFunction(Function):
@@ -97,7 +111,7 @@ class BackwardHook:
             self.grad_outputs = new
         local = self.grad_outputs
         if self.input_tensors is None:  # no input requires grad: the hooks fire now, with grad_input all None
-            warnings.warn(_NO_INPUT_GRAD, stacklevel=2)
+            warnings.warn(_NO_INPUT_GRAD, stacklevel=_caller_stacklevel())
             grad_inputs = (None,) * self.n_inputs
             for hook in self.user_hooks:
                 res = hook(self.module, grad_inputs, self.grad_outputs)
