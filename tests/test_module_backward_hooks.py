@@ -346,3 +346,61 @@ def test_double_backward_through_hooked_modules():
         grads.append(npa(x.grad))
     assert len(calls) == 1  # as PyTorch: only the first backward went through the module's output
     np.testing.assert_allclose(grads[0], grads[1])
+
+
+# ------------------------------------------------------------------------ in-place on hooked tensors
+CUSTOM_VIEW = "Output 0 of BackwardHookFunction is a view and is being modified inplace. This view was created inside"
+
+
+def test_in_place_on_hooked_output_or_input_is_refused():
+    lin = nn.Linear(2, 2)
+    lin.register_full_backward_hook(recorder([]))
+    with pytest.raises(RuntimeError, match=CUSTOM_VIEW):
+        nn.Sequential(lin, nn.ReLU(inplace=True))(mt.randn(3, 2, requires_grad=True))
+    relu = nn.ReLU(inplace=True)
+    relu.register_full_backward_hook(recorder([]))
+    with pytest.raises(RuntimeError, match=CUSTOM_VIEW):
+        relu(mt.randn(3, requires_grad=True) * 1)
+    with mt.no_grad():  # untracked writes stay allowed
+        out = lin(mt.randn(3, 2))
+        out.add_(1)
+
+
+def test_custom_function_returning_its_input_refuses_in_place_writes():
+    class Ident(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    a = mt.randn(3, requires_grad=True) * 1
+    b = Ident.apply(a)
+    with pytest.raises(RuntimeError, match="Output 0 of Ident is a view and is being modified inplace"):
+        b.add_(1)
+    with pytest.raises(RuntimeError, match="This view was created inside a custom Function"):
+        b.view(3).add_(1)  # a view of it too
+    a.mul_(2)  # the base written: using b would bypass Ident's backward
+    with pytest.raises(RuntimeError, match="Output 0 of Ident is a view and its base or another view of its base "
+                                           "has been modified inplace"):
+        b * 2
+
+
+@pytest.mark.torch
+def test_in_place_errors_match_pytorch():
+    torch = pytest.importorskip("torch")
+    messages = []
+    for lib in (mt, torch):
+        got = []
+        lin = lib.nn.Linear(2, 2)
+        lin.register_full_backward_hook(lambda *a: None)
+        relu = lib.nn.ReLU(inplace=True)
+        relu.register_full_backward_pre_hook(lambda *a: None)
+        for call in (lambda: lib.nn.Sequential(lin, lib.nn.ReLU(inplace=True))(lib.randn(3, 2, requires_grad=True)),
+                     lambda: relu(lib.randn(3, requires_grad=True) * 1)):
+            with pytest.raises(RuntimeError) as info:
+                call()
+            got.append(str(info.value))
+        messages.append(got)
+    assert messages[0] == messages[1]
