@@ -27,7 +27,8 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 def _caller_stacklevel() -> int:
     """The stacklevel of the first frame outside minitensor (the ``backward()`` call), for a warning raised
     by this file's caller: the engine's depth varies."""
-    frame, level = sys._getframe(2), 2
+    frame: Any = sys._getframe(2)
+    level = 2
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     return level
