@@ -28,6 +28,7 @@ import warnings
 from typing import Any, Callable
 
 from . import function as _function
+from . import views as _views
 from .function import ArrayFunction, _new, _sequence
 from .grad_mode import no_grad, state
 from ..backends.base import Backend
@@ -261,6 +262,10 @@ def _apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
                 o._requires_grad or o.grad_fn is not None or any(o is a for a in args)):
             alias = outs[k] = wrap(o.array, o._device)
             alias._vc = _function._tensor_mod._counter(o)
+            if track and any(o is a for a in args):
+                _views.mark_custom(alias, o, cls.__name__, k)
+            if ctx._non_diff:  # marked on the tensor returned: the mark follows it to its alias
+                ctx._non_diff = tuple(alias if t is o else t for t in ctx._non_diff)
     if track:
         _record(ctx, args, outs, device)
     return tuple(outs) if type(out) is tuple else outs[0]

@@ -30,6 +30,10 @@ _MULTI = (" This view is the output of a function that returns multiple views. S
           "output views to be modified inplace. You should replace the inplace operation by an out-of-place "
           "one.")
 _NO_GRAD = ("A view was created in no_grad mode and is being modified inplace with grad mode enabled.")
+_CUSTOM = (" This view was created inside a custom Function (or because an input was returned as-is) and the autograd "
+           "logic to handle view+inplace would override the custom backward associated with the custom Function, "
+           "leading to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the "
+           "custom Function.")
 _NO_GRAD_HINT = (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
                  "code by moving both the view and the inplace either both inside the no_grad block (if you don't "
                  "want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
@@ -205,6 +209,9 @@ def refresh(t: Any) -> None:
     info = t._view
     if info is None or info.base.grad_fn is info.node:
         return
+    if info.meta is not None and info.meta[0] == "custom":  # remaking its node would bypass the Function's
+        raise RuntimeError(f"Output {info.meta[2]} of {info.meta[1]} is a view and its base or another view of its "
+                           "base has been modified inplace." + _CUSTOM)
     base = info.base
     info.node = base.grad_fn
     if base._requires_grad:
@@ -228,7 +235,21 @@ def creation_meta(op: str, parent: ViewInfo | None) -> tuple[str, str, int]:
     if not state.grad_enabled:
         return "no_grad", op, 0
     kind = parent.meta[0] if parent is not None and parent.meta is not None else "no_grad"
-    return ("multi" if kind == "multi" else "no_grad_of_view"), op, 0
+    return (kind if kind in ("multi", "custom") else "no_grad_of_view"), op, 0
+
+
+def mark_custom(alias: Any, t: Any, name: str, index: int) -> None:
+    """``alias``, output ``index`` of the custom Function ``name`` that returned its input ``t`` as it is,
+    becomes a view of t refusing tracked in-place ops (PyTorch's CreationMeta IN_CUSTOM_FUNCTION): such a
+    write would make the view's node bypass the Function's backward."""
+    hv = t._hv
+    if hv is None:  # t becomes a base, as at its first view (function.py's ViewFunction)
+        hv = t._hv = [0]
+        t._gv = 0
+        t._view = None
+    alias._hv, alias._gv = hv, hv[0]
+    base = t if t._view is None else t._view.base
+    alias._view = ViewInfo(base, base.grad_fn, ("custom", name, index))
 
 
 def check_rebase(t: Any, tracked: bool) -> None:
@@ -241,6 +262,8 @@ def check_rebase(t: Any, tracked: bool) -> None:
     kind, name, index = info.meta
     if kind == "no_grad":
         raise RuntimeError(_NO_GRAD + _NO_GRAD_HINT)
+    if kind == "custom":
+        raise RuntimeError(f"Output {index} of {name} is a view and is being modified inplace." + _CUSTOM)
     if kind == "no_grad_of_view":
         raise RuntimeError(f"Output {index} of {name} is a view of a view which was created in no_grad mode and "
                            "is being modified inplace with grad mode enabled." + _NO_GRAD_HINT)

@@ -8,34 +8,23 @@ parameter and persistent buffer: ``"features.1.running_mean"``.
 """
 from __future__ import annotations
 
-import itertools
 from typing import Any, Callable, Iterator, Mapping
 
 from ... import dtypes as _dt
 from ...autograd import no_grad, zero_grads
+from ...creation import empty_like as _empty_like
 from ...device import device as _device_type
 from ...tensor import Tensor
 from ..parameter import Buffer, Parameter
+from . import module_hooks as _hooks
+from .module_hooks import (RemovableHandle, _global_any, register_module_backward_hook,  # noqa: F401 (re-exported)
+                           register_module_buffer_registration_hook, register_module_forward_hook,
+                           register_module_forward_pre_hook, register_module_full_backward_hook,
+                           register_module_full_backward_pre_hook, register_module_module_registration_hook,
+                           register_module_parameter_registration_hook)
+from .module_hooks import HooksMixin
+from .module_paths import PathsMixin
 from .state_dict import StateDictMixin
-
-
-class RemovableHandle:
-    """Returned by the ``register_*_hook`` methods; ``remove()`` unregisters the hook."""
-
-    _next_id = itertools.count()
-
-    def __init__(self, hooks: dict[int, Callable]) -> None:
-        self._hooks = hooks
-        self.id = next(RemovableHandle._next_id)
-
-    def remove(self) -> None:
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self) -> "RemovableHandle":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.remove()
 
 
 def _addindent(text: str, spaces: int) -> str:
@@ -79,14 +68,22 @@ def _floating_dtype(dtype: Any) -> _dt.dtype:
     return dt
 
 
-class Module(StateDictMixin):
+class Module(StateDictMixin, HooksMixin, PathsMixin):
     """Base class for all neural network modules; subclasses define ``forward`` and assign their
     parameters and submodules as attributes in ``__init__`` (after ``super().__init__()``)."""
 
     training: bool
     _repr_options: tuple[str, ...] = ()  # the attributes the default extra_repr lists as name=value
+    dump_patches: bool = False  # PyTorch's (deprecated) flag; nothing reads it
+    call_super_init: bool = False  # True: __init__ passes its arguments on to the next class (cooperative mixins)
 
-    def __init__(self) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if not self.call_super_init and kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                            f"'{next(iter(kwargs))}'")
+        if not self.call_super_init and args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were "
+                            "given")
         # object.__setattr__: our __setattr__ needs these registries to exist already.
         set_ = object.__setattr__
         set_(self, "training", True)
@@ -96,23 +93,34 @@ class Module(StateDictMixin):
         set_(self, "_modules", {})
         set_(self, "_forward_pre_hooks", {})
         set_(self, "_forward_hooks", {})
+        set_(self, "_forward_pre_hooks_with_kwargs", {})
+        set_(self, "_forward_hooks_with_kwargs", {})
+        set_(self, "_forward_hooks_always_called", {})
+        set_(self, "_backward_pre_hooks", {})
+        set_(self, "_backward_hooks", {})
+        set_(self, "_is_full_backward_hook", None)
+        set_(self, "_backward_hook_ids", {})
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        # The path without hooks costs one dict test more than forward hooks alone did: one attribute lookup
+        # (each self.<attr> goes through __getattr__'s slower slot) and subscripts; _backward_hook_ids holds the
+        # ids of both kinds of backward hooks (register_* and the handles keep it), _global_any of the global ones.
+        d = self.__dict__
+        try:
+            hooked = d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hook_ids"] or _global_any
+        except KeyError as e:  # a subclass that did not call Module.__init__
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{e.args[0]}'") from None
+        if not hooked:
             return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
-            new_args = hook(self, args)
-            if new_args is not None:
-                args = new_args if isinstance(new_args, tuple) else (new_args,)
-        result = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            new_result = hook(self, args, result)
-            if new_result is not None:
-                result = new_result
-        return result
+        return _hooks.call_with_hooks(self, args, kwargs)
+
+    _call_impl = _wrapped_call_impl = __call__  # PyTorch's names of the same path (some code calls them)
+    _compiled_call_impl: Callable | None = None  # compile() keeps the module as it is: never set
 
     # ------------------------------------------------------------------------------- registration
     def register_parameter(self, name: str, param: Parameter | None) -> None:
@@ -121,11 +129,15 @@ class Module(StateDictMixin):
         if param is not None and param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
                              "created explicitly; wrap a detached tensor: Parameter(t.detach())")
+        if _hooks._global_parameter_registration_hooks:
+            param = _hooks.run_registration_hooks(_hooks._global_parameter_registration_hooks, self, name, param)
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Add a non-learnable state tensor; ``persistent=False`` keeps it out of ``state_dict``."""
         _check_entry("buffer", name, tensor, self, "_buffers", Tensor, "Tensor")
+        if _hooks._global_buffer_registration_hooks:
+            tensor = _hooks.run_registration_hooks(_hooks._global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -137,6 +149,8 @@ class Module(StateDictMixin):
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         _check_name("module", name, self, self._modules)
+        if _hooks._global_module_registration_hooks:
+            module = _hooks.run_registration_hooks(_hooks._global_module_registration_hooks, self, name, module)
         self._modules[name] = module
 
     register_module = add_module
@@ -158,6 +172,8 @@ class Module(StateDictMixin):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._remove_attribute(name, keep=modules)
+            if _hooks._global_module_registration_hooks:
+                value = _hooks.run_registration_hooks(_hooks._global_module_registration_hooks, self, name, value)
             modules[name] = value
         elif modules is not None and name in modules:
             if value is not None:
@@ -173,6 +189,8 @@ class Module(StateDictMixin):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                 "(Tensor or None expected)")
+            if _hooks._global_buffer_registration_hooks:
+                value = _hooks.run_registration_hooks(_hooks._global_buffer_registration_hooks, self, name, value)
             self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
@@ -261,15 +279,6 @@ class Module(StateDictMixin):
     def modules(self) -> Iterator["Module"]:
         return _values(self.named_modules())
 
-    def get_submodule(self, target: str) -> "Module":
-        """The module at dotted path ``target`` ("" is this module)."""
-        module = self
-        for item in target.split(".") if target else []:
-            if item not in module._modules:
-                raise AttributeError(f"{type(module).__name__} has no attribute `{item}`")
-            module = module._modules[item]
-        return module
-
     def apply(self, fn: Callable[["Module"], Any]) -> "Module":
         """Call ``fn`` on every submodule (children first) and then on this module."""
         for module in self.children():
@@ -299,10 +308,10 @@ class Module(StateDictMixin):
         zero_grads(self.parameters(), set_to_none)
 
     # ------------------------------------------------------------------------------- device, dtype
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> "Module":
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "Module":
         """Convert every parameter (in place: ``p.data = fn(p)``, so a ``Parameter`` keeps its identity and
         optimizers built earlier still hold it), its gradient, and every buffer (replaced)."""
-        for module in self.children():
+        for module in self.children() if recurse else ():
             module._apply(fn)
         with no_grad():
             for param in self._parameters.values():
@@ -344,6 +353,20 @@ class Module(StateDictMixin):
             return t.to(dev, dt if t.is_floating_point() else None)
         return self._apply(convert)
 
+    def to_empty(self, *, device: Any, recurse: bool = True) -> "Module":
+        """Parameters and buffers replaced by uninitialized ones on ``device`` (e.g. after building on "meta")."""
+        return self._apply(lambda t: _empty_like(t, device=device), recurse=recurse)
+
+    def type(self, dst_type: Any) -> "Module":
+        """Every parameter and buffer cast to ``dst_type`` (a dtype or a type name), as ``Tensor.type``."""
+        return self._apply(lambda t: t.type(dst_type))
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """``torch.nn.Module.compile``, in place: arguments are checked as ``minitensor.compile``'s, and the
+        module stays as it is (there is no compiler: minitensor.compile returns the model itself)."""
+        from ...compiler import compile as _compile
+        _compile(self, *args, **kwargs)
+
     def _cast_floating(self, dtype: _dt.dtype) -> "Module":
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
@@ -372,27 +395,11 @@ class Module(StateDictMixin):
     def cuda(self, device: Any = None) -> "Module":
         return self._apply(lambda t: t.cuda(device))
 
-    # ------------------------------------------------------------------------------------- hooks
-    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        """``hook(module, args)`` runs before ``forward``; a non-None result replaces ``args``."""
-        handle = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[handle.id] = hook
-        return handle
-
-    def register_forward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
-        """``hook(module, args, output)`` runs after ``forward``; a non-None result replaces the output."""
-        handle = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[handle.id] = hook
-        return handle
-
     # -------------------------------------------------------------------------------------- repr
     def extra_repr(self) -> str:
         """The text inside this module's parentheses (its configuration): ``name=value`` for each name in
         ``_repr_options`` (none for Module itself); subclasses override it for other layouts."""
         return ", ".join(f"{name}={getattr(self, name)}" for name in self._repr_options)
-
-    def _get_name(self) -> str:
-        return type(self).__name__
 
     def __repr__(self) -> str:
         extra = self.extra_repr()

@@ -5,10 +5,24 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import OrderedDict, namedtuple
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
 from ...autograd import no_grad
 from ...tensor import Tensor
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+_NEVER = ("Reached a code path in Module.{}() that should never be called. Please file an issue at "
+          "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report this bug.")
+
+
+def _hooks(module: Any, name: str) -> dict[int, Callable]:
+    """One of a module's state_dict hook registries, made at its first hook (no cost to modules without)."""
+    return module.__dict__.setdefault(name, {})
+
+
+def _add(module: Any, name: str, hook: Callable) -> Any:
+    from .module_hooks import add_hook  # module_hooks builds on backward_hooks, not on this file
+    return add_hook(_hooks(module, name), hook)
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -28,6 +42,20 @@ class StateDictMixin:
     _buffers: dict[str, Any]
     _modules: dict[str, Any]
     _non_persistent_buffers_set: set[str]
+    _version: int = 1  # saved as local_metadata["version"], for _load_from_state_dict to convert old layouts
+    T_destination = TypeVar("T_destination", bound=dict[str, Any])
+
+    def get_extra_state(self) -> Any:
+        """Override (with ``set_extra_state``) to save a picklable object as ``state_dict``'s
+        ``<prefix>_extra_state`` entry."""
+        raise RuntimeError(_NEVER.format("get_extra_state"))
+
+    def set_extra_state(self, state: Any) -> None:
+        """Override (with ``get_extra_state``) to restore the ``_extra_state`` entry on load."""
+        raise RuntimeError(_NEVER.format("set_extra_state"))
+
+    def _has_extra_state(self, method: str) -> bool:
+        return getattr(type(self), method) is not getattr(StateDictMixin, method)
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
         for name, param in self._parameters.items():
@@ -36,6 +64,8 @@ class StateDictMixin:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if self._has_extra_state("get_extra_state"):
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def state_dict(self, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> "OrderedDict[str, Tensor]":
@@ -43,21 +73,55 @@ class StateDictMixin:
         share the module's memory (``keep_vars=True`` gives the Parameters themselves)."""
         if destination is None:
             destination = OrderedDict()
+        for hook in list(self.__dict__.get("_state_dict_pre_hooks", {}).values()):
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        local_metadata = {"version": self._version}
+        for hook in list(self.__dict__.get("_state_dict_hooks", {}).values()):
+            result = hook(self, destination, prefix, local_metadata)
+            if getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif result is not None:  # the private hook's returned dict replaces it (PyTorch's old behaviour)
+                destination = result
         return destination  # type: ignore[return-value]
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., None]) -> Any:
+        """``hook(module, prefix, keep_vars)`` runs before this module's ``state_dict`` collects its entries."""
+        return _add(self, "_state_dict_pre_hooks", hook)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., None]) -> Any:
+        """``hook(module, state_dict, prefix, local_metadata)`` runs after this module's entries (and its
+        children's) are in ``state_dict``; it may change ``state_dict`` in place and must return None."""
+        hook._from_public_api = True  # type: ignore[attr-defined]
+        return _add(self, "_state_dict_hooks", hook)
+
+    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> Any:
+        """As ``register_state_dict_post_hook``, but a returned dict replaces the state_dict."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook that was previously "
+                               "registered via register_state_dict_post_hook")
+        return _add(self, "_state_dict_hooks", hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., None]) -> Any:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)`` runs before this module loads its entries."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., None]) -> Any:
+        """``hook(module, incompatible_keys)`` runs after this module and its children are loaded; it may
+        edit ``incompatible_keys``' lists in place (which decides what strict loading raises)."""
+        return _add(self, "_load_state_dict_post_hooks", hook)
 
     def _register_load_state_dict_pre_hook(self, hook: Any, with_module: bool = False) -> Any:
         """``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)`` (after
         ``module`` when ``with_module``) runs before this module loads its entries and may rename keys in
         ``state_dict`` (a copy of the caller's), e.g. old checkpoints' names; returns a RemovableHandle."""
-        from .module import RemovableHandle  # module.py builds on this file
-        hooks = self.__dict__.setdefault("_load_state_dict_pre_hooks", {})
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = functools.partial(hook, self) if with_module else hook  # partial: deepcopy follows
-        return handle
+        # partial: a deepcopy of the module gets hooks bound to the copy
+        return _add(self, "_load_state_dict_pre_hooks", functools.partial(hook, self) if with_module else hook)
 
     def _load_from_state_dict(self, state_dict: Mapping[str, Any], prefix: str, strict: bool,
                               missing_keys: list[str], unexpected_keys: list[str],
@@ -84,9 +148,15 @@ class StateDictMixin:
             else:
                 with no_grad():
                     target.copy_(value)
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if self._has_extra_state("set_extra_state"):
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
         if strict:
             for key in state_dict:
-                if not key.startswith(prefix):
+                if not key.startswith(prefix) or (key == extra_key and self._has_extra_state("set_extra_state")):
                     continue
                 head, *rest = key[len(prefix):].split(".", 1)
                 if (rest and head not in self._modules) or (not rest and head not in local_state):
@@ -109,6 +179,11 @@ class StateDictMixin:
                 if child is not None:
                     child_prefix = prefix + name + "."
                     load(child, {k: v for k, v in local.items() if k.startswith(child_prefix)}, child_prefix)
+            for hook in list(module.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+                if hook(module, _IncompatibleKeys(missing, unexpected)) is not None:
+                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                         "expected to return new values, if incompatible_keys need to be modified, "
+                                         "it should be done inplace.")
 
         load(self, dict(state_dict), "")  # a copy: pre-hooks may rename keys
         if strict:
