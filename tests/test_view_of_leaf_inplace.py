@@ -68,9 +68,13 @@ ARGS: dict[str, Callable[[Any, Any], tuple]] = {
     "resize_": lambda m, v: (tuple(v.shape),), "resize_as_": lambda m, v: (v,), "unsqueeze_": lambda m, v: (0,),
     "transpose_": lambda m, v: (0, -1), "swapaxes_": lambda m, v: (0, -1), "swapdims_": lambda m, v: (0, -1),
     "__setitem__": lambda m, v: (0, 1.0), "as_strided_": lambda m, v: (tuple(v.shape), v.stride()),
+    "fill_diagonal_": lambda m, v: (0.5,), "apply_": lambda m, v: (lambda a: a,),
+    "map_": lambda m, v: (_other(m, v), lambda a, b: a), "map2_": lambda m, v: (_other(m, v), _other(m, v),
+                                                                             lambda a, b, c: a),
 }
 NOT_WRITES = {"requires_grad_", "share_memory_", "detach_"}  # change no values (detach_: see the twin)
-OWN_REFUSAL = {"resize_", "resize_as_"}  # PyTorch: "cannot resize variables that require grad"
+# PyTorch: "cannot resize variables that require grad"; "Can't call apply_() on Variable that requires grad"
+OWN_REFUSAL = {"resize_", "resize_as_", "apply_", "map_", "map2_"}
 METHODS = sorted({n for n in dir(mt.Tensor) if n.endswith("_") and not n.startswith("_")} - NOT_WRITES) + [
     "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__", "__imod__", "__ifloordiv__", "__iand__",
     "__ior__", "__ixor__", "__setitem__"]
