@@ -11,7 +11,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import memory_formats as _mf
-from .device import as_device, cpu, device
+from .device import as_device, cpu, device, explicit_default_device
 from .generator import Generator, stream_of
 from .tensor import Tensor, _bump_version, _wrap
 from .tensor_shape import sizes_of as _sizes
@@ -88,7 +88,9 @@ def _leaf(array: Any, dev: device, requires_grad: bool) -> Tensor:
 
 
 def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A new tensor holding a copy of ``data`` (nested sequences, scalars, arrays or tensors)."""
+    """A new tensor holding a copy of ``data`` (nested sequences, scalars, arrays or tensors), on ``device``,
+    else the default device where ``set_default_device`` set one, else ``data``'s device (a tensor) or CPU."""
+    device = device if device is not None else explicit_default_device()
     dev = as_device(device) if device is not None else (
         data._device if isinstance(data, Tensor) else cpu)
     src = data.array if isinstance(data, Tensor) and data._device is dev else _infer_numpy(data, dtype)
@@ -97,6 +99,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """Like ``tensor`` but shares memory where dtype and device allow."""
+    device = device if device is not None else explicit_default_device()
     if isinstance(data, Tensor) and (dtype is None or _dt.as_dtype(dtype).np == data.array.dtype) and \
             (device is None or as_device(device) is data._device):
         return data

@@ -1,6 +1,7 @@
 """``device("cpu")``, ``device("cuda:1")``: a device type and index, owning its backend (made on first use)."""
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from .backends import Backend, get_backend
@@ -75,6 +76,27 @@ class device:
 
 cpu = device("cpu")
 
+# ``set_default_device``'s device, per thread as PyTorch's (a new thread starts with none set: CPU)
+_default = threading.local()
+
+
+def set_default_device(d: "str | device | int | None") -> None:
+    """The device the factory functions (``zeros``, ``randn``, ``tensor``, ``arange``, ...) use when given no
+    ``device``; ``None`` unsets it (CPU again). An int is a CUDA index, as in PyTorch."""
+    _default.device = None if d is None else device("cuda", d) if isinstance(d, int) else device(d)
+
+
+def get_default_device() -> device:
+    """``set_default_device``'s device (``cuda`` reads as ``cuda:0``), else ``cpu``."""
+    return explicit_default_device() or cpu
+
+
+def explicit_default_device() -> "device | None":
+    """The device ``set_default_device`` set in this thread, or None where none is set (PyTorch's factories
+    then keep a tensor argument's device: ``tensor(t)`` stays on ``t``'s)."""
+    return getattr(_default, "device", None)
+
 
 def as_device(d: "str | device | None") -> device:
-    return cpu if d is None else device(d)
+    """``d`` as a device; None is the default device (``set_default_device``, else CPU)."""
+    return device(d) if d is not None else (getattr(_default, "device", None) or cpu)
