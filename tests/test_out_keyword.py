@@ -68,3 +68,27 @@ def test_matches_pytorch():
     with pytest.raises(RuntimeError, match="can't be cast") as ours_err:
         mt.add(mt.ones(2), 1, out=mt.zeros(2, dtype=mt.long))
     assert str(ours_err.value) == str(theirs_err.value)
+
+
+def test_matrix_products_write_into_out_of_their_dtype():
+    """pytorch/tutorials' basics/tensorqs_tutorial.py: ``torch.matmul(tensor, tensor.T, out=y3)``."""
+    a, b = mt.randn(4, 3), mt.randn(3, 5)
+    for name, x, y in [("matmul", a, b), ("mm", a, b), ("bmm", a.unsqueeze(0), b.unsqueeze(0))]:
+        expect = getattr(mt, name)(x, y).numpy()
+        out = mt.rand(*expect.shape)
+        assert getattr(mt, name)(x, y, out=out) is out
+        np.testing.assert_allclose(out.numpy(), expect, rtol=1e-6)
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype"):
+        mt.matmul(a, b, out=mt.empty(4, 5, dtype=mt.float64))  # PyTorch's products do not cast into out
+
+
+@pytest.mark.torch
+def test_matrix_products_match_pytorch():
+    torch = pytest.importorskip("torch")
+    a, b = np.random.default_rng(0).standard_normal((2, 4, 3)), np.random.default_rng(1).standard_normal((2, 3, 5))
+    ours, theirs = mt.empty(0, dtype=mt.float64), torch.empty(0, dtype=torch.float64)
+    mt.matmul(mt.tensor(a), mt.tensor(b), out=ours)
+    torch.matmul(torch.tensor(a), torch.tensor(b), out=theirs)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype"):
+        torch.matmul(torch.tensor(a), torch.tensor(b), out=torch.empty(0))

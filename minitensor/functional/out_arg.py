@@ -25,12 +25,15 @@ def _can_cast(src: np.dtype, dst: np.dtype) -> bool:
     return kinds[src.kind] <= kinds[dst.kind]
 
 
-def write_out(name: str, result: Tensor, out: Any) -> Tensor:
-    """``result`` written into ``out`` as PyTorch's out= variant writes it, ``out`` returned."""
+def write_out(name: str, result: Tensor, out: Any, same_dtype: bool = False) -> Tensor:
+    """``result`` written into ``out`` as PyTorch's out= variant writes it, ``out`` returned; ``same_dtype``:
+    ``out`` must have the result's dtype (PyTorch's matrix products), else it need only hold it."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if result._device is not out._device:
         raise RuntimeError(f"Expected out tensor to have device {result.device}, but got {out.device} instead")
+    if same_dtype and result.dtype is not out.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {result.dtype}, but got {out.dtype} instead")
     if not _can_cast(result.array.dtype, out.array.dtype):
         raise RuntimeError(f"result type {torch_dtype_name(result.dtype)} can't be cast to the desired output "
                            f"type {torch_dtype_name(out.dtype)}")
@@ -50,10 +53,11 @@ def write_out(name: str, result: Tensor, out: Any) -> Tensor:
     return out
 
 
-def call_with_out(name: str, fn: Callable[..., Tensor], out: Any, *args: Any, **kwargs: Any) -> Tensor:
+def call_with_out(name: str, fn: Callable[..., Tensor], out: Any, *args: Any, same_dtype: bool = False,
+                  **kwargs: Any) -> Tensor:
     """``fn(*args, **kwargs)`` written into ``out``. As PyTorch, an ``out=`` call in grad mode refuses inputs
     (or an ``out``) that require grad: the write into ``out`` has no gradient."""
     if state.grad_enabled and any(isinstance(a, Tensor) and a.requires_grad for a in (*args, out)):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
-    return write_out(name, fn(*args, **kwargs), out)
+    return write_out(name, fn(*args, **kwargs), out, same_dtype)
