@@ -127,3 +127,11 @@ from . import functional  # noqa: E402  (torch.autograd.functional: jacobian, vj
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402  (the functions, as torch.autograd's)
 from .variable import Variable  # noqa: E402  (PyTorch's deprecated wrapper)
 __all__ += ["functional", "gradcheck", "gradgradcheck", "Variable"]
+
+
+def __getattr__(name: str) -> Any:
+    """``torch.autograd.profiler``, imported at its first use (it builds on minitensor.profiler)."""
+    if name == "profiler":
+        import importlib
+        return importlib.import_module(f"{__name__}.profiler")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
