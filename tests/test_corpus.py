@@ -81,6 +81,8 @@ TUTORIALS = [
      {}),
     ("basics_buildmodel", "basics/buildmodel_tutorial.py", r"Size\(\[3, (\d+)\]\)", False, {}),
     ("basics_quickstart", "basics/quickstart_tutorial.py", r"Avg loss: ([\d.]+)", True, {"CORPUS_MNIST_N": "1024"}),
+    ("basics_optimization", "basics/optimization_tutorial.py", r"Avg loss: ([\d.]+)", True,
+     {"CORPUS_MNIST_N": "1024"}),
     ("introyt_tensors", "introyt/tensors_deeper_tutorial.py", r"(?m)^(\d+\.\d+)$", False, {}),  # max(d).item()
     ("introyt_models", "introyt/modelsyt_tutorial.py", r"(?m)^tensor\(([\d.]+)\)$", False, {}),  # a mean, ~15
     ("introyt_autograd", "introyt/autogradyt_tutorial.py", r"tensor\(([\d.]+), grad_fn=<SumBackward", False, {}),
