@@ -11,7 +11,7 @@ import numpy as np
 from . import dtypes as _dt
 from .creation import _finish, _infer_numpy, _leaf, empty, from_numpy, tensor
 from .creation_sequences import _float_dtype
-from .device import as_device
+from .device import as_device, context_device
 from .tensor import Tensor
 
 __all__ = ["asarray", "empty_permuted", "empty_strided", "frombuffer", "scalar_tensor"]
@@ -41,6 +41,7 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
     and ``copy`` is not True; ``copy=False`` raises ValueError where that is impossible."""
     if isinstance(obj, Tensor):
         dt = obj.dtype if dtype is None else _dt.as_dtype(dtype)
+        device = device if device is not None else context_device()
         dev = obj._device if device is None else as_device(device)
         if copy is False and dt != obj.dtype:
             raise ValueError(f"can't alias tensor with dtype '{obj.dtype}' into dtype '{dt}'.")

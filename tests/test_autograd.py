@@ -484,8 +484,10 @@ def test_function_needs_a_tensor_argument():
 def test_next_functions_describe_the_graph():
     x = mt.ones(1, requires_grad=True)
     y = (x * 2).exp()
-    (mul_node,) = y.grad_fn.next_functions
-    assert "Mul" in mul_node.name() and x in mul_node.next_functions
+    ((mul_node, i),) = y.grad_fn.next_functions
+    ((acc, j),) = mul_node.next_functions
+    assert "Mul" in mul_node.name() and acc.variable is x and i == j == 0
+    assert acc.name() == "torch::autograd::AccumulateGrad" and acc.next_functions == ()
 
 
 def test_autograd_grad_runs_only_the_part_of_the_graph_it_needs():

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus.data import char_text, cora, ptb_like, shakespeare_char, wikitext2
+from corpus.data import char_text, cora, mnist_pickle, ptb_like, shakespeare_char, wikitext2
 
 CORPUS = Path(__file__).parent / "corpus"
 ROOT = Path(__file__).parent.parent
@@ -49,6 +49,45 @@ YUNJEY = [
     ("language_model", "02-intermediate/language_model", r"Loss: ([\d.]+), Perplexity", True, {}, ptb_like),
     ("vae", "03-advanced/variational_autoencoder", r"Reconst Loss: ([\d.]+)", False, {"CORPUS_MNIST_N": "1280"},
      None),
+]
+
+# pytorch/tutorials: no command lines, so each runs as written (seconds at these sizes); the regexes read a loss,
+# or the value a tutorial prints last (a log-probability, a sum, a gradient) where it prints no loss
+TUTORIAL_LOSS = r"(?m)^\d+ ([\d.e+-]+)$"  # "t loss" every 100 (or every) steps
+TUTORIALS = [
+    ("polynomial_tensor", "examples_tensor/polynomial_tensor.py", TUTORIAL_LOSS, True, {}),
+    ("two_layer_net_tensor", "examples_tensor/two_layer_net_tensor.py", TUTORIAL_LOSS, True, {}),
+    ("polynomial_autograd", "examples_autograd/polynomial_autograd.py", TUTORIAL_LOSS, True, {}),
+    ("polynomial_custom_function", "examples_autograd/polynomial_custom_function.py", TUTORIAL_LOSS, True, {}),
+    ("two_layer_net_autograd", "examples_autograd/two_layer_net_autograd.py", TUTORIAL_LOSS, True, {}),
+    ("two_layer_net_custom_function", "examples_autograd/two_layer_net_custom_function.py", TUTORIAL_LOSS, True,
+     {}),
+    ("polynomial_module", "examples_nn/polynomial_module.py", TUTORIAL_LOSS, True, {}),
+    ("polynomial_nn", "examples_nn/polynomial_nn.py", TUTORIAL_LOSS, True, {}),
+    ("polynomial_optim", "examples_nn/polynomial_optim.py", TUTORIAL_LOSS, True, {}),
+    ("two_layer_net_module", "examples_nn/two_layer_net_module.py", TUTORIAL_LOSS, True, {}),
+    ("two_layer_net_nn", "examples_nn/two_layer_net_nn.py", TUTORIAL_LOSS, True, {}),
+    ("nlp_pytorch_tutorial", "nlp/pytorch_tutorial.py", r"tensor\(([\d.]+), grad_fn=<SumBackward", False, {}),
+    ("nlp_deep_learning", "nlp/deep_learning_tutorial.py",  # the English test sentence's log P(English)
+     r"tensor\(\[\[-?[\d.]+, (-?[\d.]+)\]\], grad_fn=<LogSoftmax", False, {}),
+    ("nlp_word_embeddings", "nlp/word_embeddings_tutorial.py", r"(?m)([\d.]+)(?=(?:, [\d.]+)*\]$)", True, {}),
+    ("nlp_sequence_models", "nlp/sequence_models_tutorial.py",  # log P(NN) of "dog", before and after training
+     r"\[\[ ?-?[\d.]+, +-?[\d.]+, +-?[\d.]+\],\s+\[ ?-?[\d.]+, +(-?[\d.]+),", False, {}),
+    ("blitz_tensor", "blitz/tensor_tutorial.py", r"tensor\(\[([\d.]+), 2\., 2\., 2\., 2\.\], dtype=", False, {}),
+    ("blitz_neural_networks", "blitz/neural_networks_tutorial.py", r"tensor\(([\d.]+), grad_fn=<M", False, {}),
+    # 2,048 stand-in images: two epochs at batch 4 then reliably learn them under both (at 1,024 PyTorch's runs
+    # ended anywhere from 58 % to 76 % accurate)
+    ("blitz_cifar10", "blitz/cifar10_tutorial.py", r"test images: (\d+) %", False, {"CORPUS_CIFAR_N": "2048"}),
+    ("basics_tensorqs", "basics/tensorqs_tutorial.py", r"([\d.]+) <class 'float'>", False, {}),
+    ("basics_autogradqs", "basics/autogradqs_tutorial.py", r"zeroing gradients\ntensor\(\[\[([\d.]+),", False,
+     {}),
+    ("basics_buildmodel", "basics/buildmodel_tutorial.py", r"Size\(\[3, (\d+)\]\)", False, {}),
+    ("basics_quickstart", "basics/quickstart_tutorial.py", r"Avg loss: ([\d.]+)", True, {"CORPUS_MNIST_N": "1024"}),
+    ("basics_optimization", "basics/optimization_tutorial.py", r"Avg loss: ([\d.]+)", True,
+     {"CORPUS_MNIST_N": "1024"}),
+    ("introyt_tensors", "introyt/tensors_deeper_tutorial.py", r"(?m)^(\d+\.\d+)$", False, {}),  # max(d).item()
+    ("introyt_models", "introyt/modelsyt_tutorial.py", r"(?m)^tensor\(([\d.]+)\)$", False, {}),  # a mean, ~15
+    ("introyt_autograd", "introyt/autogradyt_tutorial.py", r"tensor\(([\d.]+), grad_fn=<SumBackward", False, {}),
 ]
 
 
@@ -123,6 +162,13 @@ CASES = {
     **{f"yunjey_{name}": Case("yunjey_tutorial", [[f"{path}/main.py"]], loss, falls=falls, env=env, data=data,
                               unseeded=UNSEEDED.get(name, ""))
        for name, path, loss, falls, env, data in YUNJEY},
+    **{f"pytorch_tutorials_{name}": Case("pytorch_tutorials", [[f"beginner_source/{path}"]], loss, falls=falls,
+                                         env=env)
+       for name, path, loss, falls, env in TUTORIALS},
+    # its last loss printed with a grad_fn is the DataLoader-trained logistic regression's (the CNNs after it print
+    # validation losses that two epochs leave far apart between runs)
+    "pytorch_tutorials_nn_tutorial": Case("pytorch_tutorials", [["beginner_source/nn_tutorial.py"]],
+                                          r"tensor\(([\d.]+), grad_fn=<", falls=True, data=mnist_pickle),
     "pinn_ode4": Case("spinn", [["ode4_pinn.py", "--n-train", "40", "--n-skip", "10", "--samples", "100",
                                  "--neurons", "20", "--layers", "3", "--directory", "out"]], r"Loss=([\d.e+-]+)"),
 }

@@ -111,7 +111,7 @@ def _grad_names(t):
             continue
         seen.add(node)
         names.add(type(node).__name__)
-        stack.extend(e for e in node.next_functions if not isinstance(e, mt.Tensor))
+        stack.extend(n for n, _ in node.next_functions if not hasattr(n, "variable"))  # not AccumulateGrad
     return names, len(seen)
 
 

@@ -158,3 +158,11 @@ from . import graph  # noqa: E402  (torch.autograd.graph: Node, saved_tensors_ho
 __all__ += ["graph"]
 from . import forward_ad  # noqa: E402  (torch.autograd.forward_ad: dual tensors, by the double-vjp identity)
 __all__ += ["forward_ad"]
+
+
+def __getattr__(name: str) -> Any:
+    """``torch.autograd.profiler``, imported at its first use (it builds on minitensor.profiler)."""
+    if name == "profiler":
+        import importlib
+        return importlib.import_module(f"{__name__}.profiler")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

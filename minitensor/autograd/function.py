@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import traceback
+import weakref
 from typing import Any, Callable, Sequence
 
 import minitensor.tensor as _tensor_mod
@@ -58,6 +59,35 @@ profiler: Any = None
 # The innermost (pack_hook, unpack_hook) of autograd.graph.saved_tensors_hooks (autograd/saved_hooks.py), else
 # None: a recorded op that saves arrays hands them to it. One global read per such op when no hooks are set.
 saved_hooks: Any = None
+
+
+class AccumulateGrad:
+    """The node ``next_functions`` shows for a leaf tensor that requires grad (PyTorch's): ``variable`` is the
+    leaf. One per leaf while any is held, so two graphs show the same object for the same leaf."""
+
+    __slots__ = ("variable", "__weakref__")
+    next_functions: tuple = ()
+
+    def __init__(self, variable: Any) -> None:
+        self.variable = variable
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return "<AccumulateGrad>"
+
+
+# id(leaf) -> its AccumulateGrad, held weakly: the node holds its leaf, so the id stays the leaf's while the
+# entry lives
+_accumulators: "weakref.WeakValueDictionary[int, AccumulateGrad]" = weakref.WeakValueDictionary()
+
+
+def accumulate_grad(leaf: Any) -> AccumulateGrad:
+    node = _accumulators.get(id(leaf))
+    if node is None:
+        node = _accumulators[id(leaf)] = AccumulateGrad(leaf)
+    return node
 
 
 class ArrayFunction:
@@ -127,8 +157,11 @@ class ArrayFunction:
         return type(self).__name__ + "Backward"
 
     @property
-    def next_functions(self) -> tuple[Any, ...]:
-        return tuple(edge for _, edge, _, _, _ in self._next)
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        """PyTorch's ``(node, output index)`` pairs, one per input that requires grad, in input order: the
+        input's ``grad_fn``, or for a leaf its ``AccumulateGrad`` (``.variable`` is the leaf). PyTorch also
+        lists ``(None, 0)`` for a tensor input that does not require grad; minitensor leaves those out."""
+        return tuple((edge, 0) if is_node else (accumulate_grad(edge), 0) for _, edge, is_node, _, _ in self._next)
 
     def __repr__(self) -> str:
         return f"<{self.name()}>"

@@ -13,6 +13,7 @@ from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from .. import dtypes as _dt
 from ._util import cast, check_integer, nondiff, promote
+from .out_arg import call_with_out
 from ..backends.base import Backend
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow", "neg",
@@ -158,25 +159,33 @@ def _apply(fn: type[ArrayFunction], a: Any, b: Any, **kwargs: Any) -> Tensor:
                            f"{tuple(getattr(b, 'shape', ()))} cannot be broadcast together") from None
 
 
-def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
-    """input + alpha * other, broadcasting."""
+def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
+    """input + alpha * other, broadcasting (written into ``out`` where given)."""
+    if out is not None:
+        return call_with_out("add", add, out, input, other, alpha=alpha)
     a, b = promote(input, other)
     return _apply(Add, a, b, alpha=alpha)
 
 
-def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
-    """input - alpha * other, broadcasting."""
+def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
+    """input - alpha * other, broadcasting (written into ``out`` where given)."""
+    if out is not None:
+        return call_with_out("sub", sub, out, input, other, alpha=alpha)
     a, b = promote(input, other)
     return _apply(Sub, a, b, alpha=alpha)
 
 
-def mul(input: Any, other: Any) -> Tensor:
+def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+    if out is not None:
+        return call_with_out("mul", mul, out, input, other)
     a, b = promote(input, other)
     return _apply(Mul, a, b)
 
 
-def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Tensor | None = None) -> Tensor:
     """True division (integers give the default float dtype); ``rounding_mode`` "floor" or "trunc"."""
+    if out is not None:
+        return call_with_out("div", div, out, input, other, rounding_mode=rounding_mode)
     if rounding_mode is None:
         a, b = promote(input, other, floating=True)
         return _apply(Div, a, b)

@@ -6,6 +6,7 @@ from typing import Any, Sequence
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ._util import promote
+from .out_arg import call_with_out
 from ..amp.autocast_mode import cast_early
 from .shape import stack
 from .dtype_match import check_addmm, check_matmul, check_same
@@ -73,8 +74,10 @@ def _check_matmul_shapes(a: Tensor, b: Tensor) -> None:
                            f"({k_a} != {k_b} in the contracted dimension)")
 
 
-def matmul(input: Tensor, other: Tensor) -> Tensor:
-    """The matrix product with NumPy/PyTorch broadcasting of batch dims."""
+def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The matrix product with NumPy/PyTorch broadcasting of batch dims (written into ``out`` where given)."""
+    if out is not None:
+        return call_with_out("matmul", matmul, out, input, other, same_dtype=True)
     return _product(input, other, MatMul)
 
 
@@ -102,12 +105,16 @@ def _require_dims(name: str, input: Tensor, n: int, other: Tensor, other_name: s
             raise RuntimeError(f"{name}: {what} must be a {k}D tensor, got shape {tuple(t.shape)}")
 
 
-def mm(input: Tensor, mat2: Tensor) -> Tensor:
+def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
+    if out is not None:
+        return call_with_out("mm", mm, out, input, mat2, same_dtype=True)
     _require_dims("mm", input, 2, mat2, "mat2", 2)
     return matmul(input, mat2)
 
 
-def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
+    if out is not None:
+        return call_with_out("bmm", bmm, out, input, mat2, same_dtype=True)
     _require_dims("bmm", input, 3, mat2, "mat2", 3)
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"bmm: batch sizes differ: {tuple(input.shape)} and {tuple(mat2.shape)}")

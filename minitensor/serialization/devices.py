@@ -25,5 +25,7 @@ def place(t: Tensor, saved_location: str, map_location: MapLocation) -> Tensor:
                             f"{saved_location!r}; it must return a Tensor")
         return moved
     target = map_location.get(saved_location) if isinstance(map_location, dict) else map_location
+    if target is None:  # torch.load keeps the saved (here: CPU) tensors where they are, default device or not
+        return t
     dev = as_device(target)
     return t if dev.type == "cpu" else t.to(dev)

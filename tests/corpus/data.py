@@ -69,3 +69,23 @@ def cora(cwd: Path) -> None:
     spec.loader.exec_module(requests)
     with tarfile.open(fileobj=requests._cora_tgz(n=1600), mode="r:gz") as tgz:
         tgz.extractall(cwd / "data", filter="data")
+
+
+def mnist_pickle(cwd: Path, n: int = 1024) -> None:
+    """pytorch/tutorials' nn_tutorial reads data/mnist/mnist.pkl.gz (there: downloaded), the pickled
+    ((x_train, y_train), (x_valid, y_valid), (x_test, y_test)) of float32 rows of 784 pixels in [0, 1] and int64
+    labels; here ``n`` training images of ten fixed templates plus noise (learnable in a few steps), n / 4
+    for validation and test."""
+    import gzip
+    templates = np.random.default_rng(0).random((10, 784)) < 0.25
+
+    def split(count: int, seed: int) -> tuple:
+        rng = np.random.default_rng(seed)
+        y = rng.integers(0, 10, count)
+        x = (templates[y] ^ (rng.random((count, 784)) < 0.05)).astype(np.float32)
+        return x, y.astype(np.int64)
+
+    out = cwd / "data" / "mnist"
+    out.mkdir(parents=True)
+    with gzip.open(out / "mnist.pkl.gz", "wb") as f:
+        pickle.dump((split(n, 1), split(n // 4, 2), split(n // 4, 3)), f)

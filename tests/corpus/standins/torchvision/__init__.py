@@ -1,5 +1,5 @@
 """A torchvision stand-in for the corpus programs: ``datasets.MNIST`` of synthetic digits generated here
-(no download), ``transforms`` and ``utils.save_image``, written against ``torch`` so that the same code
+(no download), ``transforms`` and ``utils.save_image`` / ``make_grid``, written against ``torch`` so that the same code
 serves the programs under minitensor and under PyTorch."""
 from . import datasets, transforms, utils
 

@@ -1,5 +1,6 @@
 """``MNIST``: synthetic 28x28 uint8 digits, ten fixed templates plus noise (learnable in a few steps);
-``CORPUS_MNIST_N`` training images (default 512), a quarter as many test ones. ``CIFAR10``: the same for
+``CORPUS_MNIST_N`` training images (default 512), a quarter as many test ones; ``FashionMNIST`` the same
+with other templates. ``CIFAR10``: the same for
 32x32x3 colour images (``CORPUS_CIFAR_N``, default 256). ``FakeData``: random
 images as torchvision's (``CORPUS_FAKEDATA_N`` of them in place of ``size``, when set)."""
 import os
@@ -8,8 +9,8 @@ import numpy as np
 import torch
 
 
-def _digits(n, seed):
-    g = np.random.default_rng(0)
+def _digits(n, seed, templates_seed=0):
+    g = np.random.default_rng(templates_seed)
     templates = g.random((10, 28, 28)) < 0.25
     r = np.random.default_rng(seed)
     targets = r.integers(0, 10, n)
@@ -19,9 +20,11 @@ def _digits(n, seed):
 
 
 class MNIST(torch.utils.data.Dataset):
+    _templates = 0
+
     def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
         n = int(os.environ.get("CORPUS_MNIST_N", "512"))
-        images, targets = _digits(n if train else max(n // 4, 1), 1 if train else 2)
+        images, targets = _digits(n if train else max(n // 4, 1), 1 if train else 2, self._templates)
         self.data, self.targets = torch.tensor(images), torch.tensor(targets)
         self.transform, self.target_transform = transform, target_transform
 
@@ -35,6 +38,10 @@ class MNIST(torch.utils.data.Dataset):
         if self.target_transform is not None:
             target = self.target_transform(target)
         return img, target
+
+
+class FashionMNIST(MNIST):
+    _templates = 3
 
 
 class CIFAR10(torch.utils.data.Dataset):
