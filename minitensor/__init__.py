@@ -10,7 +10,7 @@ import builtins as _builtins
 from . import backends  # first: it chooses OpenBLAS's kernels before NumPy loads (backends/blas.py)
 from . import accelerator, autograd, cuda, dtypes, return_types, testing
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .device import device, get_default_device, set_default_device
+from .device import device
 from .dtypes import (bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int,
                      int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short,
                      uint8)
@@ -80,7 +80,6 @@ __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", 
            "swapaxes", "tanh", "tensor", "testing", "to_device", "to_dtype", "transpose", "tril", "triu",
            "true_divide", "uint8", "unbind", "unflatten", "unsqueeze", "utils", "var", "view_dtype", "where", "zeros",
            "zeros_like"]
-__all__ += ["get_default_device", "set_default_device"]
 __all__ += ["Generator", "bernoulli", "multinomial", "multiprocessing"]
 __all__ += _ADDED_OPS
 __all__ += ["BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor",

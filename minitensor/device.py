@@ -122,8 +122,7 @@ def set_default_device(d: "str | device | int | None") -> None:
         dev = device(d)
     elif d is not None:
         raise TypeError(f"set_default_device() takes a device, a string or an index, got {type(d).__name__}")
-    if dev is not None and dev.type == "cuda":
-        dev.backend  # noqa: B018 - raises now, not at the first factory call, when CUDA is missing
+    # (no backend is loaded here: as PyTorch, naming a missing CUDA device raises at the first factory call)
     _defaults.context = dev
 
 

@@ -127,7 +127,8 @@ def test_node_is_the_grad_fn_class():
     assert isinstance(y.grad_fn, Node)
     assert not isinstance(x, Node)
     assert isinstance(y.grad_fn.name(), str)
-    assert y.grad_fn.next_functions[0] is x
+    node, index = y.grad_fn.next_functions[0]
+    assert node.variable is x and index == 0
     y.grad_fn.metadata["tag"] = 1
     assert y.grad_fn.metadata == {"tag": 1}
 
