@@ -297,3 +297,10 @@ def test_triangular_solve_works_deprecated():
         r = mt.triangular_solve(mt.tensor(b), mt.tensor(L), upper=False, unitriangular=True)
         unit = np.tril(L, -1) + np.eye(3)
         assert np.allclose(unit @ r.solution.numpy(), b)
+
+
+def test_binomial_with_an_infinite_or_huge_count_draws_instead_of_raising():
+    """An int64 cast of inf is negative (NumPy's sampler then raises "n < 0"): counts past 2^62 draw at 2^62
+    (PyTorch's CPU sampler does not return for an infinite count)."""
+    out = mt.binomial(mt.tensor([float("inf"), 1e30, 4.0]), mt.tensor([0.5, 0.5, 0.0]))
+    assert out[0].item() > 1e18 and out[1].item() > 1e18 and out[2].item() == 0.0

@@ -58,7 +58,7 @@ INPUTS = {"0-d": lambda lib: lib.tensor(0.5), "empty": lambda lib: lib.zeros(0),
           "0-d -inf": lambda lib: lib.tensor(-math.inf), "0-d -0": lambda lib: lib.tensor(-0.0)}
 RANDOM = {"bernoulli", "normal", "poisson", "rand_like", "randn_like", "randint_like", "empty_like", "dropout",
           "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "rrelu", "multinomial",
-          "gumbel_softmax"}
+          "gumbel_softmax", "binomial"}
 LEFT = {  # differences found by this sweep and left (see the report of issue 25)
     "softmax", "softmin", "log_softmax",  # minitensor requires dim (PyTorch's implicit dim is deprecated)
     "FloatTensor", "DoubleTensor", "unique", "unique_consecutive", "cholesky",

@@ -145,6 +145,7 @@ LEFT_PAIRS = {  # differences found and left (issue 25's report), by full name
     "spmm",  # PyTorch's spmm takes two dense tensors
     "norm", "linalg.vector_norm",  # PyTorch takes a tensor ord / p
     "quantile", "nanquantile",  # PyTorch gives q a zero gradient; minitensor none
+    "resize_as_",  # the elements it adds are PyTorch's uninitialized memory
 }
 LEFT_DIMS = {
     "mode",  # PyTorch's CPU mode sorts NaN with std::sort: its pick depends on the input's order

@@ -84,7 +84,8 @@ class Binomial(_Sample):
         c, p = xp.broadcast_to(count, shape), xp.broadcast_to(prob, shape)
         undefined = xp.isnan(c) | xp.isnan(p)
         # PyTorch checks nothing: count is floored at 0 and prob clamped to [0, 1]; a NaN parameter gives NaN
-        n = xp.where(undefined, 0, xp.maximum(xp.floor(c), 0)).astype(np.int64)
+        # counts past 2^62 (inf included) are drawn at 2^62: an int64 cast of inf would be negative
+        n = xp.where(undefined, 0, xp.clip(xp.floor(c), 0, 2.0 ** 62)).astype(np.int64)
         q = xp.where(undefined, 0, xp.clip(p, 0, 1)).astype(np.float64)
         drawn = xp.asarray((rng or B.get_rng()).binomial(n, q), dtype=count.dtype)
         return xp.where(undefined, xp.asarray(np.nan, dtype=count.dtype), drawn)
