@@ -14,11 +14,11 @@ from ..size import Size
 from ..tensor import Tensor
 from ..type_info import finfo
 from . import constraints
-from .discrete import Categorical, _one_of, _ProbsOrLogits
+from .discrete import Categorical, _BinaryProbsOrLogits, _one_of
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .gamma import Gamma
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all
 
 __all__ = ["Binomial", "Geometric", "Multinomial", "NegativeBinomial", "Poisson"]
 
@@ -60,7 +60,7 @@ class Poisson(ExponentialFamily):
         return natural_params[0].exp()
 
 
-class _CountWithProbs(_ProbsOrLogits):
+class _CountWithProbs(_BinaryProbsOrLogits):
     """``total_count`` broadcast with ``probs`` (success probability) or ``logits`` (its log-odds)."""
     total_count: Tensor
 
@@ -73,14 +73,6 @@ class _CountWithProbs(_ProbsOrLogits):
             total, self.logits = broadcast_all(total_count, logits)
         self.total_count = total.to(self._param.dtype)
         super().__init__(self._param.shape, validate_args=validate_args)
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
 
 class Binomial(_CountWithProbs):
@@ -236,7 +228,7 @@ class Multinomial(Distribution):
         return n * self._categorical.entropy() - lgamma(n + 1) + term2
 
 
-class Geometric(_ProbsOrLogits):
+class Geometric(_BinaryProbsOrLogits):
     """Failures before the first success: P(k) = (1 - p)^k p, k = 0, 1, ... (p in (0, 1])."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
@@ -253,14 +245,6 @@ class Geometric(_ProbsOrLogits):
             value = self.probs
             raise ValueError(f"Expected parameter probs ({type(value).__name__} of shape {tuple(value.shape)}) of "
                              f"distribution {self!r} to be positive but found invalid values:\n{value[value <= 0]}")
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self) -> Tensor:

@@ -46,7 +46,19 @@ class _ProbsOrLogits(Distribution):
         return values.expand(-1, *self._batch_shape, *self._event_shape) if expand else values
 
 
-class Bernoulli(_ProbsOrLogits):
+class _BinaryProbsOrLogits(_ProbsOrLogits):
+    """A success probability given as ``probs`` or as ``logits`` (log-odds); the other computed on demand."""
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        return logits_to_probs(self.logits, is_binary=True)
+
+
+class Bernoulli(_BinaryProbsOrLogits):
     """1 with probability ``probs`` (= sigmoid(``logits``)), else 0."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
@@ -60,14 +72,6 @@ class Bernoulli(_ProbsOrLogits):
         else:
             (self.logits,) = broadcast_all(logits)
         super().__init__(self._param.shape, validate_args=validate_args)
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self) -> Tensor:

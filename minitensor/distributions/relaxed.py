@@ -11,17 +11,17 @@ from ..functional import lgamma
 from ..size import Size
 from ..tensor import Tensor
 from . import constraints
-from .discrete import Categorical, OneHotCategorical, _one_of, _ProbsOrLogits
+from .discrete import Categorical, OneHotCategorical, _BinaryProbsOrLogits, _one_of
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform, SigmoidTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, clamp_probs
 
 __all__ = ["ExpRelaxedCategorical", "LogitRelaxedBernoulli", "OneHotCategoricalStraightThrough", "RelaxedBernoulli",
            "RelaxedOneHotCategorical"]
 
 
-class LogitRelaxedBernoulli(_ProbsOrLogits):
+class LogitRelaxedBernoulli(_BinaryProbsOrLogits):
     """The logit of a relaxed Bernoulli: (logit(u) + logit(p)) / t, u ~ U(0, 1); density
     t exp(l - t x) / (1 + exp(l - t x))^2 (l the logits, t the temperature)."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -42,14 +42,6 @@ class LogitRelaxedBernoulli(_ProbsOrLogits):
         new = super().expand(batch_shape, _instance)
         new.temperature = self.temperature  # type: ignore[attr-defined]
         return new
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     def rsample(self, sample_shape: Sequence[int] = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
