@@ -55,17 +55,9 @@ class LogitRelaxedBernoulli(_BinaryProbsOrLogits):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    """sigmoid of a LogitRelaxedBernoulli: values in (0, 1)."""
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
-    has_rsample = True
-    base_dist: LogitRelaxedBernoulli
-
-    def __init__(self, temperature: Tensor, probs: Tensor | float | None = None, logits: Tensor | float | None = None,
-                 validate_args: bool | None = None) -> None:
-        base = LogitRelaxedBernoulli(temperature, probs, logits)
-        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
+class _RelaxedByTransform(TransformedDistribution):
+    """A relaxed distribution made by transforming its base: temperature, logits and probs are the base's."""
+    base_dist: Any
 
     @property
     def temperature(self) -> Tensor:
@@ -78,6 +70,19 @@ class RelaxedBernoulli(TransformedDistribution):
     @property
     def probs(self) -> Tensor:
         return self.base_dist.probs
+
+
+class RelaxedBernoulli(_RelaxedByTransform):
+    """sigmoid of a LogitRelaxedBernoulli: values in (0, 1)."""
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+    base_dist: LogitRelaxedBernoulli
+
+    def __init__(self, temperature: Tensor, probs: Tensor | float | None = None, logits: Tensor | float | None = None,
+                 validate_args: bool | None = None) -> None:
+        base = LogitRelaxedBernoulli(temperature, probs, logits)
+        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -128,7 +133,7 @@ class ExpRelaxedCategorical(Distribution):
         return (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1) + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_RelaxedByTransform):
     """exp of an ExpRelaxedCategorical: points of the simplex, near its corners at low temperature."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.simplex
@@ -139,18 +144,6 @@ class RelaxedOneHotCategorical(TransformedDistribution):
                  validate_args: bool | None = None) -> None:
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base, ExpTransform(), validate_args=validate_args)
-
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs
 
 
 class OneHotCategoricalStraightThrough(OneHotCategorical):
