@@ -423,7 +423,8 @@ from . import tensor_layout as _layout_methods  # noqa: E402
 from . import memory_formats as _memory_formats  # noqa: E402
 from . import tensor_extras as _extra_methods  # noqa: E402
 
-_methods._F = _shape_methods._F = _math_methods._F = _F
+_methods.bind_functional(_F)
+_shape_methods._F = _math_methods._F = _F
 _storage_methods._F = _layout_methods._F = _F
 _autograd.function._Tensor, _autograd.function._wrap = Tensor, _wrap
 _methods._C, _methods._L = _creation, _legacy

@@ -20,6 +20,8 @@ are), checks that all tensors share a device, runs ``forward`` on that device's 
 mode is on and an input requires grad, records the call instance as ``grad_fn`` of the output. The
 engine sums each returned gradient back to its input's shape and casts it to its input's dtype, so an op
 never handles broadcasting in backward.
+Operands that do not broadcast (NumPy's or CuPy's ValueError in forward) raise PyTorch's RuntimeError,
+"The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1", for every op.
 """
 from __future__ import annotations
 
@@ -220,6 +222,10 @@ class ArrayFunction:
         try:  # free when nothing raises (Python 3.11's zero-cost exceptions)
             out = cls.forward(ctx, B, *arrays, **kwargs)
         except Exception as e:
+            if type(e) is ValueError and "could not be broadcast together with shapes" in str(e):  # NumPy's and
+                # CuPy's text for elementwise operands (matmul's batch dims say "remapped shapes": matmul's own)
+                from ..functional._util import broadcast_error  # (the functional package imports this one)
+                raise broadcast_error([a.shape for a in arrays if hasattr(a, "shape")]) from None
             if cls.accepts_sparse or not any(type(a) is SparseCOO for a in arrays):
                 raise
             return _run_sparse(_sparse_kernel(cls, e, device.type == "cuda"), args, kwargs)

@@ -149,22 +149,12 @@ class Neg(ArrayFunction):
         return -gy
 
 
-def _apply(fn: type[ArrayFunction], a: Any, b: Any, **kwargs: Any) -> Tensor:
-    try:
-        return fn.apply(a, b, **kwargs)
-    except ValueError as e:
-        if "broadcast" not in str(e):
-            raise
-        raise RuntimeError(f"{fn.__name__.lower()}: shapes {tuple(getattr(a, 'shape', ()))} and "
-                           f"{tuple(getattr(b, 'shape', ()))} cannot be broadcast together") from None
-
-
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """input + alpha * other, broadcasting (written into ``out`` where given)."""
     if out is not None:
         return call_with_out("add", add, out, input, other, alpha=alpha)
     a, b = promote(input, other)
-    return _apply(Add, a, b, alpha=alpha)
+    return Add.apply(a, b, alpha=alpha)
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
@@ -172,14 +162,14 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) ->
     if out is not None:
         return call_with_out("sub", sub, out, input, other, alpha=alpha)
     a, b = promote(input, other)
-    return _apply(Sub, a, b, alpha=alpha)
+    return Sub.apply(a, b, alpha=alpha)
 
 
 def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return call_with_out("mul", mul, out, input, other)
     a, b = promote(input, other)
-    return _apply(Mul, a, b)
+    return Mul.apply(a, b)
 
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Tensor | None = None) -> Tensor:
@@ -188,7 +178,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Tensor
         return call_with_out("div", div, out, input, other, rounding_mode=rounding_mode)
     if rounding_mode is None:
         a, b = promote(input, other, floating=True)
-        return _apply(Div, a, b)
+        return Div.apply(a, b)
     if rounding_mode == "floor":
         return floor_divide(input, other)
     if rounding_mode == "trunc":
@@ -221,24 +211,24 @@ def _promote_divisor(input: Any, other: Any) -> tuple[Any, Any]:
 
 def floor_divide(input: Any, other: Any) -> Tensor:
     a, b = _promote_divisor(input, other)
-    return _apply(FloorDivide, a, b)
+    return FloorDivide.apply(a, b)
 
 
 def remainder(input: Any, other: Any) -> Tensor:
     a, b = _promote_divisor(input, other)
-    return _apply(Remainder, a, b)
+    return Remainder.apply(a, b)
 
 
 def fmod(input: Tensor, other: Any) -> Tensor:
     """input - trunc(input / other) * other: the sign of the dividend (``remainder`` takes the divisor's)."""
     a, b = _promote_divisor(input, other)
-    return _apply(Fmod, a, b)
+    return Fmod.apply(a, b)
 
 
 def pow(input: Any, exponent: Any) -> Tensor:
     a, b = promote(input, exponent)
     try:
-        return _apply(Pow, a, b)
+        return Pow.apply(a, b)
     except ValueError as e:  # NumPy's, for integers to a negative integer power: PyTorch's type
         if "negative integer powers" not in str(e):
             raise
@@ -289,23 +279,11 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     return _addc("addcdiv", div, input, tensor1, tensor2, value)
 
 
-def _elementwise(name: str, op: Callable[..., Any], *inputs: Any) -> Tensor:
-    """An element-wise op without gradient (comparisons, logical and bitwise ops), with PyTorch's error type
-    when the shapes do not broadcast."""
-    try:
-        return nondiff(op, *inputs)
-    except ValueError:
-        shapes = " and ".join(str(tuple(getattr(x, "shape", ()))) for x in inputs)
-        raise RuntimeError(f"{name}: shapes {shapes} cannot be broadcast together") from None
-
-
-def _no_grad(name: str, method: str = "", ufunc: str = "", unary: bool = False,
-             integer_only: bool = False) -> Callable[..., Tensor]:
+def _no_grad(name: str, method: str = "", unary: bool = False, integer_only: bool = False) -> Callable[..., Tensor]:
     """PyTorch's ``name(input, other)`` (``unary``: ``name(input)``) without gradient: the backend's ``method``
-    (default ``name``); a broadcast error names NumPy's ufunc (default ``method``); ``integer_only``: a
-    floating input gets PyTorch's NotImplementedError (the bitwise ops)."""
+    (default ``name``); ``integer_only``: a floating input gets PyTorch's NotImplementedError (the bitwise
+    ops)."""
     method = method or name
-    error_name = ufunc or method
 
     def call(B: Backend, *arrays: Any) -> Any:
         return getattr(B, method)(*arrays)
@@ -313,12 +291,12 @@ def _no_grad(name: str, method: str = "", ufunc: str = "", unary: bool = False,
     def one(input: Tensor) -> Tensor:
         if integer_only:
             check_integer(name, input)
-        return _elementwise(error_name, call, input)
+        return nondiff(call, input)
 
     def two(input: Any, other: Any) -> Tensor:
         if integer_only:
             check_integer(name, input)
-        return _elementwise(error_name, call, input, other)
+        return nondiff(call, input, other)
 
     op: Callable[..., Tensor] = one if unary else two
     op.__name__ = op.__qualname__ = name
@@ -332,7 +310,7 @@ bitwise_and, bitwise_or, bitwise_xor = (_no_grad(name, integer_only=True)
                                         for name in ("bitwise_and", "bitwise_or", "bitwise_xor"))
 logical_not, isnan, isinf, isfinite = (_no_grad(name, unary=True)
                                        for name in ("logical_not", "isnan", "isinf", "isfinite"))
-bitwise_not = _no_grad("bitwise_not", ufunc="invert", unary=True, integer_only=True)
+bitwise_not = _no_grad("bitwise_not", unary=True, integer_only=True)
 signbit = _no_grad("signbit", unary=True)  # the sign bit set: True for -0.0 and -nan; False for bool and uint8
 
 
@@ -340,7 +318,7 @@ def _shift(name: str, kernel: str, input: Any, other: Any) -> Tensor:
     check_integer(kernel, input)
     check_integer(kernel, other)
     a, b = promote(input, other)
-    return _elementwise(name, lambda B, x, y: getattr(B, name)(x, y), a, b)
+    return nondiff(lambda B, x, y: getattr(B, name)(x, y), a, b)
 
 
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:
@@ -365,7 +343,7 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     for what, tol in (("rtol", rtol), ("atol", atol)):
         if tol < 0:
             raise RuntimeError(f"{what} must be greater than or equal to zero, but got {tol}")
-    return _elementwise("isclose", lambda B, a, b: B.isclose(a, b, rtol, atol, equal_nan), input, other)
+    return nondiff(lambda B, a, b: B.isclose(a, b, rtol, atol, equal_nan), input, other)
 
 
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,

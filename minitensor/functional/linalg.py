@@ -5,7 +5,7 @@ from typing import Any, Sequence
 
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
-from ._util import promote
+from ._util import broadcast_error, promote
 from .out_arg import call_with_out
 from ..amp.autocast_mode import cast_early
 from .shape import stack
@@ -93,9 +93,8 @@ def _product(input: Tensor, other: Tensor, op: type[MatMul]) -> Tensor:
     _check_matmul_shapes(a, b)
     try:
         return op.apply(a, b)
-    except ValueError:
-        raise RuntimeError(f"matmul: batch dimensions of {tuple(a.shape)} and {tuple(b.shape)} cannot be "
-                           "broadcast together") from None
+    except ValueError:  # batch dims that do not broadcast: PyTorch names them as an elementwise op's
+        raise broadcast_error([a.shape[:-2], b.shape[:-2]]) from None
 
 
 def _require_dims(name: str, input: Tensor, n: int, other: Tensor, other_name: str, m: int) -> None:

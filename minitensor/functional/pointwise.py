@@ -12,8 +12,8 @@ from .. import dtypes as _dt
 from .. import return_types as rt
 from ..backends.base import Backend
 from ..tensor import Tensor
-from ._util import check_integer, promote, to_float, torch_dtype_name
-from .arithmetic import _elementwise, eq, isnan, mul, pow
+from ._util import check_integer, nondiff, promote, to_float, torch_dtype_name
+from .arithmetic import eq, isnan, mul, pow
 from .indexing import where
 
 __all__ = ["deg2rad", "rad2deg", "fmax", "fmin", "gcd", "lcm", "ldexp", "frexp", "nextafter", "isposinf",
@@ -48,7 +48,7 @@ def _integer_op(name: str, input: Tensor, other: Tensor) -> Tensor:
         if isinstance(x, Tensor) and x.array.dtype.kind == "b":
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'Bool\'')
     a, b = promote(input, other)
-    return _elementwise(name, lambda B, x, y: getattr(B, name)(x, y), a, b)
+    return nondiff(lambda B, x, y: getattr(B, name)(x, y), a, b)
 
 
 def gcd(input: Tensor, other: Tensor) -> Tensor:
