@@ -79,7 +79,7 @@ def test_input_modified_in_place_before_backward_is_refused(reentrant):
     y = checkpoint(mt.sin, x, use_reentrant=reentrant)
     x.add_(1)
     with pytest.raises(RuntimeError, match=r"modified by an inplace operation: \[minitensor.DoubleTensor \[6, 4\]\], "
-                                           r"which is output 0 of MulBackward, is at version 1; expected version 0"):
+                                           r"which is output 0 of MulBackward0, is at version 1; expected version 0"):
         y.sum().backward()
     # an input that does not require grad (a parameter inside does) is checked too
     lin = amp_net()[0].double()

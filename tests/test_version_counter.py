@@ -70,7 +70,7 @@ def test_a_saved_input_written_later_raises_with_its_maker_named():
     y = (h * w).sum()  # saves h (for w's gradient)
     h.add_(1.0)
     with pytest.raises(RuntimeError, match=r"\[minitensor.FloatTensor \[3\]\], which is output 0 of "
-                       r"MulBackward, is at version 1; expected version 0 instead"):
+                       r"MulBackward0, is at version 1; expected version 0 instead"):
         y.backward()
 
 

@@ -124,9 +124,14 @@ class ArrayFunction:
     # to the inputs (or None). Other computed float arrays make the double backward raise.
     derived_saves: dict[int, Any] = {}
     accepts_sparse = False  # True: forward takes sparse COO arrays (functional/sparse.py); others refuse them
+    # ``name()``: PyTorch's name of this node, the class name + "Backward0" unless a class sets it (PyTorch
+    # names a node after the aten op it differentiates: CrossEntropy's is "NllLossBackward0").
+    torch_name = "ArrayFunctionBackward0"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "torch_name" not in cls.__dict__:  # PyTorch's node names end in the overload's number: MulBackward0
+            cls.torch_name = cls.__name__ + "Backward0"
         if "__init__" in cls.__dict__:  # apply makes the ctx without calling it
             raise TypeError(f"{cls.__name__}: a Function keeps its state on ctx in forward; it cannot define "
                             "__init__")
@@ -156,7 +161,7 @@ class ArrayFunction:
         return saved
 
     def name(self) -> str:
-        return type(self).__name__ + "Backward"
+        return self.torch_name
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:

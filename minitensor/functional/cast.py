@@ -18,6 +18,7 @@ __all__ = ["to_dtype", "view_dtype", "to_device", "clone", "contiguous"]
 class ToDtype(ArrayFunction):
     """A cast (of a sparse array: its values); the gradient is cast back (the engine casts to the input's
     dtype)."""
+    torch_name = "ToCopyBackward0"  # PyTorch's grad_fn name
     backward = staticmethod(gradient_unchanged)
     accepts_sparse = True
 

@@ -38,6 +38,7 @@ class _ClassIndexLoss(ArrayFunction):
 
 class CrossEntropy(_ClassIndexLoss):
     """Fused log_softmax + nll (+ label smoothing), saving the log-probabilities."""
+    torch_name = "NllLossBackward0"  # PyTorch's grad_fn name
     derived_saves = {0: _log_probs, 3: None}  # the divisor: a constant of the targets
 
     @staticmethod
@@ -60,6 +61,7 @@ class CrossEntropy(_ClassIndexLoss):
 
 
 class NLLLoss(_ClassIndexLoss):
+    torch_name = "NllLossBackward0"  # PyTorch's grad_fn name
     derived_saves = {2: None}
 
     @staticmethod

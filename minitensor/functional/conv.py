@@ -27,6 +27,7 @@ IntPair = int | Sequence[int]
 class Conv2d(ArrayFunction):
     """y[n, o] = b[o] + sum over o's group of channels c and offsets (i, j) of
     w[o, c, i, j] * x_pad[n, c, oh*s_h + i*d_h, ow*s_w + j*d_w]."""
+    torch_name = "ConvolutionBackward0"  # PyTorch's grad_fn name
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, weight: Any, bias: Any, *, stride: tuple[int, int],
@@ -44,6 +45,7 @@ class Conv2d(ArrayFunction):
 class ConvTranspose2d(ArrayFunction):
     """The adjoint of Conv2d in its input: each input pixel spreads w[c_in, :, i, j] * x over the
     output, at (h*s - p + i*d, w*s - p + j*d)."""
+    torch_name = "ConvolutionBackward0"  # PyTorch's grad_fn name
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, weight: Any, bias: Any, *, stride: tuple[int, int],

@@ -26,6 +26,7 @@ def _reverse_cumsum(B: Backend, g: Any, axis: int) -> Any:
 
 
 class CumSum(ArrayFunction):
+    torch_name = "CumsumBackward0"  # PyTorch's grad_fn name
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, axis: int) -> Any:
         ctx.axis = axis

@@ -20,6 +20,7 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "linear", "einsum", "vecdot", "cr
 class MatMul(ArrayFunction):
     """y = a @ b over broadcast batch dims; a 1-D a is a row (1, k), a 1-D b a column (k, 1), and the
     added dim is dropped from y. da = gy @ b^T, db = a^T @ gy (the engine sums broadcast batch dims)."""
+    torch_name = "MmBackward0"  # PyTorch's grad_fn name
 
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
@@ -134,6 +135,7 @@ class Linear(ArrayFunction):
     """y = x W^T + b for x (..., in), W (out, in), b (out,): one node instead of three.
     dx = gy W, dW = gy^T x and db = sum(gy) over the leading dims. The leading dims are flattened, so that
     each product is one 2-D GEMM (a batched matmul over them is several times slower)."""
+    torch_name = "AddmmBackward0"  # PyTorch's grad_fn name
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, w: Any, b: Any) -> Any:

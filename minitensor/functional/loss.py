@@ -89,6 +89,7 @@ class _DifferenceLoss(ArrayFunction):
 
 
 class MSELoss(_DifferenceLoss):
+    torch_name = "MseLossBackward0"  # PyTorch's grad_fn name
     loss = staticmethod(lambda B, x, t: B.mse_loss(x, t))
     loss_backward = staticmethod(lambda B, g, x, t: B.mse_loss_backward(g, x, t))
 

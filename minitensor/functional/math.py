@@ -79,6 +79,7 @@ Frac = _op("Frac", lambda B, x: x - B.trunc(x), lambda B, g, x: g)
 
 class Clamp(ArrayFunction):
     """min(max(x, lo), hi); the gradient passes where lo <= x <= hi (both ends included, as PyTorch)."""
+    torch_name = "ClampBackward1"  # PyTorch's grad_fn name (of its clamp with number bounds)
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, lo: Any, hi: Any) -> Any:

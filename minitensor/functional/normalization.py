@@ -27,6 +27,7 @@ def _keep_for_backward(ctx: Any, x: Any, weight: Any, forward: tuple[Any, Any, A
 
 class BatchNorm(ArrayFunction):
     """y = (x - mean) invstd w + b per channel (axis 1); running statistics are updated in place."""
+    torch_name = "NativeBatchNormBackward0"  # PyTorch's grad_fn name
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, running_mean: Any, running_var: Any, weight: Any, bias: Any, *,
@@ -45,6 +46,7 @@ class BatchNorm(ArrayFunction):
 
 class LayerNorm(ArrayFunction):
     """y = (x - mean) invstd w + b, statistics over the last ``normalized_ndim`` dims."""
+    torch_name = "NativeLayerNormBackward0"  # PyTorch's grad_fn name
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, weight: Any, bias: Any, *, normalized_ndim: int,

@@ -28,6 +28,7 @@ class MaxPool2d(ArrayFunction):
     """y = the window's max; with ``return_indices`` also PyTorch's int64 flat positions in each input
     plane. Backward sends gy to the argmax (overlapping windows add up); what it saves is only the argmax's
     offset inside its window, in the narrowest integer dtype (uint8 for windows up to 256 cells)."""
+    torch_name = "MaxPool2DWithIndicesBackward0"  # PyTorch's grad_fn name
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, *, kernel_size: tuple[int, int], stride: tuple[int, int],
@@ -49,6 +50,7 @@ class MaxPool2d(ArrayFunction):
 
 class AvgPool2d(ArrayFunction):
     """y = sum of the window / divisor; backward spreads gy / divisor over the window. Saves nothing."""
+    torch_name = "AvgPool2DBackward0"  # PyTorch's grad_fn name
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, *, kernel_size: tuple[int, int], stride: tuple[int, int],

@@ -48,6 +48,9 @@ class Sum(ArrayFunction):
         ctx.shape, ctx.axes, ctx.keepdims = x.shape, axes, keepdims
         return B.mean(x, axes, keepdims) if ctx.mean else B.sum(x, axes, keepdims)
 
+    def name(self) -> str:  # PyTorch's overloads: sum() is SumBackward0, sum(dim) SumBackward1 (mean alike)
+        return f"{type(self).__name__}Backward{0 if self.axes is None else 1}"
+
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         g = _keep(B, gy, ctx.axes, ctx.keepdims, len(ctx.shape))
@@ -187,6 +190,7 @@ class ExtremeAlongDim(ArrayFunction):
 
 class LogSumExp(ArrayFunction):
     """log(sum(exp(x))); dx = gy * exp(x - y) = gy * softmax(x)."""
+    torch_name = "LogsumexpBackward0"  # PyTorch's grad_fn name
     derived_saves = {1: _kept_output}
 
     @staticmethod
@@ -205,6 +209,7 @@ class LogSumExp(ArrayFunction):
 class PNorm(ArrayFunction):
     """(sum |x|^p)^(1/p); dx = sign(x) |x|^(p-1) gy / y^(p-1) (x gy / y for p = 2), taken as 0 where y = 0
     or x = 0 (PyTorch's subgradient: a zero input has a zero gradient, not nan)."""
+    torch_name = "LinalgVectorNormBackward0"  # PyTorch's grad_fn name
     derived_saves = {1: _kept_output}
 
     @staticmethod

@@ -24,6 +24,7 @@ __all__ = ["reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose
 
 
 class Reshape(ViewFunction):
+    torch_name = "ViewBackward0"  # PyTorch's grad_fn name
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, shape: tuple[int, ...]) -> Any:
         ctx.in_shape = x.shape
@@ -95,6 +96,7 @@ class Stack(ArrayFunction):
 
 
 class ConstantPad(ArrayFunction):
+    torch_name = "ConstantPadNdBackward0"  # PyTorch's grad_fn name
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, widths: tuple[tuple[int, int], ...], value: float) -> Any:
         ctx.crop = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))

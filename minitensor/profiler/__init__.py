@@ -7,7 +7,7 @@
     prof.export_chrome_trace("trace.json")
 
 Forward ops are named after their Function ("Conv2d", "Mul"), backward nodes by ``grad_fn.name()``
-("Conv2dBackward"), kernels by their template or function name ("im2col", "max_pool2d").
+("ConvolutionBackward0", PyTorch's grad_fn names), kernels by their template or function name ("im2col", "max_pool2d").
 """
 from .events import EventList, FunctionEvent, FunctionEventAvg
 from .profile import (ProfilerAction, ProfilerActivity, profile, record_function, schedule, supported_activities,
