@@ -77,7 +77,8 @@ def test_table_self_time_accounts_for_the_profiled_step():
     footer = table.strip().splitlines()[-1]
     assert footer == f"Self CPU time total: {profiler.table.format_time(total_self)}"
     ops = [a for a in averages if a.kind in ("cpu_op", "backward")]
-    assert {"Conv2d", "ConvolutionBackward0", "Linear", "AddmmBackward0", "CrossEntropy", "NllLossBackward0"} <= {a.key for a in ops}
+    assert {"Conv2d", "ConvolutionBackward0", "Linear", "AddmmBackward0", "CrossEntropy",
+            "NllLossBackward0"} <= {a.key for a in ops}
     assert by_name(averages, "Optimizer.step#SGD.step")[0].count == 1
     assert by_name(averages, "ProfilerStep#1")[0].cpu_time_total >= wall_us  # the range brackets the step
 
