@@ -15,7 +15,7 @@ import minitensor as mt
 import minitensor.nn.functional as F
 from minitensor import nn
 from tests.helpers import FEW, as_np, assert_close, t64
-from minitensor.testing import gradcheck
+from minitensor.testing import gradcheck, gradgradcheck
 from minitensor.backends.cpu import numba_kernels
 
 
@@ -366,3 +366,16 @@ def test_scale_grad_by_freq_is_torchs_embedding_one():
     w = mt.tensor(weight, requires_grad=True)
     F.embedding_bag(mt.tensor(idx), w, mode="sum", padding_idx=2, scale_grad_by_freq=True).backward(mt.tensor(cot))
     assert_close(w.grad, tw.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_second_order_gradients(mode):
+    """The backward is the generic body on the recording backend under create_graph: gradgradcheck holds."""
+    rng = np.random.default_rng(4)
+    idx, offsets = mt.tensor([0, 1, 1, 2, 4, 3]), mt.tensor([0, 2])
+    w, p = t64(rng.standard_normal((5, 3))), t64(rng.standard_normal(6))
+    if mode == "sum":
+        assert gradgradcheck(lambda w, p: F.embedding_bag(idx, w, offsets, mode="sum", per_sample_weights=p,
+                                                          padding_idx=4) ** 2, [w, p])
+    else:
+        assert gradgradcheck(lambda w: F.embedding_bag(idx, w, offsets, mode=mode, padding_idx=4) ** 3, [w])
