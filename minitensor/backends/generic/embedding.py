@@ -128,11 +128,15 @@ class EmbeddingOps:
             w = per_sample_weights.astype(xp.float64)
             scale = w if scale is None else scale * w
         if mode == "mean":
-            last = offsets.shape[0] - 2  # (entries past the last bag get its count: they are left out anyway)
-            bag = xp.minimum(xp.searchsorted(offsets, xp.arange(indices.shape[0]), side="right") - 1, last)
-            size = xp.maximum(counts, 1).astype(xp.float64)[bag]
+            size = xp.maximum(counts, 1).astype(xp.float64)[self._position_bags(offsets, indices.shape[0])]
             scale = 1.0 / size if scale is None else scale / size
         return scale
+
+    def _position_bags(self, offsets: Array, n: int) -> Array:
+        """(n,) int64: the bag of each position (those past the last bag in the last bag: they are left out
+        anyway). Needs a bag (B >= 1)."""
+        xp = self.xp
+        return xp.minimum(xp.searchsorted(offsets, xp.arange(n), side="right") - 1, offsets.shape[0] - 2)
 
     def embedding_bag_backward(self, gy: Array, indices: Array, offsets: Array, num_embeddings: int, mode: str,
                                per_sample_weights: Array | None, padding_idx: int | None, scale_grad_by_freq: bool,
@@ -147,6 +151,7 @@ class EmbeddingOps:
         if gy.shape[0] == 0:
             return gw.astype(gy.dtype, copy=False)
         if mode == "max":
+            assert max_rows is not None, "embedding_bag_backward: mode 'max' needs the forward's max_rows"
             hit = max_rows >= 0
             self.index_add(gw.reshape(-1), (max_rows * dim + xp.arange(dim))[hit], gy[hit].astype(acc))
             return gw.astype(gy.dtype, copy=False)
