@@ -52,6 +52,18 @@ class CpuEmbeddingOps(EmbeddingOps):
             return None
         return kernels
 
+    def _add_rows(self, out: Array, where: Array, rows: Array) -> None:
+        """As ``EmbeddingOps._add_rows`` (the generic body's, where the loops do not run): rows already in
+        runs (a forward's bags) with runs of 8 on average by one ``np.add.reduceat`` over them (5x add.at's
+        speed; reduceat pays per run, so short runs, a backward's scattered rows, keep the flat add.at)."""
+        k = where.shape[0]
+        if k > 1 and bool((where[1:] >= where[:-1]).all()):
+            starts = np.flatnonzero(np.concatenate([[True], where[1:] != where[:-1]]))
+            if 8 * starts.size <= k:
+                out[where[starts]] += np.add.reduceat(rows, starts, axis=0)
+                return
+        super()._add_rows(out, where, rows)
+
     def _position_bags(self, offsets: Array, n: int) -> Array:
         """As ``EmbeddingOps._position_bags``: one repeat of each bag's number (a third of searchsorted's time)."""
         bags = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))

@@ -87,10 +87,17 @@ class EmbeddingOps:
         if per_sample_weights is not None:
             rows = rows * per_sample_weights[pos].astype(acc, copy=False)[:, None]
         out = xp.zeros((bags, dim), dtype=acc)
-        self.index_add(out, bag, rows)
+        self._add_rows(out, bag, rows)
         if mode == "mean":
             out /= xp.maximum(counts, 1).astype(acc)[:, None]
         return out.astype(weight.dtype, copy=False), None
+
+    def _add_rows(self, out: Array, where: Array, rows: Array) -> None:
+        """out[where[k]] += rows[k] (repeats accumulating) for a C-contiguous out (M, D), by one 1-D index_add
+        of the (K * D,) flat positions: NumPy's add.at takes its fast path on a 1-D index (4x the 2-D one)."""
+        dim = out.shape[1]
+        flat = (where[:, None] * dim + self.xp.arange(dim)).reshape(-1)
+        self.index_add(out.reshape(-1), flat, rows.reshape(-1))
 
     def _bag_max(self, rows: Array, rows_idx: Array, bag: Array, counts: Array, first: Array,
                  bags: int) -> tuple[Array, Array]:
@@ -105,16 +112,16 @@ class EmbeddingOps:
         full = counts > 0
         lead = rows[xp.where(full, first, 0)] if k else xp.zeros((bags, dim), dtype=rows.dtype)  # first rows
         top = xp.where(full[:, None], xp.where(xp.isnan(lead), lead, top), 0)  # a leading NaN stays
-        # The arg-max: each (bag, d)'s first kept entry equal to the maximum (NaN matching NaN), found as
-        # the entry where the column's running count of such entries first passes the bag's start.
+        # The arg-max: each (bag, d)'s first kept entry equal to the maximum (NaN matching NaN), by a scatter
+        # min of the entries' places (k where not equal: no entry, row -1); int32 places where they fit
+        # (CuPy's minimum.at has no int64)
         target = top[bag]
         hit = (rows == target) | (xp.isnan(rows) & xp.isnan(target))
-        seen = xp.cumsum(hit, axis=0, dtype=xp.int64)
-        start = xp.concatenate([xp.zeros((1, dim), dtype=xp.int64), seen])[first[bag]]
-        kk, dd = xp.nonzero(hit & (seen - start == 1))
-        max_rows = xp.full((bags, dim), -1, dtype=xp.int64)
-        max_rows[bag[kk], dd] = rows_idx[kk]
-        return top, max_rows
+        place = xp.int32 if k < 2 ** 31 - 1 else xp.int64
+        best = xp.full(bags * dim, k, dtype=place)
+        self.combine_at("amin", best, flat, xp.where(hit, xp.arange(k, dtype=place)[:, None], k).reshape(-1))
+        max_rows = xp.concatenate([rows_idx.astype(xp.int64), xp.full(1, -1, dtype=xp.int64)])[best]
+        return top, max_rows.reshape(bags, dim)
 
     def _bag_scale(self, indices: Array, offsets: Array, counts: Array, mode: str,
                    per_sample_weights: Array | None, scale_grad_by_freq: bool, num_embeddings: int) -> Array | None:
@@ -161,7 +168,7 @@ class EmbeddingOps:
                                 num_embeddings)
         if scale is not None:  # rounded to gy's dtype first, as PyTorch's axpy takes it
             rows *= scale[pos].astype(gy.dtype).astype(acc)[:, None]
-        self.index_add(gw, rows_idx, rows)
+        self._add_rows(gw, rows_idx, rows)
         return gw.astype(gy.dtype, copy=False)
 
     def embedding_bag_per_sample_weights_backward(self, gy: Array, weight: Array, indices: Array, offsets: Array,
