@@ -3,6 +3,8 @@ NumPy body they replace (backends/generic/embedding.py), method by method, on ba
 too), with padding, per_sample_weights and ties at the maximum; and the cases that go to the generic body."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -69,3 +71,19 @@ def test_bad_bounds_or_indices_go_to_the_generic_body():
     past[-1] = 501
     with pytest.raises(IndexError):  # the generic body's read past N (the loop would read memory past it)
         CPU.embedding_bag_per_sample_weights_backward(np.ones((offsets.size - 1, 16)), weight, indices, past, None)
+
+
+def test_the_loops_over_d_vectorise():
+    """The bag loops' inner loops over D compile to vector adds and compares (max's arg-max row by vector
+    selects, not branches): a scalar loop keeps its results but costs several times its time."""
+    from test_cpu_kernels_vectorise import llvm_ir
+    kernels = load("embedding")
+    r = np.random.default_rng(0)
+    w, idx, bounds = r.standard_normal((50, 32)).astype(np.float32), r.integers(0, 50, 100), np.arange(0, 101, 10)
+    out, rows, counts, none = np.zeros((10, 32), np.float32), np.full((10, 32), -1), np.zeros(10, np.int64), \
+        np.zeros(0, np.float32)
+    ir = llvm_ir(kernels.bag_max, out, rows, w, idx, bounds, -1)
+    assert re.search(r"fcmp ogt <\d+ x float>", ir) and re.search(r"select <\d+ x i1> %[\w.]+, <\d+ x i64>", ir)
+    assert re.search(r"fadd <\d+ x float>", llvm_ir(kernels.bag_sum, out, counts, w, idx, bounds, none, -1))
+    ir = llvm_ir(kernels.bag_add_backward, np.zeros((50, 32), np.float32), out, idx, bounds, none, -1)
+    assert re.search(r"fadd <\d+ x float>", ir)
