@@ -5,10 +5,10 @@ from typing import Any
 
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
-from ..creation import arange, as_tensor, zeros
+from ..creation import arange, as_tensor, full, zeros
 from ..dtypes import int64
 from ..backends.base import Backend
-from .searching import searchsorted
+from .shape import cat
 
 __all__ = ["embedding"]
 __all__ += ["one_hot"]
@@ -97,6 +97,34 @@ __all__ += ["embedding_bag"]
 _BAG_MODES = ("sum", "mean", "max")
 
 
+class EmbeddingBag(ArrayFunction):
+    """Bags of weight's rows reduced (``B.embedding_bag_forward``); the gradient w.r.t. weight
+    (``B.embedding_bag_backward``: "max" to each (bag, d)'s arg-max row) and, in mode "sum", w.r.t.
+    per_sample_weights (``B.embedding_bag_per_sample_weights_backward``: gy's bag row . the entry's row)."""
+
+    @staticmethod
+    def forward(ctx: Any, B: Backend, weight: Any, per_sample_weights: Any, indices: Any, offsets: Any, *,
+                mode: str, padding_idx: int | None, scale_grad_by_freq: bool) -> Any:
+        out, max_rows = B.embedding_bag_forward(weight, indices, offsets, mode, per_sample_weights, padding_idx)
+        # weight only for the per_sample_weights' gradient (an optimizer step may write it in place before)
+        ctx.save_for_backward(indices, offsets, per_sample_weights, max_rows,
+                              weight if ctx.needs_input_grad[1] else None)
+        ctx.num_embeddings, ctx.mode, ctx.padding_idx = weight.shape[0], mode, padding_idx
+        ctx.scale_grad_by_freq = scale_grad_by_freq
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, B: Backend, gy: Any) -> Any:
+        indices, offsets, per_sample_weights, max_rows, weight = ctx.saved_tensors
+        gw = gp = None
+        if ctx.needs_input_grad[0]:
+            gw = B.embedding_bag_backward(gy, indices, offsets, ctx.num_embeddings, ctx.mode, per_sample_weights,
+                                          ctx.padding_idx, ctx.scale_grad_by_freq, max_rows)
+        if ctx.needs_input_grad[1]:
+            gp = B.embedding_bag_per_sample_weights_backward(gy, weight, indices, offsets, ctx.padding_idx)
+        return gw, gp, None, None
+
+
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
                   norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
                   sparse: bool = False, per_sample_weights: Tensor | None = None,
@@ -106,11 +134,11 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     Bags: a 2-D ``input`` (B, L) has one bag per row; a 1-D ``input`` (N,) is cut at ``offsets`` (B,),
     the last bag running to N, or (B + 1,) with ``include_last_offset`` (PyTorch's kernels do not read that
     last offset either: the last bag still runs to N).
-    ``per_sample_weights`` (input's shape, mode "sum" only) scales each row first. ``padding_idx`` entries
-    are left out (nor counted in a mean) and that row gets no gradient; an empty bag gives zeros.
-    Vectorised as ``bag_of[i]`` (the bag of entry i; left-out entries go to a spare bag B) and one 1-D
-    scatter (add or amax) of the (N, D) looked-up rows into the flattened (B + 1, D) result; "max"'s
-    gradient goes to the maximum (shared evenly on ties). Extra memory: the (N * D,) int64 scatter index.
+    ``per_sample_weights`` (input's shape, weight's dtype, mode "sum" only) scales each row first.
+    ``padding_idx`` entries are left out (nor counted in a mean) and that row gets no gradient; an empty bag
+    gives zeros. "max"'s gradient goes to one row per (bag, d), PyTorch's: the first of those tied at the
+    maximum. One op on the backend's bag bounds (B + 1,): a Numba loop over the bags on the CPU, no (N, D)
+    intermediate.
     """
     if max_norm is not None or sparse:
         raise NotImplementedError("embedding_bag: max_norm and sparse=True are not supported")
@@ -131,42 +159,37 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
                                   f"on GitHub.")
-    num_embeddings, dim = weight.shape
+    if per_sample_weights is not None and per_sample_weights.dtype != weight.dtype:
+        raise RuntimeError(f"Expected tensor for argument #1 'weight' to have the same type as tensor for argument "
+                           f"#1 'per_sample_weights'; but type {weight.dtype} does not equal "
+                           f"{per_sample_weights.dtype} (while checking arguments for embedding_bag)")
+    num_embeddings = weight.shape[0]
     if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
         raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num_embeddings} through "
                            f"{num_embeddings - 1}, but got {padding_idx}")
-    bags, bag_of = _bag_ids(input, offsets, include_last_offset)
+    bounds = _bag_bounds(input, offsets, include_last_offset)
     flat = input.reshape(-1).long()
-    pad = None if padding_idx is None else padding_idx % num_embeddings
-    if pad is not None:  # padding entries to the spare bag: out of the sum, the max and the mean's count
-        bag_of = bag_of.masked_fill(flat == pad, bags)
-    rows = embedding(flat, weight, pad, scale_grad_by_freq=scale_grad_by_freq)  # (N, D)
-    if per_sample_weights is not None:
-        rows = rows * per_sample_weights.reshape(-1, 1)
-    # One 1-D scatter over the flattened (bags + 1, D) result: element (i, d) of the rows goes to
-    # bag_of[i] * D + d (NumPy's ufunc.at takes a fast path on 1-D indices: 4x a segmented reduceat here)
-    where = (bag_of.unsqueeze(1) * dim + arange(dim, device=weight.device)).reshape(-1)
-    base = zeros((bags + 1) * dim, dtype=rows.dtype, device=weight.device)
-    if mode == "max":  # untouched (empty) bags keep the base's zeros, as PyTorch gives
-        out = base.scatter_reduce(0, where, rows.reshape(-1), "amax", include_self=False)
-    else:
-        out = base.scatter_add(0, where, rows.reshape(-1))
-    out = out.reshape(bags + 1, dim)[:bags]
-    if mode == "mean":
-        counts = bag_of.bincount(minlength=bags + 1)[:bags]
-        out = out / counts.clamp(min=1).to(out.dtype).unsqueeze(1)
-    return out
+    idx = flat.array
+    if idx.size and bool(((idx < 0) | (idx >= num_embeddings)).any()):
+        bad = idx[(idx < 0) | (idx >= num_embeddings)][:1]
+        raise IndexError(f"embedding_bag: index {int(weight.device.backend.to_numpy(bad)[0])} is out of range "
+                         f"for a weight of {num_embeddings} rows (valid: 0 to {num_embeddings - 1})")
+    psw = None if per_sample_weights is None else per_sample_weights.reshape(-1)
+    return EmbeddingBag.apply(weight, psw, flat, bounds, mode=mode,
+                              padding_idx=None if padding_idx is None else padding_idx % num_embeddings,
+                              scale_grad_by_freq=bool(scale_grad_by_freq))
 
 
-def _bag_ids(input: Tensor, offsets: Tensor | None, include_last_offset: bool) -> tuple[int, Tensor]:
-    """The number of bags B and the (N,) int64 bag of each entry of the flattened input (B: no bag)."""
+def _bag_bounds(input: Tensor, offsets: Tensor | None, include_last_offset: bool) -> Tensor:
+    """The (B + 1,) int64 bounds of the bags in the flattened input: bag b is [bounds[b], bounds[b + 1]);
+    the last bag runs to N (with no bag, bounds is [0]: every entry is in none)."""
     device = input.device
     if input.ndim == 2:
         if offsets is not None:
             raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
                              f"fixed length sequences. However, found offsets of type {type(offsets)}")
         bags, length = input.shape
-        return bags, arange(bags * length, device=device) // max(length, 1)
+        return arange(bags + 1, device=device) * length
     if input.ndim != 1:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
     if offsets is None:
@@ -191,6 +214,6 @@ def _bag_ids(input: Tensor, offsets: Tensor | None, include_last_offset: bool) -
         if bool((offsets[1:] < offsets[:-1]).any()):
             raise RuntimeError("embedding_bag: offsets must be non-decreasing")
     if bags <= 0:
-        return max(bags, 0), zeros(n, dtype=int64, device=device)
-    bag_of = searchsorted(offsets.long(), arange(n, device=device), right=True) - 1
-    return bags, bag_of.clamp(max=bags - 1)  # the last offset ends nothing: the last bag runs to N, as PyTorch
+        return zeros(1, dtype=int64, device=device)
+    # the last offset ends nothing: the last bag runs to N, as PyTorch
+    return cat([offsets[:bags].long(), full((1,), n, dtype=int64, device=device)])

@@ -924,6 +924,10 @@ POINTERS = {
     "embedding_backward": "ops/test_dropout_embedding.py::test_embedding_forward_and_scatter_add_gradient",
     "embedding_sparse_backward":
         "test_embedding_sparse.py::test_sparse_gradient_is_one_entry_per_lookup_and_sums_to_the_dense_one",
+    "embedding_bag_forward": "test_embedding_bag.py::test_forward_and_gradients_match_the_loop_reference",
+    "embedding_bag_backward": "test_embedding_bag.py::test_forward_and_gradients_match_the_loop_reference",
+    "embedding_bag_per_sample_weights_backward":
+        "test_embedding_bag.py::test_forward_and_gradients_match_the_loop_reference",
     "sgd_update": "test_optim.py::test_sgd_trajectory",
     "adam_update": "test_optim.py::test_adam_and_adamw_trajectory",
     "rmsprop_update": "test_optim.py::test_rmsprop_trajectory",

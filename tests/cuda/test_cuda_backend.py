@@ -432,6 +432,33 @@ for _padding, _scale in ((None, False), (2, True)):
     case("embedding_sparse_backward", f"{_padding}", lambda d, p=_padding: (d.n(3, 5, 4), d.ints(0, 7, 3, 5), 7, p))
 
 
+def _bags(d: Data, ties: bool) -> tuple:
+    """weight (7, 4) (integer-valued with ``ties``: tied maxima), indices (15,), bag bounds with empty bags."""
+    weight = d.ints(-1, 2, 7, 4).astype(d.dt) if ties else d.n(7, 4)
+    return weight, d.ints(0, 7, 15), np.array([0, 0, 4, 9, 9, 15], np.int64)
+
+
+def _bag_backward(d: Data, mode: str, padding: int | None, ties: bool, weighted: bool) -> tuple:
+    """embedding_bag_backward's arguments: gy (5, 4), the bags, and max's arg-max rows from the CPU."""
+    weight, indices, offsets = _bags(d, ties)
+    psw = d.n(15) if weighted else None
+    rows = CPU.embedding_bag_forward(weight, indices, offsets, mode, psw, padding)[1]
+    return d.n(5, 4), indices, offsets, 7, mode, psw, padding, mode != "max", rows
+
+
+for _padding in (None, 3):
+    for _mode, _ties in (("sum", False), ("mean", False), ("max", False), ("max", True)):
+        case("embedding_bag_forward", f"{_mode}-{_padding}-ties={_ties}", lambda d, m=_mode, p=_padding, t=_ties: (
+            *_bags(d, t), m, None, p), WITH_HALF)
+        case("embedding_bag_backward", f"{_mode}-{_padding}-ties={_ties}", lambda d, m=_mode, p=_padding, t=_ties:
+             _bag_backward(d, m, p, t, False))
+    case("embedding_bag_forward", f"weighted-{_padding}", lambda d, p=_padding: (*_bags(d, False), "sum", d.n(15), p))
+    case("embedding_bag_backward", f"weighted-{_padding}", lambda d, p=_padding: _bag_backward(d, "sum", p, False,
+                                                                                              True))
+    case("embedding_bag_per_sample_weights_backward", f"{_padding}", lambda d, p=_padding: (
+        d.n(5, 4), *_bags(d, False), p))
+
+
 # ----------------------------------------------------------------------------------------------- optim
 def _sgd(d: Data, momentum: float, nesterov: bool, maximize: bool, first_step: bool) -> tuple:
     return (d.n(3, 4), d.n(3, 4), d.n(3, 4) if momentum else None, 0.1, momentum, 0.0 if nesterov else 0.1,
