@@ -6,6 +6,7 @@ importing minitensor imports neither cupy nor numba).
 from __future__ import annotations
 
 import builtins as _builtins
+import sys as _sys
 
 from . import backends  # first: it chooses OpenBLAS's kernels before NumPy loads (backends/blas.py)
 from . import accelerator, autograd, cuda, dtypes, return_types, testing
@@ -47,6 +48,11 @@ from . import sparse  # noqa: E402  (torch.sparse: mm, sum)
 from .dtypes import bfloat16  # noqa: E402
 from .legacy import BFloat16Tensor  # noqa: E402
 from . import amp  # noqa: E402
+from .amp import cuda_amp as _cuda_amp  # noqa: E402
+
+# ``from torch.cuda.amp import GradScaler`` (PyTorch's deprecated path, in many training scripts): cuda is a
+# module here, not a package, so its ``amp`` (cuda.__getattr__) is registered as an importable name too
+_sys.modules["minitensor.cuda.amp"] = _cuda_amp
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 
 from . import profiler  # noqa: E402  (torch.profiler)

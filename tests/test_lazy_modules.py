@@ -192,3 +192,31 @@ def test_optimizer_made_before_the_first_forward_steps_the_materialized_paramete
     before = as_np(layer.weight).copy()
     opt.step()
     assert_close(layer.weight, before - 0.5 * as_np(x).sum(0)[None, :].repeat(2, 0), rtol=1e-5, atol=1e-6)
+
+
+def test_lazy_instance_norm_takes_the_lazy_defaults_and_becomes_instance_norm():
+    x = mt.arange(96.0).reshape(2, 3, 4, 4)
+    m = mt.nn.LazyInstanceNorm2d()
+    y = m(x)
+    assert type(m) is mt.nn.InstanceNorm2d and m.num_features == 3 and m.affine and m.track_running_stats
+    assert m.weight.shape == (3,) and m.running_mean.shape == (3,)
+    xs = x.numpy().astype(np.float64)
+    mean, var = xs.mean(axis=(2, 3), keepdims=True), xs.var(axis=(2, 3), keepdims=True)
+    np.testing.assert_allclose(y.detach().numpy(), (xs - mean) / np.sqrt(var + 1e-5), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(m.running_mean.numpy(), 0.1 * mean.mean(axis=0).ravel(), rtol=1e-6)
+    plain = mt.nn.LazyInstanceNorm1d(affine=False, track_running_stats=False)
+    plain(mt.ones(2, 5, 7))
+    assert plain.weight is None and plain.running_mean is None and type(plain) is mt.nn.InstanceNorm1d
+
+
+@pytest.mark.torch
+def test_lazy_instance_norms_as_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    for dims in (1, 2, 3):
+        ours, theirs = getattr(mt.nn, f"LazyInstanceNorm{dims}d")(), getattr(torch.nn, f"LazyInstanceNorm{dims}d")()
+        sample = rng.standard_normal((2, 3, 4, 5, 6)[:2 + dims]).astype(np.float32)
+        y, t = ours(mt.tensor(sample)), theirs(torch.tensor(sample))
+        assert repr(ours) == repr(theirs)
+        np.testing.assert_allclose(y.detach().numpy(), t.detach().numpy(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(), rtol=1e-5)

@@ -2,6 +2,9 @@
 arguments and formulas (docs/distributions.md). Sampling draws from minitensor's generators."""
 from __future__ import annotations
 
+import sys
+import types
+
 from . import constraints
 from .constraint_registry import biject_to, transform_to
 from .counts import Binomial, Geometric, Multinomial, NegativeBinomial, Poisson
@@ -47,3 +50,34 @@ __all__ += ["AbsTransform", "CatTransform", "CorrCholeskyTransform", "Cumulative
             "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform",
             "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "identity_transform"]
 __all__ += ["biject_to", "transform_to"]
+
+# PyTorch's one module per distribution (``from torch.distributions.normal import Normal``), here grouped by
+# family in fewer files: the same import paths, as modules registered in sys.modules (Python's import looks a
+# dotted name up there before it searches for a file).
+_PYTORCH_MODULES = {
+    "bernoulli": ["Bernoulli"], "beta": ["Beta"], "binomial": ["Binomial"], "categorical": ["Categorical"],
+    "cauchy": ["Cauchy"], "chi2": ["Chi2"], "continuous_bernoulli": ["ContinuousBernoulli"],
+    "dirichlet": ["Dirichlet"], "exponential": ["Exponential"], "fishersnedecor": ["FisherSnedecor"],
+    "generalized_pareto": ["GeneralizedPareto"], "geometric": ["Geometric"], "gumbel": ["Gumbel"],
+    "half_cauchy": ["HalfCauchy"], "half_normal": ["HalfNormal"], "inverse_gamma": ["InverseGamma"],
+    "kumaraswamy": ["Kumaraswamy"], "laplace": ["Laplace"], "log_normal": ["LogNormal"],
+    "logistic_normal": ["LogisticNormal"], "mixture_same_family": ["MixtureSameFamily"],
+    "multinomial": ["Multinomial"], "negative_binomial": ["NegativeBinomial"], "normal": ["Normal"],
+    "one_hot_categorical": ["OneHotCategorical", "OneHotCategoricalStraightThrough"], "pareto": ["Pareto"],
+    "poisson": ["Poisson"], "relaxed_bernoulli": ["LogitRelaxedBernoulli", "RelaxedBernoulli"],
+    "relaxed_categorical": ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"], "studentT": ["StudentT"],
+    "uniform": ["Uniform"], "weibull": ["Weibull"],
+}
+
+
+def _register_pytorch_modules() -> None:
+    from . import relaxed
+    every = {**globals(), **vars(relaxed)}
+    for name, members in _PYTORCH_MODULES.items():
+        module = types.ModuleType(f"{__name__}.{name}", f"PyTorch's module path torch.distributions.{name}.")
+        module.__dict__.update({m: every[m] for m in members}, __all__=members)
+        sys.modules[module.__name__] = module
+        globals()[name] = module
+
+
+_register_pytorch_modules()

@@ -8,12 +8,13 @@ from typing import Any, Callable, Generic, TypeVar
 
 from .. import dtypes as _dt
 from ..autograd import enable_grad
-from ..creation import tensor
+from ..creation import arange, tensor, zeros
 from ..functional import broadcast_tensors
 from ..tensor import Tensor
 from ..type_info import finfo
 
-__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
+__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits", "tril_matrix_to_vec",
+           "vec_to_tril_matrix"]
 
 
 def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
@@ -72,3 +73,30 @@ class lazy_property(Generic[T, R]):
             value = self.wrapped(instance)
         setattr(instance, self.__name__, value)
         return value
+
+
+def _tril_mask(n: int, diag: int, device: Any) -> Tensor:
+    """(n, n) bool: True on and below the diagonal ``diag`` (0: the main one; -1: strictly below)."""
+    index = arange(n, device=device)
+    return index < index.view(-1, 1) + (diag + 1)
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """(..., D, D) -> (..., K): the elements on and below the diagonal ``diag``, row by row."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    return mat[..., _tril_mask(n, diag, mat.device)]
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """(..., K) -> (..., D, D), zero above the diagonal ``diag``: the inverse of ``tril_matrix_to_vec``; D is
+    the positive root of D^2 + (1 + 2 diag) D - |diag| (diag + 1) - 2K = 0."""
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as the lower "
+                         "triangular part of a square D x D matrix.")
+    size = round(n)
+    mat = zeros(*vec.shape[:-1], size, size, dtype=vec.dtype, device=vec.device)
+    mat[..., _tril_mask(size, diag, vec.device)] = vec
+    return mat

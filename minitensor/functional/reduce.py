@@ -42,6 +42,7 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> int:
 class Sum(ArrayFunction):
     """The sum over ``axes``; the gradient spreads gy back over them."""
     mean = False  # Mean: the sum and its gradient divided by the count of the reduced elements
+    axes: Any  # the reduced dims (None: all), set by forward
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, axes: Any, keepdims: bool) -> Any:

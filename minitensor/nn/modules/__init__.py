@@ -83,6 +83,8 @@ from .lazy import LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
 __all__ += ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
             "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
             "LazyBatchNorm3d"]
+from .lazy import LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d  # noqa: E402
+__all__ += ["LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 __all__ += ["BatchNorm3d"]
 from .activation import RReLU  # noqa: E402
 from .container import Container  # noqa: E402

@@ -1,4 +1,5 @@
-"""Lazy modules: ``LazyLinear``, ``LazyConv1d/2d/3d``, ``LazyConvTranspose1d/2d/3d``, ``LazyBatchNorm1d/2d``.
+"""Lazy modules: ``LazyLinear``, ``LazyConv1d/2d/3d``, ``LazyConvTranspose1d/2d/3d``, ``LazyBatchNorm1d/2d/3d``,
+``LazyInstanceNorm1d/2d/3d``.
 
 Their weights start as ``UninitializedParameter`` (and BatchNorm's running statistics as
 ``UninitializedBuffer``); the first forward reads the input's feature / channel size, materializes them
@@ -17,11 +18,13 @@ from ...creation import tensor
 from ...tensor import Tensor
 from ..parameter import UninitializedBuffer, UninitializedParameter, is_lazy
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .linear import Linear
 
 __all__ = ["LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
-           "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
+           "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 class LazyModuleMixin:
@@ -163,8 +166,8 @@ def _lazy(mixin: type, base: type) -> Any:
     """``Lazy<base>``: ``mixin``'s constructor (``base``'s arguments but ``in_channels``), ``base`` after."""
     name = "Lazy" + base.__name__
     return type(name, (mixin, base), {"cls_to_become": base, "__module__": __name__, "__qualname__": name,
-                                      "__doc__": f"``{base.__name__}`` whose ``in_channels`` is read from the "
-                                                 f"first input."})
+                                      "__doc__": f"``{base.__name__}`` whose ``in_channels`` (``num_features``) is "
+                                                 f"read from the first input."})
 
 
 LazyConv1d, LazyConv2d, LazyConv3d = (_lazy(_LazyConv, c) for c in (Conv1d, Conv2d, Conv3d))
@@ -222,3 +225,9 @@ class LazyBatchNorm2d(_LazyNormMixin, BatchNorm2d):
 class LazyBatchNorm3d(_LazyNormMixin, BatchNorm3d):
     """``BatchNorm3d`` whose ``num_features`` is dim 1 of the first input."""
     cls_to_become = BatchNorm3d
+
+
+# PyTorch's lazy instance norms take the lazy norms' defaults (affine and track_running_stats True), not
+# InstanceNorm's (both False)
+LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d = (
+    _lazy(_LazyNormMixin, c) for c in (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d))

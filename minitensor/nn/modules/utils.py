@@ -2,7 +2,8 @@
 ``torch/nn/modules/utils.py`` too)."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, TypeVar, cast
+import collections.abc
+from typing import Any, Callable, Iterable, Mapping, TypeVar, cast
 
 from ...creation import empty
 from ..parameter import Parameter
@@ -41,3 +42,44 @@ def dim_variants(base: T, name: str, doc: str, module: str, **attributes: Any) -
         return cast(T, type(name.format(n=n), (base,), {**attributes, "_dims": n, "__module__": module,
                                                         "__doc__": doc.format(n=n, spatial=spatial)}))
     return variant(1), variant(2), variant(3)
+
+
+# PyTorch's own helpers of this module, which layers written for PyTorch import from it
+def _ntuple(n: int, name: str = "parse") -> Callable[[Any], tuple[Any, ...]]:
+    """``parse(x)``: an iterable x as a tuple, anything else repeated n times (``_pair(3) == (3, 3)``)."""
+    def parse(x: Any) -> tuple[Any, ...]:
+        return tuple(x) if isinstance(x, collections.abc.Iterable) else (x,) * n
+    parse.__name__ = name
+    return parse
+
+
+_single, _pair, _triple, _quadruple = (_ntuple(n, f"_{name}") for n, name in
+                                       ((1, "single"), (2, "pair"), (3, "triple"), (4, "quadruple")))
+
+
+def _reverse_repeat_tuple(t: tuple[Any, ...], n: int) -> tuple[Any, ...]:
+    """Each element of t, last first, repeated n times: the (last dim first) padding F.pad takes from a
+    convolution's padding, ``(1, 2), 2 -> (2, 2, 1, 1)``."""
+    return tuple(x for x in reversed(t) for _ in range(n))
+
+
+def _list_with_default(out_size: Any, defaults: list[int]) -> Any:
+    """An adaptive pooling's output size with each None replaced by the input's size there."""
+    if isinstance(out_size, int):
+        return out_size
+    if len(defaults) <= len(out_size):
+        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+    return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size):])]
+
+
+def consume_prefix_in_state_dict_if_present(state_dict: dict[str, Any], prefix: str) -> None:
+    """Strip ``prefix`` from the keys that start with it, in place (e.g. DistributedDataParallel's
+    "module."), and from the keys of the state dict's ``_metadata`` if it has one."""
+    for key in list(state_dict):
+        if key.startswith(prefix):
+            state_dict[key[len(prefix):]] = state_dict.pop(key)
+    metadata = getattr(state_dict, "_metadata", None)
+    if metadata is not None:
+        for key in list(metadata):
+            if key and (key == prefix.replace(".", "") or key.startswith(prefix)):  # "" is the wrapper itself
+                metadata[key[len(prefix):]] = metadata.pop(key)
