@@ -48,6 +48,7 @@ from . import sparse  # noqa: E402  (torch.sparse: mm, sum)
 from .dtypes import bfloat16  # noqa: E402
 from .legacy import BFloat16Tensor  # noqa: E402
 from . import amp  # noqa: E402
+from .storage import TypedStorage, UntypedStorage  # noqa: E402
 from .amp import cuda_amp as _cuda_amp  # noqa: E402
 
 # ``from torch.cuda.amp import GradScaler`` (PyTorch's deprecated path, in many training scripts): cuda is a
@@ -191,3 +192,4 @@ from . import hub, jit, overrides, types  # noqa: E402,F401  (TorchScript's name
 __all__ += ["hub", "jit"]  # not types: ``from minitensor import *`` must not shadow the standard library's
 from .utils import hooks as _utils_hooks  # noqa: E402  (binds utils.hooks, now that nn is complete)
 del _utils_hooks
+__all__ += ["TypedStorage", "UntypedStorage"]

@@ -1,7 +1,8 @@
 """``TensorStorageMethods``: how a ``Tensor`` lies in memory (``stride``, ``storage_offset``, ``data_ptr``,
-``nbytes``, ``itemsize``), the conjugate transposes ``H`` / ``mH`` / ``adjoint`` (real dtypes only: the
-transposes), ``index_put`` / ``index_put_``, ``signbit`` and the queries ``is_signed``, ``is_nonzero``,
-``is_same_size``, ``get_device``, ``ndimension``, ``retains_grad``. ``_F`` is bound by ``tensor.py``.
+``untyped_storage`` / ``storage``, ``nbytes``, ``itemsize``), the conjugate transposes ``H`` / ``mH`` /
+``adjoint`` (real dtypes only: the transposes), ``index_put`` / ``index_put_``, ``signbit`` and the queries
+``is_signed``, ``is_nonzero``, ``is_same_size``, ``get_device``, ``ndimension``, ``retains_grad``. ``_F`` is
+bound by ``tensor.py``.
 
 Strides and the storage offset count elements, as PyTorch's, from the backend array's byte strides and the
 distance to the start of the array it views (its outermost ``base``).
@@ -44,6 +45,18 @@ class TensorStorageMethods:
         """Elements from the start of the memory this tensor views to its first element."""
         a = self._strided("storage_offset")
         return self._device.backend.storage_offset(a) // a.itemsize
+
+    def untyped_storage(self) -> Any:
+        """The bytes this tensor's memory lies in (``minitensor/storage.py``)."""
+        from .storage import UntypedStorage
+        self._strided("untyped_storage")
+        return UntypedStorage(self)
+
+    def storage(self) -> Any:
+        """PyTorch's deprecated typed storage: the memory as elements of this tensor's dtype."""
+        from .storage import typed_storage
+        self._strided("storage")
+        return typed_storage(self)
 
     def data_ptr(self) -> int:
         """The address of the first element."""

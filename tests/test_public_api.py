@@ -35,6 +35,7 @@ TORCH_MODULES |= {"func"}
 TORCH_MODULES |= {"distributions"}
 TORCH_MODULES |= {"return_types"}
 TORCH_MODULES |= {"hub", "jit", "overrides", "types"}
+TORCH_MODULES |= {"storage"}
 # minitensor's own public modules, named in its __all__ (torchvision-style datasets; the dtype objects).
 OWN_MODULES = {"datasets", "dtypes"}
 # Functions minitensor exports that torch's top level lacks (the functional front ends' helpers, older than
