@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus.data import char_text, cora, mnist_pickle, ptb_like, shakespeare_char, wikitext2
+from corpus.data import char_text, cora, mnist_pickle, ptb_like, shakespeare_char, sine_waves, wikitext2
 
 CORPUS = Path(__file__).parent / "corpus"
 ROOT = Path(__file__).parent.parent
@@ -171,6 +171,11 @@ CASES = {
                                           r"tensor\(([\d.]+), grad_fn=<", falls=True, data=mnist_pickle),
     "pinn_ode4": Case("spinn", [["ode4_pinn.py", "--n-train", "40", "--n-skip", "10", "--samples", "100",
                                  "--neurons", "20", "--layers", "3", "--directory", "out"]], r"Loss=([\d.e+-]+)"),
+    # LSTMCell loops in float64 under LBFGS with a closure: 10 waves of 100 steps (there: 97 of 1,000); it
+    # torch.loads a pickled NumPy array without weights_only=False, which PyTorch 2.6+ allows only so
+    "examples_time_sequence_prediction": Case(
+        "examples_time_seq", [["train.py", "--steps", "2"]], r"(?m)^loss: ([\d.e+-]+)$", falls=True,
+        env={"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}, data=sine_waves),
 }
 
 

@@ -89,3 +89,17 @@ def mnist_pickle(cwd: Path, n: int = 1024) -> None:
     out.mkdir(parents=True)
     with gzip.open(out / "mnist.pkl.gz", "wb") as f:
         pickle.dump((split(n, 1), split(n // 4, 2), split(n // 4, 3)), f)
+
+
+def sine_waves(cwd: Path, n: int = 13, length: int = 100) -> None:
+    """pytorch/examples' time_sequence_prediction reads traindata.pt, which its generate_sine_wave.py writes with
+    ``torch.save`` (100 waves of 1,000 steps): here ``n`` waves of ``length`` steps, drawn the same way, in
+    torch.save's zip layout (a pickled float64 NumPy array, no storages), so that either framework loads it."""
+    import zipfile
+    rng = np.random.RandomState(2)
+    x = np.arange(length) + rng.randint(-80, 80, n).reshape(n, 1)
+    data = np.sin(x / 1.0 / 20).astype("float64")
+    with zipfile.ZipFile(cwd / "traindata.pt", "w", zipfile.ZIP_STORED) as z:
+        z.writestr("traindata/data.pkl", pickle.dumps(data, protocol=2))
+        z.writestr("traindata/byteorder", "little")
+        z.writestr("traindata/version", "3\n")
