@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from corpus.data import char_text, cora, mnist_pickle, ptb_like, shakespeare_char, sine_waves, wikitext2
+from corpus.data import (bsds300, char_text, cora, mnist_pickle, ptb_like, shakespeare_char, sine_waves,
+                         wikitext2)
 
 CORPUS = Path(__file__).parent / "corpus"
 ROOT = Path(__file__).parent.parent
@@ -176,6 +177,14 @@ CASES = {
     "examples_time_sequence_prediction": Case(
         "examples_time_seq", [["train.py", "--steps", "2"]], r"(?m)^loss: ([\d.e+-]+)$", falls=True,
         env={"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}, data=sine_waves),
+    # PixelShuffle after orthogonally initialised convolutions on 8 + 4 synthetic 256 x 256 images; then
+    # super_resolve.py loads the whole pickled model under safe_globals (weights_only) and upscales an image
+    "examples_super_resolution": Case(
+        "examples_super_resolution", [["main.py", "--upscale_factor", "8", "--batchSize", "4", "--testBatchSize", "4",
+                                       "--nEpochs", "4", "--threads", "0", "--lr", "0.003"],
+                                      ["super_resolve.py", "--input_image", "dataset/BSDS300/images/test/0.jpg",
+                                       "--model", "model_epoch_4.pth", "--output_filename", "out.png"]],
+        r"Avg\. Loss: ([\d.]+)", falls=True, data=bsds300),
 }
 
 
