@@ -33,8 +33,9 @@ WORD_LM = ["--epochs", "1", "--lr", "5", "--emsize", "16", "--nhid", "16", "--bp
            "--log-interval", "10"]
 WORD_LM_LOSS = r"(?:\| |valid |test )loss +([\d.]+)"  # every 10 batches, then valid, then test
 
-UNSEEDED = {"linear_regression": "60 small SGD steps from an unseeded init: the final loss is 0.17-0.41 in "
-                                  "either framework"}
+UNSEEDED = {"examples_siamese_network": "its dataset draws the image pairs from Python's unseeded random module",
+            "linear_regression": "60 small SGD steps from an unseeded init: the final loss is 0.17-0.41 in "
+                                 "either framework"}
 ACCURACY = r"images: ([\d.]+) %"  # the tutorials below print only their test accuracy at these sizes
 # yunjey/pytorch-tutorial: no command line and no seed, so the sizes (the stand-in datasets' lengths) are
 # large enough that every run of either framework learns the synthetic images (RNNs at 1,000 did not always)
@@ -185,6 +186,12 @@ CASES = {
                                       ["super_resolve.py", "--input_image", "dataset/BSDS300/images/test/0.jpg",
                                        "--model", "model_epoch_4.pth", "--output_filename", "out.png"]],
         r"Avg\. Loss: ([\d.]+)", falls=True, data=bsds300),
+    # torchvision's resnet18 (a stand-in) cut by children()[:-1] twice per pair, Adadelta, StepLR, BCELoss; one
+    # step per epoch (--dry-run); 128 digits so that each test class has the two images a positive pair needs
+    "examples_siamese_network": Case(
+        "examples_siamese", [["main.py", "--epochs", "3", "--no-accel", "--batch-size", "16", "--test-batch-size", "32",
+                              "--dry-run"]], r"Average loss: ([\d.]+)", env={"CORPUS_MNIST_N": "128"},
+        unseeded=UNSEEDED["examples_siamese_network"]),
 }
 
 
