@@ -192,6 +192,11 @@ CASES = {
         "examples_siamese", [["main.py", "--epochs", "3", "--no-accel", "--batch-size", "16", "--test-batch-size", "32",
                               "--dry-run"]], r"Average loss: ([\d.]+)", env={"CORPUS_MNIST_N": "128"},
         unseeded=UNSEEDED["examples_siamese_network"]),
+    # affine_grid + grid_sample (a spatial transformer) trained end to end, DataLoaders with 4 workers, nll_loss's
+    # size_average=False; 20 epochs as written, of 128 stand-in digits (2 batches each)
+    "pytorch_tutorials_spatial_transformer": Case(
+        "pytorch_tutorials", [["intermediate_source/spatial_transformer_tutorial.py"]], r"Average loss: ([\d.]+)",
+        env={"CORPUS_MNIST_N": "128"}),
 }
 
 
