@@ -197,6 +197,12 @@ CASES = {
     "pytorch_tutorials_spatial_transformer": Case(
         "pytorch_tutorials", [["intermediate_source/spatial_transformer_tutorial.py"]], r"Average loss: ([\d.]+)",
         env={"CORPUS_MNIST_N": "128"}),
+    # ResNet-18 (the torchvision stand-in, 1,000 classes) on 8 FakeData 224 x 224 images: its AverageMeter /
+    # ProgressMeter, top-k accuracy, StepLR, checkpoint + model_best copy, a validation Subset branch
+    "examples_imagenet": Case(
+        "examples_imagenet", [["main.py", "--dummy", "-a", "resnet18", "--epochs", "1", "-b", "4", "-j", "0",
+                               "--no-accel", "-p", "1", "--seed", "1"]],
+        r"Test: .*?Loss +[\d.e+-]+ \(([\d.e+-]+)\)", env={"CORPUS_FAKEDATA_N": "8"}),
 }
 
 
