@@ -1,7 +1,7 @@
 """The corpus tier: real PyTorch programs (tests/corpus/SOURCES.md), not one line changed, run as
 subprocesses with ``import torch`` resolved to minitensor (tests/corpus/shim) and offline stand-ins for
-torchvision, gymnasium, requests, tiktoken and matplotlib (tests/corpus/standins), the files they read written
-by tests/corpus/data.py, with short settings on their command lines. Each run must exit 0 and print finite
+torchvision, gymnasium, requests, tiktoken, six and matplotlib (tests/corpus/standins), the files they read
+written by tests/corpus/data.py, with short settings on their command lines. Each run must exit 0 and print finite
 losses (falling, where a few steps reliably make them fall); where PyTorch is installed the same runs go
 under PyTorch and the final losses must be of one size."""
 from __future__ import annotations
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from corpus.data import char_text, cora, mnist_pickle, ptb_like, shakespeare_char, wikitext2
+from corpus.data import (bsds300, char_text, cora, mnist_pickle, ptb_like, shakespeare_char, sine_waves,
+                         wikitext2)
 
 CORPUS = Path(__file__).parent / "corpus"
 ROOT = Path(__file__).parent.parent
@@ -32,8 +33,9 @@ WORD_LM = ["--epochs", "1", "--lr", "5", "--emsize", "16", "--nhid", "16", "--bp
            "--log-interval", "10"]
 WORD_LM_LOSS = r"(?:\| |valid |test )loss +([\d.]+)"  # every 10 batches, then valid, then test
 
-UNSEEDED = {"linear_regression": "60 small SGD steps from an unseeded init: the final loss is 0.17-0.41 in "
-                                  "either framework"}
+UNSEEDED = {"examples_siamese_network": "its dataset draws the image pairs from Python's unseeded random module",
+            "linear_regression": "60 small SGD steps from an unseeded init: the final loss is 0.17-0.41 in "
+                                 "either framework"}
 ACCURACY = r"images: ([\d.]+) %"  # the tutorials below print only their test accuracy at these sizes
 # yunjey/pytorch-tutorial: no command line and no seed, so the sizes (the stand-in datasets' lengths) are
 # large enough that every run of either framework learns the synthetic images (RNNs at 1,000 did not always)
@@ -171,6 +173,36 @@ CASES = {
                                           r"tensor\(([\d.]+), grad_fn=<", falls=True, data=mnist_pickle),
     "pinn_ode4": Case("spinn", [["ode4_pinn.py", "--n-train", "40", "--n-skip", "10", "--samples", "100",
                                  "--neurons", "20", "--layers", "3", "--directory", "out"]], r"Loss=([\d.e+-]+)"),
+    # LSTMCell loops in float64 under LBFGS with a closure: 10 waves of 100 steps (there: 97 of 1,000); it
+    # torch.loads a pickled NumPy array without weights_only=False, which PyTorch 2.6+ allows only so
+    "examples_time_sequence_prediction": Case(
+        "examples_time_seq", [["train.py", "--steps", "2"]], r"(?m)^loss: ([\d.e+-]+)$", falls=True,
+        env={"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}, data=sine_waves),
+    # PixelShuffle after orthogonally initialised convolutions on 8 + 4 synthetic 256 x 256 images; then
+    # super_resolve.py loads the whole pickled model under safe_globals (weights_only) and upscales an image
+    "examples_super_resolution": Case(
+        "examples_super_resolution", [["main.py", "--upscale_factor", "8", "--batchSize", "4", "--testBatchSize", "4",
+                                       "--nEpochs", "4", "--threads", "0", "--lr", "0.003"],
+                                      ["super_resolve.py", "--input_image", "dataset/BSDS300/images/test/0.jpg",
+                                       "--model", "model_epoch_4.pth", "--output_filename", "out.png"]],
+        r"Avg\. Loss: ([\d.]+)", falls=True, data=bsds300),
+    # torchvision's resnet18 (a stand-in) cut by children()[:-1] twice per pair, Adadelta, StepLR, BCELoss; one
+    # step per epoch (--dry-run); 128 digits so that each test class has the two images a positive pair needs
+    "examples_siamese_network": Case(
+        "examples_siamese", [["main.py", "--epochs", "3", "--no-accel", "--batch-size", "16", "--test-batch-size", "32",
+                              "--dry-run"]], r"Average loss: ([\d.]+)", env={"CORPUS_MNIST_N": "128"},
+        unseeded=UNSEEDED["examples_siamese_network"]),
+    # affine_grid + grid_sample (a spatial transformer) trained end to end, DataLoaders with 4 workers, nll_loss's
+    # size_average=False; 20 epochs as written, of 128 stand-in digits (2 batches each)
+    "pytorch_tutorials_spatial_transformer": Case(
+        "pytorch_tutorials", [["intermediate_source/spatial_transformer_tutorial.py"]], r"Average loss: ([\d.]+)",
+        env={"CORPUS_MNIST_N": "128"}),
+    # ResNet-18 (the torchvision stand-in, 1,000 classes) on 8 FakeData 224 x 224 images: its AverageMeter /
+    # ProgressMeter, top-k accuracy, StepLR, checkpoint + model_best copy, a validation Subset branch
+    "examples_imagenet": Case(
+        "examples_imagenet", [["main.py", "--dummy", "-a", "resnet18", "--epochs", "1", "-b", "4", "-j", "0",
+                               "--no-accel", "-p", "1", "--seed", "1"]],
+        r"Test: .*?Loss +[\d.e+-]+ \(([\d.e+-]+)\)", env={"CORPUS_FAKEDATA_N": "8"}),
 }
 
 

@@ -28,11 +28,14 @@ _REDUCTIONS = ("mean", "sum", "none")
 
 # ---------------------------------------------------------------------------------------- reductions
 def _reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
-    """The reduction, from PyTorch's legacy flags when either is given (they override ``reduction``)."""
+    """The reduction, from PyTorch's legacy flags when either is given (they override ``reduction``, with
+    PyTorch's deprecation warning)."""
     if size_average is not None or reduce is not None:
-        if reduce is False:
-            return "none"
-        return "sum" if size_average is False else "mean"
+        legacy = "none" if reduce is False else "sum" if size_average is False else "mean"
+        # PyTorch's functional losses warn as its loss modules do (old scripts pass size_average=False)
+        warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{legacy}' "
+                      "instead.", UserWarning, stacklevel=3)
+        return legacy
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction!r} is not a valid value for reduction; expected one of {_REDUCTIONS}")
     return reduction

@@ -20,6 +20,7 @@ disk and renamed over the target, so a crash mid-save leaves the previous file i
 from __future__ import annotations
 
 import os
+import warnings
 import zipfile
 from collections.abc import Callable
 from typing import IO, Any
@@ -35,6 +36,7 @@ __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load",
 
 FileLike = str | os.PathLike | IO[bytes]
 _FORMATS = (None, "minitensor", "torch")
+_TRUE = ("1", "y", "yes", "true")
 
 
 def save(obj: Any, f: FileLike, *, format: str | None = None,
@@ -64,14 +66,34 @@ def load(f: FileLike, map_location: MapLocation = None, *, weights_only: bool | 
     Tensors come back on the CPU, or on ``map_location``: a device (``"cuda"``, ``device("cpu")``), a dict
     from saved device names (``"cuda:0"``) to devices (unlisted ones load on the CPU), or a callable
     ``(tensor, saved_location) -> tensor``. ``weights_only`` (None means True) refuses pickled globals
-    other than tensors, containers and the safe globals, with ``pickle.UnpicklingError``. A file that is
-    not a well-formed checkpoint raises one ``RuntimeError`` naming the file and what is wrong."""
-    weights_only = True if weights_only is None else weights_only
+    other than tensors, containers and the safe globals, with ``pickle.UnpicklingError``. As in PyTorch, the
+    environment variable ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` (1, y, yes, true) forces ``weights_only=True`` and
+    ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` forces False where the call leaves it None (with a warning). A file
+    that is not a well-formed checkpoint raises one ``RuntimeError`` naming the file and what is wrong."""
+    weights_only = _weights_only_from_env(weights_only)
     if isinstance(f, (str, os.PathLike)):
         remove_stale_temporaries(f)  # left by saves of this path that were killed mid-write
         with open(f, "rb") as file:  # ours to close, even when reading fails halfway through the archive
             return _load(file, os.fspath(f), map_location, weights_only)
     return _load(f, getattr(f, "name", "<file object>"), map_location, weights_only)
+
+
+def _weights_only_from_env(weights_only: bool | None) -> bool:
+    # PyTorch's switches for old scripts that torch.load pickled objects (numpy arrays, whole modules)
+    # without passing weights_only=False: they run unchanged with the variable set
+    force = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE
+    force_no = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE
+    if force and force_no:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` "
+                           "should be set, but both were set.")
+    if force:
+        return True
+    if weights_only is None and force_no:
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the `weights_only` "
+                      "argument was not explicitly passed to `torch.load`, forcing weights_only=False.",
+                      UserWarning, stacklevel=3)
+        return False
+    return True if weights_only is None else weights_only
 
 
 def _load(f: IO[bytes], name: str, map_location: MapLocation, weights_only: bool) -> Any:

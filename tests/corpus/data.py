@@ -89,3 +89,36 @@ def mnist_pickle(cwd: Path, n: int = 1024) -> None:
     out.mkdir(parents=True)
     with gzip.open(out / "mnist.pkl.gz", "wb") as f:
         pickle.dump((split(n, 1), split(n // 4, 2), split(n // 4, 3)), f)
+
+
+def sine_waves(cwd: Path, n: int = 13, length: int = 100) -> None:
+    """pytorch/examples' time_sequence_prediction reads traindata.pt, which its generate_sine_wave.py writes with
+    ``torch.save`` (100 waves of 1,000 steps): here ``n`` waves of ``length`` steps, drawn the same way, in
+    torch.save's zip layout (a pickled float64 NumPy array, no storages), so that either framework loads it."""
+    import zipfile
+    rng = np.random.RandomState(2)
+    x = np.arange(length) + rng.randint(-80, 80, n).reshape(n, 1)
+    data = np.sin(x / 1.0 / 20).astype("float64")
+    with zipfile.ZipFile(cwd / "traindata.pt", "w", zipfile.ZIP_STORED) as z:
+        z.writestr("traindata/data.pkl", pickle.dumps(data, protocol=2))
+        z.writestr("traindata/byteorder", "little")
+        z.writestr("traindata/version", "3\n")
+
+
+def bsds300(cwd: Path, train: int = 8, test: int = 4, size: int = 256) -> None:
+    """pytorch/examples' super_resolution reads dataset/BSDS300/images/{train,test}/*.jpg (there: BSDS300,
+    downloaded unless that folder exists): here smooth random RGB images (a few low-frequency waves per
+    channel), ``size`` square, so that upscaling them is learnable in a few steps."""
+    from PIL import Image
+    rng = np.random.default_rng(0)
+    yy, xx = np.mgrid[0:size, 0:size] / size
+    for split, count in (("train", train), ("test", test)):
+        out = cwd / "dataset" / "BSDS300" / "images" / split
+        out.mkdir(parents=True)
+        for i in range(count):
+            f = rng.uniform(1, 6, (3, 2, 3))  # per channel: three waves' x and y frequencies
+            phase = rng.uniform(0, 2 * np.pi, (3, 3))
+            img = sum(np.sin(2 * np.pi * (f[:, 0, k, None, None] * xx + f[:, 1, k, None, None] * yy)
+                             + phase[:, k, None, None]) for k in range(3))
+            rgb = ((img / 6 + 0.5) * 255).clip(0, 255).astype(np.uint8).transpose(1, 2, 0)
+            Image.fromarray(rgb).save(out / f"{i}.jpg", quality=95)

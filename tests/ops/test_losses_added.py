@@ -74,9 +74,11 @@ def test_kl_div_zero_targets_contribute_zero_and_batchmean_divides_by_the_batch(
     assert F.kl_div(x, t, reduction="none")[0, 0].item() == 0.0
     with pytest.warns(UserWarning, match="'batchmean' divides only by the batch size"):
         F.kl_div(x, t)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the legacy flags choose the reduction, without the 'mean' warning
+    with warnings.catch_warnings(record=True) as caught:  # the legacy flags choose the reduction: PyTorch's
+        warnings.simplefilter("always")  # deprecation warning, without the 'mean' one
         assert F.kl_div(x, t, size_average=False).item() == pytest.approx(2 * want)
+    assert [str(w.message) for w in caught] == [
+        "size_average and reduce args will be deprecated, please use reduction='sum' instead."]
 
 
 def test_kl_div_target_gradient_is_nan_at_zero_as_pytorchs_xlogy():

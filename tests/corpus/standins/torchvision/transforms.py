@@ -78,3 +78,16 @@ class RandomHorizontalFlip:
 
     def __call__(self, img):
         return np.asarray(img)[:, ::-1] if np.random.rand() < self.p else img
+
+
+class CenterCrop:
+    """The central ``size`` window of an (H, W) or (H, W, C) array or PIL image (no padding: the images are
+    at least ``size``)."""
+
+    def __init__(self, size):
+        self.size = (size, size) if isinstance(size, int) else tuple(size)
+
+    def __call__(self, img):
+        a = np.asarray(img)
+        top, left = (a.shape[0] - self.size[0]) // 2, (a.shape[1] - self.size[1]) // 2
+        return a[top:top + self.size[0], left:left + self.size[1]]
