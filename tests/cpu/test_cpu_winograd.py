@@ -23,7 +23,7 @@ ONES = (1, 1)
 # (N, C_in, H, W, C_out, padding (top, bottom, left, right)): odd sizes (tiles past the edge), no padding,
 # asymmetric and wider-than-kernel padding, and the CNN's conv2.
 CASES = [(3, 16, 7, 6, 17, (1, 1, 1, 1)), (2, 16, 5, 9, 16, (0, 0, 0, 0)), (2, 18, 6, 6, 16, (2, 0, 1, 2)),
-         (1, 16, 3, 4, 20, (3, 3, 2, 2)), (64, 32, 14, 14, 64, (1, 1, 1, 1))]
+         (6, 16, 3, 4, 20, (3, 3, 2, 2)), (64, 32, 14, 14, 64, (1, 1, 1, 1))]
 
 
 def direct(x: np.ndarray, w: np.ndarray, pad: tuple[int, int, int, int]) -> np.ndarray:
@@ -101,15 +101,21 @@ def _kernels_launched(x: mt.Tensor, w: mt.Tensor, **kwargs) -> set[str]:
 
 
 def test_which_convolutions_take_winograd():
-    """3x3, stride 1, no dilation, one group, 16+ channels each side; everything else takes im2col."""
+    """3x3, stride 1, no dilation, one group, 16+ channels each side, enough output tiles for the channels;
+    everything else takes im2col."""
     winograd = {"winograd_input", "winograd_output", "winograd_output_adjoint"}
     assert winograd <= _kernels_launched(mt.randn(2, 16, 6, 6), mt.randn(16, 16, 3, 3), padding=1)
     for x, w, kwargs in [(mt.randn(2, 8, 6, 6), mt.randn(16, 8, 3, 3), {}),  # too few input channels
                          (mt.randn(2, 16, 6, 6), mt.randn(16, 16, 3, 3), {"stride": 2}),
                          (mt.randn(2, 16, 6, 6), mt.randn(16, 16, 3, 3), {"dilation": 2}),
                          (mt.randn(2, 16, 6, 6), mt.randn(16, 8, 3, 3), {"groups": 2}),
-                         (mt.randn(2, 16, 6, 6), mt.randn(16, 16, 5, 5), {})]:
+                         (mt.randn(2, 16, 6, 6), mt.randn(16, 16, 5, 5), {}),
+                         # too few 2x2 output tiles for the channels: 16 * tiles < C_out * C_in
+                         (mt.randn(4, 64, 2, 2), mt.randn(64, 64, 3, 3), {"padding": 1}),
+                         (mt.randn(1, 16, 3, 4), mt.randn(20, 16, 3, 3), {"padding": 1})]:
         assert not winograd & _kernels_launched(x, w, **kwargs)
+    # the same channels with enough tiles: 16 * 6 * 2 * 2 = 384 >= 20 * 16
+    assert winograd <= _kernels_launched(mt.randn(6, 16, 3, 4), mt.randn(20, 16, 3, 3), padding=1)
 
 
 def test_nchw_and_channels_last_inputs_agree():

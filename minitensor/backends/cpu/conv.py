@@ -19,12 +19,13 @@ where a run of C would be a single element), K-major columns (C, kH, kW, N, oH, 
 transpose is the rows matrix as BLAS reads it. col2im and max pooling use the Numba kernels of
 ``numba_kernels`` when Numba is installed, and NumPy loops over the kernel offsets otherwise.
 
-Winograd F(2x2, 3x3). With Numba, a 3x3 stride-1 convolution with at least WINOGRAD_MIN_CHANNELS on each
-side takes it in all three directions: the transforms are Numba kernels (``numba_kernels/conv.py``), the 16
-products per tile one batched matmul (16 GEMMs of (tiles, C_in) @ (C_in, C_out)), 2.25x fewer multiplies
-than im2col. The input gradient is the same convolution of gy with the flipped, transposed filter; the
-weight gradient runs the forward's transforms backwards. The work goes a chunk of images at a time
-(``parallel.CHUNK_BYTES`` of V and M, still in cache when the GEMMs read them).
+Winograd F(2x2, 3x3). With Numba, a 3x3 stride-1 convolution with at least WINOGRAD_MIN_CHANNELS on each side
+and enough output tiles for its channels (``_enough_tiles``) takes it in all three directions: the transforms
+are Numba kernels (``numba_kernels/conv.py``), the 16 products per tile one batched matmul (16 GEMMs of
+(tiles, C_in) @ (C_in, C_out)), 2.25x fewer multiplies than im2col. The input gradient is the same convolution
+of gy with the flipped, transposed filter; the weight gradient runs the forward's transforms backwards. The
+work goes a chunk of images at a time (``parallel.CHUNK_BYTES`` of V and M, still in cache when the GEMMs read
+them).
 
 Threads: the batch is cut into one part per BLAS thread, and each part runs its chunks' transforms and
 single-threaded GEMMs on its own thread (``parallel.over_parts``). The transforms, serial between two-thread
@@ -230,11 +231,23 @@ def _channels_last(a: Array) -> Array:
 
 def _winograd_kernels(x: Array, weight: Array, stride: Pair, dilation: Pair) -> Any:
     """The Numba kernels' module when Winograd F(2x2, 3x3) serves this convolution (3x3, stride 1, no
-    dilation, groups 1 checked by the caller, at least WINOGRAD_MIN_CHANNELS on each side), else None."""
+    dilation, groups 1 checked by the caller, at least WINOGRAD_MIN_CHANNELS on each side, and enough tiles:
+    ``_enough_tiles``), else None."""
     if (weight.shape[2:] != (3, 3) or stride != (1, 1) or dilation != (1, 1) or x.dtype not in KERNEL_DTYPES
-            or min(weight.shape[:2]) < WINOGRAD_MIN_CHANNELS):
+            or min(weight.shape[:2]) < WINOGRAD_MIN_CHANNELS or not _enough_tiles(x, weight)):
         return None
     return numba_kernels.load("conv")
+
+
+def _enough_tiles(x: Array, weight: Array) -> bool:
+    """Whether the batch's 2x2 output tiles (about N * ceil(H/2) * ceil(W/2)) reach C_out * C_in / 16: the
+    filter's transforms and the 16 products' thin GEMMs cost per channel pair, what Winograd saves per tile.
+    Forward + backward, 2 threads (this project's VM, AVX-512): 32 x 512 x 1 x 1 images 60 ms against
+    im2col's 11, 8 x 256 x 14 x 14 26 against 18, 32 x 128 x 7 x 7 7.8 against 6.2, where the rule picks
+    im2col; 64 x 32 x 28 x 28 (0.75x) and 16 x 64 x 8 x 8 (0.81x) keep Winograd. Cases
+    the rule misjudges were within 10 % (docs/performance.md)."""
+    tiles = x.shape[0] * -(-x.shape[2] // 2) * -(-x.shape[3] // 2)
+    return 16 * tiles >= weight.shape[0] * weight.shape[1]
 
 
 def _winograd_weight(weight: Array) -> Array:
