@@ -110,12 +110,12 @@ def test_which_convolutions_take_winograd():
                          (mt.randn(2, 16, 6, 6), mt.randn(16, 16, 3, 3), {"dilation": 2}),
                          (mt.randn(2, 16, 6, 6), mt.randn(16, 8, 3, 3), {"groups": 2}),
                          (mt.randn(2, 16, 6, 6), mt.randn(16, 16, 5, 5), {}),
-                         # too few 2x2 output tiles for the channels: 16 * tiles < C_out * C_in
+                         # too few 2x2 output tiles for the channels: 32 * tiles < C_out * C_in
                          (mt.randn(4, 64, 2, 2), mt.randn(64, 64, 3, 3), {"padding": 1}),
-                         (mt.randn(1, 16, 3, 4), mt.randn(20, 16, 3, 3), {"padding": 1})]:
+                         (mt.randn(1, 32, 3, 4), mt.randn(40, 32, 3, 3), {"padding": 1})]:
         assert not winograd & _kernels_launched(x, w, **kwargs)
-    # the same channels with enough tiles: 16 * 6 * 2 * 2 = 384 >= 20 * 16
-    assert winograd <= _kernels_launched(mt.randn(6, 16, 3, 4), mt.randn(20, 16, 3, 3), padding=1)
+    # the same channels with enough tiles: 32 * 10 * 2 * 2 = 1280 >= 40 * 32
+    assert winograd <= _kernels_launched(mt.randn(10, 32, 3, 4), mt.randn(40, 32, 3, 3), padding=1)
 
 
 def test_nchw_and_channels_last_inputs_agree():

@@ -240,14 +240,14 @@ def _winograd_kernels(x: Array, weight: Array, stride: Pair, dilation: Pair) -> 
 
 
 def _enough_tiles(x: Array, weight: Array) -> bool:
-    """Whether the batch's 2x2 output tiles (about N * ceil(H/2) * ceil(W/2)) reach C_out * C_in / 16: the
+    """Whether the batch's 2x2 output tiles (about N * ceil(H/2) * ceil(W/2)) reach C_out * C_in / 32: the
     filter's transforms and the 16 products' thin GEMMs cost per channel pair, what Winograd saves per tile.
-    Forward + backward, 2 threads (this project's VM, AVX-512): 32 x 512 x 1 x 1 images 60 ms against
-    im2col's 11, 8 x 256 x 14 x 14 26 against 18, 32 x 128 x 7 x 7 7.8 against 6.2, where the rule picks
-    im2col; 64 x 32 x 28 x 28 (0.75x) and 16 x 64 x 8 x 8 (0.81x) keep Winograd. Cases
-    the rule misjudges were within 10 % (docs/performance.md)."""
+    Forward + backward, 2 threads, this project's VM (``benchmarks/winograd_rule.py``): 512 channels on 1x1 to
+    14x14 images took 2.2-5x im2col's time, 16 x 256 x 2 x 2 2.8x (the rule picks im2col); 64 x 32 x 28 x 28
+    0.71x, 128 x 16 x 4 x 4 0.37x (it keeps Winograd). Shapes near the line (128-256 channels at 4-14 pixels)
+    measured 0.8-1.4x from run to run."""
     tiles = x.shape[0] * -(-x.shape[2] // 2) * -(-x.shape[3] // 2)
-    return 16 * tiles >= weight.shape[0] * weight.shape[1]
+    return 32 * tiles >= weight.shape[0] * weight.shape[1]
 
 
 def _winograd_weight(weight: Array) -> Array:
