@@ -90,7 +90,7 @@ class TypedStorage(UntypedStorage):
         self.dtype: _dtype = from_numpy_dtype(tensor.array.dtype)
         self._itemsize = int(tensor.array.itemsize)
 
-    def size(self) -> int:  # type: ignore[override]
+    def size(self) -> int:
         return self.nbytes() // self._itemsize
 
     def __len__(self) -> int:
@@ -102,7 +102,7 @@ class TypedStorage(UntypedStorage):
     def _elements(self) -> np.ndarray:
         return self._host_bytes().view(self._root.dtype)
 
-    def tolist(self) -> list[Any]:  # type: ignore[override]
+    def tolist(self) -> list[Any]:
         return self._elements().tolist()
 
     def __getitem__(self, index: Any) -> Any:

@@ -79,7 +79,8 @@ class ElementwiseOps:
         return self.xp.power(x, p)
 
     def _power_by_products(self, x: Array, p: int) -> Array:
-        base, result, n = x.astype(np.float64), None, abs(p)
+        base, n = x.astype(np.float64), abs(p)
+        result: Any = None
         while n:  # exponentiation by squaring: |p| = sum of the powers of two whose squares are multiplied in
             if n & 1:
                 result = base if result is None else result * base
