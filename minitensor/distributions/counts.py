@@ -14,7 +14,7 @@ from ..size import Size
 from ..tensor import Tensor
 from ..type_info import finfo
 from . import constraints
-from .discrete import Categorical, _BinaryProbsOrLogits, _one_of
+from .discrete import _BinaryProbsOrLogits, _OverCategorical, _one_of
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .gamma import Gamma
@@ -157,18 +157,15 @@ class Binomial(_CountWithProbs):
         return self._enumerate(arange(1 + n, dtype=self._param.dtype, device=self._param.device), expand)
 
 
-class Multinomial(Distribution):
+class Multinomial(_OverCategorical):
     """Counts of ``total_count`` (an int) draws from Categorical(probs / logits): n! / prod x_i! prod p_i^x_i."""
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
 
     def __init__(self, total_count: int = 1, probs: Tensor | None = None, logits: Tensor | None = None,
                  validate_args: bool | None = None) -> None:
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
-        self._categorical = Categorical(probs=probs, logits=logits)
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
+        super().__init__(probs, logits, validate_args)
 
     def expand(self, batch_shape: Sequence[int], _instance: Distribution | None = None) -> Multinomial:
         new = type(self).__new__(type(self)) if _instance is None else _instance
@@ -182,18 +179,6 @@ class Multinomial(Distribution):
     @property
     def support(self) -> constraints.Constraint:
         return constraints.multinomial(self.total_count)
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
 
     @property
     def mean(self) -> Tensor:

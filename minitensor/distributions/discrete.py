@@ -172,25 +172,18 @@ class Categorical(_ProbsOrLogits):
         return self._enumerate(arange(self._num_events, dtype=int64, device=self._param.device), expand)
 
 
-class OneHotCategorical(_ProbsOrLogits):
-    """``Categorical`` with one-hot samples: events of shape (K,)."""
+class _OverCategorical(_ProbsOrLogits):
+    """A distribution of events of K values built on one ``Categorical`` over K classes (``_categorical``):
+    its batch shape, parameter, probs and logits are the Categorical's (OneHotCategorical, Multinomial,
+    ExpRelaxedCategorical)."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    support = constraints.one_hot
-    has_enumerate_support = True
+    _categorical: Categorical
 
     def __init__(self, probs: Tensor | None = None, logits: Tensor | None = None,
                  validate_args: bool | None = None) -> None:
         self._categorical = Categorical(probs, logits)
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
                          validate_args=validate_args)
-
-    def expand(self, batch_shape: Sequence[int], _instance: Distribution | None = None) -> OneHotCategorical:
-        new = super().expand(batch_shape, _instance)
-        assert isinstance(new, OneHotCategorical)
-        categorical = self._categorical.expand(batch_shape)
-        assert isinstance(categorical, Categorical)
-        new._categorical = categorical
-        return new
 
     @property
     def _param(self) -> Tensor:
@@ -207,6 +200,20 @@ class OneHotCategorical(_ProbsOrLogits):
     @property
     def logits(self) -> Tensor:
         return self._categorical.logits
+
+
+class OneHotCategorical(_OverCategorical):
+    """``Categorical`` with one-hot samples: events of shape (K,)."""
+    support = constraints.one_hot
+    has_enumerate_support = True
+
+    def expand(self, batch_shape: Sequence[int], _instance: Distribution | None = None) -> OneHotCategorical:
+        new = super().expand(batch_shape, _instance)
+        assert isinstance(new, OneHotCategorical)
+        categorical = self._categorical.expand(batch_shape)
+        assert isinstance(categorical, Categorical)
+        new._categorical = categorical
+        return new
 
     @property
     def mean(self) -> Tensor:

@@ -11,7 +11,7 @@ from ..functional import lgamma
 from ..size import Size
 from ..tensor import Tensor
 from . import constraints
-from .discrete import Categorical, OneHotCategorical, _BinaryProbsOrLogits, _one_of
+from .discrete import OneHotCategorical, _BinaryProbsOrLogits, _OverCategorical, _one_of
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform, SigmoidTransform
@@ -85,19 +85,16 @@ class RelaxedBernoulli(_RelaxedByTransform):
         super().__init__(base, SigmoidTransform(), validate_args=validate_args)
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_OverCategorical):
     """log of a relaxed one-hot categorical: log_softmax((logits + g) / t), g standard Gumbel; density (of
     the log-simplex point x) (K - 1)! t^(K-1) exp(sum(l - t x) - K logsumexp(l - t x))."""
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.real_vector
     has_rsample = True
 
     def __init__(self, temperature: Tensor, probs: Tensor | None = None, logits: Tensor | None = None,
                  validate_args: bool | None = None) -> None:
-        self._categorical = Categorical(probs, logits)
         self.temperature = temperature
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
+        super().__init__(probs, logits, validate_args)
 
     def expand(self, batch_shape: Sequence[int], _instance: Distribution | None = None) -> Distribution:
         new: Any = type(self).__new__(type(self)) if _instance is None else _instance
@@ -106,18 +103,6 @@ class ExpRelaxedCategorical(Distribution):
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
 
     def rsample(self, sample_shape: Sequence[int] = Size()) -> Tensor:
         shape = self._extended_shape(sample_shape)
