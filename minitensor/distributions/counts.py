@@ -72,7 +72,7 @@ class _CountWithProbs(_BinaryProbsOrLogits):
         else:
             total, self.logits = broadcast_all(total_count, logits)
         self.total_count = total.to(self._param.dtype)
-        super().__init__(self._param.shape, validate_args=validate_args)
+        Distribution.__init__(self, self._param.shape, validate_args=validate_args)  # (its params made above)
 
 
 class Binomial(_CountWithProbs):
@@ -215,17 +215,11 @@ class Multinomial(_OverCategorical):
 
 class Geometric(_BinaryProbsOrLogits):
     """Failures before the first success: P(k) = (1 - p)^k p, k = 0, 1, ... (p in (0, 1])."""
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
 
     def __init__(self, probs: Tensor | float | None = None, logits: Tensor | float | None = None,
                  validate_args: bool | None = None) -> None:
-        _one_of(probs, logits)
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        super().__init__(self._param.shape, validate_args=validate_args)
+        super().__init__(probs, logits, validate_args)
         if self._validate_args and probs is not None and not bool((self.probs > 0).all()):
             value = self.probs
             raise ValueError(f"Expected parameter probs ({type(value).__name__} of shape {tuple(value.shape)}) of "

@@ -48,6 +48,16 @@ class _ProbsOrLogits(Distribution):
 
 class _BinaryProbsOrLogits(_ProbsOrLogits):
     """A success probability given as ``probs`` or as ``logits`` (log-odds); the other computed on demand."""
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+
+    def __init__(self, probs: Tensor | float | None = None, logits: Tensor | float | None = None,
+                 validate_args: bool | None = None) -> None:
+        _one_of(probs, logits)
+        if probs is not None:
+            (self.probs,) = broadcast_all(probs)
+        else:
+            (self.logits,) = broadcast_all(logits)
+        super().__init__(self._param.shape, validate_args=validate_args)
 
     @lazy_property
     def logits(self) -> Tensor:
@@ -60,18 +70,8 @@ class _BinaryProbsOrLogits(_ProbsOrLogits):
 
 class Bernoulli(_BinaryProbsOrLogits):
     """1 with probability ``probs`` (= sigmoid(``logits``)), else 0."""
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
-
-    def __init__(self, probs: Tensor | float | None = None, logits: Tensor | float | None = None,
-                 validate_args: bool | None = None) -> None:
-        _one_of(probs, logits)
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        super().__init__(self._param.shape, validate_args=validate_args)
 
     @property
     def mean(self) -> Tensor:

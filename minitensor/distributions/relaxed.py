@@ -11,7 +11,7 @@ from ..functional import lgamma
 from ..size import Size
 from ..tensor import Tensor
 from . import constraints
-from .discrete import OneHotCategorical, _BinaryProbsOrLogits, _OverCategorical, _one_of
+from .discrete import OneHotCategorical, _BinaryProbsOrLogits, _OverCategorical
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform, SigmoidTransform
@@ -24,19 +24,13 @@ __all__ = ["ExpRelaxedCategorical", "LogitRelaxedBernoulli", "OneHotCategoricalS
 class LogitRelaxedBernoulli(_BinaryProbsOrLogits):
     """The logit of a relaxed Bernoulli: (logit(u) + logit(p)) / t, u ~ U(0, 1); density
     t exp(l - t x) / (1 + exp(l - t x))^2 (l the logits, t the temperature)."""
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
     has_rsample = True
 
     def __init__(self, temperature: Tensor, probs: Tensor | float | None = None, logits: Tensor | float | None = None,
                  validate_args: bool | None = None) -> None:
         self.temperature = temperature
-        _one_of(probs, logits)
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        super().__init__(self._param.shape, validate_args=validate_args)
+        super().__init__(probs, logits, validate_args)
 
     def expand(self, batch_shape: Sequence[int], _instance: Distribution | None = None) -> Distribution:
         new = super().expand(batch_shape, _instance)
