@@ -1,7 +1,8 @@
 """The CPU backend: NumPy, with channels-last convolution (``conv.py``), max pooling (``pooling.py``),
 fused optimizer updates (``optim.py``), sequential scans (``reduce.py``), the LSTM recurrence
-(``recurrent.py``), attention's softmax (``attention.py``), layer norm (``normalization.py``) and the
-embedding gradient (``embedding.py``) where they pay, and float32 GEMMs for the 16-bit floats (``linalg.py``).
+(``recurrent.py``), attention's softmax (``attention.py``), cross-entropy (``loss.py``), layer norm
+(``normalization.py``) and the embedding gradient (``embedding.py``) where they pay, and float32 GEMMs for
+the 16-bit floats (``linalg.py``).
 
 Creating the backend also tunes glibc's malloc to keep freed memory for reuse (``retain_freed_memory``).
 """
@@ -19,6 +20,7 @@ from .attention import CpuAttentionOps
 from .conv import CpuConvOps
 from .embedding import CpuEmbeddingOps
 from .linalg import CpuLinalgOps
+from .loss import CpuLossOps
 from .normalization import CpuNormOps
 from .optim import CpuOptimOps
 from .pooling import CpuPoolOps
@@ -30,7 +32,7 @@ MMAP_THRESHOLD, TRIM_THRESHOLD = 32 * 2 ** 20, 256 * 2 ** 20  # see retain_freed
 
 
 class NumpyBackend(CpuActivationOps, CpuConvOps, CpuLinalgOps, CpuPoolOps, CpuOptimOps, CpuReduceOps,
-                   CpuRecurrentOps, CpuNormOps, CpuEmbeddingOps, CpuAttentionOps, Backend):
+                   CpuRecurrentOps, CpuNormOps, CpuEmbeddingOps, CpuAttentionOps, CpuLossOps, Backend):
     """The generic bodies on NumPy, with the CPU's own conv, pooling, optimizer and scan families."""
 
     name = "cpu"

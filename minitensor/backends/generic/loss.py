@@ -71,9 +71,11 @@ class LossOps:
 
     def nll_loss(self, log_probs: Array, target: Array, weight: Array | None,
                  ignore_index: int) -> Array:
-        """(N, *) losses -w[t] log_probs[t] (0 where ignored), for log_probs (N, C, *)."""
+        """(N, *) losses -w[t] log_probs[t] (0 where ignored, even where log_probs is NaN: PyTorch skips
+        those rows), for log_probs (N, C, *)."""
         w_t = self.class_target_weights(target, weight, ignore_index, log_probs.dtype)
-        return -self._picked_log_probs(log_probs, target, ignore_index) * w_t
+        return self.xp.where(target != ignore_index, -self._picked_log_probs(log_probs, target, ignore_index)
+                             * w_t, 0)
 
     def nll_loss_backward(self, g: Array, target: Array, weight: Array | None, ignore_index: int,
                           num_classes: int) -> Array:
