@@ -61,11 +61,14 @@ def test_masked_and_special_rows():
     s = np.array([[[-inf, -inf, -inf],      # every key masked: zeros, not 0/0
                    [0.0, -inf, 1.0],        # a masked key: 0 there
                    [1.0, nan, 2.0],         # NaN: the row is NaN
-                   [88.0, 100.0, -100.0]]], np.float32)  # large scores: no overflow
+                   [88.0, 100.0, -100.0],   # large scores: no overflow
+                   [nan, 1.0, 2.0],         # NaN first (the running maxima start from it): NaN too
+                   [1.0, 2.0, 3.0]]], np.float32)
     p = CPU.attention_softmax(s.copy(), False)
     np.testing.assert_array_equal(p[0, 0], [0, 0, 0])
     np.testing.assert_allclose(p[0, 1], reference(s, False)[0, 1], rtol=1e-6)
-    assert np.isnan(p[0, 2]).all()
+    assert np.isnan(p[0, 2]).all() and np.isnan(p[0, 4]).all()
+    np.testing.assert_allclose(p[0, 5], reference(s, False)[0, 5], rtol=1e-6)
     np.testing.assert_allclose(p[0, 3], reference(s, False)[0, 3], rtol=1e-6, atol=1e-30)
 
 
