@@ -1,4 +1,5 @@
-"""ReLU and its backward as one-pass Numba loops over flat arrays (the CPU's ``activation.py`` calls them).
+"""ReLU, leaky ReLU and the backwards of tanh and sigmoid as one-pass Numba loops over flat arrays (the CPU's
+``activation.py`` calls them).
 
 Each loop reads its inputs and writes its output once, with a select rather than a branch, which LLVM
 vectorises: memcpy's speed. NumPy's ``where(y > 0, gy, 0)`` branches per element and, on activations whose
@@ -34,6 +35,41 @@ def relu_backward(gy, y, gx):  # pragma: no cover - compiled
     where y <= 0 gives 0 too)."""
     for i in range(gy.size):
         gx[i] = 0 if y[i] <= 0 else gy[i]
+
+
+@jit
+def tanh_backward(gy, y, one, gx):  # pragma: no cover - compiled
+    """gx = gy (1 - y^2), in the generic body's order of operations; ``one`` is 1 in the arrays' dtype (an int
+    literal would make the arithmetic float64)."""
+    for i in range(gy.size):
+        v = y[i]
+        gx[i] = gy[i] * (one - v * v)
+
+
+@jit
+def sigmoid_backward(gy, y, one, gx):  # pragma: no cover - compiled
+    """gx = gy y (1 - y), in the generic body's order of operations (``one`` as in tanh_backward)."""
+    for i in range(gy.size):
+        v = y[i]
+        gx[i] = gy[i] * v * (one - v)
+
+
+@jit
+def leaky_relu(x, slope, y):  # pragma: no cover - compiled
+    """y = max(x, slope x) for 0 < slope <= 1 (NaN and -0 kept, as NumPy's maximum gives them); ``slope`` in
+    the arrays' dtype."""
+    for i in range(x.size):
+        v = x[i]
+        w = v * slope
+        y[i] = v if v > w else w
+
+
+@jit
+def leaky_relu_backward(gy, v, slope, gx):  # pragma: no cover - compiled
+    """gx = gy where v > 0, slope gy elsewhere (NaN v too), for 0 <= slope <= 1."""
+    for i in range(gy.size):
+        g = gy[i]
+        gx[i] = g if v[i] > 0 else g * slope
 
 
 # ---------------------------------------------------------------------------------------- GELU
