@@ -112,21 +112,23 @@ def _batched(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor, bool]:
 def _check_class_targets(name: str, input: Tensor, target: Tensor, ignore_index: int) -> None:
     """Integer targets of shape (N, *) for input (N, C, *), each in [0, C) or equal to ignore_index; checked
     in PyTorch's order (the shape, then the dtype) with its error types."""
-    expected = (input.shape[0],) + tuple(input.shape[2:])
-    if input.ndim == 2 and target.ndim > 1:
+    t, shape, t_shape = target.array, input.array.shape, target.array.shape  # plain tuples (this runs per step)
+    expected = shape[:1] + shape[2:]
+    if len(shape) == 2 and len(t_shape) > 1:
         raise RuntimeError(f"{name}: 0D or 1D target tensor expected, multi-target not supported (target shape "
-                           f"{tuple(target.shape)}; probability targets must have the input's shape "
-                           f"{tuple(input.shape)})")
-    if target.ndim == 0 or target.shape[0] != input.shape[0]:
-        raise ValueError(f"{name}: expected target of shape {expected} for input of shape "
-                         f"{tuple(input.shape)}, got target of shape {tuple(target.shape)}")
-    if tuple(target.shape) != expected:
-        raise RuntimeError(f"{name}: Expected target size {list(expected)}, got {list(target.shape)}")
-    if target.array.dtype.kind not in "iu":
+                           f"{t_shape}; probability targets must have the input's shape {shape})")
+    if not t_shape or t_shape[0] != shape[0]:
+        raise ValueError(f"{name}: expected target of shape {expected} for input of shape {shape}, got target "
+                         f"of shape {t_shape}")
+    if t_shape != expected:
+        raise RuntimeError(f"{name}: Expected target size {list(expected)}, got {list(t_shape)}")
+    if t.dtype.kind not in "iu":
         raise RuntimeError(f"{name}: expected target dtype to be Long or Byte, but got "
                            f"{torch_dtype_name(target.dtype)} (class-index targets; probability targets must "
-                           f"have the input's shape {tuple(input.shape)})")
-    t, n_classes = target.array, input.shape[1]
+                           f"have the input's shape {shape})")
+    n_classes = shape[1]
+    if t.size and bool((t.min() >= 0) & (t.max() < n_classes)):  # the common case: one sync, two reductions
+        return
     bad = (t < 0) | (t >= n_classes)
     bad &= t != ignore_index
     if bool(bad.any()):

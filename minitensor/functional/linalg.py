@@ -166,14 +166,14 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     input, weight, bias = cast_early(Linear, input, weight, bias)
     if weight.ndim == 1 and bias is None:  # PyTorch's linear is then input @ weight: a dot along the last dim
         return matmul(input, weight)
-    if weight.ndim != 2:
-        raise RuntimeError(f"linear: weight must be 2D (out_features, in_features), got {tuple(weight.shape)}")
-    if input.ndim == 0 or input.shape[-1] != weight.shape[1]:
-        raise RuntimeError(f"linear: input shape {tuple(input.shape)} does not match weight "
-                           f"{tuple(weight.shape)}: expected last dim {weight.shape[1]} (in_features)")
-    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
-        raise RuntimeError(f"linear: bias shape {tuple(bias.shape)} does not match out_features "
-                           f"{weight.shape[0]}")
+    w_shape, x_shape = weight.array.shape, input.array.shape  # plain tuples: this runs for every layer
+    if len(w_shape) != 2:
+        raise RuntimeError(f"linear: weight must be 2D (out_features, in_features), got {w_shape}")
+    if not x_shape or x_shape[-1] != w_shape[1]:
+        raise RuntimeError(f"linear: input shape {x_shape} does not match weight {w_shape}: expected last dim "
+                           f"{w_shape[1]} (in_features)")
+    if bias is not None and bias.array.shape != w_shape[:1]:
+        raise RuntimeError(f"linear: bias shape {tuple(bias.shape)} does not match out_features {w_shape[0]}")
     if bias is None:
         check_matmul(input, weight)
     else:

@@ -48,10 +48,8 @@ def _reduce(B: Backend, losses: Any, reduction: str, divisor: Any = None) -> Any
     total = B.sum(losses, None, False)
     if reduction == "sum":
         return total
-    if divisor is None:
-        return total / losses.size
-    with np.errstate(invalid="ignore", divide="ignore"):  # every target ignored: 0/0 = nan, as PyTorch
-        return total / divisor
+    # every target ignored: 0/0 = nan, as PyTorch (silently: forwards run under apply's IEEE "ignore" state)
+    return total / (losses.size if divisor is None else divisor)
 
 
 def _unreduce(B: Backend, g: Any, shape: tuple[int, ...], reduction: str, divisor: Any = None) -> Any:

@@ -123,7 +123,8 @@ def _infer_shape(shape: Sequence[int], numel: int, src: tuple[int, ...]) -> tupl
 
 def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
     """Same elements, new shape (one -1 inferred); a view when the layout allows, else a copy."""
-    shape = _infer_shape(shape, input.numel(), tuple(input.shape))
+    a = input.array
+    shape = _infer_shape(shape, a.size, a.shape)
     return Reshape.apply(input, shape)  # a new tensor even for the same shape: a view, as PyTorch's
 
 
@@ -135,8 +136,8 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
         return input  # PyTorch's flatten returns self here (its other no-op views are new tensors)
-    shape = input.shape
-    return reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
+    shape = input.array.shape  # the array's plain tuple: Size's slices and + cost a call each
+    return Reshape.apply(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])  # (known valid)
 
 
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
