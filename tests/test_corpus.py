@@ -197,6 +197,14 @@ CASES = {
     "pytorch_tutorials_spatial_transformer": Case(
         "pytorch_tutorials", [["intermediate_source/spatial_transformer_tutorial.py"]], r"Average loss: ([\d.]+)",
         env={"CORPUS_MNIST_N": "128"}),
+    # MorvanZhou/PyTorch-Tutorial (torch 0.4 era, no command lines): torchvision's deprecated train_data /
+    # train_labels / test_data / test_labels, .type(torch.FloatTensor), loss.data.numpy(), a batch_first LSTM
+    # with a None state, Axes3D and cm; a train loss every 50 steps (100 for the autoencoder, which restarts its
+    # step count each of its 10 epochs), so 52 batches of the stand-in digits for the two classifiers
+    **{f"morvan_{name}": Case("morvan_tutorial", [[f"{script}.py"]], r"train loss: ([\d.]+)", falls=True,
+                              env={"CORPUS_MNIST_N": n})
+       for name, script, n in (("cnn", "401_CNN", "2600"), ("rnn_classifier", "402_RNN_classifier", "3300"),
+                               ("autoencoder", "404_autoencoder", "256"))},
     # ResNet-18 (the torchvision stand-in, 1,000 classes) on 8 FakeData 224 x 224 images: its AverageMeter /
     # ProgressMeter, top-k accuracy, StepLR, checkpoint + model_best copy, a validation Subset branch
     "examples_imagenet": Case(

@@ -39,6 +39,10 @@ class MNIST(torch.utils.data.Dataset):
             target = self.target_transform(target)
         return img, target
 
+    # torchvision's deprecated names for data and targets (it warns), which older programs still read
+    train_data = test_data = property(lambda self: self.data)
+    train_labels = test_labels = property(lambda self: self.targets)
+
 
 class FashionMNIST(MNIST):
     _templates = 3
