@@ -34,6 +34,7 @@ WORD_LM = ["--epochs", "1", "--lr", "5", "--emsize", "16", "--nhid", "16", "--bp
 WORD_LM_LOSS = r"(?:\| |valid |test )loss +([\d.]+)"  # every 10 batches, then valid, then test
 
 UNSEEDED = {"examples_siamese_network": "its dataset draws the image pairs from Python's unseeded random module",
+            "nlp_tutorial_word2vec": "each step's batch of two skip-grams is NumPy's unseeded random.choice",
             "linear_regression": "60 small SGD steps from an unseeded init: the final loss is 0.17-0.41 in "
                                  "either framework"}
 ACCURACY = r"images: ([\d.]+) %"  # the tutorials below print only their test accuracy at these sizes
@@ -205,6 +206,19 @@ CASES = {
                               env={"CORPUS_MNIST_N": n})
        for name, script, n in (("cnn", "401_CNN", "2600"), ("rnn_classifier", "402_RNN_classifier", "3300"),
                                ("autoencoder", "404_autoencoder", "256"))},
+    # graykode/nlp-tutorial: toy sentences in the file, no command lines, each as written (1,000 to 5,000 full-batch
+    # steps, 20 for the Transformer): nn.Parameter models with torch.mm, Conv2d over embeddings with max-pooling,
+    # RNN / LSTM with explicit states, a Bi-LSTM with attention by torch.bmm, a Transformer built by hand (Conv1d
+    # feed-forward, masked_fill_ masks, greedy decoding); "cost =" every 1,000 (100, 1) steps
+    **{f"nlp_tutorial_{name}": Case("nlp_tutorial", [[script]], r"cost = ([\d.]+)", falls=falls,
+                                    unseeded=UNSEEDED.get(f"nlp_tutorial_{name}", ""))
+       for name, script, falls in (("nnlm", "1-1.NNLM/NNLM.py", True),
+                                   ("word2vec", "1-2.Word2Vec/Word2Vec-Skipgram(Softmax).py", False),
+                                   ("textcnn", "2-1.TextCNN/TextCNN.py", True),
+                                   ("textrnn", "3-1.TextRNN/TextRNN.py", True),
+                                   ("textlstm", "3-2.TextLSTM/TextLSTM.py", True),
+                                   ("bilstm_attention", "4-3.Bi-LSTM(Attention)/Bi-LSTM(Attention).py", True),
+                                   ("transformer", "5-1.Transformer/Transformer(Greedy_decoder).py", True))},
     # ResNet-18 (the torchvision stand-in, 1,000 classes) on 8 FakeData 224 x 224 images: its AverageMeter /
     # ProgressMeter, top-k accuracy, StepLR, checkpoint + model_best copy, a validation Subset branch
     "examples_imagenet": Case(
