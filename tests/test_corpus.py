@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from corpus.data import (bsds300, char_text, cora, mnist_pickle, ptb_like, shakespeare_char, sine_waves,
-                         wikitext2)
+from corpus.data import (bsds300, char_text, cora, eng_fra, mnist_pickle, names, ptb_like, shakespeare_char,
+                         sine_waves, wikitext2)
 
 CORPUS = Path(__file__).parent / "corpus"
 ROOT = Path(__file__).parent.parent
@@ -219,6 +219,22 @@ CASES = {
                                    ("textlstm", "3-2.TextLSTM/TextLSTM.py", True),
                                    ("bilstm_attention", "4-3.Bi-LSTM(Attention)/Bi-LSTM(Attention).py", True),
                                    ("transformer", "5-1.Transformer/Transformer(Greedy_decoder).py", True))},
+    # pytorch/tutorials as PyTorch Korea translates them (the code as pytorch/tutorials', comments in Korean), as
+    # written: the char-RNN classifier (a Dataset of one-hot names, random_split with a Generator on the default
+    # device set by set_default_device, nn.RNN, clip_grad_norm_, a loss summed over a Python loop per batch) on 160
+    # made-up names of four languages; the seq2seq translator (GRU encoder, Bahdanau attention decoder with teacher
+    # forcing, TensorDataset / RandomSampler, topk greedy decoding) on a small English-French grammar; the
+    # BiLSTM-CRF (forward algorithm and Viterbi decoding in Python loops over log-sum-exp): its regex reads the
+    # Viterbi path's score before and after 300 epochs
+    "tutorials_kr_char_rnn_classification": Case(
+        "tutorials_kr", [["intermediate_source/char_rnn_classification_tutorial.py"]],
+        r"average batch loss = ([\d.]+)", falls=True, data=names,
+        unseeded="its batches are Python's unseeded random.shuffle of the names"),
+    "tutorials_kr_seq2seq_translation": Case(
+        "tutorials_kr", [["intermediate_source/seq2seq_translation_tutorial.py"]], r"(?m)\(\d+ \d+%\) ([\d.]+)$",
+        falls=True, data=eng_fra),
+    "tutorials_kr_bilstm_crf": Case("tutorials_kr", [["beginner_source/nlp/advanced_tutorial.py"]],
+                                    r"\(tensor\(([\d.]+)\), \["),
     # ResNet-18 (the torchvision stand-in, 1,000 classes) on 8 FakeData 224 x 224 images: its AverageMeter /
     # ProgressMeter, top-k accuracy, StepLR, checkpoint + model_best copy, a validation Subset branch
     "examples_imagenet": Case(

@@ -122,3 +122,36 @@ def bsds300(cwd: Path, train: int = 8, test: int = 4, size: int = 256) -> None:
                              + phase[:, k, None, None]) for k in range(3))
             rgb = ((img / 6 + 0.5) * 255).clip(0, 255).astype(np.uint8).transpose(1, 2, 0)
             Image.fromarray(rgb).save(out / f"{i}.jpg", quality=95)
+
+
+def eng_fra(cwd: Path) -> None:
+    """pytorch/tutorials' seq2seq translation reads data/eng-fra.txt (there: 135,842 tab-separated English / French
+    pairs, downloaded): here 36 pairs of a small fixed grammar (subject and adjective), a few lines its filter drops
+    (no "i am"-like English prefix), and pairs that hold every word of the four French sentences it translates at
+    its end (those sentences themselves are 10 words long with their full stop, over its filter's 9)."""
+    subjects = [("I am", "Je suis"), ("He is", "Il est"), ("She is", "Elle est"), ("We are", "Nous sommes"),
+                ("You are", "Vous êtes"), ("They are", "Ils sont")]
+    adjectives = [("cold", "froid"), ("tired", "fatigué"), ("happy", "heureux"), ("late", "en retard"),
+                  ("tall", "grand"), ("ready", "prêt")]
+    lines = [f"{e} {ea}.\t{f} {fa}." for e, f in subjects for ea, fa in adjectives]
+    lines += ["Go.\tVa !", "Run!\tCours !", "Who?\tQui ?",
+              "He isn't tall.\tIl n'est pas grand.", "He is as tall as his father.\tIl est aussi grand que son père.",
+              "I'm too tired to drive.\tJe suis trop fatigué pour conduire.",
+              "I'm sorry if it is a question.\tJe suis désolé si c'est une question.", "She is stupid.\tElle est idiote.",
+              "I'm really proud of you.\tJe suis réellement fière de vous."]
+    (cwd / "data").mkdir(parents=True, exist_ok=True)
+    (cwd / "data" / "eng-fra.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def names(cwd: Path, per_language: int = 40) -> None:
+    """pytorch/tutorials' char-RNN classification reads data/names/[Language].txt (there: 20,074 surnames of 18
+    languages, downloaded): here ``per_language`` made-up surnames for each of four languages, each language
+    its own syllables (and accents, which the tutorial strips to ASCII), so that a few epochs tell them apart."""
+    rng = np.random.default_rng(0)
+    syllables = {"Italian": ["ri", "ni", "lo", "cci", "ta", "ello"], "Polish": ["ski", "wicz", "ł", "cz", "ow", "ak"],
+                 "Japanese": ["ka", "shi", "mo", "to", "ya", "su"], "Scottish": ["mac", "gor", "don", "ald", "mc", "ie"]}
+    out = cwd / "data" / "names"
+    out.mkdir(parents=True)
+    for language, parts in syllables.items():
+        words = ["".join(rng.choice(parts, rng.integers(2, 4))).capitalize() for _ in range(per_language)]
+        (out / f"{language}.txt").write_text("\n".join(words) + "\n", encoding="utf-8")

@@ -5,16 +5,17 @@ import numpy as np
 
 
 class _Drawing:
-    """A figure or axes: every method takes any arguments and does nothing, and returns another drawing (so
-    that ``fig.add_subplot(1, 1, 1).matshow(...)`` draws nothing too)."""
+    """A figure or axes, or a part of one: every attribute is another drawing, and calling a drawing does nothing
+    and returns one (so that ``fig.add_subplot(1, 1, 1).matshow(...)`` and ``ax.yaxis.set_major_locator(...)``
+    draw nothing too)."""
 
     def __getattr__(self, name):
         if name.startswith("__"):  # NumPy probes __array_struct__ and the like when it stores one
             raise AttributeError(name)
+        return _Drawing()
 
-        def _nothing(*args, **kwargs):
-            return _Drawing()
-        return _nothing
+    def __call__(self, *args, **kwargs):
+        return _Drawing()
 
 
 def subplots(nrows=1, ncols=1, **kwargs):
