@@ -137,7 +137,8 @@ def eng_fra(cwd: Path) -> None:
     lines += ["Go.\tVa !", "Run!\tCours !", "Who?\tQui ?",
               "He isn't tall.\tIl n'est pas grand.", "He is as tall as his father.\tIl est aussi grand que son père.",
               "I'm too tired to drive.\tJe suis trop fatigué pour conduire.",
-              "I'm sorry if it is a question.\tJe suis désolé si c'est une question.", "She is stupid.\tElle est idiote.",
+              "I'm sorry if it is a question.\tJe suis désolé si c'est une question.",
+              "She is stupid.\tElle est idiote.",
               "I'm really proud of you.\tJe suis réellement fière de vous."]
     (cwd / "data").mkdir(parents=True, exist_ok=True)
     (cwd / "data" / "eng-fra.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -148,8 +149,10 @@ def names(cwd: Path, per_language: int = 40) -> None:
     languages, downloaded): here ``per_language`` made-up surnames for each of four languages, each language
     its own syllables (and accents, which the tutorial strips to ASCII), so that a few epochs tell them apart."""
     rng = np.random.default_rng(0)
-    syllables = {"Italian": ["ri", "ni", "lo", "cci", "ta", "ello"], "Polish": ["ski", "wicz", "ł", "cz", "ow", "ak"],
-                 "Japanese": ["ka", "shi", "mo", "to", "ya", "su"], "Scottish": ["mac", "gor", "don", "ald", "mc", "ie"]}
+    syllables = {"Italian": ["ri", "ni", "lo", "cci", "ta", "ello"],
+                 "Polish": ["ski", "wicz", "ł", "cz", "ow", "ak"],
+                 "Japanese": ["ka", "shi", "mo", "to", "ya", "su"],
+                 "Scottish": ["mac", "gor", "don", "ald", "mc", "ie"]}
     out = cwd / "data" / "names"
     out.mkdir(parents=True)
     for language, parts in syllables.items():
