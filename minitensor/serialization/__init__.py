@@ -60,7 +60,8 @@ def save(obj: Any, f: FileLike, *, format: str | None = None,
     return _write(f, lambda out: save_native(obj, out))
 
 
-def load(f: FileLike, map_location: MapLocation = None, *, weights_only: bool | None = None) -> Any:
+def load(f: FileLike, map_location: MapLocation = None, *, weights_only: bool | None = None,
+         mmap: bool | None = None) -> Any:
     """Read a checkpoint written by ``save`` or by ``torch.save`` (format told by the contents).
 
     Tensors come back on the CPU, or on ``map_location``: a device (``"cuda"``, ``device("cpu")``), a dict
@@ -69,13 +70,18 @@ def load(f: FileLike, map_location: MapLocation = None, *, weights_only: bool | 
     other than tensors, containers and the safe globals, with ``pickle.UnpicklingError``. As in PyTorch, the
     environment variable ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` (1, y, yes, true) forces ``weights_only=True`` and
     ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` forces False where the call leaves it None (with a warning). A file
-    that is not a well-formed checkpoint raises one ``RuntimeError`` naming the file and what is wrong."""
+    that is not a well-formed checkpoint raises one ``RuntimeError`` naming the file and what is wrong.
+
+    ``mmap=True`` (None means False, as PyTorch's default) maps a ``torch.save`` archive's storages from the
+    file instead of reading them: copy-on-write (PyTorch's default ``MAP_PRIVATE``), so writing to a loaded
+    tensor leaves the file as it was. As in PyTorch, ``f`` must then be a path (``ValueError``), and a legacy
+    pickle refuses it (``RuntimeError``); minitensor's own format is read as without it."""
     weights_only = _weights_only_from_env(weights_only)
     if isinstance(f, (str, os.PathLike)):
         remove_stale_temporaries(f)  # left by saves of this path that were killed mid-write
         with open(f, "rb") as file:  # ours to close, even when reading fails halfway through the archive
-            return _load(file, os.fspath(f), map_location, weights_only)
-    return _load(f, getattr(f, "name", "<file object>"), map_location, weights_only)
+            return _load(file, os.fspath(f), map_location, weights_only, os.fspath(f) if mmap else None)
+    return _load(f, getattr(f, "name", "<file object>"), map_location, weights_only, _NOT_A_PATH if mmap else None)
 
 
 def _weights_only_from_env(weights_only: bool | None) -> bool:
@@ -96,7 +102,10 @@ def _weights_only_from_env(weights_only: bool | None) -> bool:
     return True if weights_only is None else weights_only
 
 
-def _load(f: IO[bytes], name: str, map_location: MapLocation, weights_only: bool) -> Any:
+_NOT_A_PATH = ""  # mmap asked of a file object
+
+
+def _load(f: IO[bytes], name: str, map_location: MapLocation, weights_only: bool, mmap: str | None) -> Any:
     at = f.tell()
     start = f.read(4)
     f.seek(at)
@@ -107,8 +116,15 @@ def _load(f: IO[bytes], name: str, map_location: MapLocation, weights_only: bool
         except (zipfile.BadZipFile, OSError, ValueError, EOFError):
             names = []  # the native reader names what is wrong
         if f"{HEADER}.npy" not in names and is_torch_archive(names):
-            return load_torch(f, name, map_location, weights_only)
+            if mmap == _NOT_A_PATH:
+                raise ValueError("f must be a file path in order to use the mmap argument")
+            return load_torch(f, name, map_location, weights_only, mmap)
     elif start[:1] == b"\x80":  # a pickle: torch.save before 1.6 (or _use_new_zipfile_serialization=False)
+        if mmap is not None:
+            named = f"{name}, " if mmap else ""
+            raise RuntimeError(f"mmap can only be used with files saved with `torch.save({named}"
+                               "_use_new_zipfile_serialization=True), please torch.save your checkpoint with this "
+                               "option in order to use mmap.")
         raise unreadable(name, "BadZipFile: it is a PyTorch checkpoint in the legacy (pre-1.6) format, "
                                "which minitensor does not read; load it in PyTorch and save it again")
     return load_native(f, name, map_location)

@@ -58,10 +58,12 @@ def save_torch(obj: Any, out: IO[bytes], protocol: int) -> None:
             at += header + len(info.extra) + len(data)
 
 
-def load_torch(f: IO[bytes], name: str, map_location: MapLocation, weights_only: bool) -> Any:
+def load_torch(f: IO[bytes], name: str, map_location: MapLocation, weights_only: bool,
+               mmap_path: str | None = None) -> Any:
     """What ``save_torch`` or ``torch.save`` wrote, tensors on the CPU or ``map_location``. Zip-level damage
     raises RuntimeError naming the file; everything wrong inside the pickle (including a global that is not
-    allowed) raises ``pickle.UnpicklingError``."""
+    allowed) raises ``pickle.UnpicklingError``. With ``mmap_path`` (the file's path) stored storages are
+    mapped from the file, copy-on-write, rather than read."""
     size = file_size(f)
     try:
         archive = zipfile.ZipFile(f)
@@ -89,8 +91,11 @@ def load_torch(f: IO[bytes], name: str, map_location: MapLocation, weights_only:
                 if info.file_size != numel * kind.file_dtype.itemsize:
                     raise Malformed(f"archive member {what!r} holds {info.file_size} bytes, not the "
                                     f"{numel} elements of its {kind!r}")
-                with archive.open(info) as member:
-                    raw = read_array(member, numel, kind.file_dtype, what)
+                if mmap_path and numel and info.compress_type == zipfile.ZIP_STORED:
+                    raw = _mapped(mmap_path, info, numel, kind.file_dtype)
+                else:
+                    with archive.open(info) as member:
+                        raw = read_array(member, numel, kind.file_dtype, what)
             except (KeyError, Malformed, zipfile.BadZipFile, zlib.error, OSError, EOFError) as e:
                 raise pickle.UnpicklingError(f"storage {key!r}: {e}") from e
             return Storage(kind.decode(raw, order == b"big"), location, map_location, key)
@@ -114,3 +119,17 @@ def _member_bytes(archive: zipfile.ZipFile, what: str, size: int) -> bytes:
     check_member(info, size)
     with archive.open(info) as member:
         return read_array(member, info.file_size, np.dtype(np.uint8), what).tobytes()
+
+
+def _mapped(path: str, info: zipfile.ZipInfo, numel: int, dtype: np.dtype) -> np.ndarray:
+    """A stored member's ``numel`` elements mapped copy-on-write from the file (PyTorch's ``MAP_PRIVATE``):
+    its data starts after the member's local header, whose name and extra field lengths the header gives."""
+    with open(path, "rb") as file:
+        file.seek(info.header_offset)
+        header = file.read(30)
+    if len(header) < 30 or header[:4] != b"PK\x03\x04":
+        raise Malformed(f"archive member {info.filename!r} has no local header")
+    name_length, extra_length = struct.unpack("<HH", header[26:30])
+    mapped = np.memmap(path, dtype=dtype, mode="c", offset=info.header_offset + 30 + name_length + extra_length,
+                       shape=(numel,))
+    return mapped.view(np.ndarray)  # a plain array; the mapping lives on as its base
