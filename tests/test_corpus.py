@@ -235,6 +235,13 @@ CASES = {
         falls=True, data=eng_fra),
     "tutorials_kr_bilstm_crf": Case("tutorials_kr", [["beginner_source/nlp/advanced_tutorial.py"]],
                                     r"\(tensor\(([\d.]+)\), \["),
+    # knowledge distillation on 64 stand-in CIFAR10 images (one batch of 128): a teacher and a student CNN, then the
+    # student again with KL soft targets at temperature 2, with CosineEmbeddingLoss on hidden representations and
+    # with an MSE regressor on feature maps, 10 epochs each from torch.manual_seed(42); DataLoaders with 2 workers
+    # (PyTorch's twin takes 15 s here, most of it starting workers for its 50 epochs)
+    "tutorials_kr_knowledge_distillation": Case(
+        "tutorials_kr", [["beginner_source/knowledge_distillation_tutorial.py"]], r"Epoch \d+/10, Loss: ([\d.]+)",
+        falls=True, env={"CORPUS_CIFAR_N": "64"}),
     # ResNet-18 (the torchvision stand-in, 1,000 classes) on 8 FakeData 224 x 224 images: its AverageMeter /
     # ProgressMeter, top-k accuracy, StepLR, checkpoint + model_best copy, a validation Subset branch
     "examples_imagenet": Case(
