@@ -35,8 +35,8 @@ WORD_LM_LOSS = r"(?:\| |valid |test )loss +([\d.]+)"  # every 10 batches, then v
 
 UNSEEDED = {"examples_siamese_network": "its dataset draws the image pairs from Python's unseeded random module",
             "nlp_tutorial_word2vec": "each step's batch of two skip-grams is NumPy's unseeded random.choice",
-            "nlp_tutorial_transformer": "every attention forward builds a new randomly initialised nn.Linear, so 20 "
-                                        "steps are chaotic: PyTorch's own runs here ended anywhere from 1.0 to 1.7",
+            "nlp_tutorial_transformer": "no seed is set, and PyTorch's own runs here (same default seed, same first "
+                                        "loss) ended anywhere from 1.0 to 1.7 after its 20 steps",
             "linear_regression": "60 small SGD steps from an unseeded init: the final loss is 0.17-0.41 in "
                                  "either framework"}
 ACCURACY = r"images: ([\d.]+) %"  # the tutorials below print only their test accuracy at these sizes
