@@ -56,15 +56,35 @@ def _gelu_kernels(approximate: str, *arrays: Array) -> Any:
     return numba_kernels.load("activation")
 
 
+def _dense_pass(name: str, inputs: tuple[Array, ...], scalars: tuple[float, ...] = (), min_elements: int = 0
+                ) -> Array | None:
+    """Kernel ``name``(*inputs, *scalars, out) over the inputs' memory as flat arrays (the scalars in their
+    dtype): inputs of one dtype, shape and dense layout, which the result gets; None where the loops do not
+    cover them (no Numba, another dtype, a gapped or broadcast view, layouts that differ, fewer than
+    ``min_elements``)."""
+    first = inputs[0]
+    kernels = _kernels(first) if first.size >= min_elements else None
+    if kernels is None:
+        return None
+    flats = []
+    for a in inputs:
+        flat_a = dense_flat(a) if a.dtype == first.dtype and a.shape == first.shape and a.strides == first.strides \
+            else None
+        if flat_a is None:
+            return None
+        flats.append(flat_a)
+    out = np.empty_like(first)
+    run_kernel(name, False, getattr(kernels, name), *flats, *(first.dtype.type(s) for s in scalars),
+               dense_flat(out))
+    return out
+
+
 class CpuActivationOps(ActivationOps):
     def relu(self, x: Array) -> Array:
         """As ``ActivationOps.relu``: keeps NaN, -0 and x >= 0, gives +0 for negatives (PyTorch's clamp_min:
         ``x < 0 ? 0 : x``); the result has x's layout."""
-        kernels = _kernels(x)
-        source = dense_flat(x) if kernels is not None else None
-        if source is not None:
-            y = np.empty_like(x)
-            run_kernel("relu", False, kernels.relu, source, dense_flat(y))
+        y = _dense_pass("relu", (x,))
+        if y is not None:
             return y
         if not _is_float(x.dtype):
             return super().relu(x)
@@ -79,55 +99,34 @@ class CpuActivationOps(ActivationOps):
         or NaN), as PyTorch's threshold_backward (an infinite or NaN gy where y <= 0 gives 0)."""
         if gy.dtype != y.dtype or not _is_float(gy.dtype):
             return super().relu_backward(gy, y)
-        kernels = _kernels(gy)
-        if kernels is not None and gy.shape == y.shape and gy.strides == y.strides:
-            source, mask = dense_flat(gy), dense_flat(y)
-            if source is not None and mask is not None:
-                gx = np.empty_like(gy)
-                run_kernel("relu_backward", False, kernels.relu_backward, source, mask, dense_flat(gx))
-                return gx
+        gx = _dense_pass("relu_backward", (gy, y))
+        if gx is not None:
+            return gx
         bits = y.view(_int_type(y.dtype))
         keep = (bits > _bits(-np.inf, y.dtype)) & (bits != 0)  # not y <= 0: positives and every NaN
         return (gy.view(_int_type(gy.dtype)) * keep).view(gy.dtype)
 
     def tanh_backward(self, gy: Array, y: Array) -> Array:
         """As ``ActivationOps.tanh_backward``, in one pass."""
-        gx = self._one_pass("tanh_backward", gy, y, 1.0)
+        gx = _dense_pass("tanh_backward", (gy, y), (1.0,), KERNEL_MIN_ELEMENTS)
         return super().tanh_backward(gy, y) if gx is None else gx
 
     def sigmoid_backward(self, gy: Array, y: Array) -> Array:
         """As ``ActivationOps.sigmoid_backward``, in one pass."""
-        gx = self._one_pass("sigmoid_backward", gy, y, 1.0)
+        gx = _dense_pass("sigmoid_backward", (gy, y), (1.0,), KERNEL_MIN_ELEMENTS)
         return super().sigmoid_backward(gy, y) if gx is None else gx
 
     def leaky_relu(self, x: Array, negative_slope: float) -> Array:
         """As ``ActivationOps.leaky_relu``, in one pass for a slope in (0, 1]."""
-        kernels = _kernels(x) if 0 < negative_slope <= 1 and x.size >= KERNEL_MIN_ELEMENTS else None
-        source = dense_flat(x) if kernels is not None else None
-        if kernels is None or source is None:
-            return super().leaky_relu(x, negative_slope)
-        y = np.empty_like(x)
-        run_kernel("leaky_relu", False, kernels.leaky_relu, source, x.dtype.type(negative_slope), dense_flat(y))
-        return y
+        y = _dense_pass("leaky_relu", (x,), (negative_slope,), KERNEL_MIN_ELEMENTS) if 0 < negative_slope <= 1 \
+            else None
+        return super().leaky_relu(x, negative_slope) if y is None else y
 
     def leaky_relu_backward(self, gy: Array, y_or_x: Array, negative_slope: float) -> Array:
         """As ``ActivationOps.leaky_relu_backward``, in one pass for a slope in [0, 1]."""
-        gx = self._one_pass("leaky_relu_backward", gy, y_or_x, negative_slope) if 0 <= negative_slope <= 1 \
-            else None
+        gx = _dense_pass("leaky_relu_backward", (gy, y_or_x), (negative_slope,), KERNEL_MIN_ELEMENTS) \
+            if 0 <= negative_slope <= 1 else None
         return super().leaky_relu_backward(gy, y_or_x, negative_slope) if gx is None else gx
-
-    def _one_pass(self, name: str, gy: Array, other: Array, scalar: float) -> Array | None:
-        """kernel ``name``(gy, other, scalar in their dtype, gx) over two arrays of one dtype, shape and dense
-        layout (gx gets it), or None where the loops do not cover them or the arrays are small."""
-        kernels = _kernels(gy) if gy.dtype == other.dtype and gy.size >= KERNEL_MIN_ELEMENTS else None
-        if kernels is None or gy.shape != other.shape or gy.strides != other.strides:
-            return None
-        source, second = dense_flat(gy), dense_flat(other)
-        if source is None or second is None:
-            return None
-        gx = np.empty_like(gy)
-        run_kernel(name, False, getattr(kernels, name), source, second, gy.dtype.type(scalar), dense_flat(gx))
-        return gx
 
     def gelu(self, x: Array, approximate: str) -> Array:
         """As ``ActivationOps.gelu``; the exact form on float32 C-contiguous x in one Numba pass."""
