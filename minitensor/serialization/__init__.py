@@ -80,8 +80,8 @@ def load(f: FileLike, map_location: MapLocation = None, *, weights_only: bool | 
     if isinstance(f, (str, os.PathLike)):
         remove_stale_temporaries(f)  # left by saves of this path that were killed mid-write
         with open(f, "rb") as file:  # ours to close, even when reading fails halfway through the archive
-            return _load(file, os.fspath(f), map_location, weights_only, os.fspath(f) if mmap else None)
-    return _load(f, getattr(f, "name", "<file object>"), map_location, weights_only, _NOT_A_PATH if mmap else None)
+            return _load(file, os.fspath(f), map_location, weights_only, bool(mmap), os.fspath(f))
+    return _load(f, getattr(f, "name", "<file object>"), map_location, weights_only, bool(mmap), None)
 
 
 def _weights_only_from_env(weights_only: bool | None) -> bool:
@@ -102,10 +102,9 @@ def _weights_only_from_env(weights_only: bool | None) -> bool:
     return True if weights_only is None else weights_only
 
 
-_NOT_A_PATH = ""  # mmap asked of a file object
-
-
-def _load(f: IO[bytes], name: str, map_location: MapLocation, weights_only: bool, mmap: str | None) -> Any:
+def _load(f: IO[bytes], name: str, map_location: MapLocation, weights_only: bool, mmap: bool,
+          path: str | None) -> Any:
+    """``load`` of the open ``f``; ``path`` is the file's path when ``load`` was given one (mmap maps it)."""
     at = f.tell()
     start = f.read(4)
     f.seek(at)
@@ -116,12 +115,12 @@ def _load(f: IO[bytes], name: str, map_location: MapLocation, weights_only: bool
         except (zipfile.BadZipFile, OSError, ValueError, EOFError):
             names = []  # the native reader names what is wrong
         if f"{HEADER}.npy" not in names and is_torch_archive(names):
-            if mmap == _NOT_A_PATH:
+            if mmap and path is None:
                 raise ValueError("f must be a file path in order to use the mmap argument")
-            return load_torch(f, name, map_location, weights_only, mmap)
+            return load_torch(f, name, map_location, weights_only, path if mmap else None)
     elif start[:1] == b"\x80":  # a pickle: torch.save before 1.6 (or _use_new_zipfile_serialization=False)
-        if mmap is not None:
-            named = f"{name}, " if mmap else ""
+        if mmap:
+            named = f"{name}, " if path is not None else ""
             raise RuntimeError(f"mmap can only be used with files saved with `torch.save({named}"
                                "_use_new_zipfile_serialization=True), please torch.save your checkpoint with this "
                                "option in order to use mmap.")
