@@ -18,8 +18,7 @@ import math
 
 import numpy as np
 
-from .attention import _row_sum
-from .elementary import ZERO, exp_nonpositive, jit
+from .elementary import ZERO, exp_nonpositive, jit, row_sum
 
 NEG_INF = np.float32(-np.inf)
 
@@ -42,7 +41,7 @@ def cross_entropy_rows(x, target, ignore_index, log_probs, losses, bad):  # prag
             m = max(m, row[j])  # a NaN is skipped here and makes the row NaN through the sum
         for j in range(classes):
             out[j] = exp_nonpositive(row[j] - m)
-        log_sum = np.float32(math.log(_row_sum(out, classes)))
+        log_sum = np.float32(math.log(row_sum(out, classes)))
         for j in range(classes):
             out[j] = (row[j] - m) - log_sum
         losses[n] = ZERO if t == ignore_index else -out[t]
