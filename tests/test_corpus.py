@@ -6,6 +6,9 @@ losses (falling, where a few steps reliably make them fall); where PyTorch is in
 under PyTorch and the final losses must be of one size."""
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import math
 import os
 import re
@@ -14,6 +17,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -274,7 +278,48 @@ def run_case(case: Case, cwd: Path, with_torch: bool) -> list[float]:
     return losses
 
 
-_LOSSES: dict[str, list[float]] = {}  # minitensor's losses per case, so that the twin does not rerun them
+# minitensor's losses per case, kept on disk under a digest of everything they depend on, so that PyTorch's
+# twins (CI's torch step, another process and environment) do not rerun the programs the README's tests just ran
+# (half of that step's time): any change to minitensor, the corpus, the case or the versions misses the cache
+LOSS_CACHE = ROOT / ".corpus-losses"
+
+
+@functools.cache
+def _sources_digest() -> str:
+    """sha256 over minitensor's and the corpus's files (paths and bytes), Python's and the numeric packages'
+    versions."""
+    digest = hashlib.sha256(sys.version.encode())
+    for package in ("numpy", "numba", "scipy"):
+        try:
+            digest.update(f"{package} {metadata.version(package)}".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{package} absent".encode())
+    for base in (ROOT / "minitensor", CORPUS, Path(__file__)):
+        for path in sorted(base.rglob("*") if base.is_dir() else [base]):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:20]
+
+
+def _cache_file(name: str) -> Path:
+    case = CASES[name]
+    key = hashlib.sha256(repr((_sources_digest(), case.folder, case.runs, case.env)).encode()).hexdigest()[:20]
+    return LOSS_CACHE / f"{name}-{key}.json"
+
+
+def minitensor_losses(name: str, cwd: Path) -> list[float]:
+    """The case's losses under minitensor: from the cache when this exact tree ran it, else run (and cached)."""
+    cached = _cache_file(name)
+    if cached.is_file():
+        return json.loads(cached.read_text())
+    losses = run_case(CASES[name], cwd, with_torch=False)
+    LOSS_CACHE.mkdir(exist_ok=True)
+    for stale in LOSS_CACHE.glob(f"{name}-*.json"):
+        stale.unlink(missing_ok=True)
+    partial = cached.with_suffix(f".{os.getpid()}.tmp")  # written whole, then renamed: no torn file is read
+    partial.write_text(json.dumps(losses))
+    partial.replace(cached)
+    return losses
 
 
 def _params():
@@ -284,14 +329,16 @@ def _params():
 
 @pytest.mark.parametrize("name", _params())
 def test_corpus_program_runs_unchanged(name, tmp_path):
-    _LOSSES[name] = run_case(CASES[name], tmp_path / "w", with_torch=False)
+    _cache_file(name).unlink(missing_ok=True)  # this test always runs the program
+    minitensor_losses(name, tmp_path / "w")
 
 
 @pytest.mark.torch
 @pytest.mark.parametrize("name", _params())
 def test_corpus_program_matches_pytorch(name, tmp_path):
     pytest.importorskip("torch")
-    ours = (_LOSSES.get(name) or run_case(CASES[name], tmp_path / "mt", with_torch=False))[-1]
-    theirs = run_case(CASES[name], tmp_path / "pt", with_torch=True)[-1]
-    if not CASES[name].unseeded:
+    case = CASES[name]
+    theirs = run_case(case, tmp_path / "pt", with_torch=True)[-1]
+    if not case.unseeded:  # an unseeded program's loss is not compared: only that PyTorch runs it as we do
+        ours = minitensor_losses(name, tmp_path / "mt")[-1]
         assert abs(ours - theirs) <= 0.5 * max(abs(theirs), 0.2), (ours, theirs)
