@@ -493,3 +493,28 @@ def test_checkpoint_benchmark_is_the_issues_mlp_and_meets_the_memory_target():
     peaks = bench_checkpoint.activation_peaks("cpu")
     assert peaks["plain"] >= 32 * act
     assert 11 * act <= peaks["checkpoint"] <= 0.4 * peaks["plain"]
+
+
+def test_step_gemms_lists_each_product_of_the_step_with_its_layout(capsys):
+    """MLP-S (784-128-10, batch 100): per step the two forward products x W1^T and h W2^T, the weight
+    gradients g2^T h and g1^T x, and the hidden layer's input gradient g2 W2 (the input's is not needed)."""
+    from benchmarks import step_gemms
+    step_gemms.main(["mlp-s", "--steps", "2", "--threads", "1"])
+    rows = [line.split() for line in capsys.readouterr().out.splitlines() if line.lstrip().startswith("(")]
+    layouts = {" ".join(r[:8]): int(r[8]) for r in rows}
+    assert layouts == {
+        "(100, 784) (3136, 4) (784, 128) (4, 3136)": 1,  # x @ W1.T: W1 (128, 784) read transposed
+        "(100, 128) (512, 4) (128, 10) (4, 512)": 1,  # h @ W2.T
+        "(10, 100) (4, 40) (100, 128) (512, 4)": 1,  # g2.T @ h
+        "(100, 10) (40, 4) (10, 128) (512, 4)": 1,  # g2 @ W2
+        "(128, 100) (4, 512) (100, 784) (3136, 4)": 1,  # g1.T @ x
+    }, layouts
+    assert all(float(t) > 0 for r in rows for t in r[9:12])
+
+
+def test_step_gemms_operands_keep_the_recorded_strides():
+    from benchmarks import step_gemms
+    a = step_gemms.operands((784, 256), (4, 3136), np.dtype(np.float32))
+    assert a.shape == (784, 256) and a.strides == (4, 3136)
+    b = step_gemms.operands((2, 3, 4), (48, 4, 12), np.dtype(np.float64))
+    assert b.shape == (2, 3, 4) and b.strides == (96, 8, 24)
