@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import minitensor as mt
 from minitensor.utils import benchmark
@@ -108,6 +108,8 @@ def _both(raw_times, number=10, **fields):
 
 @pytest.mark.torch
 @settings(max_examples=60, deadline=None)
+@example([1.0], 1000, {})
+@example([1e-3, 1e-3, 2e-3, 3e-3], 1, {})
 @given(st.lists(st.floats(1e-8, 10.0), min_size=1, max_size=12), st.sampled_from([1, 10, 1000]),
        st.sampled_from([dict(), dict(label=None, stmt="a\nb", sub_label="s"), dict(setup="x = 1\ny = 2",
                                                                                 description="d", num_threads=4)]))
@@ -122,6 +124,12 @@ def test_measurement_repr_and_statistics_match_pytorch(raw, number, fields):
 @pytest.mark.torch
 @settings(max_examples=100, deadline=None)
 @given(st.floats(1e-10, 1e4), st.integers(1, 4))
+@example(1e-3, 1)
+@example(1e-6, 2)
+@example(1e-9, 3)
+@example(1.0, 4)
+@example(1000.0, 1)
+@example(0.000999999, 2)
 def test_units_and_significant_figure_trimming_match_pytorch(t, n):
     common = pytest.importorskip("torch.utils.benchmark.utils.common")
     assert benchmark.select_unit(t) == common.select_unit(t)

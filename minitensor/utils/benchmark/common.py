@@ -165,9 +165,14 @@ class Measurement:
 
 def select_unit(t: float) -> tuple[str, float]:
     """The unit (ns, us, ms or s) that puts ``t`` seconds at 1 to 999, and its scale in seconds."""
-    # log10 in float32, as PyTorch's (a tensor of the default dtype): the same unit at the boundaries
-    unit = {-3: "ns", -2: "us", -1: "ms"}.get(int(np.log10(np.float32(t)) // 3) if t > 0 else -3, "s")
+    unit = {-3: "ns", -2: "us", -1: "ms"}.get(int(_log10_float32(t) // 3) if t > 0 else -3, "s")
     return unit, {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1}[unit]
+
+
+def _log10_float32(x: float) -> float:
+    """log10 of x as PyTorch takes it here, on a float32 tensor: x rounded to float32, its log10 rounded to
+    float32 (NumPy's float32 log10 is less exact: 1e-3 gives -3.0000002, and the unit would change)."""
+    return float(np.float32(math.log10(float(np.float32(x)))))
 
 
 def unit_to_english(u: str) -> str:
@@ -178,7 +183,7 @@ def trim_sigfig(x: float, n: int) -> float:
     """``x`` rounded to ``n`` significant figures (3.14159, 2 -> 3.1), in float32 as PyTorch's."""
     if n != int(n):
         raise AssertionError("Number of significant figures must be an integer")
-    magnitude = math.ceil(math.log10(float(np.float32(abs(x)))))
+    magnitude = math.ceil(_log10_float32(abs(x)))
     scale = 10.0 ** (magnitude - n)
     return float(np.round(np.float32(x / scale)) * np.float32(scale))
 
