@@ -518,3 +518,13 @@ def test_step_gemms_operands_keep_the_recorded_strides():
     assert a.shape == (784, 256) and a.strides == (4, 3136)
     b = step_gemms.operands((2, 3, 4), (48, 4, 12), np.dtype(np.float64))
     assert b.shape == (2, 3, 4) and b.strides == (96, 8, 24)
+
+
+@pytest.mark.torch
+def test_step_gemms_times_each_product_through_pytorch_too(capsys):
+    pytest.importorskip("torch")
+    from benchmarks import step_gemms
+    step_gemms.main(["mlp-s", "--steps", "1", "--threads", "1", "--torch"])
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.lstrip().startswith("(")]
+    assert "PyTorch" in out and len(rows) == 5 and all(len(r) == 13 and float(r[12]) > 0 for r in rows)
