@@ -102,6 +102,17 @@ def test_conv_tbc_checks():
         F.conv_tbc(x, w, mt.randn(4))
 
 
+def test_conv_tbc_with_a_kernel_as_long_as_the_padded_input_gives_an_empty_output_and_zero_gradients():
+    x, w, b = (t64(v) for v in (np.ones((1, 2, 3)), np.ones((4, 3, 4)), np.ones(4)))
+    y = F.conv_tbc(x, w, b, 1)  # 1 + 2 - 4 + 1 = 0 steps, as PyTorch's
+    assert tuple(y.shape) == (0, 2, 4)
+    y.sum().backward()
+    for v, shape in ((x, (1, 2, 3)), (w, (4, 3, 4)), (b, (4,))):
+        assert tuple(v.grad.shape) == shape and not v.grad.numpy().any()
+    with pytest.raises(RuntimeError, match=r"negative dimension -1: \[-1, 2, 4\]"):
+        F.conv_tbc(x, t64(np.ones((5, 3, 4))), b, 1)
+
+
 @pytest.mark.torch
 def test_conv_tbc_matches_torch():
     torch = pytest.importorskip("torch")

@@ -155,7 +155,14 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
     if weight.shape[2] != bias.shape[0]:
         raise RuntimeError(f"Bias size must equal dim 2 in the weight tensor (output channels): {bias.shape[0]} "
                            f"!= {weight.shape[2]}")
-    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=operator.index(pad))
+    pad = operator.index(pad)
+    length = input.shape[0] + 2 * pad - weight.shape[0] + 1
+    if length < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {length}: "
+                           f"[{length}, {input.shape[1]}, {weight.shape[2]}]")
+    if length == 0:  # PyTorch's: an empty output (conv1d refuses a kernel wider than its input); zero gradients
+        return input[:0] @ weight[0] + bias
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
     return out.permute(2, 0, 1)
 
 
