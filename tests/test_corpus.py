@@ -257,6 +257,12 @@ CASES = {
                                 r"Iteration \d+ with loss ([\d.e+-]+)", falls=True),
     "basic_pinn_wave": Case("basic_pinn", [["wave_equation_1d.py", "-e", "5", "-b", "4"]],
                             r"Iteration \d+ with loss ([\d.e+-]+)", falls=True),
+    # kuangliu/pytorch-cifar's model files that run themselves (their test(): one forward pass of a random batch in
+    # training mode, the module printed first, whose repr is PyTorch's line for line): EfficientNet-B0 (depthwise
+    # convolutions, swish, squeeze-and-excitation, drop-connect by bernoulli_), RegNetX-200MF (grouped convolutions),
+    # DLA and SimpleDLA (aggregation nodes over torch.cat); each prints its output's size, (batch, 10 classes)
+    **{f"pytorch_cifar_{m}": Case("pytorch_cifar", [[f"models/{m}.py"]], r"Size\(\[\d+, (\d+)\]\)")
+       for m in ("efficientnet", "regnet", "dla", "dla_simple")},
     # ResNet-18 (the torchvision stand-in, 1,000 classes) on 8 FakeData 224 x 224 images: its AverageMeter /
     # ProgressMeter, top-k accuracy, StepLR, checkpoint + model_best copy, a validation Subset branch
     "examples_imagenet": Case(
