@@ -138,3 +138,15 @@ def test_math_constants_are_pytorchs():
         assert type(ours) is type(theirs) and (ours == theirs or (ours != ours and theirs != theirs)), name
         assert name in mt.__all__
     assert mt.pi == math.pi and mt.zeros(3)[mt.newaxis].shape == (1, 3)
+
+
+def test_a_transforms_floor_stays_in_its_thread():
+    import threading
+    x = mt.tensor([1.0, 2.0], requires_grad=True)
+    y = _history(x, 5)
+    got = []
+    with engine.pruned_below(10 ** 15):  # would prune every node here, were it seen by the other thread
+        worker = threading.Thread(target=lambda: got.append(mt.autograd.grad(y.sum(), x)[0]))
+        worker.start()
+        worker.join()
+    np.testing.assert_allclose(got[0].numpy(), np.full(2, 1.001 ** 5, dtype=np.float32), rtol=1e-6)

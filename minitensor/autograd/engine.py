@@ -9,6 +9,7 @@ Gradients that fan in are added. Leaf tensors (``grad_fn is None``, ``requires_g
 from __future__ import annotations
 
 import sys
+import threading
 from contextlib import contextmanager
 from heapq import heappop, heappush
 from typing import Any, Iterator, Sequence
@@ -24,19 +25,20 @@ from ..backends.generic.sparse import SparseCOO
 from ..backends.ieee_errors import IGNORE, restore, silence
 
 _Rec: Any = None  # recording.Rec, bound by higher_order.py once a create_graph backward has imported it
-_floor: list[int] = [-1]  # set by ``pruned_below``: no node older than this leads to the inputs asked for
+_floor = threading.local()  # .seq, set by ``pruned_below`` in this thread: no older node leads to the inputs
 
 
 @contextmanager
 def pruned_below(seq: int) -> Iterator[None]:
-    """Within it, ``autograd.grad`` may skip every node numbered below ``seq``: the caller (torch.func's
-    transforms) knows that its inputs were made after node ``seq``, so only newer nodes can lead to them
-    (a functional optimiser's parameters carry all its past steps' graphs, which the walk then never visits)."""
-    previous, _floor[0] = _floor[0], seq
+    """Within it (in this thread), ``autograd.grad`` may skip every node numbered below ``seq``: the caller
+    (torch.func's transforms) knows that its inputs were made after node ``seq``, so only newer nodes can lead
+    to them (a functional optimiser's parameters carry all its past steps' graphs, which the walk then never
+    visits)."""
+    previous, _floor.seq = getattr(_floor, "seq", -1), seq
     try:
         yield
     finally:
-        _floor[0] = previous
+        _floor.seq = previous
 
 
 def _refs_of_a_private_result() -> int:
@@ -173,7 +175,7 @@ def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bo
         # Only the nodes on a path to one of the inputs run (and free their saved arrays). A node leads to
         # an input only if it is newer than the input's node (a node is always newer than its inputs' nodes):
         # when every input has a node, the walk stops below the oldest of them.
-        floor = _floor[0]
+        floor = getattr(_floor, "seq", -1)
         if wanted_nodes and all(t.grad_fn is not None for t in inputs):
             floor = max(floor, min(node._seq for node in wanted_nodes))
         order, _ = _topological_order([node for _, node in pending], floor)
