@@ -193,3 +193,6 @@ __all__ += ["hub", "jit"]  # not types: ``from minitensor import *`` must not sh
 from .utils import hooks as _utils_hooks  # noqa: E402  (binds utils.hooks, now that nn is complete)
 del _utils_hooks
 __all__ += ["TypedStorage", "UntypedStorage"]
+from math import e, inf, nan, pi  # noqa: E402  (torch.e, torch.inf, torch.nan, torch.pi: Python's floats, as PyTorch's)
+newaxis: None = None  # torch.newaxis: None, as NumPy's (an index adding a dimension of size 1)
+__all__ += ["e", "pi", "nan", "inf", "newaxis"]

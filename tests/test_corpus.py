@@ -1,6 +1,6 @@
 """The corpus tier: real PyTorch programs (tests/corpus/SOURCES.md), not one line changed, run as
 subprocesses with ``import torch`` resolved to minitensor (tests/corpus/shim) and offline stand-ins for
-torchvision, gymnasium, requests, tiktoken, six and matplotlib (tests/corpus/standins), the files they read
+torchvision, gymnasium, requests, tiktoken, six, matplotlib and torchopt (tests/corpus/standins), the files they read
 written by tests/corpus/data.py, with short settings on their command lines. Each run must exit 0 and print finite
 losses (falling, where a few steps reliably make them fall); where PyTorch is installed the same runs go
 under PyTorch and the final losses must be of one size."""
@@ -248,6 +248,21 @@ CASES = {
     "tutorials_kr_knowledge_distillation": Case(
         "tutorials_kr", [["beginner_source/knowledge_distillation_tutorial.py"]], r"Epoch \d+/10, Loss: ([\d.]+)",
         falls=True, env={"CORPUS_CIFAR_N": "64"}),
+    # madagra/basic-pinn: physics-informed nets trained through torch.func (functional_call, grad, vmap; grad of
+    # grad for the wave equation's second derivatives, by argnums) with torchopt's functional Adam (a stand-in:
+    # gradients by autograd.grad with create_graph, parameters returned as new tensors, so each step's graph
+    # holds all the steps before it); FloatTensor(n).uniform_, cartesian_prod, the matplotlib stand-in's
+    # FuncAnimation saving its frames (each a functional_call)
+    "basic_pinn_logistic": Case("basic_pinn", [["logistic_equation_1d.py", "-e", "40", "-b", "10"]],
+                                r"Iteration \d+ with loss ([\d.e+-]+)", falls=True),
+    "basic_pinn_wave": Case("basic_pinn", [["wave_equation_1d.py", "-e", "5", "-b", "4"]],
+                            r"Iteration \d+ with loss ([\d.e+-]+)", falls=True),
+    # kuangliu/pytorch-cifar's model files that run themselves (their test(): one forward pass of a random batch in
+    # training mode, the module printed first, whose repr is PyTorch's line for line): EfficientNet-B0 (depthwise
+    # convolutions, swish, squeeze-and-excitation, drop-connect by bernoulli_), RegNetX-200MF (grouped convolutions),
+    # DLA and SimpleDLA (aggregation nodes over torch.cat); each prints its output's size, (batch, 10 classes)
+    **{f"pytorch_cifar_{m}": Case("pytorch_cifar", [[f"models/{m}.py"]], r"Size\(\[\d+, (\d+)\]\)")
+       for m in ("efficientnet", "regnet", "dla", "dla_simple")},
     # ResNet-18 (the torchvision stand-in, 1,000 classes) on 8 FakeData 224 x 224 images: its AverageMeter /
     # ProgressMeter, top-k accuracy, StepLR, checkpoint + model_best copy, a validation Subset branch
     "examples_imagenet": Case(

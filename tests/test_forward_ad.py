@@ -178,3 +178,26 @@ def test_function_with_only_jvp_says_why():
         x = fwAD.make_dual(mt.ones(2), mt.ones(2))
         with pytest.raises(NotImplementedError, match="jvp is not used"):
             fwAD.unpack_dual(Exp.apply(x))
+
+
+def _tangent_identity(lib, ad):
+    """forward_ad_usage's checks: a tangent laid out as the primal is the dual's tangent itself, even one that
+    requires grad; a transposed one (other strides) is a copy."""
+    primal = lib.ones(3, 3)
+    tangent = lib.arange(9.0).reshape(3, 3)
+    with ad.dual_level():
+        same = ad.unpack_dual(ad.make_dual(primal, tangent)).tangent is tangent
+        transposed = ad.unpack_dual(ad.make_dual(primal, tangent.T))
+        with_grad = lib.arange(9.0).reshape(3, 3).requires_grad_()
+        kept_grad = ad.unpack_dual(ad.make_dual(primal, with_grad)).tangent is with_grad
+        out = ad.unpack_dual(ad.make_dual(primal, tangent) * 2).tangent
+    return same, transposed.tangent is tangent, transposed.tangent.tolist(), kept_grad, out.tolist()
+
+
+@pytest.mark.torch
+def test_tangent_kept_itself_as_torch():
+    torch = pytest.importorskip("torch")
+    ours = _tangent_identity(mt, fwAD)
+    theirs = _tangent_identity(torch, torch.autograd.forward_ad)
+    assert ours == theirs
+    assert ours[0] and not ours[1] and ours[3]

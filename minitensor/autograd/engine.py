@@ -9,8 +9,10 @@ Gradients that fan in are added. Leaf tensors (``grad_fn is None``, ``requires_g
 from __future__ import annotations
 
 import sys
+import threading
+from contextlib import contextmanager
 from heapq import heappop, heappush
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import minitensor.tensor as _tensor_mod
 
@@ -23,6 +25,20 @@ from ..backends.generic.sparse import SparseCOO
 from ..backends.ieee_errors import IGNORE, restore, silence
 
 _Rec: Any = None  # recording.Rec, bound by higher_order.py once a create_graph backward has imported it
+_floor = threading.local()  # .seq, set by ``pruned_below`` in this thread: no older node leads to the inputs
+
+
+@contextmanager
+def pruned_below(seq: int) -> Iterator[None]:
+    """Within it (in this thread), ``autograd.grad`` may skip every node numbered below ``seq``: the caller
+    (torch.func's transforms) knows that its inputs were made after node ``seq``, so only newer nodes can lead
+    to them (a functional optimiser's parameters carry all its past steps' graphs, which the walk then never
+    visits)."""
+    previous, _floor.seq = getattr(_floor, "seq", -1), seq
+    try:
+        yield
+    finally:
+        _floor.seq = previous
 
 
 def _refs_of_a_private_result() -> int:
@@ -36,9 +52,11 @@ def _refs_of_a_private_result() -> int:
 _PRIVATE_REFS = _refs_of_a_private_result()
 
 
-def _topological_order(roots: Sequence[ArrayFunction]) -> tuple[list[ArrayFunction], dict[ArrayFunction, int]]:
+def _topological_order(roots: Sequence[ArrayFunction],
+                       floor: int = -1) -> tuple[list[ArrayFunction], dict[ArrayFunction, int]]:
     """Nodes reachable from ``roots`` and, per node, how many edges from reachable nodes point at it
-    (``autograd.grad`` walks the graph to find the part it needs)."""
+    (``autograd.grad`` walks the graph to find the part it needs); nodes numbered below ``floor`` are not
+    walked (PyTorch's engine prunes its walk the same way, by topological number)."""
     dependencies: dict[ArrayFunction, int] = {}
     seen = set(roots)
     stack = list(roots)
@@ -47,7 +65,7 @@ def _topological_order(roots: Sequence[ArrayFunction]) -> tuple[list[ArrayFuncti
         node = stack.pop()
         order.append(node)
         for _, edge, is_node, _, _ in node._next:
-            if is_node:
+            if is_node and edge._seq >= floor:
                 dependencies[edge] = dependencies.get(edge, 0) + 1
                 if edge not in seen:
                     seen.add(edge)
@@ -154,8 +172,13 @@ def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bo
         for i, t in enumerate(inputs):
             if t.grad_fn is not None:
                 wanted_nodes.setdefault(t.grad_fn, []).append(i)
-        # Only the nodes on a path to one of the inputs run (and free their saved arrays).
-        order, _ = _topological_order([node for _, node in pending])
+        # Only the nodes on a path to one of the inputs run (and free their saved arrays). A node leads to
+        # an input only if it is newer than the input's node (a node is always newer than its inputs' nodes):
+        # when every input has a node, the walk stops below the oldest of them.
+        floor = getattr(_floor, "seq", -1)
+        if wanted_nodes and all(t.grad_fn is not None for t in inputs):
+            floor = max(floor, min(node._seq for node in wanted_nodes))
+        order, _ = _topological_order([node for _, node in pending], floor)
         to_run = _nodes_leading_to(order, wanted_nodes, {id(t) for t in inputs})
     # Hooked leaves are finished as soon as their last gradient arrives (DDP overlaps its all-reduces).
     hooked = _hooks.hooked_leaf_edges([node for _, node in pending]) if _hooks.live[0] and inputs is None else None

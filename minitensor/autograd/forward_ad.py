@@ -72,7 +72,9 @@ def _check_level(level: int | None) -> None:
 
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
     """A tensor with ``tensor``'s values (its memory) and ``tangent`` as its forward gradient. It keeps
-    ``tensor``'s reverse-mode graph when ``tensor`` requires grad."""
+    ``tensor``'s reverse-mode graph when ``tensor`` requires grad. A tangent with the primal's dtype, device
+    and strides is kept itself, even one that requires grad (``unpack_dual(dual).tangent is tangent``, as
+    PyTorch's); another is copied (PyTorch keeps one of another dtype too: here it takes the primal's)."""
     _check_level(level)
     if not _levels:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
@@ -83,7 +85,8 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise RuntimeError("Trying to set a forward gradient that has a different size than that of the "
                            "original Tensor, this is not supported. Tensor is of size "
                            f"{list(tensor.shape)} while the given forward gradient is of size {list(tangent.shape)}.")
-    tangent = tangent.detach().to(device=tensor.device, dtype=tensor.dtype)
+    if tangent.dtype != tensor.dtype or tangent.device != tensor.device or tangent.stride() != tensor.stride():
+        tangent = tangent.detach().to(device=tensor.device, dtype=tensor.dtype)  # else kept itself, as PyTorch's
     lvl = _levels[-1]
     with enable_grad():
         if tensor.requires_grad:  # a view: reverse-mode gradients still flow to the primal's graph

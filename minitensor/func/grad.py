@@ -13,6 +13,8 @@ import functools
 from typing import Any, Callable
 
 from .. import autograd
+from ..autograd.engine import pruned_below
+from ..autograd.function import _sequence
 from ..autograd.grad_mode import enable_grad
 from ..creation import zeros_like
 from ..tensor import Tensor
@@ -26,14 +28,17 @@ def _track(t: Any, fn: str) -> Any:
     return t.view_as(t) if t.requires_grad else t.detach().requires_grad_(True)
 
 
-def _reaches_outside(t: Any, fresh: set[int], internal: set[Any]) -> bool:
+def _reaches_outside(t: Any, fresh: set[int], internal: set[Any], since: int = -1) -> bool:
     """Whether t's graph reaches a tensor requiring grad other than this transform's ``fresh`` leaves
-    (a closed-over parameter, an outer transform's input); ``internal``: nodes known not to."""
+    (a closed-over parameter, an outer transform's input); ``internal``: nodes known not to. A node
+    numbered below ``since`` (made before the transform's inputs) cannot lead to them: it reaches outside."""
     seen, stack = set(), [t.grad_fn]
     while stack:
         node = stack.pop()
         if node in seen or node in internal:
             continue
+        if node._seq < since:
+            return True
         seen.add(node)
         for _, edge, is_node, _, _ in node._next:
             if is_node:
@@ -44,14 +49,14 @@ def _reaches_outside(t: Any, fresh: set[int], internal: set[Any]) -> bool:
     return False
 
 
-def _release(tree: Any, fresh: list[Any]) -> Any:
+def _release(tree: Any, fresh: list[Any], since: int = -1) -> Any:
     """The results with their graphs dropped where they depend only on this transform's own leaves: as
     torch.func, ``grad(f)(x)`` of a plain x is a plain tensor, while a gradient that depends on a model's
     parameters (a PINN's u_x) keeps its graph to them."""
     ids, internal = {id(t) for t in fresh}, set()  # type: ignore[var-annotated]
 
     def one(t: Any) -> Any:
-        if isinstance(t, Tensor) and t.grad_fn is not None and not _reaches_outside(t, ids, internal):
+        if isinstance(t, Tensor) and t.grad_fn is not None and not _reaches_outside(t, ids, internal, since):
             return t.detach()
         if isinstance(t, Tensor) and t.grad_fn is None and id(t) in ids:
             return t.detach()  # an output that is the input itself
@@ -71,8 +76,11 @@ def _argnums(argnums: int | tuple[int, ...], nargs: int, fn: str) -> tuple[int, 
     return out
 
 
-def _track_args(args: tuple[Any, ...], nums: tuple[int, ...], fn: str) -> tuple[list[Any], list[Any], list[Any]]:
-    """(args with the chosen ones tracked, their tracked leaves, their specs)."""
+def _track_args(args: tuple[Any, ...], nums: tuple[int, ...],
+                fn: str) -> tuple[list[Any], list[Any], list[Any], int]:
+    """(args with the chosen ones tracked, their tracked leaves, their specs, a node number below every node
+    that uses them: the graph older than it is never walked)."""
+    since = next(_sequence)
     new, leaves, specs = list(args), [], []
     for n in nums:
         flat, spec = flatten(args[n])
@@ -80,17 +88,20 @@ def _track_args(args: tuple[Any, ...], nums: tuple[int, ...], fn: str) -> tuple[
         new[n] = unflatten(spec, tracked)
         leaves.append(tracked)
         specs.append(spec)
-    return new, leaves, specs
+    return new, leaves, specs, since
 
 
-def _grads(outputs: list[Any], inputs: list[Any], cotangents: list[Any] | None) -> list[Any]:
-    """d(outputs)/d(inputs) with a graph (zeros where an input is unused, as torch.func)."""
+def _grads(outputs: list[Any], inputs: list[Any], cotangents: list[Any] | None, since: int = -1) -> list[Any]:
+    """d(outputs)/d(inputs) with a graph (zeros where an input is unused, as torch.func); ``since``: the
+    inputs' ``_track_args`` number (no older node is walked)."""
     pairs = [(o, c) for o, c in zip(outputs, cotangents or [None] * len(outputs))
              if isinstance(o, Tensor) and o.requires_grad]
     if not pairs or not inputs:
         return [zeros_like(t) for t in inputs]
-    return list(autograd.grad([o for o, _ in pairs], inputs, None if cotangents is None else [c for _, c in pairs],
-                              create_graph=True, allow_unused=True, materialize_grads=True))
+    with pruned_below(since):
+        return list(autograd.grad([o for o, _ in pairs], inputs,
+                                  None if cotangents is None else [c for _, c in pairs],
+                                  create_graph=True, allow_unused=True, materialize_grads=True))
 
 
 def _regroup(grads: list[Any], leaves: list[list[Any]], specs: list[Any], single: bool) -> Any:
@@ -118,7 +129,7 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), "grad_and_value")
         with enable_grad():  # as torch.func: an outer no_grad does not stop the transform
-            new, leaves, specs = _track_args(args, nums, "grad_and_value")
+            new, leaves, specs, since = _track_args(args, nums, "grad_and_value")
             out, aux = _split_aux(func(*new, **kwargs), has_aux, "grad_and_value")
             if not isinstance(out, Tensor):
                 raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(out)}")
@@ -126,9 +137,9 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                 raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
                                    f"tensor with {out.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs "
                                    f"instead?")
-            grads = _grads([out], [t for ts in leaves for t in ts], None)
+            grads = _grads([out], [t for ts in leaves for t in ts], None, since)
         result = _regroup(grads, leaves, specs, isinstance(argnums, int))
-        result, out, aux = _release((result, out, aux), [t for ts in leaves for t in ts])
+        result, out, aux = _release((result, out, aux), [t for ts in leaves for t in ts], since)
         return (result, (out, aux)) if has_aux else (result, out)
     return wrapper
 
@@ -150,7 +161,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
     with one entry per primal; it can be called again (the graph is kept)."""
     nums = tuple(range(len(primals)))
     with enable_grad():
-        new, leaves, specs = _track_args(primals, nums, "vjp")
+        new, leaves, specs, since = _track_args(primals, nums, "vjp")
         out, aux = _split_aux(func(*new), has_aux, "vjp")
     out_leaves, out_spec = flatten(out)
     for o in out_leaves:
@@ -168,9 +179,9 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
                 raise RuntimeError(f"Mismatch in shape: grad_output has a shape of "
                                    f"{tuple(getattr(c, 'shape', ()))} and output has a shape of {tuple(o.shape)}")
         with enable_grad():
-            grads = _grads(out_leaves, [t for ts in leaves for t in ts], cots)
-        return _release(_regroup(grads, leaves, specs, False), [t for ts in leaves for t in ts])
-    out_r, aux = _release((out, aux), [t for ts in leaves for t in ts])
+            grads = _grads(out_leaves, [t for ts in leaves for t in ts], cots, since)
+        return _release(_regroup(grads, leaves, specs, False), [t for ts in leaves for t in ts], since)
+    out_r, aux = _release((out, aux), [t for ts in leaves for t in ts], since)
     return (out_r, vjp_fn, aux) if has_aux else (out_r, vjp_fn)
 
 
@@ -183,22 +194,23 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
     if len(primals) != len(tangents):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same length")
     with enable_grad():
-        new, leaves, specs = _track_args(primals, tuple(range(len(primals))), "jvp")
+        new, leaves, specs, since = _track_args(primals, tuple(range(len(primals))), "jvp")
         out, aux = _split_aux(func(*new), has_aux, "jvp")
         outs, out_spec = flatten(out)
         dummies = [zeros_like(o).requires_grad_(True) for o in outs]
         flat_in = [t for ts in leaves for t in ts]
-        g = _grads(outs, flat_in, dummies)
+        g = _grads(outs, flat_in, dummies, since)
         tans = [t for tan in tangents for t in flatten(tan)[0]]
         if any(not isinstance(t, Tensor) or t.shape != p.shape for t, p in zip(tans, flat_in)) \
                 or len(tans) != len(flat_in):
             raise RuntimeError("jvp(f, primals, tangents): Expected the tangents to have the shapes of the primals")
         keep = [(gi, t) for gi, t in zip(g, tans) if gi.requires_grad]
         if keep:
-            jv = autograd.grad([gi for gi, _ in keep], dummies, [t for _, t in keep], create_graph=True,
-                               allow_unused=True, materialize_grads=True)
+            with pruned_below(since):
+                jv = autograd.grad([gi for gi, _ in keep], dummies, [t for _, t in keep], create_graph=True,
+                                   allow_unused=True, materialize_grads=True)
         else:
             jv = tuple(zeros_like(o) for o in outs)
-    result = _release((out, unflatten(out_spec, list(jv))), flat_in + dummies)
-    aux = _release(aux, flat_in)
+    result = _release((out, unflatten(out_spec, list(jv))), flat_in + dummies, since)
+    aux = _release(aux, flat_in, since)
     return (*result, aux) if has_aux else result

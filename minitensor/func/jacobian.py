@@ -27,7 +27,7 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), "jacrev")
         with enable_grad():
-            new, leaves, specs = _track_args(args, nums, "jacrev")
+            new, leaves, specs, since = _track_args(args, nums, "jacrev")
             out, aux = _split_aux(func(*new, **kwargs), has_aux, "jacrev")
             outs, out_spec = flatten(out)
             flat_in = [t for ts in leaves for t in ts]
@@ -40,7 +40,7 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
                 basis = eye(n, dtype=o.dtype, device=o.device).reshape(n, *o.shape)
 
                 def rows(v: Any, o: Any = o) -> tuple[Any, ...]:
-                    return tuple(_grads([o], flat_in, [v]))
+                    return tuple(_grads([o], flat_in, [v], since))
                 jac_rows = vmap(rows)(basis) if n else tuple(x.new_zeros((0, *x.shape)) for x in flat_in)
                 jac = [r.reshape(*o.shape, *x.shape) for r, x in zip(jac_rows, flat_in)]
                 grouped, at = [], 0
@@ -48,7 +48,7 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
                     grouped.append(unflatten(spec, jac[at:at + len(tracked)]))
                     at += len(tracked)
                 per_output.append(grouped[0] if isinstance(argnums, int) else tuple(grouped))
-        result, aux = _release((unflatten(out_spec, per_output), aux), flat_in)
+        result, aux = _release((unflatten(out_spec, per_output), aux), flat_in, since)
         return (result, aux) if has_aux else result
     return wrapper
 

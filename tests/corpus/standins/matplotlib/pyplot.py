@@ -17,6 +17,9 @@ class _Drawing:
     def __call__(self, *args, **kwargs):
         return _Drawing()
 
+    def __iter__(self):  # ``line, = ax.plot(...)``: matplotlib's plot returns a list of one line per curve
+        return iter([_Drawing()])
+
 
 def subplots(nrows=1, ncols=1, **kwargs):
     axes = np.array([[_Drawing() for _ in range(ncols)] for _ in range(nrows)], dtype=object)
