@@ -16,7 +16,8 @@ from ..generic.reduce import ReduceOps
 Array = Any
 
 # dtype itemsize and kind -> the dtype PyTorch's CPU scans accumulate in (at::acc_type<T, /*is_cuda=*/false>)
-_WIDER = {(4, "f"): np.dtype(np.float64), (2, "f"): np.dtype(np.float32), (2, "V"): np.dtype(np.float32)}
+_WIDER: dict[tuple[int, str], np.dtype] = {(4, "f"): np.dtype(np.float64), (2, "f"): np.dtype(np.float32),
+                                      (2, "V"): np.dtype(np.float32)}
 
 
 def _scan_wide(ufunc: Any, x: Array, axis: int, start: float) -> Array | None:
