@@ -59,6 +59,8 @@ class CumProd(_ScanSavingXY):
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         x, y = ctx.saved_tensors
         axis = ctx.axis
+        if x.shape[axis] == 1:  # y = x: the gradient passes (PyTorch's shortcut; the quotient is nan at +-inf)
+            return gy, None
         zeros_seen = B.cumsum((x == 0).astype(np.int64), axis)
         before = zeros_seen == 0
         first_zero = (x == 0) & (zeros_seen == 1)

@@ -43,6 +43,15 @@ def test_cumprod_gradient_with_zeros_matches_pytorch_values():
     assert x.grad.tolist() == [1.0, 8.0, 0.0, 0.0, 0.0]
 
 
+def test_cumprod_over_a_length_one_axis_passes_the_gradient_even_at_infinities():
+    x = mt.tensor([[np.inf], [-np.inf], [0.0], [2.0]], requires_grad=True)  # y = x along dim 1
+    (mt.cumprod(x, 1) * mt.tensor([[3.0], [-2.0], [5.0], [7.0]])).sum().backward()
+    assert x.grad.tolist() == [[3.0], [-2.0], [5.0], [7.0]]  # PyTorch's: the quotient g y / x is nan at +-inf
+    v = mt.tensor([np.inf, 2.0], requires_grad=True)
+    mt.linalg.vander(v, N=2).sum().backward()  # columns 1, x (built by a cumprod of one element)
+    assert v.grad.tolist() == [1.0, 1.0]
+
+
 def test_cumulative_dtypes_and_errors():
     assert mt.cumsum(mt.tensor([1, 2], dtype=mt.int32), 0).dtype is mt.int64
     assert mt.cumsum(mt.tensor([True, True]), 0).tolist() == [1, 2]
