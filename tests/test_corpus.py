@@ -288,7 +288,7 @@ def run_case(case: Case, cwd: Path, with_torch: bool) -> list[float]:
         out += done.stdout
     losses = [float(v) for v in re.findall(case.loss, out)]
     assert losses and all(math.isfinite(v) for v in losses), out[-2000:]
-    if case.falls:
+    if case.falls and not (with_torch and case.unseeded):  # an unseeded program's PyTorch run need not fall
         assert losses[-1] < losses[0], losses
     return losses
 
