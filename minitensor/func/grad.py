@@ -204,13 +204,7 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
         if any(not isinstance(t, Tensor) or t.shape != p.shape for t, p in zip(tans, flat_in)) \
                 or len(tans) != len(flat_in):
             raise RuntimeError("jvp(f, primals, tangents): Expected the tangents to have the shapes of the primals")
-        keep = [(gi, t) for gi, t in zip(g, tans) if gi.requires_grad]
-        if keep:
-            with pruned_below(since):
-                jv = autograd.grad([gi for gi, _ in keep], dummies, [t for _, t in keep], create_graph=True,
-                                   allow_unused=True, materialize_grads=True)
-        else:
-            jv = tuple(zeros_like(o) for o in outs)
+        jv = _grads(g, dummies, tans, since)  # (the g that do not require grad drop out there; none: zeros)
     result = _release((out, unflatten(out_spec, list(jv))), flat_in + dummies, since)
     aux = _release(aux, flat_in, since)
     return (*result, aux) if has_aux else result
