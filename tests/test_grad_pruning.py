@@ -150,3 +150,23 @@ def test_a_transforms_floor_stays_in_its_thread():
         worker.start()
         worker.join()
     np.testing.assert_allclose(got[0].numpy(), np.full(2, 1.001 ** 5, dtype=np.float32), rtol=1e-6)
+
+
+def test_a_backward_run_inside_a_transform_walks_its_own_older_graph_whole():
+    """A custom Function whose backward differentiates a graph made before the transform (its own
+    autograd.grad, run while torch.func's gradient is computed) gets that graph's full gradient."""
+    w = mt.tensor([3.0], requires_grad=True)
+    old = (w * w).sum()  # made before the transform: its nodes are older than the transform's floor
+
+    class ScaleByOldGradient(mt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            dw, = mt.autograd.grad(old, w, retain_graph=True)  # d(w^2)/dw = 6
+            return g * dw
+
+    out = grad(lambda x: ScaleByOldGradient.apply(x).sum())(mt.tensor([1.0, 2.0]))
+    assert out.tolist() == [6.0, 6.0]

@@ -135,9 +135,13 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
     queue: list[Any] = []
     _hooks._callbacks.append(queue)
     quiet = silence(IGNORE)  # IEEE special values compute silently, as PyTorch's (backends/ieee_errors.py)
+    # the caller's floor is this call's alone: a backward run inside it (a custom Function's own
+    # autograd.grad) may differentiate an older graph, and walks it whole
+    floor, _floor.seq = getattr(_floor, "seq", -1), -1
     try:
-        result = _run_backward(tensors, grads, retain_graph, inputs, allow_unused, create_graph)
+        result = _run_backward(tensors, grads, retain_graph, inputs, allow_unused, create_graph, floor)
     finally:
+        _floor.seq = floor
         restore(quiet)
         _hooks._callbacks.pop()
     _hooks.run_callbacks(queue)
@@ -145,7 +149,8 @@ def run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: boo
 
 
 def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bool,
-                  inputs: Sequence[Any] | None, allow_unused: bool, create_graph: bool) -> list[Any] | None:
+                  inputs: Sequence[Any] | None, allow_unused: bool, create_graph: bool,
+                  floor: int) -> list[Any] | None:
     graph: Any = None
     if create_graph:
         from . import higher_order
@@ -175,7 +180,6 @@ def _run_backward(tensors: Sequence[Any], grads: Sequence[Any], retain_graph: bo
         # Only the nodes on a path to one of the inputs run (and free their saved arrays). A node leads to
         # an input only if it is newer than the input's node (a node is always newer than its inputs' nodes):
         # when every input has a node, the walk stops below the oldest of them.
-        floor = getattr(_floor, "seq", -1)
         if wanted_nodes and all(t.grad_fn is not None for t in inputs):
             floor = max(floor, min(node._seq for node in wanted_nodes))
         order, _ = _topological_order([node for _, node in pending], floor)
