@@ -123,3 +123,23 @@ def test_winograd_split_over_threads_matches_float64(threads, dtype, bound):
     for got, exact in [(y, y_exact), (gx, gx_exact), (gw, gw_exact)]:
         assert got.dtype == dtype
         assert np.abs(got - exact).max() / np.abs(exact).max() < bound
+
+
+@pytest.mark.skipif(numba_kernels.load("activation") is None, reason="needs the Numba kernels")
+@pytest.mark.parametrize("threads", [2, 3])
+def test_gelu_and_attention_softmax_cut_into_parts_give_the_serial_bits(threads):
+    """The compute-bound passes cut over threads (``over_leading_parts``, thresholds lowered so that small
+    arrays are cut) write every row once: the same bits as one pass, forward and backward."""
+    from minitensor.backends.cpu import activation, attention
+    b, rng = NumpyBackend(), np.random.default_rng(1)
+    x = rng.standard_normal((7, 33)).astype(np.float32)
+    gy = rng.standard_normal((7, 33)).astype(np.float32)
+    s = rng.standard_normal((5, 9, 9)).astype(np.float32)
+    serial = (b.gelu(x, "none"), b.gelu_backward(gy, x, "none"), b.attention_softmax(s.copy(), True))
+    with _threads(threads), mock.patch.object(activation, "PARALLEL_MIN_ELEMENTS", 1), \
+            mock.patch.object(attention, "PARALLEL_MIN_ELEMENTS", 1), \
+            mock.patch.object(parallel, "over_parts", wraps=parallel.over_parts) as cut:
+        parted = (b.gelu(x, "none"), b.gelu_backward(gy, x, "none"), b.attention_softmax(s.copy(), True))
+    assert cut.call_count == 3
+    for one, many in zip(serial, parted):
+        np.testing.assert_array_equal(one, many)

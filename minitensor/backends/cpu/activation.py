@@ -21,8 +21,9 @@ import minitensor.backends.cpu.numba_kernels as numba_kernels  # the loader (it 
 from .parallel import over_leading_parts
 
 # GELU's exact form is compute-bound (an erf rational, an exp): above this many elements its pass is cut into
-# one part per BLAS thread (0.42 ms a call for the GPT's (12, 64, 512) on AVX2 kernels, one thread)
-PARALLEL_MIN_ELEMENTS = 2 ** 17
+# one part per BLAS thread. A hand-off to a pool thread costs ~55 us on a 2-vCPU VM, so a part must outlast it
+# several times: at the GPT's (12, 64, 512), 92 us on one thread (AVX-512), the parts made the step slower
+PARALLEL_MIN_ELEMENTS = 2 ** 20
 # below this many elements NumPy's few passes cost less than a kernel's call (leaky ReLU, tanh and sigmoid
 # backwards: 1.1 us against 1.9 at 64 float32, 9.0 against 4.8 at 50176)
 KERNEL_MIN_ELEMENTS = 1024
