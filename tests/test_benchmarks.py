@@ -528,3 +528,18 @@ def test_step_gemms_times_each_product_through_pytorch_too(capsys):
     out = capsys.readouterr().out
     rows = [line.split() for line in out.splitlines() if line.lstrip().startswith("(")]
     assert "PyTorch" in out and len(rows) == 5 and all(len(r) == 13 and float(r[12]) > 0 for r in rows)
+
+
+def test_step_ops_times_the_backend_calls_of_a_step_and_restores_the_backend(capsys):
+    """MLP-S's step calls matmul five times (two forward products, two weight gradients, one input
+    gradient) and Adam once per parameter (four); the backend's methods are its own again afterwards."""
+    from benchmarks import step_ops
+    from minitensor.backends.cpu.backend import NumpyBackend
+    before = {name: getattr(NumpyBackend, name) for name in ("matmul", "adam_update", "relu")}
+    step_ms, seconds, calls = step_ops.measure("mlp-s", 2, 1)
+    assert calls["matmul"] == 10 and calls["adam_update"] == 8
+    assert 0 < sum(seconds.values()) < step_ms * 2 / 1e3
+    assert {name: getattr(NumpyBackend, name) for name in before} == before
+    step_ops.main(["mlp-s", "--steps", "1", "--threads", "1", "--top", "2"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("mlp-s:") and lines[2].split()[0] == "matmul" and len(lines) == 4
