@@ -308,7 +308,10 @@ class TensorMethods(TensorMathMethods):
         def isfinite(self) -> Tensor: ...
 
     def square(self) -> "Tensor":
-        return self * self
+        out = self * self
+        if out.grad_fn is not None:
+            out.grad_fn.torch_name = "PowBackward0"  # PyTorch's square is pow(x, 2)
+        return out
 
     def clamp(self, min: Any = None, max: Any = None) -> "Tensor":
         return _F.clamp(self, min, max)

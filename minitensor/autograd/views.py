@@ -291,5 +291,7 @@ def mark_multi_output(views: Sequence[Any], name: str) -> None:
     if not state.grad_enabled:
         return  # made in no_grad mode: ViewFunction marked them so
     for i, v in enumerate(views):
+        if v.grad_fn is not None:
+            v.grad_fn.torch_name = name + "Backward0"  # PyTorch's node: UnbindBackward0, SplitBackward0...
         if v._hv is not None and v._view is not None:
             v._view.meta = ("multi", name, i)

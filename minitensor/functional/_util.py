@@ -15,6 +15,15 @@ from ..creation import as_tensor
 SCALARS = (int, float, bool)
 
 
+def named(out: Any, name: str) -> Any:
+    """``out`` with its node named ``name``: PyTorch names a node after the aten op a call reaches, so one
+    minitensor op serves several names (indexing: SelectBackward0, SliceBackward0, IndexBackward0...)."""
+    node = out.grad_fn
+    if node is not None:
+        node.torch_name = name
+    return out
+
+
 def as_operand(x: Any, like: Tensor) -> Any:
     """A Python scalar stays a (weak) scalar; NumPy scalars become Python ones (NumPy would treat them as
     strong and upcast float32); anything else array-like becomes a tensor on ``like``'s device."""

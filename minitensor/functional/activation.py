@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
-from ._util import keep_bfloat16, norm_dim, to_float
+from ._util import keep_bfloat16, named, norm_dim, to_float
 from .indexing import where
 from .inplace import inplace as _inplace
 from ..backends.base import Backend
@@ -105,6 +105,8 @@ Logsigmoid = _pointwise("Logsigmoid", lambda B, x: B.logsigmoid(x), lambda B, gy
                         save_output=False)
 Softsign = _pointwise("Softsign", lambda B, x: B.softsign(x), lambda B, gy, x: B.softsign_backward(gy, x),
                       save_output=False)
+# PyTorch's nodes: selu is elu with its constants, logsigmoid's spelling, softsign is x / (1 + |x|)
+Selu.torch_name, Logsigmoid.torch_name, Softsign.torch_name = "EluBackward0", "LogSigmoidBackward0", "DivBackward0"
 LogSoftmax = _pointwise("LogSoftmax", lambda B, x, **p: B.log_softmax(x, **p),
                         lambda B, gy, y, **p: B.log_softmax_backward(gy, y, **p))
 
@@ -303,7 +305,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
                            f"{weight.numel()} and channel size = {channels}.")
     slope = weight.reshape(()) if weight.numel() == 1 else weight.reshape(channels, *(1,) * (input.ndim - 2))
-    return where(input > 0, input, slope * input)
+    return named(where(input > 0, input, slope * input), "PreluKernelBackward0")
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -314,11 +316,11 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     if input.shape[axis] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {axis} is size {input.shape[axis]}")
     a, b = input.chunk(2, axis)
-    return a * sigmoid(b)
+    return named(a * sigmoid(b), "GluBackward0")
 
 
 def _threshold(input: Tensor, threshold: float, value: float) -> Tensor:
-    return where(input <= threshold, value, input)
+    return named(where(input <= threshold, value, input), "ThresholdBackward0")
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:

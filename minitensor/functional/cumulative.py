@@ -13,7 +13,7 @@ from .. import return_types as rt
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ..tensor_shape import numpy_aliases
-from ._util import check_floating, nondiff, norm_dim
+from ._util import check_floating, named, nondiff, norm_dim
 from .along_axis import Gather
 from ..backends.base import Backend
 
@@ -152,7 +152,7 @@ def _running(op: str, input: Tensor, dim: int) -> Any:
     values = take_along(x, indices, axis)
     if input.ndim == 0:
         values, indices = values.reshape(()), indices.reshape(())
-    return (rt.cummax if op == "cummax" else rt.cummin)((values, indices))
+    return (rt.cummax if op == "cummax" else rt.cummin)((named(values, op.capitalize() + "Backward0"), indices))
 
 
 def cummax(input: Tensor, dim: int) -> Any:
@@ -259,3 +259,6 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
         length = x.shape[axis] - 1
         x = step(narrow(x, axis, 1, length), narrow(x, axis, 0, length))
     return x
+
+
+CumProd.torch_name, LogCumSumExp.torch_name = "CumprodBackward0", "LogcumsumexpBackward0"  # PyTorch's spelling

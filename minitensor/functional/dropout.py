@@ -17,6 +17,7 @@ __all__ += ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alp
 
 class Dropout(ArrayFunction):
     """y = x * mask / (1 - p); the boolean mask (from the device's generator) is saved for backward."""
+    torch_name = "MulBackward0"  # PyTorch's dropout multiplies by its scaled mask
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, *, p: float) -> Any:

@@ -27,7 +27,7 @@ from ..autograd.function import ArrayFunction, IndexedGrad, ViewFunction
 from ..autograd.grad_mode import state
 from ..tensor import Tensor, _bump_version
 from ..creation import as_tensor
-from ._util import SCALARS, broadcast_error, out_of_range, promote, torch_dtype_name, write_error
+from ._util import SCALARS, broadcast_error, named, out_of_range, promote, torch_dtype_name, write_error
 from .inplace import check_writable, detach_saved_from
 from ..backends.base import Backend
 
@@ -270,13 +270,41 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     pre, adv = _parse(index, x)
     try:
         if adv is None:
-            return GetItem.apply(x, pre, True)
+            out = GetItem.apply(x, pre, True)
+            if out.grad_fn is not None:
+                out.grad_fn.torch_name = _basic_node_name(index, x.array.shape)
+            return out
         if pre is not None:  # two steps: the view's gradient is written into x's by the basic step
             x = GetItem.apply(x, pre, True)
         spec, tensors = _spec(index, adv)
-        return GetItem.apply(x, spec, False, *tensors)
+        return named(GetItem.apply(x, spec, False, *tensors), "IndexBackward0")
     except IndexError as e:
         raise IndexError(f"index {index!r} is invalid for a tensor of shape {tuple(x.shape)}: {e}") from None
+
+
+def _basic_node_name(index: Any, shape: tuple[int, ...]) -> str:
+    """PyTorch's node for ``x[index]`` with ints, slices, None and Ellipsis: the last op its indexing applies
+    left to right (an int: select, a slice: slice, None: unsqueeze). Inside a tuple a slice over the whole dim
+    applies nothing, and where nothing applies the node is an alias."""
+    if type(index) is not tuple:
+        return _SINGLE_ITEM_NODES.get(type(index), "SelectBackward0")
+    name, d = "AliasBackward0", 0
+    consumed = sum(1 for it in index if it is not None and it is not Ellipsis)
+    for it in index:
+        if it is Ellipsis:
+            d += len(shape) - consumed
+        elif it is None:
+            name = "UnsqueezeBackward0"
+        elif type(it) is slice:
+            if it.indices(shape[d]) != (0, shape[d], 1):
+                name = "SliceBackward0"
+            d += 1
+        else:
+            name, d = "SelectBackward0", d + 1
+    return name
+
+
+_SINGLE_ITEM_NODES = {slice: "SliceBackward0", type(None): "UnsqueezeBackward0", type(Ellipsis): "AliasBackward0"}
 
 
 def setitem(x: Tensor, index: Any, value: Any) -> None:
@@ -386,4 +414,5 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
         value = value.to(input.dtype)
     elif input.array.dtype.kind not in "fV" and isinstance(value, float):
         raise RuntimeError(f"masked_fill: value {value} cannot be converted to {input.dtype} without overflow")
-    return where(mask, value, input)  # broadcasts input and mask together, as PyTorch's out-of-place form
+    # broadcasts input and mask together, as PyTorch's out-of-place form
+    return named(where(mask, value, input), "MaskedFillBackward0")

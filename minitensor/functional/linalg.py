@@ -5,7 +5,7 @@ from typing import Any, Sequence
 
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
-from ._util import broadcast_error, promote
+from ._util import broadcast_error, named, promote
 from .out_arg import call_with_out
 from ..amp.autocast_mode import cast_early
 from .shape import stack
@@ -79,7 +79,13 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     """The matrix product with NumPy/PyTorch broadcasting of batch dims (written into ``out`` where given)."""
     if out is not None:
         return call_with_out("matmul", matmul, out, input, other, same_dtype=True)
-    return _product(input, other, MatMul)
+    return named(_product(input, other, MatMul), _MATMUL_NODES.get((input.ndim, other.ndim), "UnsafeViewBackward0"))
+
+
+# PyTorch's node for matmul by the operands' dims: the aten op it reaches (mm, mv, dot), then the view or copy
+# that shapes the result (a batched product's flattened GEMM is un-flattened by _unsafe_view)
+_MATMUL_NODES = {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0", (1, 2): "SqueezeBackward4",
+                 **{(2, n): "CloneBackward0" for n in range(3, 64)}}
 
 
 def _product(input: Tensor, other: Tensor, op: type[MatMul]) -> Tensor:
@@ -118,7 +124,7 @@ def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     _require_dims("bmm", input, 3, mat2, "mat2", 3)
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"bmm: batch sizes differ: {tuple(input.shape)} and {tuple(mat2.shape)}")
-    return matmul(input, mat2)
+    return named(matmul(input, mat2), "BmmBackward0")
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
@@ -178,7 +184,17 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         check_matmul(input, weight)
     else:
         check_addmm(bias, input, weight)
-    return Linear.apply(input, weight, bias)
+    y = Linear.apply(input, weight, bias)
+    if len(x_shape) != 2 or bias is None:  # PyTorch's node: addmm's for a matrix and a bias, else these
+        named(y, _LINEAR_NODES[min(len(x_shape), 3), bias is not None] if bias is None or input.is_contiguous()
+              else "AddBackward0")  # a strided input with a bias: PyTorch's matmul, then add_(bias)
+    return y
+
+
+# PyTorch's linear node by the input's dims (3: three or more) and whether there is a bias (a contiguous input
+# with a bias is flattened to one addmm and viewed back)
+_LINEAR_NODES = {(1, False): "SqueezeBackward4", (2, False): "MmBackward0", (3, False): "UnsafeViewBackward0",
+                 (1, True): "ViewBackward0", (3, True): "ViewBackward0"}
 
 
 def _einsum_terms(equation: str, n: int) -> tuple[list[str], str]:

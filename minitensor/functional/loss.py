@@ -16,7 +16,7 @@ import numpy as np
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from ..creation import as_tensor
-from ._util import promote
+from ._util import named, promote
 from ..amp.autocast_mode import cast_early
 from ..backends.base import Backend
 
@@ -172,7 +172,12 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, red
             reduction: str = "mean") -> Tensor:
     """Mean (or sum, or each) of |input - target|; the gradient at input == target is 0."""
     input, target = _broadcast_pair("l1_loss", *cast_early(L1Loss, input, target))
-    return L1Loss.apply(input, target, reduction=_reduction(size_average, reduce, reduction))
+    reduction = _reduction(size_average, reduce, reduction)
+    # PyTorch's l1_loss is abs(input - target) then its mean or sum: the node is that reduction's
+    return named(L1Loss.apply(input, target, reduction=reduction), _L1_NODES[reduction])
+
+
+_L1_NODES = {"mean": "MeanBackward0", "sum": "SumBackward0", "none": "AbsBackward0"}
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,

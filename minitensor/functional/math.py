@@ -11,7 +11,7 @@ import numpy as np
 
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
-from ._util import check_floating, keep_bfloat16, nondiff, promote, to_float
+from ._util import check_floating, keep_bfloat16, named, nondiff, promote, to_float
 from .indexing import where
 from ..backends.base import Backend
 
@@ -52,6 +52,7 @@ Log = _op("Log", lambda B, x: B.log(x), lambda B, g, x: g / x)
 Log2 = _op("Log2", lambda B, x: B.log2(x), lambda B, g, x: g / (x * 0.6931471805599453))
 Log10 = _op("Log10", lambda B, x: B.log10(x), lambda B, g, x: g / (x * 2.302585092994046))
 Log1p = _op("Log1p", lambda B, x: B.log1p(x), lambda B, g, x: g / (1 + x))
+Log1p.torch_name = "Log1PBackward0"  # PyTorch's spelling
 Expm1 = _op("Expm1", lambda B, x: B.expm1(x), lambda B, g, y: g * (y + 1), save_output=True)
 Sqrt = _op("Sqrt", lambda B, x: B.sqrt(x), lambda B, g, y: g / (2 * y), save_output=True)
 Rsqrt = _op("Rsqrt", lambda B, x: 1 / B.sqrt(x), lambda B, g, y: g * -0.5 * y * y * y, save_output=True)
@@ -60,6 +61,7 @@ Sin = _op("Sin", lambda B, x: B.sin(x), lambda B, g, x: g * B.cos(x))
 Cos = _op("Cos", lambda B, x: B.cos(x), lambda B, g, x: -g * B.sin(x))
 Reciprocal = _op("Reciprocal", lambda B, x: 1 / x, lambda B, g, y: -g * y * y, save_output=True)
 Square = _op("Square", lambda B, x: x * x, lambda B, g, x: 2 * g * x)
+Square.torch_name = "PowBackward0"  # PyTorch's square is pow(x, 2)
 Tan = _op("Tan", lambda B, x: B.tan(x), lambda B, g, y: g * (1 + y * y), save_output=True)
 Asin = _op("Asin", lambda B, x: B.arcsin(x), lambda B, g, x: g / B.sqrt(1 - x * x))
 Acos = _op("Acos", lambda B, x: B.arccos(x), lambda B, g, x: -g / B.sqrt(1 - x * x))
@@ -193,9 +195,10 @@ class PiecewiseConstant(ArrayFunction):
         return B.zeros(gy.shape, gy.dtype), None
 
 
-def _piecewise_constant(input: Tensor, f: Callable[[Backend, Any], Any]) -> Tensor:
+def _piecewise_constant(input: Tensor, f: Callable[[Backend, Any], Any], node: str) -> Tensor:
+    """f(input) with a zero gradient; ``node``: PyTorch's name of the node (SignBackward0, FloorBackward0...)."""
     if input.array.dtype.kind in "fV":
-        return PiecewiseConstant.apply(input, f)
+        return named(PiecewiseConstant.apply(input, f), node)
     return nondiff(f, input)
 
 
@@ -203,20 +206,21 @@ def sign(input: Tensor) -> Tensor:
     """-1, 0 or 1; 0 at nan, as PyTorch (NumPy's sign gives nan); a bool tensor is its own sign (NumPy has
     no bool loop)."""
     return _piecewise_constant(input, lambda B, x: B.nan_to_num(B.sign(x), 0.0, 1.0, -1.0)
-                               if x.dtype.kind in "fV" else x.copy() if x.dtype.kind == "b" else B.sign(x))
+                               if x.dtype.kind in "fV" else x.copy() if x.dtype.kind == "b" else B.sign(x),
+                               "SignBackward0")
 
 
 def floor(input: Tensor) -> Tensor:
-    return _piecewise_constant(input, lambda B, x: B.floor(x))
+    return _piecewise_constant(input, lambda B, x: B.floor(x), "FloorBackward0")
 
 
 def ceil(input: Tensor) -> Tensor:
-    return _piecewise_constant(input, lambda B, x: B.ceil(x))
+    return _piecewise_constant(input, lambda B, x: B.ceil(x), "CeilBackward0")
 
 
 def trunc(input: Tensor) -> Tensor:
     """Round toward zero; integer tensors come back as they are (a copy)."""
-    return _piecewise_constant(input, lambda B, x: B.trunc(x))
+    return _piecewise_constant(input, lambda B, x: B.trunc(x), "TruncBackward0")
 
 
 fix = trunc
@@ -226,7 +230,8 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Round half to even, as PyTorch; ``decimals`` needs a floating dtype."""
     if decimals:
         check_floating("round", input)
-    return _piecewise_constant(input, lambda B, x: B.round(x, decimals))
+    return _piecewise_constant(input, lambda B, x: B.round(x, decimals),
+                               "RoundBackward1" if decimals else "RoundBackward0")
 
 
 def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
@@ -255,12 +260,12 @@ def _clamp_bound(fn: type[ArrayFunction], name: str, input: Tensor, bound: Any) 
 
 def clamp_min(input: Tensor, min: Any) -> Tensor:
     """max(input, min): ``clamp`` with a lower bound only (a number or a broadcasting tensor)."""
-    return _clamp_bound(ClampMin, "clamp_min", input, min)
+    return named(_clamp_bound(ClampMin, "clamp_min", input, min), "ClampMinBackward0")
 
 
 def clamp_max(input: Tensor, max: Any) -> Tensor:
     """min(input, max): ``clamp`` with an upper bound only (a number or a broadcasting tensor)."""
-    return _clamp_bound(ClampMax, "clamp_max", input, max)
+    return named(_clamp_bound(ClampMax, "clamp_max", input, max), "ClampMaxBackward0")
 
 
 def maximum(input: Any, other: Any) -> Tensor:
@@ -364,8 +369,10 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
         if isinstance(v, Tensor) and v.dtype is not input.dtype:
             raise RuntimeError(f"expected dtype {input.dtype} for `{what}` but got dtype {v.dtype}")
     if not isinstance(weight, Tensor):
-        return input + weight * (end - input) if -0.5 < weight < 0.5 else end - (end - input) * (1 - weight)
-    return where(weight.abs() < 0.5, input + weight * (end - input), end - (end - input) * (1 - weight))
+        out = input + weight * (end - input) if -0.5 < weight < 0.5 else end - (end - input) * (1 - weight)
+        return named(out, "LerpBackward0")
+    return named(where(weight.abs() < 0.5, input + weight * (end - input), end - (end - input) * (1 - weight)),
+                 "LerpBackward1")
 
 
 class Heaviside(ArrayFunction):

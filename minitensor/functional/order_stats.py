@@ -19,7 +19,7 @@ from .. import return_types as rt
 from ..autograd.function import ArrayFunction
 from ..backends.base import Backend
 from ..tensor import Tensor
-from ._util import nondiff, norm_dim
+from ._util import named, nondiff, norm_dim
 from .cumulative import take_along
 from .math import lerp
 from .reduce import _check_reducible, _tensor_input, evenly_distributed
@@ -79,10 +79,12 @@ def _pick(name: str, input: Any, dim: int, keepdim: bool, position: Position, k:
     values = take_along(x, indices, axis)
     result = getattr(rt, name)  # median, nanmedian, kthvalue or mode: each its own type
     if input.ndim == 0:
-        return result((values.reshape(()), indices.reshape(())))
-    if not keepdim:
+        values, indices = values.reshape(()), indices.reshape(())
+    elif not keepdim:
         values, indices = values.squeeze(axis), indices.squeeze(axis)
-    return result((values, indices))
+    # PyTorch's node: median.dim's MedianBackward1 (median()'s is ...0), KthvalueBackward0, ModeBackward0
+    overload = 1 if name in ("median", "nanmedian") else 0
+    return result((named(values, f"{name.capitalize()}Backward{overload}"), indices))
 
 
 class ShareAmongTies(ArrayFunction):
@@ -110,7 +112,8 @@ def _whole(name: str, input: Any, position: Position) -> Tensor:
         value = full((), empty, dtype=input.dtype, device=input.device)  # in the graph, as PyTorch's: its
         return ShareAmongTies.apply(input, value) if input.is_floating_point() else value  # gradient is empty
     value = _pick(name, input.detach().reshape(-1), 0, False, position).values
-    return ShareAmongTies.apply(input, value) if input.is_floating_point() else value
+    return named(ShareAmongTies.apply(input, value), name.capitalize() + "Backward0") \
+        if input.is_floating_point() else value
 
 
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:

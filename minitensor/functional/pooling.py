@@ -13,6 +13,7 @@ from ..backends.generic.pooling import pool_out_len
 from ..tensor import Tensor
 from .conv import IntPair, batched, check_input, ntuple, pair, single, triple
 from .along_axis import gather
+from ._util import named
 from ..backends.base import Backend
 from ..dtypes import int64
 from ..amp.autocast_mode import cast_early
@@ -67,6 +68,7 @@ class AvgPool2d(ArrayFunction):
 
 class AdaptiveAvgPool2d(ArrayFunction):
     """y = A_h x A_w^T with averaging matrices over PyTorch's adaptive windows; gx = A_h^T gy A_w."""
+    torch_name = "AdaptiveAvgPool2DBackward0"
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, *, output_size: tuple[int, int]) -> Any:
@@ -81,6 +83,7 @@ class AdaptiveAvgPool2d(ArrayFunction):
 class AdaptiveMaxPool2d(ArrayFunction):
     """y = the max of each adaptive window, with its int64 flat index in the input plane; backward adds gy
     at the indices (adaptive windows may overlap, and then share a max). Saves the indices."""
+    torch_name = "AdaptiveMaxPool2DBackward0"
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, *, output_size: tuple[int, int]) -> Any:
@@ -135,7 +138,8 @@ def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) 
     """(N, C, H, W) -> (N, C, oH, oW); output cell i averages rows [floor(i*H/oH), ceil((i+1)*H/oH)) (and
     likewise columns). ``output_size`` is an int or a pair; a None entry keeps the input's size."""
     out = _adaptive_size("adaptive_avg_pool2d", input, output_size)
-    return batched(input, lambda x: AdaptiveAvgPool2d.apply(x, output_size=out))
+    y = batched(input, lambda x: AdaptiveAvgPool2d.apply(x, output_size=out))
+    return named(y, "MeanBackward1") if out == (1, 1) and input.ndim == 4 else y  # PyTorch's mean over H, W
 
 
 def adaptive_max_pool2d(input: Tensor, output_size: int | Sequence[int | None], return_indices: bool = False

@@ -8,7 +8,7 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from ._util import norm_dim
+from ._util import named, norm_dim
 from .linalg import MatMul, Mv, cross as _linalg_cross, einsum, matmul, multi_dot, mv
 from ..amp.autocast_mode import cast_early
 from ..amp.policy import Trace
@@ -98,7 +98,7 @@ def trace(input: Tensor) -> Tensor:
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     input, = cast_early(Trace, input)
-    return diagonal(input).sum()
+    return named(diagonal(input).sum(), "TraceBackward0")
 
 
 def _fused(name: str, input: Tensor, product: Tensor, beta: Any, alpha: Any, op: type = MatMul) -> Tensor:
@@ -127,7 +127,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
             raise RuntimeError(f"{what} must be a matrix, got {t.ndim}-D tensor")
     if isinstance(input, Tensor):
         check_addmm(*cast_early(MatMul, input, mat1, mat2))
-    return _fused("addmm", input, matmul(mat1, mat2), beta, alpha)
+    return named(_fused("addmm", input, matmul(mat1, mat2), beta, alpha), "AddmmBackward0")
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:

@@ -11,7 +11,7 @@ from .. import dtypes as _dt
 from .. import return_types as rt
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
-from ._util import nondiff, norm_dim, norm_dims, to_float, torch_dtype_name
+from ._util import named, nondiff, norm_dim, norm_dims, to_float, torch_dtype_name
 from .arithmetic import isnan
 from ..tensor_shape import numpy_aliases
 from ..backends.base import Backend
@@ -49,8 +49,9 @@ class Sum(ArrayFunction):
         ctx.shape, ctx.axes, ctx.keepdims = x.shape, axes, keepdims
         return B.mean(x, axes, keepdims) if ctx.mean else B.sum(x, axes, keepdims)
 
-    def name(self) -> str:  # PyTorch's overloads: sum() is SumBackward0, sum(dim) SumBackward1 (mean alike)
-        return f"{type(self).__name__}Backward{0 if self.axes is None else 1}"
+    def name(self) -> str:  # PyTorch's overloads: sum() is SumBackward0, sum(dim) SumBackward1 (mean alike),
+        # unless the call that made the node names it (trace, l1_loss: functional/_util.named)
+        return self.__dict__.get("torch_name") or f"{type(self).__name__}Backward{0 if self.axes is None else 1}"
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
@@ -67,6 +68,7 @@ class Mean(Sum):
 class NanSum(ArrayFunction):
     """The sum over ``axes`` of the non-nan elements; the gradient is gy where x is not nan, 0 (times gy: an
     infinite gy gives nan there) where it is, as PyTorch's nansum_backward."""
+    torch_name = "NansumBackward0"
 
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, axes: Any, keepdims: bool) -> Any:
@@ -310,7 +312,8 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor
         # a 0-d tensor's dim 0 / -1 is the tensor itself (NumPy has no axis 0 there)
         axes = None if axis is None or not input.ndim else (axis,)
         return nondiff(lambda B, x: B.prod(x.astype(np.int64), axes, keepdim), input)
-    return Prod.apply(input, axis if input.ndim else None, keepdim)
+    return named(Prod.apply(input, axis if input.ndim else None, keepdim), "ProdBackward0" if dim is None else
+                 "ProdBackward1")
 
 
 def _check_reducible(name: str, input: Tensor, axes: tuple[int, ...] | None) -> None:
@@ -352,8 +355,8 @@ def _along(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:
     if isinstance(dim, Tensor):
         from .math import maximum, minimum
         return (maximum if op == "amax" else minimum)(input, dim)
-    if dim is None:
-        return _extreme(op, input, None, False, name=op[1:])
+    if dim is None:  # PyTorch's max() / min() nodes: MaxBackward1, MinBackward1
+        return named(_extreme(op, input, None, False, name=op[1:]), op[1:].capitalize() + "Backward1")
     _tensor_input(op[1:], input)
     axis = norm_dim(dim, input.ndim)
     arg = "argmax" if op == "amax" else "argmin"
@@ -370,7 +373,8 @@ def _along(op: str, input: Tensor, dim: Any, keepdim: bool) -> Any:
                 vals, idx = B.squeeze(vals, axis), B.squeeze(idx, axis)
             return vals, idx.astype(np.int64, copy=False)
         return result(nondiff(along, input))
-    return result(ExtremeAlongDim.apply(input, axis, keepdim, arg))
+    values, indices = ExtremeAlongDim.apply(input, axis, keepdim, arg)
+    return result((named(values, op[1:].capitalize() + "Backward0"), indices))  # max.dim's: MaxBackward0
 
 
 @numpy_aliases

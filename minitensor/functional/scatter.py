@@ -16,8 +16,8 @@ from ..autograd.function import ArrayFunction
 from ..creation import arange
 from ..backends.base import Backend
 from ..tensor import Tensor, _counter
-from ._util import as_operand, broadcast_error, broadcast_shapes_or_none, nondiff, norm_dim, out_of_range, \
-    torch_dtype_name
+from ._util import as_operand, broadcast_error, broadcast_shapes_or_none, named, nondiff, norm_dim, \
+    out_of_range, torch_dtype_name
 from .cast import clone
 from .along_axis import gather
 from .indexing import getitem, setitem
@@ -161,12 +161,14 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, value: Any 
     modes = {None: None, "add": "sum", "multiply": "prod"}
     if reduce not in modes:
         raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
-    return _scatter("scatter", input, dim, index, src, modes[reduce], True)
+    out = _scatter("scatter", input, dim, index, src, modes[reduce], True)
+    # PyTorch's node: scatter.src's ScatterBackward0, scatter.value's ScatterBackward1
+    return out if reduce else named(out, "ScatterBackward0" if isinstance(src, Tensor) else "ScatterBackward1")
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """out = input with src added at index along dim (repeated indices accumulate)."""
-    return _scatter("scatter_add", input, dim, index, src, "sum", True)
+    return named(_scatter("scatter_add", input, dim, index, src, "sum", True), "ScatterAddBackward0")
 
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
@@ -221,7 +223,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     shape = broadcast_shapes_or_none(input.shape, mask.shape)
     if shape is None:
         raise broadcast_error([tuple(mask.shape), tuple(input.shape)])
-    return getitem(broadcast_to(input, shape), broadcast_to(mask, shape)).reshape(-1)
+    return named(getitem(broadcast_to(input, shape), broadcast_to(mask, shape)).reshape(-1), "MaskedSelectBackward0")
 
 
 def _along_dim(index: Tensor, d: int, shape: tuple[int, ...]) -> Tensor:
@@ -263,8 +265,9 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     bad = out_of_range(index.array, -n, n)  # unlike index_copy and index_add, PyTorch's index_fill wraps -n..-1
     if bad is not None:
         raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+    node = "IndexFillBackward1" if isinstance(value, Tensor) else "IndexFillBackward0"  # PyTorch's overloads
     value = value.to(input.dtype).expand(shape) if isinstance(value, Tensor) else value
-    return scatter(input, d, _along_dim(index.long() % max(n, 1), d, shape), value)
+    return named(scatter(input, d, _along_dim(index.long() % max(n, 1), d, shape), value), node)
 
 
 class _SumCounter(list):
@@ -298,7 +301,8 @@ def _flat_index(name: str, input: Tensor, index: Tensor) -> Tensor:
 
 def take(input: Tensor, index: Tensor) -> Tensor:
     """input's elements at ``index`` into its flattened form (row-major), shaped as index."""
-    return gather(input.reshape(-1), 0, _flat_index("take", input, index)).reshape(tuple(index.shape))
+    return named(gather(input.reshape(-1), 0, _flat_index("take", input, index)).reshape(tuple(index.shape)),
+                 "TakeBackward0")
 
 
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:

@@ -12,7 +12,7 @@ from ..autograd.views import mark_multi_output
 from ..tensor import Tensor
 from ..creation import as_tensor
 from .cast import contiguous
-from ._util import gradient_unchanged, norm_dim, promote, tensor_sequence
+from ._util import gradient_unchanged, named, norm_dim, promote, tensor_sequence
 from .along_axis import IndexSelect
 from ..backends.base import Backend
 from ..amp.autocast_mode import cast_early
@@ -153,12 +153,14 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
     else:
         dims = {norm_dim(d, input.ndim) for d in ((dim,) if isinstance(dim, int) else dim)}
         dims = {d for d in dims if input.ndim and input.shape[d] == 1}
-    return reshape(input, tuple(s for i, s in enumerate(input.shape) if i not in dims))
+    overload = 0 if dim is None else 1 if isinstance(dim, int) else 2  # PyTorch's squeeze, .dim, .dims
+    return named(reshape(input, tuple(s for i, s in enumerate(input.shape) if i not in dims)),
+                 f"SqueezeBackward{overload}")
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     d = norm_dim(dim, input.ndim + 1)
-    return reshape(input, input.shape[:d] + (1,) + input.shape[d:])
+    return named(reshape(input, input.shape[:d] + (1,) + input.shape[d:]), "UnsqueezeBackward0")
 
 
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
@@ -176,10 +178,10 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     axes = list(range(input.ndim))
     if input.ndim < 2:
         norm_dim(dim0, input.ndim), norm_dim(dim1, input.ndim)
-        return Permute.apply(input, tuple(axes))
+        return named(Permute.apply(input, tuple(axes)), "TransposeBackward0")
     a, b = norm_dim(dim0, input.ndim), norm_dim(dim1, input.ndim)
     axes[a], axes[b] = axes[b], axes[a]
-    return permute(input, axes)
+    return named(permute(input, axes), "TransposeBackward0")
 
 
 swapaxes = transpose
@@ -293,7 +295,7 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
         start += n
     if start > n - length:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return input[(slice(None),) * d + (slice(start, start + length),)]
+    return named(input[(slice(None),) * d + (slice(start, start + length),)], "SliceBackward0")
 
 
 def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
@@ -353,7 +355,7 @@ def flip(input: Tensor, dims: Any) -> Tensor:
     index = [slice(None)] * input.ndim
     for a in axes:
         index[a] = slice(None, None, -1)
-    return contiguous(input[tuple(index)])
+    return named(contiguous(input[tuple(index)]), "FlipBackward0")
 
 
 def _pad_index(n: int, lo: int, hi: int, mode: str) -> np.ndarray:

@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import return_types as rt
 from ..tensor import Tensor
-from ._util import nondiff, norm_dim
+from ._util import named, nondiff, norm_dim
 from .cumulative import take_along
 
 __all__ = ["sort", "argsort", "msort", "topk"]
@@ -28,7 +28,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
     values = take_along(x, order, axis)
     if input.ndim == 0:
         values, order = values.reshape(()), order.reshape(())
-    return rt.sort((values, order))
+    return rt.sort((named(values, "SortBackward0"), order))
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
@@ -52,4 +52,4 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     values = take_along(x, order, axis)
     if input.ndim == 0:
         values, order = values.reshape(()), order.reshape(())
-    return rt.topk((values, order))
+    return rt.topk((named(values, "TopkBackward0"), order))

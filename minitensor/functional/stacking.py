@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..tensor import Tensor
-from ._util import broadcast_error, norm_dim, tensor_sequence
+from ._util import broadcast_error, named, norm_dim, tensor_sequence
 from .shape import cat, expand, flip, movedim, narrow, repeat, reshape, transpose
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "row_stack", "dstack", "column_stack",
@@ -147,7 +147,8 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     if not -n <= index < n:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
                          f"dimension {d}")
-    return reshape(narrow(input, d, index % n, 1), tuple(input.shape[:d]) + tuple(input.shape[d + 1:]))
+    return named(reshape(narrow(input, d, index % n, 1), tuple(input.shape[:d]) + tuple(input.shape[d + 1:])),
+                 "SelectBackward0")
 
 
 def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:

@@ -24,6 +24,7 @@ from ..creation import as_tensor
 from ..dtypes import float64
 from ..tensor import Tensor
 from .along_axis import IndexSelect
+from ._util import named
 
 __all__ = ["interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
 
@@ -214,7 +215,11 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
         index, weight, valid = _stencil(mode, in_size, out_size, bool(align_corners), scale, opmath)
         out = AxisStencil.apply(out, axis=axis, index=index, weight=weight, valid=valid,
                                 copy_backward=mode == "bicubic" and tuple(sizes) == tuple(input.shape[2:]))
-    return out
+    if out is input:  # nearest at the same size: nothing resampled
+        return out
+    # PyTorch's node: UpsampleNearest2DBackward0, UpsampleBilinear2DBackward0, UpsampleNearestExact1DBackward0...
+    kind = "NearestExact" if mode == "nearest-exact" else mode.capitalize()
+    return named(out, f"Upsample{kind}{input.ndim - 2}DBackward0")
 
 
 def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
@@ -262,7 +267,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     n = len(batch)
     x = input.reshape(*batch, c // (r * r), r, r, h, w)
     x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(*batch, c // (r * r), h * r, w * r)
+    return named(x.reshape(*batch, c // (r * r), h * r, w * r), "PixelShuffleBackward0")
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
@@ -277,7 +282,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     n = len(batch)
     x = input.reshape(*batch, c, h // r, r, w // r, r)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(*batch, c * r * r, h // r, w // r)
+    return named(x.reshape(*batch, c * r * r, h // r, w // r), "PixelUnshuffleBackward0")
 
 
 

@@ -32,7 +32,7 @@ def test_lgamma_digamma_polygamma_i0_values_and_gradients(shape, seed):
     check_grad(mt.digamma, x)  # polygamma(1)
     check_grad(lambda t: mt.polygamma(2, t), x, rtol=1e-3, atol=1e-4)  # polygamma(3)
     check_grad(lambda t: t.polygamma(1), x)
-    check_grad(mt.i0, x)  # i1
+    check_grad(mt.i0, x / 4)  # i1; at |x| ~ 15 i0 ~ 3e5, whose finite differences lose the digits checked
     check_grad(mt.sinc, x)
 
 
