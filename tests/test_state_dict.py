@@ -268,3 +268,20 @@ def test_assign_matches_pytorch():
                 for p in m.parameters()]
 
     assert run(mt) == run(torch)
+
+
+def test_a_subclass_overriding_load_from_state_dict_with_pytorchs_signature():
+    """PyTorch's ``_load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+    unexpected_keys, error_msgs)``, as modules that rename old checkpoints' keys override it."""
+
+    class Renamed(nn.Linear):
+        def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                  error_msgs):
+            if prefix + "w" in state_dict:
+                state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+            super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                          unexpected_keys, error_msgs)
+
+    m = nn.Sequential(Renamed(2, 1))
+    m.load_state_dict({"0.w": mt.full((1, 2), 3.0), "0.bias": mt.zeros(1)})
+    np.testing.assert_array_equal(npa(m[0].weight), np.full((1, 2), 3.0, np.float32))
