@@ -118,6 +118,7 @@ RECIPES = [
     # the "# of Calls" of its record_function("model_inference") range: 1 (times differ run to run); it then
     # exits, as neither CUDA nor XPU is available
     ("profiler_recipe", "profiler_recipe.py", r"(?m)^ *model_inference .* (\d+) *$", False, {}),
+    ("tensorboard_with_pytorch", "tensorboard_with_pytorch.py", "", False, {}),  # writes ./runs, prints nothing
 ]
 RECIPES_UNSEEDED = {"defining_a_neural_network": "no seed: the untrained net's log-probabilities of one "
                                                  "torch.rand image (all near log 0.1 in either framework)"}
