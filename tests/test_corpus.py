@@ -119,6 +119,8 @@ RECIPES = [
     # exits, as neither CUDA nor XPU is available
     ("profiler_recipe", "profiler_recipe.py", r"(?m)^ *model_inference .* (\d+) *$", False, {}),
     ("tensorboard_with_pytorch", "tensorboard_with_pytorch.py", "", False, {}),  # writes ./runs, prints nothing
+    # the older profiler recipe (torch.autograd.profiler): the same "# of Calls" of its model_inference range
+    ("profiler", "profiler.py", r"(?m)^ *model_inference .* (\d+) *$", False, {}),
 ]
 RECIPES_UNSEEDED = {"defining_a_neural_network": "no seed: the untrained net's log-probabilities of one "
                                                  "torch.rand image (all near log 0.1 in either framework)"}
