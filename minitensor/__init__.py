@@ -9,7 +9,7 @@ import builtins as _builtins
 import sys as _sys
 
 from . import backends  # first: it chooses OpenBLAS's kernels before NumPy loads (backends/blas.py)
-from . import accelerator, autograd, cuda, dtypes, return_types, testing
+from . import accelerator, autograd, cuda, dtypes, return_types, testing, xpu
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .device import device
 from .dtypes import (bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int,
@@ -112,6 +112,7 @@ __all__ += ["onnx"]
 __all__ += ["bfloat16", "BFloat16Tensor"]
 __all__ += ["amp", "autocast", "get_autocast_dtype", "is_autocast_enabled"]
 __all__ += ["profiler"]
+__all__ += ["xpu"]
 __all__ += ["distributed"]
 __all__ += ["Size"]
 __all__ += ["set_printoptions"]

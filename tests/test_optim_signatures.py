@@ -83,3 +83,17 @@ def test_param_groups_and_repr_match_pytorch(name):
     assert {k: v for k, v in ours.param_groups[0].items() if k != "params"} == \
         {k: v for k, v in theirs.param_groups[0].items() if k != "params"}
     assert repr(ours) == repr(theirs)
+    # the keys' order too: a printed ``optimizer.state_dict()`` (what_is_state_dict's recipe) lists them so
+    assert list(ours.param_groups[0]) == list(theirs.param_groups[0])
+    assert list(ours.state_dict()["param_groups"][0]) == list(theirs.state_dict()["param_groups"][0])
+
+
+def test_a_printed_state_dict_lists_the_hyper_parameters_in_pytorchs_order():
+    """PyTorch 2.13's SGD(lr=0.001, momentum=0.9).state_dict()['param_groups'], as the recipe prints it."""
+    w = mt.nn.Parameter(mt.ones(1))
+    assert str(mt.optim.SGD([w], lr=0.001, momentum=0.9).state_dict()["param_groups"]) == (
+        "[{'lr': 0.001, 'momentum': 0.9, 'dampening': 0, 'weight_decay': 0, 'nesterov': False, 'maximize': False, "
+        "'foreach': None, 'differentiable': False, 'fused': None, 'params': [0]}]")
+    assert list(mt.optim.Adam([w]).param_groups[0]) == [
+        "params", "lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "foreach", "capturable",
+        "differentiable", "fused", "decoupled_weight_decay"]

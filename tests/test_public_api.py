@@ -24,6 +24,7 @@ PUBLIC_MODULES += ["minitensor.return_types"]
 PUBLIC_MODULES += ["minitensor.hub", "minitensor.jit", "minitensor.nn.attention", "minitensor.utils.hooks",
                    "minitensor.types", "minitensor.overrides"]
 PUBLIC_MODULES += ["minitensor.utils.benchmark"]
+PUBLIC_MODULES += ["minitensor.xpu"]
 # The submodules of ``torch`` that minitensor mirrors under the same name.
 TORCH_MODULES = {"accelerator", "autograd", "backends", "cuda", "functional", "linalg", "multiprocessing", "nn", "onnx",
                  "optim", "random", "serialization", "sparse", "testing", "utils"}
@@ -37,6 +38,7 @@ TORCH_MODULES |= {"distributions"}
 TORCH_MODULES |= {"return_types"}
 TORCH_MODULES |= {"hub", "jit", "overrides", "types"}
 TORCH_MODULES |= {"storage"}
+TORCH_MODULES |= {"xpu"}
 # minitensor's own public modules, named in its __all__ (torchvision-style datasets; the dtype objects).
 OWN_MODULES = {"datasets", "dtypes"}
 # Functions minitensor exports that torch's top level lacks (the functional front ends' helpers, older than

@@ -162,8 +162,8 @@ def test_shape_mismatch_is_an_error_even_when_not_strict():
         with pytest.raises(RuntimeError) as err:
             net.load_state_dict(sd, strict=strict)
         msg = str(err.value)
-        assert ("size mismatch for 0.weight: copying a param with shape (5, 3) from checkpoint, the shape in "
-                "current model is (4, 3).") in msg
+        assert ("size mismatch for 0.weight: copying a param with shape minitensor.Size([5, 3]) from checkpoint, "
+                "the shape in current model is minitensor.Size([4, 3]).") in msg  # PyTorch's, its torch.Size
         assert "size mismatch for 0.bias" in msg and "size mismatch for 1.weight" in msg
         assert "1.bias" not in msg
     # every problem is reported at once; the matching entries were still copied, as PyTorch does
@@ -220,3 +220,68 @@ def test_deepcopy_and_pickle_give_independent_equal_models():
         for (k, v), w in zip(net.state_dict().items(), clone.state_dict().values()):
             np.testing.assert_array_equal(npa(v), npa(w), err_msg=k)
             assert not np.shares_memory(v.array, w.array), k
+
+
+def test_assign_makes_the_checkpoints_tensors_the_modules():
+    """``load_state_dict(assign=True)`` (PyTorch 2.1+): no copy; a plain tensor becomes a Parameter with the
+    module's ``requires_grad``, a Parameter keeps its identity, a buffer is the tensor itself (dtype included)."""
+    m = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    m[0].bias.requires_grad_(False)
+    sd = {k: v.clone() + 1 for k, v in m.state_dict().items()}
+    sd["0.weight"] = nn.Parameter(sd["0.weight"], requires_grad=False)
+    sd["1.running_var"] = sd["1.running_var"].double()
+    old = m[0].weight
+    assert repr(m.load_state_dict(sd, assign=True)) == "<All keys matched successfully>"
+    assert m[0].weight is sd["0.weight"] and m[0].weight is not old and m[0].weight.requires_grad
+    assert type(m[0].bias) is nn.Parameter and not m[0].bias.requires_grad
+    assert m[0].bias.data_ptr() == sd["0.bias"].data_ptr()
+    assert m[1].running_mean is sd["1.running_mean"] and m[1].running_var.dtype == mt.float64
+    assert [n for n, _ in m.named_parameters()] == ["0.weight", "0.bias", "1.weight", "1.bias"]
+    assert [n for n, _ in m.named_buffers()] == ["1.running_mean", "1.running_var", "1.num_batches_tracked"]
+    with pytest.raises(RuntimeError, match=r"size mismatch for 0.weight"):
+        m.load_state_dict({"0.weight": mt.zeros(4, 4)}, strict=False, assign=True)
+
+
+def test_load_pre_hooks_see_the_assign_flag_in_local_metadata():
+    m = nn.Linear(2, 1)
+    seen = []
+    m.register_load_state_dict_pre_hook(lambda mod, sd, prefix, metadata, *rest: seen.append(dict(metadata)))
+    m.load_state_dict(m.state_dict(), assign=True)
+    m.load_state_dict(m.state_dict())
+    assert seen == [{"assign_to_params_buffers": True}, {}]
+
+
+@pytest.mark.torch
+def test_assign_matches_pytorch():
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        lib.manual_seed(0)
+        m = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3))
+        sd = {k: lib.tensor(np.arange(v.numel(), dtype=np.float32).reshape(tuple(v.shape)) / 4).to(v.dtype)
+              for k, v in m.state_dict().items()}
+        opt = lib.optim.SGD(m.parameters(), lr=0.1)
+        m.load_state_dict(sd, assign=True)
+        m(lib.ones(4, 2)).sum().backward()
+        opt.step()  # the optimizer holds the replaced Parameters: the module's are not stepped
+        return [(type(p).__name__, p.requires_grad, p.grad is not None, p.detach().numpy().round(6).tolist())
+                for p in m.parameters()]
+
+    assert run(mt) == run(torch)
+
+
+def test_a_subclass_overriding_load_from_state_dict_with_pytorchs_signature():
+    """PyTorch's ``_load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+    unexpected_keys, error_msgs)``, as modules that rename old checkpoints' keys override it."""
+
+    class Renamed(nn.Linear):
+        def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                  error_msgs):
+            if prefix + "w" in state_dict:
+                state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+            super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                          unexpected_keys, error_msgs)
+
+    m = nn.Sequential(Renamed(2, 1))
+    m.load_state_dict({"0.w": mt.full((1, 2), 3.0), "0.bias": mt.zeros(1)})
+    np.testing.assert_array_equal(npa(m[0].weight), np.full((1, 2), 3.0, np.float32))

@@ -22,7 +22,7 @@ class Adadelta(Optimizer):
         check_hyperparameter(0.0 <= eps, f"Invalid epsilon value: {eps}")
         check_hyperparameter(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
-                                      capturable=capturable, differentiable=differentiable, foreach=foreach))
+                                      capturable=capturable, foreach=foreach, differentiable=differentiable))
 
     def _step_group(self, group: dict[str, Any]) -> None:
         lr, rho, eps = float(group["lr"]), float(group["rho"]), float(group["eps"])

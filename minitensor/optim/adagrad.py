@@ -26,8 +26,8 @@ class Adagrad(Optimizer):
                              f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
         check_hyperparameter(0.0 <= eps, f"Invalid epsilon value: {eps}")
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-                                      initial_accumulator_value=initial_accumulator_value, maximize=maximize,
-                                      differentiable=differentiable, foreach=foreach, fused=fused))
+                                      initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable, fused=fused))
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         super().add_param_group(param_group)

@@ -26,9 +26,9 @@ class Adam(Optimizer):
         check_hyperparameter(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
         check_hyperparameter(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize, decoupled_weight_decay=decoupled_weight_decay,
-                                      capturable=capturable, differentiable=differentiable, foreach=foreach,
-                                      fused=fused))
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay))
 
     def _step_group(self, group: dict[str, Any]) -> None:
         lr, beta1, beta2, eps, weight_decay = adam_hyperparameters(group)

@@ -17,8 +17,8 @@ class Adamax(Optimizer):
                  eps: float = 1e-8, weight_decay: float = 0, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False, capturable: bool = False) -> None:
         check_adam_hyperparameters(lr, eps, betas, weight_decay)
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize,
-                                      capturable=capturable, differentiable=differentiable, foreach=foreach))
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable, capturable=capturable))
 
     def _step_group(self, group: dict[str, Any]) -> None:
         lr, beta1, beta2, eps, weight_decay = adam_hyperparameters(group)

@@ -22,8 +22,8 @@ class ASGD(Optimizer):
         check_hyperparameter(0.0 <= lr, f"Invalid learning rate: {lr}")
         check_hyperparameter(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
-                                      maximize=maximize,
-                                      capturable=capturable, differentiable=differentiable, foreach=foreach))
+                                      foreach=foreach, maximize=maximize,
+                                      differentiable=differentiable, capturable=capturable))
 
     def _step_group(self, group: dict[str, Any]) -> None:
         lr, lambd, alpha, t0 = float(group["lr"]), float(group["lambd"]), float(group["alpha"]), float(group["t0"])

@@ -27,7 +27,7 @@ class NAdam(Optimizer):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
                                       maximize=maximize,
-                                      capturable=capturable, differentiable=differentiable, foreach=foreach))
+                                      foreach=foreach, capturable=capturable, differentiable=differentiable))
 
     def _step_group(self, group: dict[str, Any]) -> None:
         lr, beta1, beta2, eps, weight_decay = adam_hyperparameters(group)

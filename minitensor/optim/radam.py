@@ -22,9 +22,9 @@ class RAdam(Optimizer):
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
         check_adam_hyperparameters(lr, eps, betas, weight_decay)
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
-                                      capturable=capturable, differentiable=differentiable, foreach=foreach))
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                                      foreach=foreach, capturable=capturable,
+                                      decoupled_weight_decay=decoupled_weight_decay, differentiable=differentiable))
 
     def _step_group(self, group: dict[str, Any]) -> None:
         lr, beta1, beta2, eps, weight_decay = adam_hyperparameters(group)

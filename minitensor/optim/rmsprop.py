@@ -24,9 +24,9 @@ class RMSprop(Optimizer):
         check_hyperparameter(0.0 <= momentum, f"Invalid momentum value: {momentum}")
         check_hyperparameter(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
         check_hyperparameter(0.0 <= alpha, f"Invalid alpha value: {alpha}")
-        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered, maximize=maximize,
-                                      capturable=capturable, differentiable=differentiable, foreach=foreach))
+        super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                                      weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable))
 
     def _step_group(self, group: dict[str, Any]) -> None:
         lr, alpha, eps = float(group["lr"]), float(group["alpha"]), float(group["eps"])

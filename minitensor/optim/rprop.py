@@ -20,8 +20,8 @@ class Rprop(Optimizer):
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:
         check_hyperparameter(0.0 <= lr, f"Invalid learning rate: {lr}")
         check_hyperparameter(0.0 < etas[0] < 1.0 < etas[1], f"Invalid eta values: {etas[0]}, {etas[1]}")
-        super().__init__(params, dict(lr=lr, etas=etas, step_sizes=step_sizes, maximize=maximize,
-                                      capturable=capturable, differentiable=differentiable, foreach=foreach))
+        super().__init__(params, dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize,
+                                      differentiable=differentiable, capturable=capturable))
 
     def _step_group(self, group: dict[str, Any]) -> None:
         etaminus, etaplus = (float(e) for e in group["etas"])

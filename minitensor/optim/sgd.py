@@ -26,7 +26,7 @@ class SGD(Optimizer):
                              "Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
-                                      differentiable=differentiable, foreach=foreach, fused=fused))
+                                      foreach=foreach, differentiable=differentiable, fused=fused))
 
     def _step_group(self, group: dict[str, Any]) -> None:
         lr, momentum, dampening = float(group["lr"]), float(group["momentum"]), float(group["dampening"])

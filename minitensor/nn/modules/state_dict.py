@@ -9,6 +9,7 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from ...autograd import no_grad
 from ...tensor import Tensor
+from ..parameter import Parameter
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 _NEVER = ("Reached a code path in Module.{}() that should never be called. Please file an issue at "
@@ -123,12 +124,14 @@ class StateDictMixin:
         # partial: a deepcopy of the module gets hooks bound to the copy
         return _add(self, "_load_state_dict_pre_hooks", functools.partial(hook, self) if with_module else hook)
 
-    def _load_from_state_dict(self, state_dict: Mapping[str, Any], prefix: str, strict: bool,
-                              missing_keys: list[str], unexpected_keys: list[str],
+    def _load_from_state_dict(self, state_dict: Mapping[str, Any], prefix: str, local_metadata: dict[str, Any],
+                              strict: bool, missing_keys: list[str], unexpected_keys: list[str],
                               error_msgs: list[str]) -> None:
-        """Copy this module's own entries of ``state_dict`` in place, recording what does not fit."""
+        """Copy this module's own entries of ``state_dict`` in place (or, with
+        ``local_metadata["assign_to_params_buffers"]``, make them the module's), recording what does not fit."""
         for hook in list(self.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
-            hook(state_dict, prefix, {}, strict, missing_keys, unexpected_keys, error_msgs)
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        assign = local_metadata.get("assign_to_params_buffers", False)
         persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
         local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items())
                        if v is not None}
@@ -143,8 +146,15 @@ class StateDictMixin:
                 error_msgs.append(f'While copying the parameter named "{key}", expected Tensor from checkpoint '
                                   f"but received {type(value).__name__}")
             elif tuple(value.shape) != tuple(target.shape):
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape {tuple(value.shape)} "
-                                  f"from checkpoint, the shape in current model is {tuple(target.shape)}.")
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} "
+                                  f"from checkpoint, the shape in current model is {target.shape}.")
+            elif assign:  # PyTorch's: the checkpoint's tensor itself, a Parameter where the module had one
+                if isinstance(target, Parameter):
+                    if isinstance(value, Parameter):
+                        value.requires_grad_(target.requires_grad)
+                    else:
+                        value = Parameter(value, requires_grad=target.requires_grad)
+                setattr(self, name, value)
             else:
                 with no_grad():
                     target.copy_(value)
@@ -162,19 +172,27 @@ class StateDictMixin:
                 if (rest and head not in self._modules) or (not rest and head not in local_state):
                     unexpected_keys.append(key)
 
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> _IncompatibleKeys:
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
         """Copy ``state_dict``'s values into this module's parameters and buffers (in place, so optimizers
-        keep working). ``strict``: every key must match; shape mismatches are errors either way. Raises
-        one RuntimeError listing every problem; returns (missing_keys, unexpected_keys)."""
+        keep working). ``strict``: every key must match; shape mismatches are errors either way. ``assign``:
+        the module takes the state_dict's tensors themselves (wrapped as Parameters where it had Parameters,
+        keeping their ``requires_grad``), so an optimizer made before holds the old ones. Raises one
+        RuntimeError listing every problem; returns (missing_keys, unexpected_keys)."""
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
         missing: list[str] = []
         unexpected: list[str] = []
         errors: list[str] = []
 
+        metadata = getattr(state_dict, "_metadata", None)  # per-module {"version": ...}, where PyTorch saved it
+
         def load(module: StateDictMixin, local: Mapping[str, Any], prefix: str) -> None:
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
             # Always collect missing/unexpected keys (strict=True here, as PyTorch); only raising depends on strict.
-            module._load_from_state_dict(local, prefix, True, missing, unexpected, errors)
+            module._load_from_state_dict(local, prefix, local_metadata, True, missing, unexpected, errors)
             for name, child in module._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."
