@@ -112,6 +112,19 @@ class Case:
     data: Callable[[Path], None] | None = None  # writes the files the program reads into its working folder
 
 
+# pytorch/tutorials' intermediate_source on autograd, torch.func and module utilities (paths from the repository's
+# root), as written; "" where a program prints no number: exiting 0 (its own asserts) is then the whole check
+INTERMEDIATE = [
+    # nn.utils.prune on an unseeded LeNet: random / L1 / Ln-structured pruning stacked in a PruningContainer,
+    # remove, global_unstructured, a BasePruningMethod subclass; the global sparsity is round(20 %) of the weights
+    ("pruning", "intermediate_source/pruning_tutorial.py", r"Global sparsity: ([\d.]+)%", False, {}),
+    # grad_fn._saved_self / _saved_other / _saved_result, saved_tensors_hooks packing to ints, tuples, strings
+    # and files, save_on_cpu; its last number: the ones a file-backed hook unpacks before a second read fails
+    ("autograd_saved_tensors_hooks", "intermediate_source/autograd_saved_tensors_hooks_tutorial.py",
+     r"tensor\(\[([\d.]+),[^\n]*\nDouble access failed!", False, {}),
+]
+
+
 CASES = {
     "examples_mnist": Case("examples_mnist", [["main.py", "--epochs", "1", "--no-accel", "--test-batch-size", "64",
                                                "--log-interval", "2"]], r"Average loss: ([\d.]+)"),
@@ -204,6 +217,8 @@ CASES = {
     "pytorch_tutorials_spatial_transformer": Case(
         "pytorch_tutorials", [["intermediate_source/spatial_transformer_tutorial.py"]], r"Average loss: ([\d.]+)",
         env={"CORPUS_MNIST_N": "128"}),
+    **{f"pytorch_tutorials_{name}": Case("pytorch_tutorials", [[path]], loss, falls=falls, env=env)
+       for name, path, loss, falls, env in INTERMEDIATE},
     # MorvanZhou/PyTorch-Tutorial (torch 0.4 era, no command lines): torchvision's deprecated train_data /
     # train_labels / test_data / test_labels, .type(torch.FloatTensor), loss.data.numpy(), a batch_first LSTM
     # with a None state, Axes3D and cm; a train loss every 50 steps (100 for the autoencoder, which restarts its

@@ -127,6 +127,9 @@ class ArrayFunction:
     # ``name()``: PyTorch's name of this node, the class name + "Backward0" unless a class sets it (PyTorch
     # names a node after the aten op it differentiates: CrossEntropy's is "NllLossBackward0").
     torch_name = "ArrayFunctionBackward0"
+    # PyTorch's names of the values ``_saved`` holds, in order (the arguments of its derivative formulas: "self",
+    # "other", "result", "exponent"): ``grad_fn._saved_<name>`` reads one (saved_values.py). () where not given.
+    saved_names: tuple[str, ...] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -162,6 +165,11 @@ class ArrayFunction:
 
     def name(self) -> str:
         return self.torch_name
+
+    def __getattr__(self, name: str) -> Any:  # only for names the node lacks: _saved_<name>
+        if name.startswith("_saved_") and name[7:] in type(self).saved_names:
+            return _saved_values.saved_value(self, type(self).saved_names.index(name[7:]))
+        raise AttributeError(f"'{self.torch_name}' object has no attribute '{name}'")
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
@@ -401,4 +409,5 @@ def _check_finite(B: Backend, a: Any, message: str) -> None:
 from .custom_function import Function, FunctionCtx, once_differentiable  # noqa: E402, F401  (re-exported, as torch.autograd.function)
 from . import views as _views  # noqa: E402  (it subclasses ArrayFunction)
 from . import saved_hooks as _saved_hooks  # noqa: E402
+from . import saved_values as _saved_values  # noqa: E402
 from . import hooks as _hooks  # noqa: E402

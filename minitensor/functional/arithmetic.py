@@ -47,6 +47,8 @@ class Sub(ArrayFunction):
 
 
 class Mul(ArrayFunction):
+    saved_names = ("self", "other")
+
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
         need_a, need_b = ctx.needs_input_grad
@@ -63,6 +65,8 @@ class Mul(ArrayFunction):
 class Div(ArrayFunction):
     """a / b; da = gy / b, db = -gy a / b^2. Saves a rather than y, as PyTorch: writing into y in place
     (``y = x / s; y += 1``) leaves the gradient valid."""
+
+    saved_names = ("self", "other")
 
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
@@ -115,6 +119,8 @@ class Fmod(Remainder):
 class Pow(ArrayFunction):
     """a ** b; da = b a^(b-1) (0 where b = 0), db = a^b log(a) (0 where a = 0 and b >= 0; at a = 0, b < 0
     that is inf * -inf = -inf), as PyTorch's pow_backward_self / pow_backward_exponent."""
+
+    saved_names = ("self", "exponent", "result")
 
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:

@@ -44,7 +44,8 @@ class _Elementwise(ArrayFunction):
 
 def _op(name: str, f: Callable, df: Callable, save_output: bool = False) -> type[ArrayFunction]:
     return type(name, (_Elementwise,), {"f": staticmethod(f), "df": staticmethod(df),
-                                        "save_output": save_output, "__module__": __name__})
+                                        "save_output": save_output, "__module__": __name__,
+                                        "saved_names": ("result",) if save_output else ("self",)})
 
 
 Exp = _op("Exp", lambda B, x: B.exp(x), lambda B, g, y: g * y, save_output=True)
@@ -75,6 +76,7 @@ Erfc = _op("Erfc", lambda B, x: B.erfc(x), lambda B, g, x: -g * _TWO_OVER_SQRT_P
 Erfinv = _op("Erfinv", lambda B, x: B.erfinv(x), lambda B, g, y: g / _TWO_OVER_SQRT_PI * B.exp(y * y),
              save_output=True)
 Frac = _op("Frac", lambda B, x: x - B.trunc(x), lambda B, g, x: g)
+Erfinv.saved_names = Frac.saved_names = ()  # PyTorch saves erfinv's input (this its output), frac nothing
 
 
 class Clamp(ArrayFunction):
