@@ -27,6 +27,7 @@ import inspect
 import warnings
 from typing import Any, Callable
 
+from . import forward_ad as _forward_ad
 from . import function as _function
 from . import views as _views
 from .function import ArrayFunction, _new, _sequence
@@ -214,6 +215,13 @@ class Function(ArrayFunction):
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
         raise NotImplementedError("setup_context is not implemented.")
 
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        """The outputs' tangents from the inputs' (forward-mode AD); without it a Function's tangents come
+        from its backward (forward_ad.py)."""
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
+                                  "with forward mode AD.")
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         profiler = _function.profiler
@@ -268,6 +276,8 @@ def _apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
                 ctx._non_diff = tuple(alias if t is o else t for t in ctx._non_diff)
     if track:
         _record(ctx, args, outs, device)
+        if _forward_ad._levels and cls.jvp is not Function.jvp:  # forward AD by the Function's own jvp
+            _forward_ad.function_jvp(cls, ctx, args, outs)
     return tuple(outs) if type(out) is tuple else outs[0]
 
 
