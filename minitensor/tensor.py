@@ -167,6 +167,15 @@ class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorLay
     def is_leaf(self) -> bool:
         return not self.requires_grad or self.grad_fn is None  # requires_grad: brings a view's node up to date
 
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (PyTorch's; ``detach`` makes none)."""
+        return self._hv is not None and self._view is not None
+
+    @property
+    def _base(self) -> "Tensor | None":
+        """The tensor this one is a view of (through chains of views, the first), else None (PyTorch's)."""
+        return self._view.base if self._is_view() else None
+
     @property
     def data(self) -> "Tensor":
         """This tensor's array as a new tensor outside the graph (PyTorch's ``.data``)."""

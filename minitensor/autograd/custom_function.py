@@ -48,6 +48,9 @@ class FunctionCtx(ArrayFunction):
     _dirty: tuple[Any, ...] = ()
     _non_diff: tuple[Any, ...] = ()
     _to_save: tuple[Any, ...] = ()
+    _saved_outputs: dict[int, int] = {}  # a multi-output node's saved outputs: position in saved -> output index
+
+    saved_tensors = ArrayFunction.saved_arrays  # the tensors save_for_backward saved (PyTorch's name)
 
     def save_for_backward(self, *tensors: Any) -> None:
         for i, t in enumerate(tensors):
@@ -139,6 +142,14 @@ class _Grads:
         for k, g in other.parts.items():
             parts[k] = g if k not in parts else parts[k] + g
         return _Grads(parts)
+
+
+def make_slot(ctx: Any, j: int) -> "_Slot":
+    """A grad_fn for the ``j``-th differentiable output of the multi-output node ``ctx``."""
+    slot = _new(_Slot)
+    slot._index, slot._node, slot._device, slot._seq = j, ctx, ctx._device, next(_sequence)
+    slot._next = [(0, ctx, True, (), None)]  # _Grads' shape and dtype: passed on as it is
+    return slot
 
 
 class _Slot(ArrayFunction):
@@ -299,10 +310,7 @@ def _record(ctx: Any, args: tuple[Any, ...], outs: list[Any], device: Any) -> No
     if len(ctx._diff) == 1:
         outs[ctx._diff[0]].grad_fn = ctx
     for j, k in enumerate(ctx._diff if len(ctx._diff) > 1 else ()):
-        slot = _new(_Slot)
-        slot._index, slot._node, slot._device, slot._seq = j, ctx, device, next(_sequence)
-        slot._next = [(0, ctx, True, (), None)]  # _Grads' shape and dtype: passed on as it is
-        outs[k].grad_fn = slot
+        outs[k].grad_fn = make_slot(ctx, j)
     for k in ctx._diff:
         outs[k]._requires_grad = True
     counter = _function._tensor_mod._counter
@@ -313,9 +321,12 @@ def _record(ctx: Any, args: tuple[Any, ...], outs: list[Any], device: Any) -> No
             saved.append(None)
             continue
         vc, owner = counter(t), t.grad_fn
-        if any(t is o for o in outs):  # an output: kept without its grad_fn (no reference cycle)
+        k = next((k for k, o in enumerate(outs) if t is o), None)
+        if k is not None:  # an output: kept without its grad_fn (no reference cycle), and which one it is
             t, owner = _function._wrap(t.array, t._device), "output"
             t._vc = vc
+            if len(ctx._diff) > 1:
+                ctx._saved_outputs = {**ctx._saved_outputs, j: k}
         saved.append(t)
         records.append((vc, vc[0], j, owner))
     ctx._saved, ctx._versions = tuple(saved), records

@@ -12,7 +12,7 @@ Subclasses define two static methods::
             return y                     # or (y, extra, ...): extras come back as tensors without grad
         @staticmethod
         def backward(ctx, B, gy):
-            y, = ctx.saved_tensors
+            y, = ctx.saved_arrays
             return gy * y                # one gradient per positional forward argument (None: no gradient)
 
 ``Exp.apply(t)`` unwraps tensor arguments to arrays (other positional arguments and keywords pass as they
@@ -151,7 +151,9 @@ class ArrayFunction:
         self._saved = arrays
 
     @property
-    def saved_tensors(self) -> tuple[Any, ...]:
+    def saved_arrays(self) -> tuple[Any, ...]:
+        """What forward saved, for backward (a custom Function's ctx calls it ``saved_tensors``; a built-in
+        node has no ``saved_tensors``, as PyTorch's: ``grad_fn._saved_<name>`` reads its values)."""
         saved = self._saved
         if saved is None:
             raise RuntimeError(_FREED)

@@ -41,7 +41,7 @@ class _Pointwise(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        saved, = ctx.saved_tensors
+        saved, = ctx.saved_arrays
         return ctx.df(B, gy, saved, **ctx.params, **ctx.backward_params)
 
 

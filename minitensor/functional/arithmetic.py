@@ -57,7 +57,7 @@ class Mul(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_arrays
         need_a, need_b = ctx.needs_input_grad
         return (gy * b if need_a else None), (gy * a if need_b else None)
 
@@ -75,7 +75,7 @@ class Div(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_arrays
         ga = gy / b
         return ga, (-ga * a / b if ctx.needs_input_grad[1] else None)
 
@@ -104,7 +104,7 @@ class Remainder(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_arrays
         if not ctx.needs_input_grad[1]:
             return gy, None
         # PyTorch's div(a, b, rounding_mode): floor as a // b (NaN for an infinite a, as PyTorch's), trunc a / b
@@ -130,7 +130,7 @@ class Pow(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b, y = ctx.saved_tensors
+        a, b, y = ctx.saved_arrays
         need_a, need_b = ctx.needs_input_grad
         # b a^(b-1) is 0 where b = 0 (PyTorch): use exponent 0 there, not 0^-1 = inf times 0 = nan at a = 0.
         b_nonzero = B.where(b == 0, 1, b) if hasattr(b, "shape") else (b or 1)

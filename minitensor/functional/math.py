@@ -38,7 +38,7 @@ class _Elementwise(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        s, = ctx.saved_tensors
+        s, = ctx.saved_arrays
         return ctx.df(B, gy, s)
 
 
@@ -91,7 +91,7 @@ class Clamp(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, = ctx.saved_tensors
+        x, = ctx.saved_arrays
         keep = True
         if ctx.lo is not None:
             keep = x >= ctx.lo
@@ -113,7 +113,7 @@ class _MaxMin(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_arrays
         a_loses, b_loses = ((a < b), (a > b)) if ctx.pick == "maximum" else ((a > b), (a < b))
         tie = (a == b).astype(gy.dtype) * 0.5  # in gy's dtype: bool * 0.5 would be float64
         # the loser gets exactly 0 even when gy is nan or inf (PyTorch masks; a product would give nan)
@@ -140,7 +140,7 @@ class ClampMin(_MaxMin):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_arrays
         a_keeps, b_keeps = ((a >= b), (a < b)) if ctx.pick == "maximum" else ((a <= b), (a > b))
         return _masked(B, ~a_keeps, gy), _masked(B, ~b_keeps, gy)
 
@@ -288,7 +288,7 @@ class _Binary(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b, y = ctx.saved_tensors
+        a, b, y = ctx.saved_arrays
         return ctx.df(B, gy, a, b, y)
 
 
@@ -402,7 +402,7 @@ class NanToNum(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, = ctx.saved_tensors
+        x, = ctx.saved_arrays
         return gy * B.isfinite(x), None, None, None
 
 
