@@ -80,6 +80,7 @@ class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorLay
     grad: "Tensor | None"
     grad_fn: Any
     _vc: list[int] | None
+    _view: Any
     # NumPy defers to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
     __array_ufunc__ = None
 

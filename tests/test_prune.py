@@ -78,7 +78,8 @@ def test_random_methods_prune_the_counts_asked():
 
 def test_global_unstructured_and_custom_from_mask():
     rng = np.random.default_rng(2)
-    a, b = _linear(rng.standard_normal((3, 4)).astype(np.float32)), _linear(rng.standard_normal((2, 3)).astype(np.float32))
+    a = _linear(rng.standard_normal((3, 4)).astype(np.float32))
+    b = _linear(rng.standard_normal((2, 3)).astype(np.float32))
     both = np.concatenate([a.weight.detach().numpy().ravel(), b.weight.detach().numpy().ravel()])
     prune.global_unstructured([(a, "weight"), (b, "weight")], pruning_method=prune.L1Unstructured, amount=0.5)
     expected = np.ones(18, np.float32)

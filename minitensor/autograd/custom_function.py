@@ -188,7 +188,7 @@ class _Slot(ArrayFunction):
 
     @staticmethod
     def backward(ctx: ArrayFunction, B: Backend, gy: Any) -> Any:
-        return (_Grads({ctx._index: gy}),)  # type: ignore[attr-defined]
+        return (_Grads({ctx._index: gy}),)
 
 
 class Function(ArrayFunction):
@@ -321,12 +321,12 @@ def _record(ctx: Any, args: tuple[Any, ...], outs: list[Any], device: Any) -> No
             saved.append(None)
             continue
         vc, owner = counter(t), t.grad_fn
-        k = next((k for k, o in enumerate(outs) if t is o), None)
-        if k is not None:  # an output: kept without its grad_fn (no reference cycle), and which one it is
+        position = next((i for i, o in enumerate(outs) if t is o), None)
+        if position is not None:  # an output: kept without its grad_fn (no reference cycle), and which one
             t, owner = _function._wrap(t.array, t._device), "output"
             t._vc = vc
             if len(ctx._diff) > 1:
-                ctx._saved_outputs = {**ctx._saved_outputs, j: k}
+                ctx._saved_outputs = {**ctx._saved_outputs, j: position}
         saved.append(t)
         records.append((vc, vc[0], j, owner))
     ctx._saved, ctx._versions = tuple(saved), records
