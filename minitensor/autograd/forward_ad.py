@@ -4,8 +4,9 @@ minitensor has no forward-mode rules per op. A dual tensor is a tensor that requ
 with its tangent in the current level; the ops on it record the usual reverse-mode graph, and
 ``unpack_dual(y)`` computes y's tangent from that graph by the double-vjp identity, as ``func.jvp`` does:
 g(u) = J^T u is linear in a dummy cotangent u, so d<g(u), t>/du = J t, exact (two reverse passes over the
-graph between y and the dual tensors it depends on, each time it is asked). What this does and does not
-support is in docs/differences.md ("Forward-mode AD").
+graph between y and the dual tensors it depends on, each time it is asked). A custom Function with a ``jvp``
+staticmethod gives its outputs' tangents itself (``function_jvp``); they start the graph walk as a dual's do.
+What this does and does not support is in docs/differences.md ("Forward-mode AD").
 """
 from __future__ import annotations
 
