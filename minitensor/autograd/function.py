@@ -171,7 +171,7 @@ class ArrayFunction:
     def __getattr__(self, name: str) -> Any:  # only for names the node lacks: _saved_<name>
         if name.startswith("_saved_") and name[7:] in type(self).saved_names:
             return _saved_values.saved_value(self, type(self).saved_names.index(name[7:]))
-        raise AttributeError(f"'{self.torch_name}' object has no attribute '{name}'")
+        raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")  # PyTorch's node name
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
