@@ -80,6 +80,7 @@ class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorLay
     grad: "Tensor | None"
     grad_fn: Any
     _vc: list[int] | None
+    _view: Any
     # NumPy defers to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
     __array_ufunc__ = None
 
@@ -166,6 +167,15 @@ class Tensor(TensorMethods, TensorSparseMethods, TensorStorageMethods, TensorLay
     @property
     def is_leaf(self) -> bool:
         return not self.requires_grad or self.grad_fn is None  # requires_grad: brings a view's node up to date
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (PyTorch's; ``detach`` makes none)."""
+        return self._hv is not None and self._view is not None
+
+    @property
+    def _base(self) -> "Tensor | None":
+        """The tensor this one is a view of (through chains of views, the first), else None (PyTorch's)."""
+        return self._view.base if self._is_view() else None
 
     @property
     def data(self) -> "Tensor":

@@ -76,3 +76,15 @@ def test_the_expectations_are_pytorchs(call, expected):
     y = eval(call, {"x": x, "T": torch})
     same_storage = lambda a, b: a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()  # noqa: E731
     assert _kind(torch, x, y, same_storage) == expected
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_is_view_and_base_as_pytorch(requires_grad):
+    """``Tensor._is_view()`` / ``_base`` (private in PyTorch, read by torchviz): the first base through chains of
+    views; ``detach``, arithmetic and a ``reshape`` that copies make no view."""
+    x = mt.ones(3, 4, requires_grad=requires_grad)
+    assert not x._is_view() and x._base is None
+    for v in (x[1:], x.view(12), x.t(), x.reshape(12), x[1:][0:1].view(4)):
+        assert v._is_view() and v._base is x
+    for t in (x.detach(), x * 2, x.transpose(0, 1).reshape(12)):
+        assert not t._is_view() and t._base is None

@@ -337,7 +337,7 @@ def test_saved_arrays_are_freed_after_backward():
     x = t64(np.arange(4.0))
     e = (x * 2).exp()  # Exp saves its output; nothing else keeps that array after `del e`
     node = e.grad_fn
-    saved_ref = weakref.ref(node.saved_tensors[0])
+    saved_ref = weakref.ref(node.saved_arrays[0])
     loss = (e * 1.0).sum()
     del e
     gc.collect()
@@ -347,7 +347,7 @@ def test_saved_arrays_are_freed_after_backward():
     assert node._saved is None
     assert saved_ref() is None, "the saved array is released once backward has used it"
     with pytest.raises(RuntimeError, match="retain_graph"):
-        node.saved_tensors
+        node.saved_arrays
 
 
 def test_retain_graph_keeps_saved_arrays():
@@ -436,7 +436,7 @@ class ScaledCube(ArrayFunction):
 
     @staticmethod
     def backward(ctx, B, gy):
-        x, = ctx.saved_tensors
+        x, = ctx.saved_arrays
         return gy * 3 * ctx.s * x * x, None
 
 
@@ -563,7 +563,7 @@ class ReturnsSaved(ArrayFunction):
 
     @staticmethod
     def backward(ctx, B, gy):
-        c, = ctx.saved_tensors
+        c, = ctx.saved_arrays
         return (c if ctx.as_is else gy * c), None, None
 
 

@@ -139,9 +139,36 @@ def test_autograd_gradcheck_takes_pytorch_keywords():
     assert mt.autograd.gradcheck(WrongGrad.apply, (x,), check_backward_ad=False)  # nothing left to check
     with pytest.raises(ValueError, match="no input requires grad"):
         mt.autograd.gradcheck(lambda a: a * 2, mt.ones(2, dtype=mt.float64))
-    for name in ("check_batched_grad", "check_forward_ad", "check_batched_forward_grad"):
+    for name in ("check_batched_grad", "check_batched_forward_grad"):
         with pytest.raises(NotImplementedError, match=name):
             mt.autograd.gradcheck(lambda a: a * 2, x, **{name: True})
+
+
+class WrongJvp(mt.autograd.Function):
+    """exp whose jvp is off by a factor 2 (its backward is right)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.result = a.exp()
+        return ctx.result
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.result
+
+    @staticmethod
+    def jvp(ctx, t):
+        return 2 * t * ctx.result
+
+
+def test_gradcheck_check_forward_ad_compares_tangents_with_finite_differences():
+    x = mt.randn(2, 3, dtype=mt.float64, requires_grad=True)
+    y = mt.randn(3, dtype=mt.float64, requires_grad=True)
+    assert mt.autograd.gradcheck(lambda a, b: (a * b).sin().sum(0), (x, y), check_forward_ad=True)
+    assert mt.autograd.gradcheck(WrongJvp.apply, (x,))  # the backward alone is right
+    with pytest.raises(GradcheckError, match="forward AD"):
+        mt.autograd.gradcheck(WrongJvp.apply, (x,), check_forward_ad=True, check_backward_ad=False)
+    assert mt.autograd.gradcheck(WrongJvp.apply, (x,), check_forward_ad=True, raise_exception=False) is False
 
 
 # --------------------------------------------------------------------------------------------------- torch

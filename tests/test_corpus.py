@@ -1,9 +1,9 @@
 """The corpus tier: real PyTorch programs (tests/corpus/SOURCES.md), not one line changed, run as
 subprocesses with ``import torch`` resolved to minitensor (tests/corpus/shim) and offline stand-ins for
-torchvision, gymnasium, requests, tiktoken, six, matplotlib and torchopt (tests/corpus/standins), the files they read
-written by tests/corpus/data.py, with short settings on their command lines. Each run must exit 0 and print finite
-losses (falling, where a few steps reliably make them fall); where PyTorch is installed the same runs go
-under PyTorch and the final losses must be of one size."""
+torchvision, gymnasium, requests, tiktoken, six, matplotlib, torchopt and torchviz (tests/corpus/standins), the files
+they read written by tests/corpus/data.py, with short settings on their command lines. Each run must exit 0 and
+print finite losses (falling, where a few steps reliably make them fall); where PyTorch is installed the same runs
+go under PyTorch and the final losses must be of one size."""
 from __future__ import annotations
 
 import functools
@@ -140,6 +140,34 @@ class Case:
     data: Callable[[Path], None] | None = None  # writes the files the program reads into its working folder
 
 
+# pytorch/tutorials' intermediate_source on autograd, torch.func and module utilities (paths from the repository's
+# root), as written; "" where a program prints no number: exiting 0 (its own asserts) is then the whole check
+INTERMEDIATE = [
+    # nn.utils.prune on an unseeded LeNet: random / L1 / Ln-structured pruning stacked in a PruningContainer,
+    # remove, global_unstructured, a BasePruningMethod subclass; the global sparsity is round(20 %) of the weights
+    ("pruning", "intermediate_source/pruning_tutorial.py", r"Global sparsity: ([\d.]+)%", False, {}),
+    # grad_fn._saved_self / _saved_other / _saved_result, saved_tensors_hooks packing to ints, tuples, strings
+    # and files, save_on_cpu; its last number: the ones a file-backed hook unpacks before a second read fails
+    ("autograd_saved_tensors_hooks", "intermediate_source/autograd_saved_tensors_hooks_tutorial.py",
+     r"tensor\(\[([\d.]+),[^\n]*\nDouble access failed!", False, {}),
+    # custom Functions' double backward: gradcheck / gradgradcheck of Square, Exp, a Sinh returning its
+    # intermediates as outputs (saved outputs of a multi-output Function, differentiated again), Cube with a
+    # custom backward of its backward; torchviz.make_dot (a stand-in) walks each graph
+    ("custom_function_double_backward", "intermediate_source/custom_function_double_backward_tutorial.py", "",
+     False, {}),
+    # dual tensors, make_dual / unpack_dual, duals as module attributes and through functional_call, a custom
+    # Function's jvp checked by gradcheck(check_forward_ad=True); then functorch's jvp and
+    # make_functional_with_buffers
+    ("forward_ad_usage", "intermediate_source/forward_ad_usage.py", "", False, {}),
+]
+# what stops an INTERMEDIATE case under minitensor (a strict xfail)
+INTERMEDIATE_BLOCKED = {
+    "forward_ad_usage": "it imports functorch, the package PyTorch ships beside torch (its deprecated "
+                        "make_functional_with_buffers); minitensor has no functorch (docs/differences.md); all "
+                        "before that import runs",
+}
+
+
 CASES = {
     "examples_mnist": Case("examples_mnist", [["main.py", "--epochs", "1", "--no-accel", "--test-batch-size", "64",
                                                "--log-interval", "2"]], r"Average loss: ([\d.]+)"),
@@ -236,6 +264,9 @@ CASES = {
     "pytorch_tutorials_spatial_transformer": Case(
         "pytorch_tutorials", [["intermediate_source/spatial_transformer_tutorial.py"]], r"Average loss: ([\d.]+)",
         env={"CORPUS_MNIST_N": "128"}),
+    **{f"pytorch_tutorials_{name}": Case("pytorch_tutorials", [[path]], loss, falls=falls, env=env,
+                                         blocked=INTERMEDIATE_BLOCKED.get(name, ""))
+       for name, path, loss, falls, env in INTERMEDIATE},
     # MorvanZhou/PyTorch-Tutorial (torch 0.4 era, no command lines): torchvision's deprecated train_data /
     # train_labels / test_data / test_labels, .type(torch.FloatTensor), loss.data.numpy(), a batch_first LSTM
     # with a None state, Axes3D and cm; a train loss every 50 steps (100 for the autoencoder, which restarts its

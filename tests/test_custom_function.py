@@ -368,3 +368,33 @@ def test_parity_with_torch():
 
     for mine, ref in zip(run(mt, ours), run(torch, theirs)):
         np.testing.assert_allclose(mine, ref, rtol=1e-12, atol=1e-12)
+
+
+class SinhWithIntermediates(mt.autograd.Function):
+    """pytorch/tutorials' double-backward Sinh: exp(x) and exp(-x) are returned as outputs too, so that the
+    backward that reads them (saved outputs of a Function with several outputs) is differentiable again."""
+
+    @staticmethod
+    def forward(ctx, x):
+        expx, expnegx = x.exp(), (-x).exp()
+        ctx.save_for_backward(expx, expnegx)
+        return (expx - expnegx) / 2, expx, expnegx
+
+    @staticmethod
+    def backward(ctx, grad_out, grad_exp, grad_negexp):
+        expx, expnegx = ctx.saved_tensors
+        grad_input = grad_out * (expx + expnegx) / 2
+        grad_input += grad_exp * expx
+        grad_input -= grad_negexp * expnegx
+        return grad_input
+
+
+def test_double_backward_through_saved_outputs_of_a_multi_output_function():
+    x = mt.tensor([0.3, -1.2, 2.0], dtype=mt.float64, requires_grad=True)
+    assert mt.autograd.gradgradcheck(lambda a: SinhWithIntermediates.apply(a)[0], x)
+    out, e, _ = SinhWithIntermediates.apply(x)
+    g, = mt.autograd.grad(out.sum() + e.sum(), x, create_graph=True)  # cosh(x) + exp(x)
+    gg, = mt.autograd.grad(g.sum(), x)  # sinh(x) + exp(x)
+    xs = np.array([0.3, -1.2, 2.0])
+    np.testing.assert_allclose(g.detach().numpy(), np.cosh(xs) + np.exp(xs), rtol=1e-12)
+    np.testing.assert_allclose(gg.numpy(), np.sinh(xs) + np.exp(xs), rtol=1e-12)

@@ -164,20 +164,61 @@ def test_dual_parameters_through_functional_call():
     assert_close(tangent, ((shifted[0] - shifted[1]) / (2 * eps)).detach().numpy(), rtol=1e-6, atol=1e-9)
 
 
-def test_function_with_only_jvp_says_why():
-    class Exp(mt.autograd.Function):
+def test_function_jvp_gives_the_tangent_as_torch():
+    """A Function's own jvp gives its outputs' tangents (here it has no backward): a tensor input without a
+    tangent gets zeros, another argument None; ops after it compose; the ctx's forward attributes are there."""
+    got = []
+
+    class Scaled(mt.autograd.Function):
         @staticmethod
-        def forward(ctx, x):
-            return x.exp()
+        def forward(ctx, x, w, k):
+            ctx.result = x.exp() * w * k
+            return ctx.result
 
         @staticmethod
-        def jvp(ctx, t):
-            return t
+        def jvp(ctx, tx, tw, tk):
+            got.append((tw.tolist(), tk))
+            return tx * ctx.result
 
+    x, w = mt.tensor([0.5, -1.0]), mt.tensor([2.0, 3.0])
     with fwAD.dual_level():
-        x = fwAD.make_dual(mt.ones(2), mt.ones(2))
-        with pytest.raises(NotImplementedError, match="jvp is not used"):
-            fwAD.unpack_dual(Exp.apply(x))
+        y = Scaled.apply(fwAD.make_dual(x, mt.tensor([1.0, 2.0])), w, 2.0)
+        primal, tangent = fwAD.unpack_dual(y)
+        assert not primal.requires_grad  # no tensor of the user's requires grad
+        assert_close(tangent, (mt.tensor([1.0, 2.0]) * x.exp() * w * 2).numpy())
+        z = y.sin()
+        assert_close(fwAD.unpack_dual(z).tangent, (tangent * y.detach().cos()).numpy())
+        assert fwAD.unpack_dual(Scaled.apply(x, w, 2.0)).tangent is None  # no dual input: jvp is not called
+    assert got == [([0.0, 0.0], None)]
+
+
+@pytest.mark.torch
+def test_function_jvp_matches_torch():
+    torch = pytest.importorskip("torch")
+    import torch.autograd.forward_ad as tfw
+
+    def run(lib, ad):
+        class Fn(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, foo):
+                ctx.result = lib.exp(foo)
+                return ctx.result
+
+            @staticmethod
+            def jvp(ctx, g):
+                out = g * ctx.result
+                del ctx.result
+                return out
+
+        primal = lib.tensor([[0.1, -0.4], [0.3, 1.2]], dtype=lib.float64, requires_grad=True)
+        with ad.dual_level():
+            out = Fn.apply(ad.make_dual(primal, lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64)))
+            p, t = ad.unpack_dual(out.tanh())
+            return p.requires_grad, t.tolist()
+
+    ours, theirs = run(mt, fwAD), run(torch, tfw)
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
 
 
 def _tangent_identity(lib, ad):

@@ -21,7 +21,7 @@ class WrongSquare(ArrayFunction):
 
     @staticmethod
     def backward(ctx, B, gy):
-        x, = ctx.saved_tensors
+        x, = ctx.saved_arrays
         return gy * 3 * x
 
 
@@ -35,7 +35,7 @@ class WrongSecondInput(ArrayFunction):
 
     @staticmethod
     def backward(ctx, B, gy):
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_arrays
         return gy * b, -gy * a
 
 
@@ -61,7 +61,7 @@ class SlightlyOff(ArrayFunction):
 
     @staticmethod
     def backward(ctx, B, gy):
-        x, = ctx.saved_tensors
+        x, = ctx.saved_arrays
         return gy * B.cos(x) * 1.01
 
 

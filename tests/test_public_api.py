@@ -25,6 +25,7 @@ PUBLIC_MODULES += ["minitensor.hub", "minitensor.jit", "minitensor.nn.attention"
                    "minitensor.types", "minitensor.overrides"]
 PUBLIC_MODULES += ["minitensor.utils.benchmark"]
 PUBLIC_MODULES += ["minitensor.xpu"]
+PUBLIC_MODULES += ["minitensor.nn.utils.prune"]
 # The submodules of ``torch`` that minitensor mirrors under the same name.
 TORCH_MODULES = {"accelerator", "autograd", "backends", "cuda", "functional", "linalg", "multiprocessing", "nn", "onnx",
                  "optim", "random", "serialization", "sparse", "testing", "utils"}

@@ -27,6 +27,7 @@ import inspect
 import warnings
 from typing import Any, Callable
 
+from . import forward_ad as _forward_ad
 from . import function as _function
 from . import views as _views
 from .function import ArrayFunction, _new, _sequence
@@ -47,6 +48,9 @@ class FunctionCtx(ArrayFunction):
     _dirty: tuple[Any, ...] = ()
     _non_diff: tuple[Any, ...] = ()
     _to_save: tuple[Any, ...] = ()
+    _saved_outputs: dict[int, int] = {}  # a multi-output node's saved outputs: position in saved -> output index
+
+    saved_tensors = ArrayFunction.saved_arrays  # the tensors save_for_backward saved (PyTorch's name)
 
     def save_for_backward(self, *tensors: Any) -> None:
         for i, t in enumerate(tensors):
@@ -140,6 +144,14 @@ class _Grads:
         return _Grads(parts)
 
 
+def make_slot(ctx: Any, j: int) -> "_Slot":
+    """A grad_fn for the ``j``-th differentiable output of the multi-output node ``ctx``."""
+    slot = _new(_Slot)
+    slot._index, slot._node, slot._device, slot._seq = j, ctx, ctx._device, next(_sequence)
+    slot._next = [(0, ctx, True, (), None)]  # _Grads' shape and dtype: passed on as it is
+    return slot
+
+
 class _Slot(ArrayFunction):
     """The grad_fn of one output of a multi-output custom Function: forwards its gradient to the node."""
 
@@ -176,7 +188,7 @@ class _Slot(ArrayFunction):
 
     @staticmethod
     def backward(ctx: ArrayFunction, B: Backend, gy: Any) -> Any:
-        return (_Grads({ctx._index: gy}),)  # type: ignore[attr-defined]
+        return (_Grads({ctx._index: gy}),)
 
 
 class Function(ArrayFunction):
@@ -213,6 +225,13 @@ class Function(ArrayFunction):
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
         raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        """The outputs' tangents from the inputs' (forward-mode AD); without it a Function's tangents come
+        from its backward (forward_ad.py)."""
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
+                                  "with forward mode AD.")
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
@@ -268,6 +287,8 @@ def _apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
                 ctx._non_diff = tuple(alias if t is o else t for t in ctx._non_diff)
     if track:
         _record(ctx, args, outs, device)
+        if _forward_ad._levels and cls.jvp is not Function.jvp:  # forward AD by the Function's own jvp
+            _forward_ad.function_jvp(cls, ctx, args, outs)
     return tuple(outs) if type(out) is tuple else outs[0]
 
 
@@ -289,10 +310,7 @@ def _record(ctx: Any, args: tuple[Any, ...], outs: list[Any], device: Any) -> No
     if len(ctx._diff) == 1:
         outs[ctx._diff[0]].grad_fn = ctx
     for j, k in enumerate(ctx._diff if len(ctx._diff) > 1 else ()):
-        slot = _new(_Slot)
-        slot._index, slot._node, slot._device, slot._seq = j, ctx, device, next(_sequence)
-        slot._next = [(0, ctx, True, (), None)]  # _Grads' shape and dtype: passed on as it is
-        outs[k].grad_fn = slot
+        outs[k].grad_fn = make_slot(ctx, j)
     for k in ctx._diff:
         outs[k]._requires_grad = True
     counter = _function._tensor_mod._counter
@@ -303,9 +321,12 @@ def _record(ctx: Any, args: tuple[Any, ...], outs: list[Any], device: Any) -> No
             saved.append(None)
             continue
         vc, owner = counter(t), t.grad_fn
-        if any(t is o for o in outs):  # an output: kept without its grad_fn (no reference cycle)
+        position = next((i for i, o in enumerate(outs) if t is o), None)
+        if position is not None:  # an output: kept without its grad_fn (no reference cycle), and which one
             t, owner = _function._wrap(t.array, t._device), "output"
             t._vc = vc
+            if len(ctx._diff) > 1:
+                ctx._saved_outputs = {**ctx._saved_outputs, j: position}
         saved.append(t)
         records.append((vc, vc[0], j, owner))
     ctx._saved, ctx._versions = tuple(saved), records

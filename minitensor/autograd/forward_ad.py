@@ -4,8 +4,9 @@ minitensor has no forward-mode rules per op. A dual tensor is a tensor that requ
 with its tangent in the current level; the ops on it record the usual reverse-mode graph, and
 ``unpack_dual(y)`` computes y's tangent from that graph by the double-vjp identity, as ``func.jvp`` does:
 g(u) = J^T u is linear in a dummy cotangent u, so d<g(u), t>/du = J t, exact (two reverse passes over the
-graph between y and the dual tensors it depends on, each time it is asked). What this does and does not
-support is in docs/differences.md ("Forward-mode AD").
+graph between y and the dual tensors it depends on, each time it is asked). A custom Function with a ``jvp``
+staticmethod gives its outputs' tangents itself (``function_jvp``); they start the graph walk as a dual's do.
+What this does and does not support is in docs/differences.md ("Forward-mode AD").
 """
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ class _Level:
         self.leaves: dict[int, tuple[Tensor, Tensor]] = {}
         self.nodes: dict[Any, tuple[Tensor, Tensor]] = {}
         self.entries: dict[Any, Tensor] = {}  # the node of each copy of a leaf dual: its tangent, as it is
+        # the node of each output of a custom Function whose jvp gave its tangent: (output, tangent, whether a
+        # tensor that requires grad for its own sake reaches it)
+        self.functions: dict[Any, tuple[Tensor, Tensor, bool]] = {}
 
 
 _levels: list[_Level] = []  # at most one: nested levels are refused, as PyTorch's
@@ -119,6 +123,11 @@ def _duals(t: Tensor, lvl: _Level) -> tuple[list[Tensor], list[Tensor], bool]:
                     inputs.append(lvl.nodes[edge][0])
                     tangents.append(lvl.nodes[edge][1])
                     user = True
+                elif edge in lvl.functions:  # a custom Function's output: its jvp gave the tangent
+                    out, tangent, by_user = lvl.functions[edge]
+                    inputs.append(out)
+                    tangents.append(tangent)
+                    user = user or by_user
                 else:
                     stack.append(edge)
             elif id(edge) in lvl.leaves and lvl.leaves[id(edge)][0] is edge:
@@ -141,6 +150,9 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
         return UnpackedDualTensor(tensor, lvl.nodes[tensor.grad_fn][1])
     if tensor.grad_fn in lvl.entries:  # a dual itself (no in-place op since): its tangent as given
         return UnpackedDualTensor(tensor.detach(), lvl.entries[tensor.grad_fn])
+    if tensor.grad_fn in lvl.functions:
+        _, tangent, by_user = lvl.functions[tensor.grad_fn]
+        return UnpackedDualTensor(tensor if by_user else tensor.detach(), tangent)
     inputs, tangents, user = _duals(tensor, lvl)
     primal = tensor if user else tensor.detach()
     if not inputs or not (tensor.is_floating_point() or tensor.is_complex()):
@@ -159,3 +171,37 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
         raise NotImplementedError(f"forward_ad: minitensor computes tangents from the reverse-mode graph (two "
                                   f"backward passes; a custom Function's jvp is not used), which failed: {e}") from e
     return UnpackedDualTensor(primal, jv.detach())
+
+
+def function_jvp(cls: Any, ctx: Any, args: tuple[Any, ...], outs: list[Any]) -> None:
+    """After a custom Function's forward inside a level: when an input carries a tangent, the outputs' tangents
+    are ``cls.jvp(ctx, *input tangents)``, as PyTorch's (a tensor input without one gets zeros, any other
+    argument None), and the outputs are registered with them (their primal keeps its reverse-mode graph)."""
+    lvl = _levels[-1]
+    tangents: list[Any] = []
+    by_user = False
+    for a in args:
+        if not isinstance(a, Tensor):
+            tangents.append(None)
+            continue
+        primal, tangent = unpack_dual(a)
+        by_user = by_user or (a.requires_grad and primal is a)  # the primal is kept, not detached: a user's graph
+        tangents.append(tangent)
+    if all(t is None for t in tangents):
+        return
+    from .. import creation
+    tangents = [creation.zeros_like(a) if t is None and isinstance(a, Tensor) else t
+                for a, t in zip(args, tangents)]
+    from .grad_mode import no_grad
+    with no_grad():
+        result = cls.jvp(ctx, *tangents)
+    results = list(result) if isinstance(result, (tuple, list)) else [result]
+    if len(results) != len(outs):
+        raise RuntimeError(f"jvp() returned {len(results)} tangents but forward() returned {len(outs)} outputs")
+    for o, t in zip(outs, results):
+        if isinstance(o, Tensor) and o.grad_fn is not None and isinstance(t, Tensor):
+            if tuple(t.shape) != tuple(o.shape):
+                raise RuntimeError(f"Trying to set a forward gradient that has a different size than that of the "
+                                   f"original Tensor, this is not supported. Tensor is of size {list(o.shape)} "
+                                   f"while the given forward gradient is of size {list(t.shape)}.")
+            lvl.functions[o.grad_fn] = (o, t, by_user)

@@ -12,7 +12,7 @@ Subclasses define two static methods::
             return y                     # or (y, extra, ...): extras come back as tensors without grad
         @staticmethod
         def backward(ctx, B, gy):
-            y, = ctx.saved_tensors
+            y, = ctx.saved_arrays
             return gy * y                # one gradient per positional forward argument (None: no gradient)
 
 ``Exp.apply(t)`` unwraps tensor arguments to arrays (other positional arguments and keywords pass as they
@@ -127,6 +127,9 @@ class ArrayFunction:
     # ``name()``: PyTorch's name of this node, the class name + "Backward0" unless a class sets it (PyTorch
     # names a node after the aten op it differentiates: CrossEntropy's is "NllLossBackward0").
     torch_name = "ArrayFunctionBackward0"
+    # PyTorch's names of the values ``_saved`` holds, in order (the arguments of its derivative formulas: "self",
+    # "other", "result", "exponent"): ``grad_fn._saved_<name>`` reads one (saved_values.py). () where not given.
+    saved_names: tuple[str, ...] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -148,7 +151,9 @@ class ArrayFunction:
         self._saved = arrays
 
     @property
-    def saved_tensors(self) -> tuple[Any, ...]:
+    def saved_arrays(self) -> tuple[Any, ...]:
+        """What forward saved, for backward (a custom Function's ctx calls it ``saved_tensors``; a built-in
+        node has no ``saved_tensors``, as PyTorch's: ``grad_fn._saved_<name>`` reads its values)."""
         saved = self._saved
         if saved is None:
             raise RuntimeError(_FREED)
@@ -162,6 +167,11 @@ class ArrayFunction:
 
     def name(self) -> str:
         return self.torch_name
+
+    def __getattr__(self, name: str) -> Any:  # only for names the node lacks: _saved_<name>
+        if name.startswith("_saved_") and name[7:] in type(self).saved_names:
+            return _saved_values.saved_value(self, type(self).saved_names.index(name[7:]))
+        raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")  # PyTorch's node name
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
@@ -401,4 +411,5 @@ def _check_finite(B: Backend, a: Any, message: str) -> None:
 from .custom_function import Function, FunctionCtx, once_differentiable  # noqa: E402, F401  (re-exported, as torch.autograd.function)
 from . import views as _views  # noqa: E402  (it subclasses ArrayFunction)
 from . import saved_hooks as _saved_hooks  # noqa: E402
+from . import saved_values as _saved_values  # noqa: E402
 from . import hooks as _hooks  # noqa: E402

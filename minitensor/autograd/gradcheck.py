@@ -16,14 +16,29 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-06, atol
     """True when the gradients of ``func`` w.r.t. the float64 inputs that require grad match finite
     differences within ``atol + rtol * |numerical|``; else ``GradcheckError`` (a RuntimeError, as PyTorch's) or
     False. ``nondet_tol`` and ``check_undefined_grad`` are accepted: every backward here is deterministic
-    on the CPU and never sees an undefined gradient; gradients always come back in their input's dtype."""
+    on the CPU and never sees an undefined gradient; gradients always come back in their input's dtype.
+    ``check_forward_ad`` checks ``autograd.forward_ad``'s tangents against finite differences too."""
     from ..testing import gradcheck as check  # testing builds on autograd: imported at the call
     unsupported = {"check_batched_grad": check_batched_grad, "check_batched_forward_grad": check_batched_forward_grad,
-                   "check_forward_ad": check_forward_ad, "masked": bool(masked)}
+                   "masked": bool(masked)}
     for name, on in unsupported.items():
         if on:
-            raise NotImplementedError(f"gradcheck({name}=True): minitensor has no forward-mode AD, vmap or masked "
-                                      "tensors; only the backward check runs")
+            raise NotImplementedError(f"gradcheck({name}=True): minitensor has no batched gradients (vmap) or "
+                                      "masked tensors; only the backward and forward-AD checks run")
+    if check_forward_ad:  # autograd.forward_ad's tangents, column by column (testing/_forward_check.py)
+        from ..testing import GradcheckError
+        from ..testing._forward_check import forward_gradcheck
+        from ..tensor import Tensor
+        args = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+        diff = [i for i, x in enumerate(args) if isinstance(x, Tensor) and x.requires_grad]
+        if not diff:
+            raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the "
+                             "them have requires_grad=True.")
+        message = forward_gradcheck(func, args, diff, eps=eps, atol=atol, rtol=rtol, fast_mode=fast_mode)
+        if message is not None:
+            if raise_exception:
+                raise GradcheckError(message)
+            return False
     if not check_backward_ad:
         return True  # nothing left to check
     return check(func, inputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,

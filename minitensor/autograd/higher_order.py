@@ -140,13 +140,17 @@ def _computed_message(node: ArrayFunction) -> str:
 
 def _present_custom(node: Any, saved: tuple[Any, ...]) -> tuple[Any, ...]:
     """A custom Function's saved tensors: inputs are themselves already; a saved output gets this node as
-    grad_fn (a multi-output Function's: ``Underivable``)."""
+    grad_fn (a multi-output Function's: a new slot of that output, whose gradient reaches this node as that
+    output's part; a non-differentiable output stays a constant)."""
+    from .custom_function import make_slot
     out = list(saved)
     for _, _, j, owner in node._versions:
         if owner == "output":
             t = saved[j]
-            grad_fn = node if len(node._diff) == 1 else underivable_node(node, _computed_message(node))
-            out[j] = _tensor(t.array, t._device, grad_fn)
+            if len(node._diff) == 1:
+                out[j] = _tensor(t.array, t._device, node)
+            elif node._saved_outputs.get(j) in node._diff:
+                out[j] = _tensor(t.array, t._device, make_slot(node, node._diff.index(node._saved_outputs[j])))
     return tuple(out)
 
 

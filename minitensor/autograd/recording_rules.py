@@ -99,7 +99,7 @@ class BilinearGrad(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, c: Any) -> Any:
-        gy, other = ctx.saved_tensors
+        gy, other = ctx.saved_arrays
         need_gy, need_other = ctx.needs_input_grad[:2]
         pair = (c, other) if ctx.part == 0 else (other, c)  # (x, w) of <gy, f(x, w)>
         g_gy = getattr(B, ctx.fwd)(*pair, None, *ctx.params) if need_gy else None

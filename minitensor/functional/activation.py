@@ -41,14 +41,16 @@ class _Pointwise(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        saved, = ctx.saved_tensors
+        saved, = ctx.saved_arrays
         return ctx.df(B, gy, saved, **ctx.params, **ctx.backward_params)
 
 
 def _pointwise(name: str, f: Callable[..., Any], df: Callable[..., Any], save_output: bool = True,
                copies_output_on_write: bool = False, **backward_params: Any) -> type[ArrayFunction]:
+    # PyTorch's saved name: "result" or "self" as here, except where PyTorch saves the input and this the output
+    names = () if copies_output_on_write else ("result",) if save_output else ("self",)
     return type(name, (_Pointwise,), {"f": staticmethod(f), "df": staticmethod(df), "save_output": save_output,
-                                      "copies_output_on_write": copies_output_on_write,
+                                      "copies_output_on_write": copies_output_on_write, "saved_names": names,
                                       "backward_params": backward_params, "__module__": __name__})
 
 

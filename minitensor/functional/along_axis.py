@@ -26,7 +26,7 @@ class _Take(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        index, = ctx.saved_tensors
+        index, = ctx.saved_arrays
         return ctx.add_back(B, B.zeros(ctx.shape, gy.dtype), index, gy, ctx.axis), None, None
 
 

@@ -47,6 +47,8 @@ class Sub(ArrayFunction):
 
 
 class Mul(ArrayFunction):
+    saved_names = ("self", "other")
+
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
         need_a, need_b = ctx.needs_input_grad
@@ -55,7 +57,7 @@ class Mul(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_arrays
         need_a, need_b = ctx.needs_input_grad
         return (gy * b if need_a else None), (gy * a if need_b else None)
 
@@ -64,6 +66,8 @@ class Div(ArrayFunction):
     """a / b; da = gy / b, db = -gy a / b^2. Saves a rather than y, as PyTorch: writing into y in place
     (``y = x / s; y += 1``) leaves the gradient valid."""
 
+    saved_names = ("self", "other")
+
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
@@ -71,7 +75,7 @@ class Div(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_arrays
         ga = gy / b
         return ga, (-ga * a / b if ctx.needs_input_grad[1] else None)
 
@@ -100,7 +104,7 @@ class Remainder(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_arrays
         if not ctx.needs_input_grad[1]:
             return gy, None
         # PyTorch's div(a, b, rounding_mode): floor as a // b (NaN for an infinite a, as PyTorch's), trunc a / b
@@ -116,6 +120,8 @@ class Pow(ArrayFunction):
     """a ** b; da = b a^(b-1) (0 where b = 0), db = a^b log(a) (0 where a = 0 and b >= 0; at a = 0, b < 0
     that is inf * -inf = -inf), as PyTorch's pow_backward_self / pow_backward_exponent."""
 
+    saved_names = ("self", "exponent", "result")
+
     @staticmethod
     def forward(ctx: Any, B: Backend, a: Any, b: Any) -> Any:
         y = B.power(a, b)
@@ -124,7 +130,7 @@ class Pow(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b, y = ctx.saved_tensors
+        a, b, y = ctx.saved_arrays
         need_a, need_b = ctx.needs_input_grad
         # b a^(b-1) is 0 where b = 0 (PyTorch): use exponent 0 there, not 0^-1 = inf times 0 = nan at a = 0.
         b_nonzero = B.where(b == 0, 1, b) if hasattr(b, "shape") else (b or 1)

@@ -70,7 +70,7 @@ class ScaledDotProductAttention(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, go: Any) -> Any:
-        q, k, v, p, keep = ctx.saved_tensors
+        q, k, v, p, keep = ctx.saved_arrays
         need_q, need_k, need_v, need_bias = ctx.needs_input_grad
         dropped = keep is not None
         gv = None

@@ -53,7 +53,7 @@ class CrossEntropy(_ClassIndexLoss):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        log_probs, target, weight, divisor = ctx.saved_tensors
+        log_probs, target, weight, divisor = ctx.saved_arrays
         g = _unreduce(B, g, ctx.shape, ctx.reduction, divisor)
         gx = B.softmax_cross_entropy_backward(g, log_probs, target, weight, ctx.ignore_index,
                                               ctx.label_smoothing)
@@ -76,7 +76,7 @@ class NLLLoss(_ClassIndexLoss):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        target, weight, divisor = ctx.saved_tensors
+        target, weight, divisor = ctx.saved_arrays
         g = _unreduce(B, g, ctx.shape, ctx.reduction, divisor)
         return B.nll_loss_backward(g, target, weight, ctx.ignore_index, ctx.num_classes), None, None
 
@@ -95,7 +95,7 @@ class CrossEntropyProbs(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        log_probs, target, weight = ctx.saved_tensors
+        log_probs, target, weight = ctx.saved_arrays
         g = _unreduce(B, g, ctx.shape, ctx.reduction)
         gx, gt = B.softmax_cross_entropy_probs_backward(g, log_probs, target, weight, ctx.label_smoothing,
                                                         ctx.needs_input_grad[:2])

@@ -38,7 +38,7 @@ class Conv2d(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, weight = ctx.saved_tensors
+        x, weight = ctx.saved_arrays
         return B.conv2d_backward(gy, x, weight, *ctx.params, needs=tuple(ctx.needs_input_grad))  # type: ignore[misc]
 
 
@@ -57,7 +57,7 @@ class ConvTranspose2d(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, weight = ctx.saved_tensors
+        x, weight = ctx.saved_arrays
         return B.conv_transpose2d_backward(gy, x, weight, *ctx.params, needs=tuple(ctx.needs_input_grad))  # type: ignore[misc]
 
 
@@ -182,7 +182,7 @@ class ScatterAxis(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        index, = ctx.saved_tensors
+        index, = ctx.saved_arrays
         return B.take(gy, index, ctx.axis), None
 
 

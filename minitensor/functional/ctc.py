@@ -43,7 +43,7 @@ class CTCLoss(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        log_probs, targets, input_lengths, target_lengths, nll, log_alpha = ctx.saved_tensors
+        log_probs, targets, input_lengths, target_lengths, nll, log_alpha = ctx.saved_arrays
         grad = B.ctc_loss_backward(g, log_probs, targets, input_lengths, target_lengths, nll, log_alpha,
                                    ctx.blank, ctx.zero_infinity)
         return grad, None, None, None

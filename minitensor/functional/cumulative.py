@@ -57,7 +57,7 @@ class CumProd(_ScanSavingXY):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, y = ctx.saved_tensors
+        x, y = ctx.saved_arrays
         axis = ctx.axis
         if x.shape[axis] == 1:  # y = x: the gradient passes (PyTorch's shortcut; the quotient is nan at +-inf)
             return gy, None
@@ -81,7 +81,7 @@ class LogCumSumExp(_ScanSavingXY):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, y = ctx.saved_tensors
+        x, y = ctx.saved_arrays
         axis = ctx.axis
         grad = 0
         lowest = float(ml_dtypes.finfo(x.dtype).min)

@@ -67,7 +67,7 @@ class PDist(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        d, y = ctx.saved_tensors
+        d, y = ctx.saved_arrays
         if ctx.p == 0:
             return B.zeros(d.shape, d.dtype)
         g, y = B.reshape(g, (-1, 1)), B.reshape(y, (-1, 1))
@@ -139,7 +139,7 @@ class Cdist(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x1, x2, d = ctx.saved_tensors
+        x1, x2, d = ctx.saved_arrays
         p = ctx.p
         if p == 0:
             return B.zeros(x1.shape, x1.dtype), B.zeros(x2.shape, x2.dtype), None, None

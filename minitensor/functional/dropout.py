@@ -28,7 +28,7 @@ class Dropout(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        mask, = ctx.saved_tensors
+        mask, = ctx.saved_arrays
         return B.dropout_backward(gy, mask, ctx.p)
 
 

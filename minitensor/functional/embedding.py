@@ -28,7 +28,7 @@ class Embedding(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        indices, = ctx.saved_tensors
+        indices, = ctx.saved_arrays
         if not ctx.needs_input_grad[1]:
             return None, None
         if ctx.sparse:
@@ -115,7 +115,7 @@ class EmbeddingBag(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        indices, offsets, per_sample_weights, max_rows, weight = ctx.saved_tensors
+        indices, offsets, per_sample_weights, max_rows, weight = ctx.saved_arrays
         gw = gp = None
         if ctx.needs_input_grad[0]:
             gw = B.embedding_bag_backward(gy, indices, offsets, ctx.num_embeddings, ctx.mode, per_sample_weights,

@@ -66,7 +66,7 @@ class Cholesky(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gL: Any) -> Any:
-        L, = ctx.saved_tensors
+        L, = ctx.saved_arrays
         if ctx.upper:
             gL = mT(B, gL)
         eye = _eye(B, L.shape[-1], L)
@@ -104,7 +104,7 @@ class Eigh(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        w, v = ctx.saved_tensors
+        w, v = ctx.saved_arrays
         gw, gv = _unpack_grads(B, ctx, g)
         return _eigh_grad(B, w, v, gw, gv), None
 
@@ -118,7 +118,7 @@ class Eigvalsh(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gw: Any) -> Any:
-        w, v = ctx.saved_tensors
+        w, v = ctx.saved_arrays
         return _eigh_grad(B, w, v, gw, None), None
 
 
@@ -177,7 +177,7 @@ class Svd(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        u, s, vh = ctx.saved_tensors
+        u, s, vh = ctx.saved_arrays
         k = s.shape[-1]
         gu, gs, gvh = _unpack_grads(B, ctx, g)
         return _svd_grad(B, u, s, vh, gu[..., :k], gs, gvh[..., :k, :]), None
@@ -194,7 +194,7 @@ class Svdvals(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gs: Any) -> Any:
-        u, s, vh = ctx.saved_tensors
+        u, s, vh = ctx.saved_arrays
         return _svd_grad(B, u, s, vh, None, gs, None)
 
 
@@ -242,7 +242,7 @@ class Qr(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        a, q, r = ctx.saved_tensors
+        a, q, r = ctx.saved_arrays
         m, n = a.shape[-2:]
         if ctx.mode == "r":
             raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "

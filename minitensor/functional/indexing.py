@@ -238,7 +238,7 @@ class GetItem(ViewFunction):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         n = len(ctx.needs_input_grad) - 3  # index tensors
-        index = _fill(ctx.index, ctx.saved_tensors) if n else ctx.index
+        index = _fill(ctx.index, ctx.saved_arrays) if n else ctx.index
         return (IndexedGrad(ctx.shape, index, gy, ctx.basic), None, None) + (None,) * n
 
 
@@ -258,7 +258,7 @@ class IndexPut(ArrayFunction):
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         gx, pre, n = None, ctx.pre, len(ctx.needs_input_grad) - 4  # n: index tensors
-        adv = _fill(ctx.adv, ctx.saved_tensors) if n else ctx.adv
+        adv = _fill(ctx.adv, ctx.saved_arrays) if n else ctx.adv
         if ctx.needs_input_grad[0]:
             gx = B.copy(gy)  # an array even for 0-d (NumPy gives scalars there)
             _put(gx, pre, adv, 0)
@@ -350,7 +350,7 @@ class Where(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        cond, = ctx.saved_tensors
+        cond, = ctx.saved_arrays
         _, need_a, need_b = ctx.needs_input_grad
         return (None, B.where(cond, gy, 0) if need_a else None, B.where(cond, 0, gy) if need_b else None)
 

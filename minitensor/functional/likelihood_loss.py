@@ -43,7 +43,7 @@ class KLDiv(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        x, t = ctx.saved_tensors
+        x, t = ctx.saved_arrays
         need_x, need_t = ctx.needs_input_grad[:2]
         if ctx.log_target:
             ge = g * B.exp(t)

@@ -40,7 +40,7 @@ class MatMul(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_arrays
         if ctx.b_vec:
             gy = gy[..., None]
             b = None if b is None else b[:, None]
@@ -153,7 +153,7 @@ class Linear(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, w = ctx.saved_tensors
+        x, w = ctx.saved_arrays
         need_x, need_w, need_b = ctx.needs_input_grad
         g2 = _rows(gy)
         gx = B.matmul(g2, w).reshape(gy.shape[:-1] + (w.shape[1],)) if need_x else None
@@ -251,7 +251,7 @@ class Einsum(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        arrays = ctx.saved_tensors
+        arrays = ctx.saved_arrays
         terms, out = _einsum_terms(ctx.equation, len(arrays))
         return (None, *(_einsum_grad(B, terms, out, i, arrays, g) if need else None
                         for i, need in enumerate(ctx.needs_input_grad[1:])))

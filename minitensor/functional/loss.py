@@ -84,7 +84,7 @@ class _DifferenceLoss(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        x, t = ctx.saved_tensors
+        x, t = ctx.saved_arrays
         gx = ctx.loss_backward(B, _unreduce(B, g, ctx.shape, ctx.reduction), x, t, **ctx.params)
         return (gx if ctx.needs_input_grad[0] else None), (-gx if ctx.needs_input_grad[1] else None)
 
@@ -126,7 +126,7 @@ class _BinaryLoss(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        x, t, weight, pos_weight = ctx.saved_tensors
+        x, t, weight, pos_weight = ctx.saved_arrays
         g = _unreduce(B, g, x.shape, ctx.reduction)
         if weight is not None:
             g = g * weight

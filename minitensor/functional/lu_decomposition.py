@@ -67,7 +67,7 @@ class LuFactor(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        lu, pivots = ctx.saved_tensors
+        lu, pivots = ctx.saved_arrays
         return _lu_backward(B, lu, B.lu_permutation(pivots, lu.shape[-2]), g)
 
 

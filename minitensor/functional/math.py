@@ -38,13 +38,14 @@ class _Elementwise(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        s, = ctx.saved_tensors
+        s, = ctx.saved_arrays
         return ctx.df(B, gy, s)
 
 
 def _op(name: str, f: Callable, df: Callable, save_output: bool = False) -> type[ArrayFunction]:
     return type(name, (_Elementwise,), {"f": staticmethod(f), "df": staticmethod(df),
-                                        "save_output": save_output, "__module__": __name__})
+                                        "save_output": save_output, "__module__": __name__,
+                                        "saved_names": ("result",) if save_output else ("self",)})
 
 
 Exp = _op("Exp", lambda B, x: B.exp(x), lambda B, g, y: g * y, save_output=True)
@@ -77,6 +78,7 @@ Erfc = _op("Erfc", lambda B, x: B.erfc(x), lambda B, g, x: -g * _TWO_OVER_SQRT_P
 Erfinv = _op("Erfinv", lambda B, x: B.erfinv(x), lambda B, g, y: g / _TWO_OVER_SQRT_PI * B.exp(y * y),
              save_output=True)
 Frac = _op("Frac", lambda B, x: x - B.trunc(x), lambda B, g, x: g)
+Erfinv.saved_names = Frac.saved_names = ()  # PyTorch saves erfinv's input (this its output), frac nothing
 
 
 class Clamp(ArrayFunction):
@@ -91,7 +93,7 @@ class Clamp(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, = ctx.saved_tensors
+        x, = ctx.saved_arrays
         keep = True
         if ctx.lo is not None:
             keep = x >= ctx.lo
@@ -113,7 +115,7 @@ class _MaxMin(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_arrays
         a_loses, b_loses = ((a < b), (a > b)) if ctx.pick == "maximum" else ((a > b), (a < b))
         tie = (a == b).astype(gy.dtype) * 0.5  # in gy's dtype: bool * 0.5 would be float64
         # the loser gets exactly 0 even when gy is nan or inf (PyTorch masks; a product would give nan)
@@ -140,7 +142,7 @@ class ClampMin(_MaxMin):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_arrays
         a_keeps, b_keeps = ((a >= b), (a < b)) if ctx.pick == "maximum" else ((a <= b), (a > b))
         return _masked(B, ~a_keeps, gy), _masked(B, ~b_keeps, gy)
 
@@ -291,7 +293,7 @@ class _Binary(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b, y = ctx.saved_tensors
+        a, b, y = ctx.saved_arrays
         return ctx.df(B, gy, a, b, y)
 
 
@@ -407,7 +409,7 @@ class NanToNum(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, = ctx.saved_tensors
+        x, = ctx.saved_arrays
         return gy * B.isfinite(x), None, None, None
 
 

@@ -24,7 +24,7 @@ class MatrixExp(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        a, = ctx.saved_tensors
+        a, = ctx.saved_arrays
         n = a.shape[-1]
         at = mT(B, B.broadcast_to(a, g.shape))
         block = B.concatenate([B.concatenate([at, g], -1),

@@ -28,7 +28,7 @@ class Var(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, = ctx.saved_tensors
+        x, = ctx.saved_arrays
         return _var_grad(ctx, B, x, gy), None, None, None
 
 
@@ -44,7 +44,7 @@ class Std(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, y = ctx.saved_tensors
+        x, y = ctx.saved_arrays
         g_var = gy / (2 * B.where(y == 0, 1, y)) * (y != 0)
         return _var_grad(ctx, B, x, g_var), None, None, None
 

@@ -39,7 +39,7 @@ class BatchNorm(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, weight, mean, invstd = ctx.saved_tensors
+        x, weight, mean, invstd = ctx.saved_arrays
         need = ctx.needs_input_grad
         gx, gw, gb = B.batch_norm_backward(gy, x, weight, mean, invstd, ctx.training, (need[0], need[3], need[4]))
         return gx, None, None, gw, gb
@@ -57,7 +57,7 @@ class LayerNorm(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, weight, mean, invstd = ctx.saved_tensors
+        x, weight, mean, invstd = ctx.saved_arrays
         return B.layer_norm_backward(gy, x, weight, mean, invstd, ctx.normalized_ndim, ctx.needs_input_grad)
 
 

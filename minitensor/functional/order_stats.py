@@ -98,7 +98,7 @@ class ShareAmongTies(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, y = ctx.saved_tensors
+        x, y = ctx.saved_arrays
         return evenly_distributed(B, gy, x, y, None), None
 
 

@@ -83,7 +83,7 @@ class Frexp(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gm: Any) -> Any:
-        e, = ctx.saved_tensors
+        e, = ctx.saved_arrays
         return gm / B.exp2(e.astype(gm.dtype))
 
 

@@ -45,7 +45,7 @@ class MaxPool2d(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        offsets, = ctx.saved_tensors
+        offsets, = ctx.saved_arrays
         return B.max_pool2d_backward(gy, offsets, ctx.x_shape, *ctx.geometry)
 
 
@@ -94,7 +94,7 @@ class AdaptiveMaxPool2d(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        indices, = ctx.saved_tensors
+        indices, = ctx.saved_arrays
         n, c, h, w = ctx.x_shape
         gx = B.zeros((n, c, h * w), gy.dtype)
         flat = (n, c, gy.shape[2] * gy.shape[3])  # no -1: n or c may be 0
@@ -332,7 +332,7 @@ class MaxUnpool(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        indices, = ctx.saved_tensors
+        indices, = ctx.saved_arrays
         return B.take_along_axis(gy, indices, 2), None
 
 

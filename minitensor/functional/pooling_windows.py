@@ -28,7 +28,7 @@ class _MaxAtIndices(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        indices, = ctx.saved_tensors
+        indices, = ctx.saved_arrays
         n, c = ctx.x_shape[:2]
         gx = B.zeros((n, c, math.prod(ctx.x_shape[2:])), gy.dtype)
         flat = (n, c, math.prod(gy.shape[2:]))  # no -1: n or c may be 0

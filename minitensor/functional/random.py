@@ -65,7 +65,7 @@ class StandardGamma(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        alpha, x = ctx.saved_tensors
+        alpha, x = ctx.saved_arrays
         return gy * B.standard_gamma_grad(alpha, x), None
 
 

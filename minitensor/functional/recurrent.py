@@ -38,7 +38,7 @@ class LSTMSequence(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        gi, h0, c0, w_hh, y, cs, acts = ctx.saved_tensors
+        gi, h0, c0, w_hh, y, cs, acts = ctx.saved_arrays
         if has_rec((gy, gi, h0, c0, w_hh)):  # create_graph: the forward again, recorded, so that the
             # gradient's dependence on the inputs (through the gates and cells) is in the graph too
             # (the recording backend runs the generic bodies on the facades)

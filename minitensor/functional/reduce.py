@@ -78,7 +78,7 @@ class NanSum(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, = ctx.saved_tensors
+        x, = ctx.saved_arrays
         with np.errstate(invalid="ignore"):
             return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * ~B.isnan(x), None, None
 
@@ -97,7 +97,7 @@ class Prod(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, y = ctx.saved_tensors
+        x, y = ctx.saved_arrays
         if x.size and x.ndim and not getattr(B, "recording", False):  # (a recorded double backward keeps the
             # exclusive products: no branch on the data there)
             axes = None if ctx.axis is None else (ctx.axis,)
@@ -139,7 +139,7 @@ class _Extreme(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, y = ctx.saved_tensors
+        x, y = ctx.saved_arrays
         g = _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim)
         if ctx.nan_ties:
             return evenly_distributed(B, g, x, y, ctx.axes), None, None, None
@@ -185,7 +185,7 @@ class ExtremeAlongDim(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        idx, = ctx.saved_tensors
+        idx, = ctx.saved_arrays
         g = _keep(B, gy, (ctx.axis,), ctx.keepdims, len(ctx.shape))
         out = B.zeros(ctx.shape, gy.dtype)
         return B.scatter_add_along_axis(out, idx, g, ctx.axis), None, None, None
@@ -205,7 +205,7 @@ class LogSumExp(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, y = ctx.saved_tensors
+        x, y = ctx.saved_arrays
         return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * B.exp(x - y), None, None
 
 
@@ -228,7 +228,7 @@ class PNorm(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, y = ctx.saved_tensors
+        x, y = ctx.saved_arrays
         return _keep(B, gy, ctx.axes, ctx.keepdims, x.ndim) * pnorm_grad(B, x, y, ctx.p), None, None, None
 
 

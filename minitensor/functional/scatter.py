@@ -98,11 +98,11 @@ class Scatter(ArrayFunction):
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
         axis, reduce = ctx.axis, ctx.reduce
         if reduce is None:
-            index, = ctx.saved_tensors
+            index, = ctx.saved_arrays
             gx = B.scatter_along_axis(B.copy(g), index, 0, axis, None)  # overwritten places: no gradient
             gsrc = _at(B, g, index, axis) if ctx.needs_input_grad[2] else None
             return gx, None, gsrc, None, None, None
-        x, index, src, out, count = ctx.saved_tensors
+        x, index, src, out, count = ctx.saved_arrays
         if reduce == "sum":
             gx, gsrc = g, _at(B, g, index, axis)
         elif reduce == "mean":

@@ -61,7 +61,7 @@ class Inv(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        y, = ctx.saved_tensors
+        y, = ctx.saved_arrays
         yt = mT(B, y)
         return -B.matmul(B.matmul(yt, gy), yt)
 
@@ -87,7 +87,7 @@ class Solve(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gx: Any) -> Any:
-        a, x = ctx.saved_tensors
+        a, x = ctx.saved_arrays
         gb = B.solve(mT(B, a), gx)
         return (-B.matmul(gb, mT(B, x)) if ctx.needs_input_grad[0] else None), gb
 
@@ -105,7 +105,7 @@ class SolveTriangular(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gx: Any) -> Any:
-        a, x = ctx.saved_tensors
+        a, x = ctx.saved_arrays
         gb = B.solve_triangular(mT(B, a), gx, not ctx.upper)
         with np.errstate(all="ignore"):  # inf * 0 of a singular a: NaN, as PyTorch
             return (-B.matmul(gb, mT(B, x)) if ctx.needs_input_grad[0] else None), gb
@@ -177,7 +177,7 @@ class Det(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gd: Any) -> Any:
-        a, = ctx.saved_tensors
+        a, = ctx.saved_arrays
         bad = B.expand_dims(~B.isfinite(B.sum(a, (-2, -1), False)), (-2, -1))  # no SVD of it: NaN, as PyTorch
         u, s, vh = B.svd(B.where(bad, 0, a), False)
         ones = B.ones(s.shape[:-1] + (1,), s.dtype)
@@ -202,7 +202,7 @@ class SlogDet(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        a, = ctx.saved_tensors
+        a, = ctx.saved_arrays
         return B.expand_dims(g, (-2, -1)) * B.inv_unchecked(mT(B, a))  # PyTorch's A^-H: +-inf where A is singular
 
 
@@ -300,7 +300,7 @@ class CholeskySolve(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gx: Any) -> Any:
-        factor, low, x = ctx.saved_tensors
+        factor, low, x = ctx.saved_arrays
         with np.errstate(all="ignore"):  # a singular L: its infinities, as PyTorch's
             gb = _factor_solve(B, low, gx)
             common = B.matmul(gb, mT(B, x))

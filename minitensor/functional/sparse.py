@@ -63,7 +63,7 @@ def is_sparse(t: Tensor) -> bool:
 def _entries_grad(ctx: Any, B: Backend, grad: Any) -> SparseCOO:
     """The gradient for a sparse input from ``grad`` (dense or sparse, of the input's shape): grad on the
     input's cells, one entry each (a repeated entry listed twice would count twice when summed)."""
-    indices, = ctx.saved_tensors
+    indices, = ctx.saved_arrays
     return SparseCOO(indices, B.sparse_values_at(grad, indices, ctx.shape), ctx.shape, True)
 
 
@@ -121,7 +121,7 @@ class Values(_SparseFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gv: Any) -> Any:
-        indices, = ctx.saved_tensors
+        indices, = ctx.saved_arrays
         return SparseCOO(indices, gv, ctx.shape, True)
 
 
@@ -151,7 +151,7 @@ class SparseSum(_SparseFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        indices, = ctx.saved_tensors
+        indices, = ctx.saved_arrays
         sd, dims, keepdim = indices.shape[0], ctx.dims, ctx.keepdim
         if all(d in dims for d in range(sd)):  # a dense output: one gradient for every entry
             values = g.reshape((1,) + g.shape[sd:] if keepdim else (1,) + g.shape)

@@ -26,7 +26,7 @@ class SparseMM(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        s, d = ctx.saved_tensors
+        s, d = ctx.saved_arrays
         gs = None
         if ctx.needs_input_grad[0]:  # on s's cells: a repeated entry listed twice would count twice
             s = B.sparse_coalesce(s)
@@ -47,7 +47,7 @@ class SparseSparseMM(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, g: Any) -> Any:
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_arrays
         ga, gb = B.sparse_spgemm_grads(a, b, g)
         return a.with_values(ga), b.with_values(gb)
 

@@ -70,7 +70,7 @@ class Polygamma(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, = ctx.saved_tensors
+        x, = ctx.saved_arrays
         return gy * B.polygamma(ctx.n + 1, x), None
 
 
@@ -97,7 +97,7 @@ class Xlogy(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_arrays
         low = b <= 0 if hasattr(b, "shape") else not b > 0  # a Python y: PyTorch tests "not y > 0" (nan too)
         with np.errstate(divide="ignore", invalid="ignore"):
             return (B.where((a == 0) & low, 0, B.xlogy(gy, b)) if ctx.needs_input_grad[0] else None,
@@ -114,7 +114,7 @@ class Xlog1py(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_arrays
         nonzero = (a != 0).astype(gy.dtype) if hasattr(a, "shape") else float(a != 0)
         with np.errstate(divide="ignore", invalid="ignore"):
             return (gy * B.xlog1py(nonzero, b) if ctx.needs_input_grad[0] else None,
@@ -156,7 +156,7 @@ class Logit(ArrayFunction):
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
-        x, = ctx.saved_tensors
+        x, = ctx.saved_arrays
         (lo, hi), outside = ((0, 1), math.nan) if ctx.bounds is None else (ctx.bounds, 0)
         with np.errstate(divide="ignore", invalid="ignore"):
             g = gy / (x * (1 - x))
@@ -236,7 +236,7 @@ class Igamma(ArrayFunction):
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         if ctx.needs_input_grad[0]:
             raise RuntimeError(f"the derivative for '{type(ctx).__name__.lower()}: input' is not implemented.")
-        a, x = ctx.saved_tensors
+        a, x = ctx.saved_arrays
         with np.errstate(divide="ignore", invalid="ignore"):
             d = gy * B.exp((a - 1) * B.log(x) - x - B.lgamma(a))
         return None, -d if ctx.upper else d
@@ -321,7 +321,7 @@ class Zeta(ArrayFunction):
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
         if ctx.needs_input_grad[0]:
             raise RuntimeError("the derivative for 'zeta' is not implemented.")
-        x, q = ctx.saved_tensors
+        x, q = ctx.saved_arrays
         return None, gy * -x * B.zeta(x + 1, q)
 
 

@@ -118,7 +118,7 @@ class _Checkpoint(ArrayFunction):
 
     @staticmethod
     def backward(ctx: ArrayFunction, B: Backend, grad: Any) -> Any:
-        return ctx.region.backward(ctx.index, grad, ctx.saved_tensors[1:])  # type: ignore[attr-defined]
+        return ctx.region.backward(ctx.index, grad, ctx.saved_arrays[1:])
 
 
 def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | None = None,

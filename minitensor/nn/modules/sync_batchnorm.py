@@ -64,7 +64,7 @@ class _SyncBatchNormFunction(Function):
     @staticmethod
     def backward(ctx: Any, gy: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
         from ... import distributed as dist
-        x, weight, mean, invstd = ctx.saved_tensors
+        x, weight, mean, invstd = ctx.saved_arrays
         channels, shape = x.shape[1], _channel_shape(x)
         axes = tuple(d for d in range(x.dim()) if d != 1)
         xhat = (x - mean.reshape(shape)) * invstd.reshape(shape)
