@@ -71,7 +71,11 @@ CASES = [
     ("F.pixel_unshuffle(c, 2)", "PixelUnshuffleBackward0"), ("x.take(t)", "TakeBackward0"),
     ("x.masked_select(x > 0)", "MaskedSelectBackward0"), ("x.scatter(1, t[:, None], 0.0)", "ScatterBackward1"),
     ("x.scatter(1, t[:, None], y)", "ScatterBackward0"), ("x.scatter_add(1, t[:, None], y)", "ScatterAddBackward0"),
-    ("x.index_fill(0, t, 1.0)", "IndexFillBackward0"),
+    ("x.index_fill(0, t, 1.0)", "IndexFillBackward0"), ("1 - x", "RsubBackward1"), ("lib.rsub(x, y)", "RsubBackward0"),
+    ("x ** y", "PowBackward1"), ("2 ** x", "PowBackward2"), ("x.pow(2.5)", "PowBackward0"), ("2 / x", "MulBackward0"),
+    ("x.div(y, rounding_mode='floor')", "DivBackward2"), ("x % y", "RemainderBackward1"),
+    ("x.remainder(2)", "RemainderBackward0"), ("x.fmod(y)", "FmodBackward1"),
+    ("lib.addcmul(x, x, y)", "AddcmulBackward0"), ("lib.addcdiv(x, x, y)", "AddcdivBackward0"),
 ]
 
 

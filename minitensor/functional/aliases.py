@@ -27,7 +27,10 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """other - alpha * input (``sub`` with the operands swapped)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"rsub(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-    return sub(other, input, alpha=alpha)
+    out = sub(other, input, alpha=alpha)
+    if isinstance(other, Tensor) and out.grad_fn is not None:
+        out.grad_fn.torch_name = "RsubBackward0"  # PyTorch's rsub.Tensor (sub names rsub.Scalar's RsubBackward1)
+    return out
 
 
 def fill(input: Tensor, value: Any) -> Tensor:

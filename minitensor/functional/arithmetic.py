@@ -12,7 +12,7 @@ import numpy as np
 from ..autograd.function import ArrayFunction
 from ..tensor import Tensor
 from .. import dtypes as _dt
-from ._util import cast, check_integer, nondiff, promote
+from ._util import cast, check_integer, named, nondiff, promote
 from .out_arg import call_with_out
 from ..backends.base import Backend
 
@@ -168,7 +168,8 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) ->
     if out is not None:
         return call_with_out("sub", sub, out, input, other, alpha=alpha)
     a, b = promote(input, other)
-    return Sub.apply(a, b, alpha=alpha)
+    out = Sub.apply(a, b, alpha=alpha)
+    return out if isinstance(input, Tensor) else named(out, "RsubBackward1")  # 1 - x: PyTorch's rsub.Scalar
 
 
 def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
@@ -184,9 +185,10 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Tensor
         return call_with_out("div", div, out, input, other, rounding_mode=rounding_mode)
     if rounding_mode is None:
         a, b = promote(input, other, floating=True)
-        return Div.apply(a, b)
+        out = Div.apply(a, b)
+        return out if isinstance(input, Tensor) else named(out, "MulBackward0")  # 2 / x: PyTorch's 2 * x^-1
     if rounding_mode == "floor":
-        return floor_divide(input, other)
+        return named(floor_divide(input, other), "DivBackward2")
     if rounding_mode == "trunc":
         a, b = _promote_divisor(input, other)
         dt = (a if isinstance(a, Tensor) else b).array.dtype
@@ -222,19 +224,23 @@ def floor_divide(input: Any, other: Any) -> Tensor:
 
 def remainder(input: Any, other: Any) -> Tensor:
     a, b = _promote_divisor(input, other)
-    return Remainder.apply(a, b)
+    out = Remainder.apply(a, b)
+    return named(out, "RemainderBackward1") if isinstance(other, Tensor) else out  # PyTorch's .Tensor overload
 
 
 def fmod(input: Tensor, other: Any) -> Tensor:
     """input - trunc(input / other) * other: the sign of the dividend (``remainder`` takes the divisor's)."""
     a, b = _promote_divisor(input, other)
-    return Fmod.apply(a, b)
+    out = Fmod.apply(a, b)
+    return named(out, "FmodBackward1") if isinstance(other, Tensor) else out  # PyTorch's .Tensor overload
 
 
 def pow(input: Any, exponent: Any) -> Tensor:
     a, b = promote(input, exponent)
-    try:
-        return Pow.apply(a, b)
+    try:  # PyTorch's node: pow.Tensor_Scalar's PowBackward0, .Tensor_Tensor's 1, .Scalar's 2
+        out = Pow.apply(a, b)
+        return out if not isinstance(exponent, Tensor) else \
+            named(out, "PowBackward1" if isinstance(input, Tensor) else "PowBackward2")
     except ValueError as e:  # NumPy's, for integers to a negative integer power: PyTorch's type
         if "negative integer powers" not in str(e):
             raise
@@ -268,7 +274,7 @@ def _addc(name: str, op: Callable[[Tensor, Tensor], Tensor], input: Tensor, tens
     if not dt.is_floating_point:
         value = int(value)
     term = op(cast(tensor1, dt), cast(tensor2, dt))
-    return add(cast(input, dt), term if value == 1 else term * value)
+    return named(add(cast(input, dt), term if value == 1 else term * value), name.capitalize() + "Backward0")
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
