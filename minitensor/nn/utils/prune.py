@@ -202,8 +202,8 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes ``amount`` entries (a fraction, or a count) chosen uniformly at random."""
+class _LowestScores(BasePruningMethod):
+    """Prunes the ``amount`` entries (a fraction, or a count) of lowest ``_scores(t)``."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -211,37 +211,34 @@ class RandomUnstructured(BasePruningMethod):
         _validate_pruning_amount_init(amount)
         self.amount = amount
 
-    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        k = _compute_nparams_toprune(self.amount, t.nelement())
-        _validate_pruning_amount(k, t.nelement())
-        mask = default_mask.clone()
-        if k != 0:  # the k largest of uniform draws
-            topk = creation.rand_like(t).view(-1).topk(k)
-            mask.view(-1)[topk.indices] = 0
-        return mask
-
-    @classmethod
-    def apply(cls, module: Module, name: str, amount: float) -> BasePruningMethod:  # type: ignore[override]
-        return super().apply(module, name, amount=amount)
-
-
-class L1Unstructured(BasePruningMethod):
-    """Prunes the ``amount`` entries of smallest absolute value."""
-
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount: float) -> None:
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
+    def _scores(self, t: Tensor) -> Tensor:
+        raise NotImplementedError
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         k = _compute_nparams_toprune(self.amount, t.nelement())
         _validate_pruning_amount(k, t.nelement())
         mask = default_mask.clone()
         if k != 0:
-            topk = t.abs().view(-1).topk(k, largest=False)
-            mask.view(-1)[topk.indices] = 0
+            mask.view(-1)[self._scores(t).view(-1).topk(k, largest=False).indices] = 0
         return mask
+
+
+class RandomUnstructured(_LowestScores):
+    """Prunes ``amount`` entries (a fraction, or a count) chosen uniformly at random."""
+
+    def _scores(self, t: Tensor) -> Tensor:  # PyTorch's k largest of uniform draws, as the lowest of their negatives
+        return -creation.rand_like(t)
+
+    @classmethod
+    def apply(cls, module: Module, name: str, amount: float) -> BasePruningMethod:  # type: ignore[override]
+        return super().apply(module, name, amount=amount)
+
+
+class L1Unstructured(_LowestScores):
+    """Prunes the ``amount`` entries of smallest absolute value."""
+
+    def _scores(self, t: Tensor) -> Tensor:
+        return t.abs()
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: float,  # type: ignore[override]
