@@ -25,6 +25,7 @@ from ..dtypes import float64
 from ..tensor import Tensor
 from .along_axis import IndexSelect
 from ._util import named
+from .upsampling_antialias import antialias_stencil
 
 __all__ = ["interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
 
@@ -181,8 +182,9 @@ def _check_mode(input: Tensor, mode: str, align_corners: bool | None, antialias:
     if align_corners is not None and needs is None:
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
                          "bicubic | trilinear")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported (see docs/differences.md)")
+    if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
+                         "tensor as input")  # PyTorch's words (minitensor has no lanczos mode)
     from .upsampling_uint8 import check_dtype
     check_dtype(input, mode)
 
@@ -201,6 +203,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input {tuple(input.shape[2:])} "
                            f"output {tuple(sizes)}")
     if mode in ("bilinear", "bicubic") and not input.is_floating_point():  # uint8: PyTorch's fixed point
+        if antialias:
+            raise NotImplementedError("interpolate: antialias=True on uint8 input is not supported (convert to a "
+                                      "floating dtype first)")
         from .upsampling_uint8 import interpolate_uint8
         return interpolate_uint8(input, sizes, scales, mode, bool(align_corners))
     opmath = np.float64 if input.dtype == float64 else np.float32  # PyTorch's opmath type
@@ -212,14 +217,18 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
             if out_size != in_size or not np.array_equal(index, np.arange(in_size)):
                 out = IndexSelect.apply(out, as_tensor(index, device=input.device), axis)
             continue
-        index, weight, valid = _stencil(mode, in_size, out_size, bool(align_corners), scale, opmath)
+        if antialias:
+            index, weight, valid = antialias_stencil(mode, in_size, out_size,
+                                                     _source_scale(in_size, out_size, bool(align_corners), scale))
+        else:
+            index, weight, valid = _stencil(mode, in_size, out_size, bool(align_corners), scale, opmath)
         out = AxisStencil.apply(out, axis=axis, index=index, weight=weight, valid=valid,
                                 copy_backward=mode == "bicubic" and tuple(sizes) == tuple(input.shape[2:]))
     if out is input:  # nearest at the same size: nothing resampled
         return out
     # PyTorch's node: UpsampleNearest2DBackward0, UpsampleBilinear2DBackward0, UpsampleNearestExact1DBackward0...
     kind = "NearestExact" if mode == "nearest-exact" else mode.capitalize()
-    return named(out, f"Upsample{kind}{input.ndim - 2}DBackward0")
+    return named(out, f"Upsample{kind}{input.ndim - 2}D{'Aa' if antialias else ''}Backward0")
 
 
 def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",

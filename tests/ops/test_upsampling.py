@@ -120,7 +120,7 @@ def test_interpolate_known_values_and_dtypes():
     (lambda x: F.interpolate(x, size=2, mode="cubic"), NotImplementedError, "Input Error"),
     (lambda x: F.interpolate(x[0], size=2), NotImplementedError, "Only 3D, 4D and 5D"),
     (lambda x: F.interpolate(x, size=2, recompute_scale_factor=True), ValueError, "not meaningful"),
-    (lambda x: F.interpolate(x, size=2, mode="linear", antialias=True), NotImplementedError, "antialias"),
+    (lambda x: F.interpolate(x, size=2, mode="linear", antialias=True), ValueError, "Anti-alias option"),
     (lambda x: F.interpolate(x.long(), size=2, mode="linear"), NotImplementedError, "not implemented for 'Long'")])
 def test_interpolate_errors(call, error, message):
     with pytest.raises(error, match=message):
