@@ -158,3 +158,19 @@ def names(cwd: Path, per_language: int = 40) -> None:
     for language, parts in syllables.items():
         words = ["".join(rng.choice(parts, rng.integers(2, 4))).capitalize() for _ in range(per_language)]
         (out / f"{language}.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+
+
+def gutenberg_books(cwd: Path, books: int = 2, repeats: int = 12) -> None:
+    """rasbt/LLMs-from-scratch's pretraining_simple.py trains on the .txt files under gutenberg/data (there:
+    Project Gutenberg's books, which its prepare_dataset.py downloads and joins): here ``books`` short files of
+    the play-like text, one a nested folder down, as os.walk finds them."""
+    for k in range(books):
+        out = cwd / "gutenberg" / "data" / ("" if k == 0 else f"part_{k}")
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"book_{k}.txt").write_text(PLAY * repeats, encoding="utf-8")
+
+
+def the_verdict(cwd: Path) -> None:
+    """rasbt/LLMs-from-scratch's chapters read the-verdict.txt (Edith Wharton's short story, downloaded unless the
+    file exists): here the play-like text repeated, 2,880 characters."""
+    (cwd / "the-verdict.txt").write_text(PLAY * 40, encoding="utf-8")
