@@ -26,6 +26,7 @@ PUBLIC_MODULES += ["minitensor.hub", "minitensor.jit", "minitensor.nn.attention"
 PUBLIC_MODULES += ["minitensor.utils.benchmark"]
 PUBLIC_MODULES += ["minitensor.xpu"]
 PUBLIC_MODULES += ["minitensor.nn.utils.prune"]
+PUBLIC_MODULES += ["minitensor.distributed.optim"]
 # The submodules of ``torch`` that minitensor mirrors under the same name.
 TORCH_MODULES = {"accelerator", "autograd", "backends", "cuda", "functional", "linalg", "multiprocessing", "nn", "onnx",
                  "optim", "random", "serialization", "sparse", "testing", "utils"}
