@@ -1,7 +1,8 @@
 """The corpus tier: real PyTorch programs (tests/corpus/SOURCES.md), not one line changed, run as
 subprocesses with ``import torch`` resolved to minitensor (tests/corpus/shim) and offline stand-ins for
-torchvision, gymnasium, requests, tiktoken, six, matplotlib, torchopt and torchviz (tests/corpus/standins), the files
-they read written by tests/corpus/data.py, with short settings on their command lines. Each run must exit 0 and
+torchvision, gymnasium, requests, tiktoken, six, matplotlib, torchopt, torchviz and sentencepiece
+(tests/corpus/standins), the files they read written by tests/corpus/data.py, with short settings on their command
+lines. Each run must exit 0 and
 print finite losses (falling, where a few steps reliably make them fall); where PyTorch is installed the same runs
 go under PyTorch and the final losses must be of one size."""
 from __future__ import annotations
