@@ -37,6 +37,10 @@ MINGPT = ["--trainer.num_workers=0", "--trainer.max_iters=30"]
 WORD_LM = ["--epochs", "1", "--lr", "5", "--emsize", "16", "--nhid", "16", "--bptt", "10", "--batch_size", "10",
            "--log-interval", "10"]
 LLMS_SMALL = ["--emb_dim", "64", "--n_heads", "4", "--n_layers", "2", "--max_new_tokens", "20"]
+LLAMA2C = ["--device=cpu", "--compile=False", "--dtype=float32", "--vocab_source=custom", "--vocab_size=64",
+           "--dim=32", "--n_layers=2", "--n_heads=4", "--n_kv_heads=2", "--multiple_of=16", "--max_seq_len=32",
+           "--batch_size=8", "--gradient_accumulation_steps=2", "--eval_interval=10", "--eval_iters=4",
+           "--warmup_iters=3", "--learning_rate=0.01", "--log_interval=5"]
 MOE = ["--hidden_dim", "128", "--num_experts", "4", "--num_experts_per_tok", "2"]
 WORD_LM_LOSS = r"(?:\| |valid |test )loss +([\d.]+)"  # every 10 batches, then valid, then test
 
@@ -364,13 +368,11 @@ CASES = {
     # karpathy/llama2.c's train.py (RMSNorm, real-valued RoPE, grouped-query attention through
     # scaled_dot_product_attention(is_causal=True), SwiGLU, an IterableDataset over memmapped shards, gradient
     # accumulation, GradScaler(enabled=False), clip_grad_norm_, cosine lr, checkpoint + export.py's model.bin) on
-    # stand-in pretokenized shards of a 64-token vocabulary
-    "llama2c_train": Case(
-        "llama2c", [["train.py", "--device=cpu", "--compile=False", "--dtype=float32", "--vocab_source=custom",
-                     "--vocab_size=64", "--dim=32", "--n_layers=2", "--n_heads=4", "--n_kv_heads=2",
-                     "--multiple_of=16", "--max_seq_len=32", "--batch_size=8", "--gradient_accumulation_steps=2",
-                     "--max_iters=30", "--eval_interval=10", "--eval_iters=4", "--warmup_iters=3",
-                     "--learning_rate=0.01", "--log_interval=5"]],
+    # stand-in pretokenized shards of a 64-token vocabulary; then resumed from its checkpoint (model, AdamW state,
+    # iteration) for 20 more steps
+    "llama2c_train_resume": Case(
+        "llama2c", [["train.py", *LLAMA2C, "--max_iters=20"], ["train.py", *LLAMA2C, "--max_iters=40",
+                                                              "--init_from=resume"]],
         r"val loss ([\d.]+)", falls=True, data=tinystories_shards),
     # karpathy/llm.c's train_gpt2.py, its PyTorch reference: the smallest model it builds from scratch (d12, GPT-2
     # 124M), two AdamW steps on one batch of 16 stand-in tokens (--overfit_single_batch), no tensors written
