@@ -170,6 +170,23 @@ def gutenberg_books(cwd: Path, books: int = 2, repeats: int = 12) -> None:
         (out / f"book_{k}.txt").write_text(PLAY * repeats, encoding="utf-8")
 
 
+def tinystories_shards(cwd: Path, vocab_size: int = 64, shards: int = 3, tokens: int = 4096) -> None:
+    """karpathy/llama2.c's train.py with ``vocab_source=custom`` reads data/tok{vocab_size}/*.bin, uint16 token ids
+    that tinystories.py writes after training a SentencePiece vocabulary on TinyStories (downloaded): here
+    ``shards`` files of ``tokens`` ids each (shard 0 is its validation split), sentences of a small fixed grammar
+    over ids below ``vocab_size``, each opened by BOS (1) as its pretokenize stage does, so that a few steps learn."""
+    rng = np.random.default_rng(0)
+    subjects, verbs, objects = np.arange(3, 13), np.arange(13, 23), np.arange(23, vocab_size)
+    out = cwd / "data" / f"tok{vocab_size}"
+    out.mkdir(parents=True)
+    for k in range(shards):
+        ids: list[int] = []
+        while len(ids) < tokens:
+            s = int(rng.choice(subjects))
+            ids += [1, s, int(verbs[s % len(verbs)]), int(rng.choice(objects)), 2]
+        np.array(ids[:tokens], dtype=np.uint16).tofile(out / f"data{k:02d}.bin")
+
+
 def llmc_tinyshakespeare(cwd: Path) -> None:
     """karpathy/llm.c's train_gpt2.py reads dev/data/tinyshakespeare/tiny_shakespeare_{train,val}.bin, which its
     dev/data/tinyshakespeare.py writes (tinyshakespeare, downloaded, in GPT-2 tokens): a header of 256 int32
