@@ -66,7 +66,8 @@ from .deterministic import get_float32_matmul_precision, set_float32_matmul_prec
 from . import distributions  # noqa: E402  (torch.distributions)
 from . import func  # noqa: E402,F401  (torch.func: grad, vmap, functional_call...)
 
-__version__ = "0.1.0"
+from . import version  # noqa: E402,F401  (torch.version)
+from .version import __version__  # noqa: E402,F401
 
 __all__ = ["Tensor", "abs", "accelerator", "add", "all", "amax", "amin", "any", "arange", "argmax", "argmin",
            "as_tensor", "autograd", "backends", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm",

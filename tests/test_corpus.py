@@ -1,7 +1,8 @@
 """The corpus tier: real PyTorch programs (tests/corpus/SOURCES.md), not one line changed, run as
 subprocesses with ``import torch`` resolved to minitensor (tests/corpus/shim) and offline stand-ins for
-torchvision, gymnasium, requests, tiktoken, six, matplotlib, torchopt and torchviz (tests/corpus/standins), the files
-they read written by tests/corpus/data.py, with short settings on their command lines. Each run must exit 0 and
+torchvision, gymnasium, requests, tiktoken, six, matplotlib, torchopt, torchviz and sentencepiece
+(tests/corpus/standins), the files they read written by tests/corpus/data.py, with short settings on their command
+lines. Each run must exit 0 and
 print finite losses (falling, where a few steps reliably make them fall); where PyTorch is installed the same runs
 go under PyTorch and the final losses must be of one size."""
 from __future__ import annotations
@@ -22,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from corpus.data import (bsds300, char_text, cora, eng_fra, mnist_pickle, names, ptb_like, shakespeare_char,
-                         sine_waves, wikitext2)
+from corpus.data import (bsds300, char_text, cora, eng_fra, gutenberg_books, llmc_tinyshakespeare, mnist_pickle,
+                         names, ptb_like, shakespeare_char, sine_waves, tinystories_shards, wikitext2)
 
 CORPUS = Path(__file__).parent / "corpus"
 ROOT = Path(__file__).parent.parent
@@ -35,6 +36,12 @@ GAN = ["--n_epochs", "1", "--batch_size", "64", "--latent_dim", "32", "--sample_
 MINGPT = ["--trainer.num_workers=0", "--trainer.max_iters=30"]
 WORD_LM = ["--epochs", "1", "--lr", "5", "--emsize", "16", "--nhid", "16", "--bptt", "10", "--batch_size", "10",
            "--log-interval", "10"]
+LLMS_SMALL = ["--emb_dim", "64", "--n_heads", "4", "--n_layers", "2", "--max_new_tokens", "20"]
+LLAMA2C = ["--device=cpu", "--compile=False", "--dtype=float32", "--vocab_source=custom", "--vocab_size=64",
+           "--dim=32", "--n_layers=2", "--n_heads=4", "--n_kv_heads=2", "--multiple_of=16", "--max_seq_len=32",
+           "--batch_size=8", "--gradient_accumulation_steps=2", "--eval_interval=10", "--eval_iters=4",
+           "--warmup_iters=3", "--learning_rate=0.01", "--log_interval=5"]
+MOE = ["--hidden_dim", "128", "--num_experts", "4", "--num_experts_per_tok", "2"]
 WORD_LM_LOSS = r"(?:\| |valid |test )loss +([\d.]+)"  # every 10 batches, then valid, then test
 
 UNSEEDED = {"examples_siamese_network": "its dataset draws the image pairs from Python's unseeded random module",
@@ -332,6 +339,48 @@ CASES = {
         "examples_imagenet", [["main.py", "--dummy", "-a", "resnet18", "--epochs", "1", "-b", "4", "-j", "0",
                                "--no-accel", "-p", "1", "--seed", "1"]],
         r"Test: .*?Loss +[\d.e+-]+ \(([\d.e+-]+)\)", env={"CORPUS_FAKEDATA_N": "8"}),
+    # karpathy/ng-video-lecture's bigram.py as written (3,000 AdamW steps on the play-like input.txt, an eval of
+    # 200 batches per split every 300, then 500 sampled characters)
+    "ng_video_lecture_bigram": Case("ng_video_lecture", [["bigram.py"]], r"val loss ([\d.]+)", falls=True,
+                                    data=char_text),
+    # rasbt/LLMs-from-scratch: ch04's GPT-2 124M (hand-written LayerNorm / GELU / causal MultiHeadAttention over a
+    # triu mask buffer, masked_fill_ with -torch.inf) built from torch.manual_seed(123) and greedily extending "Hello,
+    # I am" (the tiktoken stand-in's GPT-2 byte tokens) by 10 tokens; its KV-cache variants at small sizes from
+    # their command lines, in bfloat16 (model.to(device, dtype=)): grouped-query attention (repeat_interleave),
+    # multi-head latent attention, sliding-window attention and a mixture of experts (topk, unique, nonzero,
+    # index_select, gather, index_add_), the last with and without the cache. They print token ids and their
+    # count, the number compared (the ids follow each framework's random init)
+    "llms_from_scratch_gpt": Case("llms_from_scratch", [["ch04/01_main-chapter-code/gpt.py"]],
+                                  r"Output length: (\d+)"),
+    **{f"llms_from_scratch_kv_{name}": Case(
+        "llms_from_scratch", [[script, *LLMS_SMALL, *extra] for extra in runs], r"Output length: (\d+)")
+       for name, script, runs in (
+           ("gqa", "ch04/04_gqa/gpt_with_kv_gqa.py", [["--n_kv_groups", "2"]]),
+           ("mla", "ch04/05_mla/gpt_with_kv_mla.py", [["--latent_dim", "16"]]),
+           ("swa", "ch04/06_swa/gpt_with_kv_swa.py", [["--sliding_window_size", "8"]]),
+           ("moe", "ch04/07_moe/gpt_with_kv_moe.py", [MOE, [*MOE, "--no_kv_cache"]]))},
+    # its Project Gutenberg pretraining script (--debug: a 2-layer, 12-wide GPT over GPT-2's vocabulary) on two
+    # stand-in books, a DataLoader per book, AdamW, evaluation and samples, a checkpoint per book, the loss plot
+    "llms_from_scratch_pretraining_gutenberg": Case(
+        "llms_from_scratch", [["ch05/03_bonus_pretraining_on_gutenberg/pretraining_simple.py", "--debug", "True",
+                               "--n_epochs", "2", "--eval_freq", "10", "--print_sample_iter", "40", "--batch_size",
+                               "4", "--lr", "0.005"]], r"Val loss ([\d.]+)", falls=True, data=gutenberg_books),
+    # karpathy/llama2.c's train.py (RMSNorm, real-valued RoPE, grouped-query attention through
+    # scaled_dot_product_attention(is_causal=True), SwiGLU, an IterableDataset over memmapped shards, gradient
+    # accumulation, GradScaler(enabled=False), clip_grad_norm_, cosine lr, checkpoint + export.py's model.bin) on
+    # stand-in pretokenized shards of a 64-token vocabulary; then resumed from its checkpoint (model, AdamW state,
+    # iteration) for 20 more steps
+    "llama2c_train_resume": Case(
+        "llama2c", [["train.py", *LLAMA2C, "--max_iters=20"], ["train.py", *LLAMA2C, "--max_iters=40",
+                                                              "--init_from=resume"]],
+        r"val loss ([\d.]+)", falls=True, data=tinystories_shards),
+    # karpathy/llm.c's train_gpt2.py, its PyTorch reference: the smallest model it builds from scratch (d12, GPT-2
+    # 124M), two AdamW steps on one batch of 16 stand-in tokens (--overfit_single_batch), no tensors written
+    # (torch._inductor.config and ZeroRedundancyOptimizer imported, torch.version printed)
+    "llmc_train_gpt2": Case(
+        "llmc", [["train_gpt2.py", "--model", "d12", "--write_tensors", "0", "--num_iterations", "2",
+                  "--batch_size", "1", "--sequence_length", "16", "--total_batch_size", "16", "--device", "cpu"]],
+        r"train loss ([\d.]+)", data=llmc_tinyshakespeare),
 }
 
 

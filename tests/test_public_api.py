@@ -26,6 +26,8 @@ PUBLIC_MODULES += ["minitensor.hub", "minitensor.jit", "minitensor.nn.attention"
 PUBLIC_MODULES += ["minitensor.utils.benchmark"]
 PUBLIC_MODULES += ["minitensor.xpu"]
 PUBLIC_MODULES += ["minitensor.nn.utils.prune"]
+PUBLIC_MODULES += ["minitensor.distributed.optim"]
+PUBLIC_MODULES += ["minitensor.version"]
 # The submodules of ``torch`` that minitensor mirrors under the same name.
 TORCH_MODULES = {"accelerator", "autograd", "backends", "cuda", "functional", "linalg", "multiprocessing", "nn", "onnx",
                  "optim", "random", "serialization", "sparse", "testing", "utils"}
@@ -40,6 +42,7 @@ TORCH_MODULES |= {"return_types"}
 TORCH_MODULES |= {"hub", "jit", "overrides", "types"}
 TORCH_MODULES |= {"storage"}
 TORCH_MODULES |= {"xpu"}
+TORCH_MODULES |= {"version"}
 # minitensor's own public modules, named in its __all__ (torchvision-style datasets; the dtype objects).
 OWN_MODULES = {"datasets", "dtypes"}
 # Functions minitensor exports that torch's top level lacks (the functional front ends' helpers, older than

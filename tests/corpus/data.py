@@ -158,3 +158,51 @@ def names(cwd: Path, per_language: int = 40) -> None:
     for language, parts in syllables.items():
         words = ["".join(rng.choice(parts, rng.integers(2, 4))).capitalize() for _ in range(per_language)]
         (out / f"{language}.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
+
+
+def gutenberg_books(cwd: Path, books: int = 2, repeats: int = 12) -> None:
+    """rasbt/LLMs-from-scratch's pretraining_simple.py trains on the .txt files under gutenberg/data (there:
+    Project Gutenberg's books, which its prepare_dataset.py downloads and joins): here ``books`` short files of
+    the play-like text, one a nested folder down, as os.walk finds them."""
+    for k in range(books):
+        out = cwd / "gutenberg" / "data" / ("" if k == 0 else f"part_{k}")
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"book_{k}.txt").write_text(PLAY * repeats, encoding="utf-8")
+
+
+def tinystories_shards(cwd: Path, vocab_size: int = 64, shards: int = 3, tokens: int = 4096) -> None:
+    """karpathy/llama2.c's train.py with ``vocab_source=custom`` reads data/tok{vocab_size}/*.bin, uint16 token ids
+    that tinystories.py writes after training a SentencePiece vocabulary on TinyStories (downloaded): here
+    ``shards`` files of ``tokens`` ids each (shard 0 is its validation split), sentences of a small fixed grammar
+    over ids below ``vocab_size``, each opened by BOS (1) as its pretokenize stage does, so that a few steps learn."""
+    rng = np.random.default_rng(0)
+    subjects, verbs, objects = np.arange(3, 13), np.arange(13, 23), np.arange(23, vocab_size)
+    out = cwd / "data" / f"tok{vocab_size}"
+    out.mkdir(parents=True)
+    for k in range(shards):
+        ids: list[int] = []
+        while len(ids) < tokens:
+            s = int(rng.choice(subjects))
+            ids += [1, s, int(verbs[s % len(verbs)]), int(rng.choice(objects)), 2]
+        np.array(ids[:tokens], dtype=np.uint16).tofile(out / f"data{k:02d}.bin")
+
+
+def llmc_tinyshakespeare(cwd: Path) -> None:
+    """karpathy/llm.c's train_gpt2.py reads dev/data/tinyshakespeare/tiny_shakespeare_{train,val}.bin, which its
+    dev/data/tinyshakespeare.py writes (tinyshakespeare, downloaded, in GPT-2 tokens): a header of 256 int32
+    (magic 20240520, version 1, the token count), then the uint16 tokens. Here the play-like text, in the
+    tiktoken stand-in's GPT-2 byte tokens, each scene opened by <|endoftext|> as that script does."""
+    spec = importlib.util.spec_from_file_location("corpus_tiktoken", Path(__file__).parent / "standins" / "tiktoken.py")
+    assert spec is not None and spec.loader is not None
+    tiktoken = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tiktoken)
+    enc = tiktoken.get_encoding("gpt2")
+    out = cwd / "dev" / "data" / "tinyshakespeare"
+    out.mkdir(parents=True)
+    for split, repeats in (("val", 4), ("train", 20)):
+        ids = [t for _ in range(repeats) for t in [enc.eot_token, *enc.encode_ordinary(PLAY)]]
+        header = np.zeros(256, dtype=np.int32)
+        header[:3] = (20240520, 1, len(ids))
+        with open(out / f"tiny_shakespeare_{split}.bin", "wb") as f:
+            f.write(header.tobytes())
+            f.write(np.array(ids, dtype=np.uint16).tobytes())

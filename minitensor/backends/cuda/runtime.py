@@ -2,8 +2,10 @@
 synchronisation, the memory pool's counters, pinned host memory and DLPack import; ``streams.py`` has
 streams and events. The rest of the package reaches CuPy only through this module and the backend.
 
-``is_available``, ``device_count`` and ``manual_seed`` never raise; everything else needs a GPU and raises a
-RuntimeError saying what is missing (CuPy, a driver or a GPU) when there is none. CuPy is imported inside the
+``is_available``, ``device_count`` and ``manual_seed`` never raise, and without a GPU the memory counters read 0
+and ``empty_cache`` does nothing (PyTorch's answers before CUDA is initialised, which programs print
+unconditionally); everything else needs a GPU and raises a RuntimeError saying what is missing (CuPy, a driver
+or a GPU) when there is none. CuPy is imported inside the
 functions, so ``import minitensor`` never imports it.
 
 Streams and events are in ``streams.py``.
@@ -151,17 +153,23 @@ def _read_pool(index: int) -> tuple[int, int]:
 
 def memory_allocated(device: DeviceLike = None) -> int:
     """Bytes held by live arrays on ``device`` (CuPy's pool ``used_bytes``)."""
+    if not is_available():  # PyTorch: 0 until CUDA is initialised, whatever the device
+        return 0
     return _read_pool(_device_index(device))[0]
 
 
 def memory_reserved(device: DeviceLike = None) -> int:
     """Bytes the pool holds from the driver on ``device``, in live arrays or cached for reuse."""
+    if not is_available():  # PyTorch: 0 until CUDA is initialised, whatever the device
+        return 0
     return _read_pool(_device_index(device))[1]
 
 
 def max_memory_allocated(device: DeviceLike = None) -> int:
     """The largest ``memory_allocated`` seen since the start or ``reset_peak_memory_stats``: a lower bound
     of the true peak, exact when the peak was read (see the module docstring)."""
+    if not is_available():  # PyTorch: 0 until CUDA is initialised, whatever the device
+        return 0
     index = _device_index(device)
     _read_pool(index)
     return _peak_allocated[index]
@@ -170,6 +178,8 @@ def max_memory_allocated(device: DeviceLike = None) -> int:
 def max_memory_reserved(device: DeviceLike = None) -> int:
     """The peak of ``memory_reserved`` since the start or ``reset_peak_memory_stats`` (exact; see the module
     docstring)."""
+    if not is_available():  # PyTorch: 0 until CUDA is initialised, whatever the device
+        return 0
     index = _device_index(device)
     _read_pool(index)
     return _peak_reserved[index]
@@ -186,6 +196,8 @@ def reset_peak_memory_stats(device: DeviceLike = None) -> None:
 def empty_cache() -> None:
     """Give the pool's cached (unused) blocks back to the driver on every device minitensor has used and the
     current one; live arrays keep theirs. Other processes and ``nvidia-smi`` then see the memory free."""
+    if not is_available():  # PyTorch's does nothing before CUDA is initialised
+        return
     cp = cupy_module()
     pool = cp.get_default_memory_pool()
     indices = {b.index for b in loaded_backends() if b.name == "cuda"} | {current_device()}
