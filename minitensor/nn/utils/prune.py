@@ -246,8 +246,8 @@ class L1Unstructured(_LowestScores):
         return super().apply(module, name, amount=amount, importance_scores=importance_scores)
 
 
-class RandomStructured(BasePruningMethod):
-    """Prunes ``amount`` whole channels along ``dim``, chosen at random."""
+class _KeptChannels(BasePruningMethod):
+    """Prunes ``amount`` whole channels along ``dim``: all but the ones ``_kept`` names."""
 
     PRUNING_TYPE = "structured"
 
@@ -256,6 +256,9 @@ class RandomStructured(BasePruningMethod):
         self.amount = amount
         self.dim = dim
 
+    def _kept(self, t: Tensor, nchannels: int, k: int) -> Tensor:
+        raise NotImplementedError
+
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
         _validate_structured_pruning(t)
         _validate_pruning_dim(t, self.dim)
@@ -264,12 +267,19 @@ class RandomStructured(BasePruningMethod):
         _validate_pruning_amount(k, nchannels)
         if k == 0:
             return default_mask
-        prob = creation.rand(nchannels)  # channels above the k-th smallest draw are kept
-        keep = prob > prob.kthvalue(k).values
+        kept = self._kept(t, nchannels, k)
         mask = creation.zeros_like(t)
-        mask[_channels(t, self.dim, keep)] = 1
+        mask[_channels(t, self.dim, kept)] = 1
         mask *= default_mask.to(dtype=mask.dtype)
         return mask
+
+
+class RandomStructured(_KeptChannels):
+    """Prunes ``amount`` whole channels along ``dim``, chosen at random."""
+
+    def _kept(self, t: Tensor, nchannels: int, k: int) -> Tensor:
+        prob = creation.rand(nchannels)  # channels above the k-th smallest draw are kept
+        return prob > prob.kthvalue(k).values
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: float,  # type: ignore[override]
@@ -277,30 +287,15 @@ class RandomStructured(BasePruningMethod):
         return super().apply(module, name, amount=amount, dim=dim)
 
 
-class LnStructured(BasePruningMethod):
+class LnStructured(_KeptChannels):
     """Prunes the ``amount`` channels along ``dim`` of smallest L``n`` norm."""
 
-    PRUNING_TYPE = "structured"
-
     def __init__(self, amount: float, n: Any, dim: int = -1) -> None:
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
+        super().__init__(amount, dim)
         self.n = n
-        self.dim = dim
 
-    def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        nchannels = t.shape[self.dim]
-        k = _compute_nparams_toprune(self.amount, nchannels)
-        _validate_pruning_amount(k, nchannels)
-        if k == 0:
-            return default_mask
-        topk = _compute_norm(t, self.n, self.dim).topk(nchannels - k, largest=True)
-        mask = creation.zeros_like(t)
-        mask[_channels(t, self.dim, topk.indices)] = 1
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
+    def _kept(self, t: Tensor, nchannels: int, k: int) -> Tensor:
+        return _compute_norm(t, self.n, self.dim).topk(nchannels - k, largest=True).indices
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: float, n: Any, dim: int,  # type: ignore[override]
