@@ -308,10 +308,7 @@ class TensorMethods(TensorMathMethods):
         def isfinite(self) -> Tensor: ...
 
     def square(self) -> "Tensor":
-        out = self * self
-        if out.grad_fn is not None:
-            out.grad_fn.torch_name = "PowBackward0"  # PyTorch's square is pow(x, 2)
-        return out
+        return _F.square(self)
 
     def clamp(self, min: Any = None, max: Any = None) -> "Tensor":
         return _F.clamp(self, min, max)

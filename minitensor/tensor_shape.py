@@ -349,10 +349,7 @@ class TensorShapeMethods:
     def t(self) -> "Tensor":
         if self.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-        out = self.T
-        if out.grad_fn is not None:
-            out.grad_fn.torch_name = "TBackward0"  # PyTorch's node for t(); .T's is PermuteBackward0
-        return out
+        return _F._util.named(self.T, "TBackward0")  # PyTorch's node for t(); .T's is PermuteBackward0
 
     def permute(self, *dims: Any) -> "Tensor":
         return _F.permute(self, sizes_of(dims))

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 from ..tensor import Tensor
 from .arithmetic import div, ge, gt, le, lt, mul, ne, neg, sub
+from ._util import named
 from .math import abs, sign
 
 __all__ = ["absolute", "divide", "multiply", "subtract", "negative", "positive", "greater", "greater_equal", "less",
@@ -27,10 +28,8 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """other - alpha * input (``sub`` with the operands swapped)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"rsub(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-    out = sub(other, input, alpha=alpha)
-    if isinstance(other, Tensor) and out.grad_fn is not None:
-        out.grad_fn.torch_name = "RsubBackward0"  # PyTorch's rsub.Tensor (sub names rsub.Scalar's RsubBackward1)
-    return out
+    out = sub(other, input, alpha=alpha)  # sub names rsub.Scalar's node RsubBackward1; rsub.Tensor's is ...0
+    return named(out, "RsubBackward0") if isinstance(other, Tensor) else out
 
 
 def fill(input: Tensor, value: Any) -> Tensor:

@@ -79,13 +79,15 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     """The matrix product with NumPy/PyTorch broadcasting of batch dims (written into ``out`` where given)."""
     if out is not None:
         return call_with_out("matmul", matmul, out, input, other, same_dtype=True)
-    return named(_product(input, other, MatMul), _MATMUL_NODES.get((input.ndim, other.ndim), "UnsafeViewBackward0"))
+    dims = input.ndim, other.ndim
+    return named(_product(input, other, MatMul),
+                 _MATMUL_NODES.get(dims) or ("CloneBackward0" if dims[0] == 2 else "UnsafeViewBackward0"))
 
 
 # PyTorch's node for matmul by the operands' dims: the aten op it reaches (mm, mv, dot), then the view or copy
-# that shapes the result (a batched product's flattened GEMM is un-flattened by _unsafe_view)
-_MATMUL_NODES = {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0", (1, 2): "SqueezeBackward4",
-                 **{(2, n): "CloneBackward0" for n in range(3, 64)}}
+# that shapes the result (a matrix times a batch is a clone; other batched products' flattened GEMM is
+# un-flattened by _unsafe_view)
+_MATMUL_NODES = {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0", (1, 2): "SqueezeBackward4"}
 
 
 def _product(input: Tensor, other: Tensor, op: type[MatMul]) -> Tensor:

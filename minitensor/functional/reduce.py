@@ -47,11 +47,9 @@ class Sum(ArrayFunction):
     @staticmethod
     def forward(ctx: Any, B: Backend, x: Any, axes: Any, keepdims: bool) -> Any:
         ctx.shape, ctx.axes, ctx.keepdims = x.shape, axes, keepdims
+        if axes is not None:  # PyTorch's overloads: sum() is SumBackward0, sum(dim) SumBackward1 (mean alike)
+            ctx.torch_name = "MeanBackward1" if ctx.mean else "SumBackward1"
         return B.mean(x, axes, keepdims) if ctx.mean else B.sum(x, axes, keepdims)
-
-    def name(self) -> str:  # PyTorch's overloads: sum() is SumBackward0, sum(dim) SumBackward1 (mean alike),
-        # unless the call that made the node names it (trace, l1_loss: functional/_util.named)
-        return self.__dict__.get("torch_name") or f"{type(self).__name__}Backward{0 if self.axes is None else 1}"
 
     @staticmethod
     def backward(ctx: Any, B: Backend, gy: Any) -> Any:
